@@ -1,0 +1,15 @@
+"""sparkfs: distributed feature selection on Apache Spark, exact to the papers."""
+
+from sparkfs._version import __version__
+from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel
+from sparkfs.selectors.fisher_markov import FisherMarkovSelector, FisherMarkovSelectorModel
+from sparkfs.spark.stats import InvalidInputError
+
+__all__ = [
+    "__version__",
+    "FeatureSelector",
+    "FeatureSelectorModel",
+    "FisherMarkovSelector",
+    "FisherMarkovSelectorModel",
+    "InvalidInputError",
+]

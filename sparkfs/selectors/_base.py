@@ -1,0 +1,249 @@
+"""The shared Estimator/Model of every sparkfs selector.
+
+A selector subclass computes scores only (``_compute_scores``); :class:`FeatureSelector` applies
+the selection rule (top ``numFeatures`` or ``score > threshold``) for all of them, and
+:class:`FeatureSelectorModel` slices the vector column (JVM-side ``VectorSlicer``) and persists as
+params metadata plus a ``data/`` Parquet file, like Spark ML models (no pickle).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+from pyspark.ml import Estimator, Model
+from pyspark.ml.util import DefaultParamsReader, DefaultParamsWriter, MLReadable, MLReader, MLWritable, MLWriter
+
+from sparkfs.core.selection import rank_features, select_features
+from sparkfs.selectors._params import SelectorParams
+from sparkfs.spark.stats import InvalidInputError
+
+
+@dataclass
+class ScoreResult:
+    """What a selector's scoring pass returns to the shared ``fit``."""
+
+    scores: np.ndarray
+    label_values: List[Any] = field(default_factory=list)
+    class_counts: List[int] = field(default_factory=list)
+    n_rows: int = 0
+    #: Selectors whose selection is not "top k by score" (QFS: an MRF optimum) set it themselves.
+    selected: Optional[np.ndarray] = None
+    #: Extra per-run facts for the summary (JSON-serialisable), e.g. gamma bounds, certificates.
+    info: Dict[str, Any] = field(default_factory=dict)
+    #: Extra per-feature arrays stored with the model (e.g. Relief's normalised weights).
+    feature_arrays: Dict[str, np.ndarray] = field(default_factory=dict)
+
+
+def check_columns(dataset, *columns: Optional[str]) -> None:
+    missing = [c for c in columns if c is not None and c not in dataset.columns]
+    if missing:
+        raise InvalidInputError(f"column(s) {missing} not found; the input has columns {dataset.columns}")
+
+
+def check_supervised(result: ScoreResult, selector_name: str) -> None:
+    if len(result.label_values) < 2:
+        raise InvalidInputError(
+            f"{selector_name} needs at least two classes; the input has only one "
+            f"(label {result.label_values[0]!r}, {result.n_rows} rows)"
+        )
+
+
+class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
+    """Base Estimator: validate params and schema, score, apply the shared selection rule."""
+
+    #: The Model class this Estimator returns (set by each subclass).
+    _model_class: type = None  # type: ignore[assignment]
+
+    def setNumFeatures(self, value: int):
+        return self._set(numFeatures=value)
+
+    def setThreshold(self, value: float):
+        return self._set(threshold=value)
+
+    def setFeaturesCol(self, value: str):
+        return self._set(featuresCol=value)
+
+    def setLabelCol(self, value: str):
+        return self._set(labelCol=value)
+
+    def setOutputCol(self, value: str):
+        return self._set(outputCol=value)
+
+    def setWeightCol(self, value: str):
+        return self._set(weightCol=value)
+
+    def _weight_col(self) -> Optional[str]:
+        return self.getOrDefault(self.weightCol) if self.isDefined(self.weightCol) and self.getOrDefault(self.weightCol) else None
+
+    def _compute_scores(self, dataset) -> ScoreResult:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _fit(self, dataset):
+        self.validate_params()
+        label_col = self.getLabelCol() if self._requires_label else None
+        check_columns(dataset, self.getFeaturesCol(), label_col, self._weight_col())
+        started = time.perf_counter()
+        result = self._compute_scores(dataset)
+        if self._requires_label:
+            check_supervised(result, type(self).__name__)
+        scores = np.asarray(result.scores, dtype=np.float64)
+        if result.selected is not None:
+            selected = np.sort(np.asarray(result.selected, dtype=np.int64))
+        elif self.isSet(self.threshold):
+            selected = select_features(scores, threshold=self.getThreshold())
+        else:
+            selected = select_features(scores, num_features=self.getNumFeatures())
+        summary = {
+            "n_rows": int(result.n_rows),
+            "n_features": int(scores.shape[0]),
+            "n_classes": len(result.label_values),
+            "class_counts": [int(c) for c in result.class_counts],
+            "label_mapping": {str(i): v for i, v in enumerate(result.label_values)},
+            "fit_seconds": round(time.perf_counter() - started, 3),
+            **result.info,
+        }
+        model = self._model_class(
+            scores=scores,
+            selected_features=selected,
+            label_values=list(result.label_values),
+            summary=summary,
+            feature_arrays=result.feature_arrays,
+        )
+        model._resetUid(self.uid)
+        return self._copyValues(model)
+
+    # Estimators hold params only: persisted as metadata, like DefaultParamsWritable.
+    def write(self) -> MLWriter:
+        return DefaultParamsWriter(self)
+
+    @classmethod
+    def read(cls) -> MLReader:
+        return DefaultParamsReader(cls)
+
+
+class FeatureSelectorModel(Model, SelectorParams, MLReadable, MLWritable):
+    """Fitted selector: ``scores``, ``ranking``, ``selectedFeatures``; ``transform`` slices vectors."""
+
+    def __init__(self, scores=None, selected_features=None, label_values=None, summary=None, feature_arrays=None):
+        super().__init__()
+        self._scores = np.asarray(scores if scores is not None else [], dtype=np.float64)
+        self._selected = [int(i) for i in (selected_features if selected_features is not None else [])]
+        self._label_values = list(label_values or [])
+        self._summary = dict(summary or {})
+        self._feature_arrays = {k: np.asarray(v, dtype=np.float64) for k, v in (feature_arrays or {}).items()}
+
+    @property
+    def scores(self) -> np.ndarray:
+        """One score per feature; higher means more relevant."""
+        return self._scores.copy()
+
+    @property
+    def ranking(self) -> np.ndarray:
+        """Feature indices, best first (descending score, ties by lower index)."""
+        return rank_features(self._scores)
+
+    @property
+    def selectedFeatures(self) -> List[int]:
+        """Indices of the selected features, ascending (the order of the output vector)."""
+        return list(self._selected)
+
+    @property
+    def numInputFeatures(self) -> int:
+        return int(self._scores.shape[0])
+
+    @property
+    def labelValues(self) -> List[Any]:
+        """Original label of each class index 0..C-1."""
+        return list(self._label_values)
+
+    @property
+    def summary(self) -> Dict[str, Any]:
+        """Facts of the fit (rows, classes, method-specific certificates), JSON-serialisable."""
+        return json.loads(json.dumps(self._summary))
+
+    def get_support(self) -> np.ndarray:
+        """Boolean mask over input features, as scikit-learn's ``SelectorMixin.get_support``."""
+        mask = np.zeros(self.numInputFeatures, dtype=bool)
+        mask[self._selected] = True
+        return mask
+
+    def featureArray(self, name: str) -> np.ndarray:
+        """A per-feature array stored by the selector (e.g. ``"weights"`` for the Relief family)."""
+        return self._feature_arrays[name].copy()
+
+    def setFeaturesCol(self, value: str):
+        return self._set(featuresCol=value)
+
+    def setOutputCol(self, value: str):
+        return self._set(outputCol=value)
+
+    def _transform(self, dataset):
+        from pyspark.ml.feature import VectorSlicer
+
+        check_columns(dataset, self.getFeaturesCol())
+        if self.getOutputCol() in dataset.columns:
+            raise InvalidInputError(f"output column '{self.getOutputCol()}' already exists in the input")
+        attributes = dataset.schema[self.getFeaturesCol()].metadata.get("ml_attr", {})
+        declared_size = attributes.get("num_attrs")
+        if declared_size is not None and declared_size != self.numInputFeatures:
+            raise InvalidInputError(
+                f"the vectors in column '{self.getFeaturesCol()}' have size {declared_size}; "
+                f"this model was fitted on {self.numInputFeatures} features"
+            )
+        slicer = VectorSlicer(inputCol=self.getFeaturesCol(), outputCol=self.getOutputCol(), indices=self._selected)
+        return slicer.transform(dataset)
+
+    def write(self) -> MLWriter:
+        return _SelectorModelWriter(self)
+
+    @classmethod
+    def read(cls) -> MLReader:
+        return _SelectorModelReader(cls)
+
+
+class _SelectorModelWriter(MLWriter):
+    """metadata/ (params + label values + summary as JSON) and data/ (one Parquet row per feature)."""
+
+    def __init__(self, instance: FeatureSelectorModel):
+        super().__init__()
+        self.instance = instance
+
+    def saveImpl(self, path: str) -> None:
+        import pandas as pd
+
+        model = self.instance
+        extra = {"labelValues": model._label_values, "summary": model._summary}
+        DefaultParamsWriter.saveMetadata(model, path, self.sparkSession, extraMetadata=extra)
+        columns = {"index": np.arange(model.numInputFeatures, dtype=np.int64), "score": model._scores,
+                   "selected": model.get_support()}
+        columns.update({f"array_{name}": values for name, values in model._feature_arrays.items()})
+        self.sparkSession.createDataFrame(pd.DataFrame(columns)).coalesce(1).write.parquet(f"{path}/data")
+
+
+class _SelectorModelReader(MLReader):
+    def __init__(self, cls):
+        super().__init__()
+        self.cls = cls
+
+    def load(self, path: str) -> FeatureSelectorModel:
+        metadata = DefaultParamsReader.loadMetadata(path, self.sparkSession)
+        module_name, class_name = metadata["class"].rsplit(".", 1)
+        model_class = getattr(__import__(module_name, fromlist=[class_name]), class_name)
+        if not issubclass(model_class, self.cls):
+            raise ValueError(f"{path} holds a {metadata['class']}, not a {self.cls.__name__}")
+        data = self.sparkSession.read.parquet(f"{path}/data").toPandas().sort_values("index")
+        arrays = {c[len("array_"):]: data[c].to_numpy() for c in data.columns if c.startswith("array_")}
+        model = model_class(
+            scores=data["score"].to_numpy(),
+            selected_features=data["index"][data["selected"]].to_numpy(),
+            label_values=metadata.get("labelValues", []),
+            summary=metadata.get("summary", {}),
+            feature_arrays=arrays,
+        )
+        model._resetUid(metadata["uid"])
+        DefaultParamsReader.getAndSetParams(model, metadata)
+        return model

@@ -1,0 +1,91 @@
+"""Params shared by every sparkfs selector, declared once with converter, default and constraint."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Dict, Tuple
+
+from pyspark.ml.param import Param, Params, TypeConverters
+from pyspark.ml.param.shared import HasFeaturesCol, HasLabelCol, HasOutputCol, HasWeightCol
+
+#: A constraint: (predicate on the value, words for the message).
+Constraint = Tuple[Callable[[Any], bool], str]
+
+
+def in_range(low: float = -math.inf, high: float = math.inf, *, low_open=False, kind="a float") -> Constraint:
+    def predicate(value):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+            return False
+        above = value > low if low_open else value >= low
+        return above and value <= high
+
+    left = "(" if low_open else "["
+    low_text = "-inf" if low == -math.inf else f"{low:g}"
+    high_text = "inf" if high == math.inf else f"{high:g}"
+    return predicate, f"{kind} in the range {left}{low_text}, {high_text}{']' if high != math.inf else ')'}"
+
+
+def one_of(*options) -> Constraint:
+    return (lambda value: value in options), "a str among {" + ", ".join(repr(o) for o in options) + "}"
+
+
+def is_finite_float() -> Constraint:
+    return (lambda value: isinstance(value, (int, float)) and math.isfinite(value)), "a finite float"
+
+
+class SelectorParams(HasFeaturesCol, HasLabelCol, HasOutputCol, HasWeightCol):
+    """featuresCol, labelCol, outputCol, weightCol and the selection rule (numFeatures | threshold).
+
+    Subclasses add their own Params and list each one's constraint in ``_param_constraints``.
+    """
+
+    numFeatures: Param = Param(
+        Params._dummy(),
+        "numFeatures",
+        "number of features to select (the top numFeatures by score). Used unless threshold is set.",
+        typeConverter=TypeConverters.toInt,
+    )
+    threshold: Param = Param(
+        Params._dummy(),
+        "threshold",
+        "select every feature whose score is above this value (beta for the Fisher-Markov methods); "
+        "when set, it is used instead of numFeatures",
+        typeConverter=TypeConverters.toFloat,
+    )
+
+    _param_constraints: Dict[str, Constraint] = {
+        "numFeatures": in_range(1, kind="an int"),
+        "threshold": is_finite_float(),
+    }
+    #: Selectors that need labels (all but the unsupervised ones).
+    _requires_label = True
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self._setDefault(numFeatures=50, outputCol="selected_features", featuresCol="features", labelCol="label")
+
+    def getNumFeatures(self) -> int:
+        return self.getOrDefault(self.numFeatures)
+
+    def getThreshold(self) -> float:
+        return self.getOrDefault(self.threshold)
+
+    def _all_constraints(self) -> Dict[str, Constraint]:
+        merged: Dict[str, Constraint] = {}
+        for klass in reversed(type(self).__mro__):
+            merged.update(getattr(klass, "_param_constraints", {}) or {})
+        return merged
+
+    def validate_params(self) -> None:
+        """Check every Param against its constraint; the message reads like scikit-learn's."""
+        for name, (predicate, description) in self._all_constraints().items():
+            param = self.getParam(name)
+            if not self.isDefined(param):
+                continue
+            value = self.getOrDefault(param)
+            if value is None:
+                continue
+            if not predicate(value):
+                raise ValueError(
+                    f"The '{name}' parameter of {type(self).__name__} must be {description}. Got {value!r} instead."
+                )

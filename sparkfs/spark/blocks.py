@@ -1,0 +1,178 @@
+"""Arrow blocks of rows as NumPy/SciPy matrices, and a tree-reduced pass over partitions.
+
+Every distributed statistic in sparkfs that the JVM cannot compute for us goes through
+:func:`aggregate_partitions`: each partition turns its Arrow record batches into a dense
+``ndarray`` or a ``scipy.sparse.csr_matrix`` (sparse rows stay sparse), a pure-NumPy function
+summarises the block into a small dict of arrays, and the summaries are merged with
+``treeReduce`` so the driver only ever receives one merged summary (never one per task).
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Callable, Dict, Iterable, Iterator, Optional, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import scipy.sparse as sp
+
+Summary = Dict[str, np.ndarray]
+
+#: VectorUDT rows arrive in Arrow as struct<type:int8, size:int32, indices:list<int32>,
+#: values:list<double>>; type 0 is a SparseVector, type 1 a DenseVector.
+_SPARSE_TYPE = 0
+_DENSE_TYPE = 1
+
+
+def is_vector_struct(arrow_type: pa.DataType) -> bool:
+    """True when an Arrow type is the struct Spark uses to ship a VectorUDT column."""
+    if not pa.types.is_struct(arrow_type):
+        return False
+    names = {arrow_type.field(i).name for i in range(arrow_type.num_fields)}
+    return names == {"type", "size", "indices", "values"}
+
+
+def arrow_vectors_to_matrix(column: pa.Array, num_features: int, dense: Optional[bool] = None):
+    """Convert an Arrow column of Spark ML vectors to a matrix with one row per vector.
+
+    Parameters
+    ----------
+    column : pyarrow.StructArray or ChunkedArray
+        A VectorUDT column as it arrives in ``mapInArrow``.
+    num_features : int
+        Expected size of every vector; any other size raises ``ValueError``.
+    dense : bool or None
+        ``None`` (default): a dense ``ndarray`` when every row is a DenseVector, else a CSR
+        matrix. ``True`` / ``False`` force the output kind (forcing dense on sparse rows is the
+        caller's decision: it materialises the block, never the whole data set).
+
+    Returns
+    -------
+    numpy.ndarray of shape (n, num_features) or scipy.sparse.csr_matrix
+    """
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    n_rows = len(column)
+    if n_rows == 0:
+        empty = np.zeros((0, num_features))
+        return sp.csr_matrix(empty) if dense is False else empty
+    if column.null_count:
+        raise ValueError(f"{column.null_count} row(s) have a null feature vector")
+    type_array, size_array, indices_array, values_array = column.flatten()
+    vector_types = type_array.to_numpy(zero_copy_only=False)
+    # Dense vectors leave `size` null; their length is the length of `values`.
+    value_lengths = pc.list_value_length(values_array).to_numpy(zero_copy_only=False).astype(np.int64)
+    sizes = size_array.to_numpy(zero_copy_only=False)
+    is_dense_row = vector_types == _DENSE_TYPE
+    row_sizes = np.where(is_dense_row, value_lengths, np.nan_to_num(sizes.astype(float), nan=-1)).astype(np.int64)
+    wrong = row_sizes != num_features
+    if wrong.any():
+        bad_sizes = sorted(set(row_sizes[wrong].tolist()))[:5]
+        raise ValueError(
+            f"{int(wrong.sum())} row(s) have a feature vector of size {bad_sizes} "
+            f"instead of {num_features}: all vectors must have the same size"
+        )
+    flat_values = pc.list_flatten(values_array).to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+
+    if is_dense_row.all() and dense is not False:
+        return flat_values.reshape(n_rows, num_features)
+
+    # Build CSR: dense rows contribute 0..p-1 as indices, sparse rows their own indices.
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(value_lengths, out=indptr[1:])
+    flat_sparse_indices = pc.list_flatten(indices_array.filter(pc.invert(pa.array(is_dense_row)))) \
+        if (~is_dense_row).any() else pa.array([], pa.int32())
+    flat_sparse_indices = flat_sparse_indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
+    if is_dense_row.any():
+        indices = np.empty(indptr[-1], dtype=np.int32)
+        row_of_value = np.repeat(np.arange(n_rows), value_lengths)
+        dense_value_mask = is_dense_row[row_of_value]
+        position_in_row = np.arange(indptr[-1]) - indptr[row_of_value]
+        indices[dense_value_mask] = position_in_row[dense_value_mask]
+        indices[~dense_value_mask] = flat_sparse_indices
+    else:
+        indices = flat_sparse_indices
+    matrix = sp.csr_matrix((flat_values, indices, indptr), shape=(n_rows, num_features))
+    if dense:
+        return matrix.toarray()
+    return matrix
+
+
+def batch_to_block(batch: pa.RecordBatch, num_features: int, dense: Optional[bool] = None) -> Dict[str, object]:
+    """One Arrow record batch as a dict: vector columns as matrices, others as NumPy arrays."""
+    block: Dict[str, object] = {}
+    for name, column in zip(batch.schema.names, batch.columns):
+        if is_vector_struct(column.type):
+            block[name] = arrow_vectors_to_matrix(column, num_features, dense=dense)
+        else:
+            block[name] = column.to_numpy(zero_copy_only=False)
+    return block
+
+
+def serialize_summary(summary: Summary) -> bytes:
+    """A dict of arrays as ``.npz`` bytes (no pickle: only numeric arrays cross the wire)."""
+    buffer = io.BytesIO()
+    np.savez(buffer, **{key: np.asarray(value) for key, value in summary.items()})
+    return buffer.getvalue()
+
+
+def deserialize_summary(payload: bytes) -> Summary:
+    with np.load(io.BytesIO(payload), allow_pickle=False) as archive:
+        return {key: archive[key] for key in archive.files}
+
+
+def aggregate_partitions(
+    df,
+    columns: Sequence[str],
+    summarize_block: Callable[[Dict[str, object]], Summary],
+    merge: Callable[[Summary, Summary], Summary],
+    *,
+    num_features: int,
+    dense: Optional[bool] = None,
+    depth: int = 2,
+) -> Optional[Summary]:
+    """One pass over ``df``: summarise each Arrow batch, merge within and across partitions.
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+    columns : column names handed to ``summarize_block`` (vector columns become matrices).
+    summarize_block : block dict -> dict of NumPy arrays (must be small: it is shipped).
+    merge : associative, commutative merge of two summaries.
+    num_features : the size of the vector columns.
+    dense : see :func:`arrow_vectors_to_matrix`.
+    depth : depth of the ``treeReduce``.
+
+    Returns
+    -------
+    The merged summary, or ``None`` when ``df`` has no rows.
+    """
+    from pyspark.sql.types import BinaryType, StructField, StructType
+
+    def summarize_partition(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        partition_summary = None
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            block_summary = summarize_block(batch_to_block(batch, num_features, dense))
+            partition_summary = block_summary if partition_summary is None else merge(partition_summary, block_summary)
+        if partition_summary is not None:
+            yield pa.RecordBatch.from_arrays(
+                [pa.array([serialize_summary(partition_summary)], pa.binary())], names=["summary"]
+            )
+
+    schema = StructType([StructField("summary", BinaryType(), False)])
+    summaries = df.select(*columns).mapInArrow(summarize_partition, schema).rdd.map(
+        lambda row: deserialize_summary(bytes(row[0]))
+    )
+
+    def merge_optional(left: Optional[Summary], right: Optional[Summary]) -> Optional[Summary]:
+        if left is None:
+            return right
+        if right is None:
+            return left
+        return merge(left, right)
+
+    # treeAggregate with a None zero: one job, and an empty DataFrame gives None, not an error.
+    return summaries.treeAggregate(None, merge_optional, merge_optional, depth=depth)

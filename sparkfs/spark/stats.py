@@ -1,0 +1,268 @@
+"""Per-class first and second moments in one pass, label discovery and input diagnosis.
+
+``class_moments`` is the single pass behind LFS (and the label mapping every selector needs):
+per class, the row count (or weight sum), the column sums and the column sums of squares.
+Two engines compute the same numbers:
+
+* ``"jvm"`` (default): ``groupBy(label).agg(Summarizer(sum, normL2))``. The aggregation runs in
+  the JVM on Spark's own vector types, sparse vectors update only their non-zeros, and no row
+  crosses to Python. sum of squares = normL2^2 (one sqrt/square round trip: relative error
+  ~1e-16).
+* ``"arrow"``: ``mapInArrow`` blocks summarised with NumPy/SciPy and merged by ``treeAggregate``
+  (see :mod:`sparkfs.spark.blocks`).
+
+``benchmarks/bench_lfs.py`` measures both. Bad input (null vectors, vectors of different sizes,
+NaN/inf, null labels) is diagnosed only when the pass fails or returns non-finite sums, so the
+happy path stays one pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+import numpy as np
+
+from sparkfs.spark.blocks import aggregate_partitions
+
+
+class InvalidInputError(ValueError):
+    """The input data cannot be used; the message names the problem and the rows concerned."""
+
+
+@dataclass
+class ClassMoments:
+    """Sufficient statistics of one pass, classes in label order (index i = label_values[i])."""
+
+    label_values: List[object]
+    class_counts: np.ndarray  # (C,) rows per class
+    class_weights: np.ndarray  # (C,) weight sums (= counts when unweighted)
+    class_sums: np.ndarray  # (C, p) weighted column sums
+    class_sum_squares: np.ndarray  # (C, p) weighted column sums of squares
+    num_features: int
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.class_counts.sum())
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.label_values)
+
+    @property
+    def sum_of_squares(self) -> np.ndarray:
+        return self.class_sum_squares.sum(axis=0)
+
+
+def _sort_labels(values):
+    """Numeric labels in numeric order, anything else by its string form."""
+    if all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in values):
+        return sorted(values, key=float)
+    return sorted(values, key=str)
+
+
+def first_vector_size(df, features_col: str) -> int:
+    """Size of the first non-null vector (one row read). Raises on empty input."""
+    from pyspark.sql import functions as F
+
+    row = df.select(features_col).where(F.col(features_col).isNotNull()).first()
+    if row is None:
+        raise InvalidInputError("the input has no rows (or only rows with a null feature vector)")
+    return int(row[0].size)
+
+
+def diagnose_input(df, features_col: str, label_col: Optional[str], weight_col: Optional[str] = None) -> None:
+    """Count the rows with each kind of bad value and raise a clear error for the first found.
+
+    Runs only on the error path (it is a full scan plus per-row array work).
+    """
+    from pyspark.ml.functions import vector_to_array
+    from pyspark.sql import functions as F
+
+    values = vector_to_array(F.col(features_col))
+    non_finite = F.exists(values, lambda x: F.isnan(x) | (F.abs(x) == F.lit(float("inf"))))
+    aggregations = [
+        F.count(F.lit(1)).alias("rows"),
+        F.sum(F.col(features_col).isNull().cast("long")).alias("null_vectors"),
+        F.min(F.size(values)).alias("min_size"),
+        F.max(F.size(values)).alias("max_size"),
+        F.sum(non_finite.cast("long")).alias("non_finite"),
+    ]
+    if label_col is not None:
+        aggregations.append(F.sum(F.col(label_col).isNull().cast("long")).alias("null_labels"))
+    if weight_col is not None:
+        weight = F.col(weight_col)
+        bad_weight = weight.isNull() | F.isnan(weight) | (weight < 0) | (F.abs(weight) == F.lit(float("inf")))
+        aggregations.append(F.sum(bad_weight.cast("long")).alias("bad_weights"))
+    stats = df.agg(*aggregations).first().asDict()
+    if not stats["rows"]:
+        raise InvalidInputError("the input has no rows")
+    if stats["null_vectors"]:
+        raise InvalidInputError(f"{stats['null_vectors']} row(s) have a null feature vector in column '{features_col}'")
+    if stats["min_size"] != stats["max_size"]:
+        sizes = df.select(F.size(values).alias("size")).groupBy("size").count().orderBy("size").collect()
+        described = ", ".join(f"size {r['size']}: {r['count']} row(s)" for r in sizes[:6])
+        raise InvalidInputError(f"feature vectors in column '{features_col}' have different sizes ({described})")
+    if stats["non_finite"]:
+        raise InvalidInputError(f"{stats['non_finite']} row(s) have NaN or infinite feature values")
+    if stats.get("null_labels"):
+        raise InvalidInputError(f"{stats['null_labels']} row(s) have a null label in column '{label_col}'")
+    if stats.get("bad_weights"):
+        raise InvalidInputError(
+            f"{stats['bad_weights']} row(s) have a null, NaN, infinite or negative weight in column '{weight_col}'"
+        )
+
+
+def _moments_jvm(df, features_col, label_col, weight_col, num_features):
+    from pyspark.ml.stat import Summarizer
+    from pyspark.sql import functions as F
+
+    summarizer = Summarizer.metrics("sum", "normL2")
+    weight = F.col(weight_col) if weight_col else F.lit(1.0)
+    summary = summarizer.summary(F.col(features_col), weight) if weight_col else summarizer.summary(F.col(features_col))
+    rows = (
+        df.groupBy(F.col(label_col).alias("label"))
+        .agg(summary.alias("moments"), F.count(F.lit(1)).alias("count"), F.sum(weight.cast("double")).alias("weight"))
+        .collect()
+    )
+    result = {}
+    for row in rows:
+        class_sum = row["moments"]["sum"].toArray()
+        if class_sum.shape[0] != num_features:
+            raise InvalidInputError(
+                f"feature vectors in column '{features_col}' have different sizes ({class_sum.shape[0]} and {num_features})"
+            )
+        result[row["label"]] = (row["count"], row["weight"], class_sum, row["moments"]["normL2"].toArray() ** 2)
+    return result
+
+
+def _moments_arrow(df, features_col, label_col, weight_col, num_features):
+    def summarize(block):
+        matrix, labels = block[features_col], block[label_col]
+        weights = block[weight_col].astype(np.float64) if weight_col else np.ones(len(labels))
+        label_keys = np.array([repr(v) for v in labels])  # a string key keeps int/str/float labels apart
+        unique_keys, inverse = np.unique(label_keys, return_inverse=True)
+        indicator = np.zeros((len(unique_keys), len(labels)))
+        indicator[inverse, np.arange(len(labels))] = weights
+        squared = matrix.multiply(matrix) if hasattr(matrix, "multiply") else matrix * matrix
+        first_label_position = np.unique(inverse, return_index=True)[1]
+        return {
+            "keys": unique_keys,
+            "values": np.array([str(labels[i]) for i in first_label_position]),
+            "is_numeric": np.array([isinstance(labels[i], (int, float, np.number)) for i in first_label_position]),
+            "counts": np.bincount(inverse, minlength=len(unique_keys)).astype(np.float64),
+            "weights": indicator.sum(axis=1),
+            "sums": np.asarray(indicator @ matrix if not hasattr(matrix, "tocsr") else (matrix.T @ indicator.T).T),
+            "squares": np.asarray((squared.T @ indicator.T).T),
+        }
+
+    def merge(left, right):
+        keys = np.union1d(left["keys"], right["keys"])
+        merged = {"keys": keys}
+        for part in (left, right):
+            part["position"] = np.searchsorted(keys, part["keys"])
+        for name in ("values", "is_numeric"):
+            column = np.empty(len(keys), dtype=np.result_type(left[name], right[name]))
+            column[left["position"]] = left[name]
+            column[right["position"]] = right[name]
+            merged[name] = column
+        for name in ("counts", "weights", "sums", "squares"):
+            total = np.zeros((len(keys),) + left[name].shape[1:])
+            np.add.at(total, left["position"], left[name])
+            np.add.at(total, right["position"], right[name])
+            merged[name] = total
+        for part in (left, right):
+            del part["position"]
+        return merged
+
+    columns = [features_col, label_col] + ([weight_col] if weight_col else [])
+    summary = aggregate_partitions(df, columns, summarize, merge, num_features=num_features)
+    if summary is None:
+        return {}
+    result = {}
+    for i in range(len(summary["keys"])):
+        raw = summary["values"][i]
+        if summary["keys"][i] == "None":
+            value = None
+        elif summary["is_numeric"][i]:
+            value = float(raw)
+        else:
+            value = str(raw)
+        result[value] = (int(summary["counts"][i]), float(summary["weights"][i]), summary["sums"][i], summary["squares"][i])
+    return result
+
+
+def class_moments(
+    df,
+    features_col: str,
+    label_col: str,
+    weight_col: Optional[str] = None,
+    engine: str = "jvm",
+    num_features: Optional[int] = None,
+) -> ClassMoments:
+    """Per-class counts, weighted column sums and sums of squares in one pass over ``df``.
+
+    Raises :class:`InvalidInputError` naming the problem for empty input, null vectors or
+    labels, vectors of different sizes, NaN/inf values and bad weights.
+    """
+    for name in [features_col, label_col] + ([weight_col] if weight_col else []):
+        if name not in df.columns:
+            raise InvalidInputError(f"column '{name}' not found; the input has columns {df.columns}")
+    if num_features is None:
+        num_features = first_vector_size(df, features_col)
+    compute = {"jvm": _moments_jvm, "arrow": _moments_arrow}.get(engine)
+    if compute is None:
+        raise ValueError(f"unknown statistics engine '{engine}': use 'jvm' or 'arrow'")
+    try:
+        per_label = compute(df, features_col, label_col, weight_col, num_features)
+    except InvalidInputError:
+        diagnose_input(df, features_col, label_col, weight_col)
+        raise
+    except Exception:
+        # A failed job (null vector, size mismatch inside the aggregation...): name the cause.
+        diagnose_input(df, features_col, label_col, weight_col)
+        raise
+    if not per_label:
+        raise InvalidInputError("the input has no rows")
+    all_finite = all(np.isfinite(s).all() and np.isfinite(q).all() and np.isfinite(w) for _, w, s, q in per_label.values())
+    if None in per_label or not all_finite:
+        diagnose_input(df, features_col, label_col, weight_col)
+        if None in per_label:
+            raise InvalidInputError(f"{per_label[None][0]} row(s) have a null label in column '{label_col}'")
+        raise InvalidInputError("the feature sums are not finite (values too large?)")
+    labels = _sort_labels(list(per_label))
+    counts, weights, sums, squares = zip(*(per_label[label] for label in labels))
+    return ClassMoments(
+        label_values=[v.item() if isinstance(v, np.generic) else v for v in labels],
+        class_counts=np.asarray(counts, dtype=np.int64),
+        class_weights=np.asarray(weights, dtype=np.float64),
+        class_sums=np.vstack(sums),
+        class_sum_squares=np.vstack(squares),
+        num_features=num_features,
+    )
+
+
+def label_counts(df, label_col: str):
+    """Distinct labels (sorted as in :class:`ClassMoments`) and their row counts, in one small pass."""
+    from pyspark.sql import functions as F
+
+    if label_col not in df.columns:
+        raise InvalidInputError(f"column '{label_col}' not found; the input has columns {df.columns}")
+    rows = df.groupBy(F.col(label_col).alias("label")).count().collect()
+    counts = {row["label"]: row["count"] for row in rows}
+    if None in counts:
+        raise InvalidInputError(f"{counts[None]} row(s) have a null label in column '{label_col}'")
+    labels = _sort_labels(list(counts))
+    return labels, np.array([counts[label] for label in labels], dtype=np.int64)
+
+
+def with_label_index(df, label_col: str, label_values, output_col: str = "__label_index"):
+    """Add a double column with each row's class index 0..C-1 (JVM-side CASE WHEN, no UDF)."""
+    from pyspark.sql import functions as F
+
+    index = None
+    for position, value in enumerate(label_values):
+        condition = F.col(label_col) == F.lit(value)
+        index = F.when(condition, float(position)) if index is None else index.when(condition, float(position))
+    return df.withColumn(output_col, index)
