@@ -1,0 +1,34 @@
+# Two entry points (see README): `make demo` and `make test`. Each creates/updates .venv itself.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+export PYSPARK_PYTHON := $(abspath $(PY))
+export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
+
+.PHONY: demo test venv bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m sparkfs.io.datasets data/digits.libsvm
+	$(VENV)/bin/spark-submit --master "local[2]" \
+	  --driver-java-options "-Dlog4j.configurationFile=file:$(CURDIR)/conf/log4j2.properties" \
+	  jobs/select.py --config conf/demo.yaml
+
+test: $(STAMP)
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_lfs.py
+
+clean:
+	rm -rf $(VENV) output data spark-warehouse .pytest_cache

@@ -1,0 +1,181 @@
+"""Command line: ``sparkfs select ...`` — config -> Selector(**params) -> fit -> write. No math here.
+
+Exit codes: 0 success, 2 bad input / configuration (message names the problem), 1 other failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from typing import Any, Dict, List, Optional
+
+from sparkfs._version import __version__
+from sparkfs.io.config import DEFAULTS, ConfigError, load_config, merge_config, parse_param
+from sparkfs.io.output import OutputExistsError, check_output_free, features_table, write_selection_output
+from sparkfs.io.readers import FORMATS, read_dataset
+from sparkfs.spark.stats import InvalidInputError
+
+log = logging.getLogger("sparkfs")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sparkfs", description="Distributed feature selection on Apache Spark")
+    parser.add_argument("--version", action="version", version=f"sparkfs {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    select = commands.add_parser("select", help="score and select features, write features.parquet + summary.json")
+    select.add_argument("--config", help="YAML job config (conf/*.yaml); flags override it")
+    select.add_argument("--input", help="input path")
+    select.add_argument("--format", choices=FORMATS, help="input format")
+    select.add_argument("--label-col", help="label column (parquet/csv)")
+    select.add_argument("--features-col", help="vector column (parquet); otherwise numeric columns are assembled")
+    select.add_argument("--weight-col", help="per-instance weight column")
+    select.add_argument("--method", help="selector: see `sparkfs methods`")
+    group = select.add_mutually_exclusive_group()
+    group.add_argument("--num-features", type=int, help="select the top K features")
+    group.add_argument("--threshold", type=float, help="select features scoring above T (beta for Fisher-Markov)")
+    select.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="method param (repeatable)")
+    select.add_argument("--output", help="output directory")
+    select.add_argument("--overwrite", action="store_true", default=None, help="replace an existing output directory")
+    select.add_argument("--master", help="Spark master URL (default local[*]; spark-submit sets its own)")
+
+    commands.add_parser("methods", help="list the --method names")
+    return parser
+
+
+def _flags_to_config(args) -> Dict[str, Any]:
+    return {
+        "input": {"path": args.input, "format": args.format, "label_col": args.label_col,
+                  "features_col": args.features_col, "weight_col": args.weight_col},
+        "method": args.method,
+        "params": dict(parse_param(text) for text in args.param),
+        "selection": {"num_features": args.num_features, "threshold": args.threshold},
+        "output": {"path": args.output, "overwrite": args.overwrite},
+        "spark": {"master": args.master},
+    }
+
+
+def resolve_config(args) -> Dict[str, Any]:
+    config = merge_config(DEFAULTS, load_config(args.config)) if args.config else merge_config(DEFAULTS, {})
+    flags = _flags_to_config(args)
+    if args.num_features is not None or args.threshold is not None:  # one selection rule: the flag's
+        config["selection"] = {"num_features": None, "threshold": None}
+    config = merge_config(config, flags)
+    if not config["input"]["path"]:
+        raise ConfigError("no input: give --input or input.path in the config")
+    if not config["output"]["path"]:
+        raise ConfigError("no output: give --output or output.path in the config")
+    selection = config["selection"]
+    if selection.get("num_features") is not None and selection.get("threshold") is not None:
+        raise ConfigError("give either num_features or threshold, not both")
+    return config
+
+
+class _Stage:
+    """Logs one line per stage with its duration."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __enter__(self):
+        self.started = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        status = "failed" if exc[0] else "done"
+        log.info("stage=%s status=%s seconds=%.2f", self.name, status, time.perf_counter() - self.started)
+        return False
+
+
+def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
+    """Run one selection job from a resolved config; returns the summary written."""
+    import pyspark
+
+    from sparkfs.methods import build_selector
+    from sparkfs.spark.session import get_spark
+
+    started = time.perf_counter()
+    input_conf, selection = config["input"], config["selection"]
+    output_path = check_output_free(config["output"]["path"], bool(config["output"]["overwrite"]))
+    selector = build_selector(config["method"], config.get("params") or {})
+    if selection.get("threshold") is not None:
+        selector.setThreshold(selection["threshold"])
+    elif selection.get("num_features") is not None:
+        selector.setNumFeatures(selection["num_features"])
+    selector.validate_params()
+
+    with _Stage("spark"):
+        spark = spark or get_spark(config["spark"].get("master"), conf=config["spark"].get("conf"))
+    with _Stage("read"):
+        dataset = read_dataset(
+            spark, input_conf["path"], input_conf["format"], label_col=input_conf["label_col"],
+            features_col=input_conf["features_col"], weight_col=input_conf.get("weight_col"),
+            num_features=input_conf.get("num_features"),
+        )
+    selector.setFeaturesCol(dataset.features_col).setLabelCol(dataset.label_col)
+    if input_conf.get("weight_col"):
+        selector.setWeightCol(input_conf["weight_col"])
+    with _Stage("fit"):
+        model = selector.fit(dataset.df)
+    if model.numInputFeatures != dataset.num_features:
+        raise InvalidInputError(
+            f"the model has {model.numInputFeatures} scores but the input declares {dataset.num_features} features"
+        )
+    summary = {
+        "method": config["method"],
+        "params": {param.name: value for param, value in selector.extractParamMap().items()},
+        **model.summary,
+        "selected_indices": model.selectedFeatures,
+        "selected_names": [dataset.feature_names[i] for i in model.selectedFeatures],
+        "input": {"path": input_conf["path"], "format": input_conf["format"]},
+        "seconds": round(time.perf_counter() - started, 3),
+        "spark_version": spark.version,
+        "pyspark_version": pyspark.__version__,
+        "sparkfs_version": __version__,
+    }
+    with _Stage("write"):
+        table = features_table(model.scores, model.selectedFeatures, dataset.feature_names)
+        write_selection_output(output_path, table, summary, overwrite=bool(config["output"]["overwrite"]))
+    summary["output"] = output_path
+    summary["top_features"] = [
+        (dataset.feature_names[i], float(model.scores[i])) for i in model.ranking[: min(10, model.numInputFeatures)]
+    ]
+    return summary
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    if not log.handlers:  # our own handler: leave the root logger (py4j, pyspark) alone
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("sparkfs %(levelname)s %(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+        log.propagate = False
+    args = build_parser().parse_args(argv)
+    if args.command == "methods":
+        from sparkfs.methods import METHODS
+
+        for name, (selector_class, fixed) in sorted(METHODS.items()):
+            print(f"{name:12s} {selector_class.__name__} {fixed}")
+        return 0
+    try:
+        config = resolve_config(args)
+        summary = run_select(config)
+    except (InvalidInputError, ConfigError, OutputExistsError, ValueError) as error:
+        print(f"sparkfs: error: {error}", file=sys.stderr)
+        return 2
+    except Exception as error:  # a Spark failure that diagnosis could not name
+        print(f"sparkfs: failed: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}", file=sys.stderr)
+        return 1
+    print(f"method={summary['method']} rows={summary['n_rows']} features={summary['n_features']} "
+          f"classes={summary['n_classes']} selected={len(summary['selected_indices'])} seconds={summary['seconds']}")
+    print("top features (name, score):")
+    for name, score in summary["top_features"]:
+        print(f"  {name:20s} {score: .6g}")
+    print(f"output: {summary['output']}/features.parquet, {summary['output']}/summary.json")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Readers (libsvm, parquet, csv), job configuration and atomic output writing."""

@@ -1,0 +1,43 @@
+"""The CLI's ``--method`` names and the selector (with fixed params) each one maps onto."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Tuple
+
+from sparkfs.selectors.baseline import UnivariateTestSelector
+from sparkfs.selectors.fisher_markov import FisherMarkovSelector
+
+#: method name -> (Estimator class, params fixed by the method name)
+METHODS: Dict[str, Tuple[type, Dict[str, Any]]] = {
+    "lfs": (FisherMarkovSelector, {"degree": 1}),
+    "anova": (UnivariateTestSelector, {"test": "anova"}),
+    "chi2": (UnivariateTestSelector, {"test": "chi2"}),
+}
+
+#: Params the CLI sets from its own flags; --param may not set them.
+COLUMN_AND_SELECTION_PARAMS = {"featuresCol", "labelCol", "outputCol", "weightCol", "numFeatures", "threshold"}
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def build_selector(method: str, params: Dict[str, Any]):
+    """The Estimator for ``method`` with ``params`` (names in camelCase or snake_case) set."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method '{method}': use one of {', '.join(sorted(METHODS))}")
+    selector_class, fixed = METHODS[method]
+    selector = selector_class()
+    selector._set(**fixed)
+    for raw_name, value in params.items():
+        name = _camel(raw_name)
+        if name in COLUMN_AND_SELECTION_PARAMS or name in fixed or not selector.hasParam(name):
+            settable = sorted(p.name for p in selector.params if p.name not in COLUMN_AND_SELECTION_PARAMS and p.name not in fixed)
+            raise ValueError(f"unknown param '{raw_name}' for method '{method}': it takes {', '.join(settable) or 'none'}")
+        try:
+            selector._set(**{name: value})
+        except TypeError as error:
+            raise ValueError(f"param '{raw_name}' of method '{method}': {error}") from None
+    selector.validate_params()
+    return selector

@@ -1,0 +1,73 @@
+"""Baselines through the sparkfs API: Spark ML's own univariate tests (ANOVA F, chi-squared).
+
+These are the statistics Spark ML's ``UnivariateFeatureSelector`` ranks by
+(``ANOVATest`` for continuous features / categorical label, ``ChiSquareTest`` for categorical
+features); wrapping them gives every comparison with what users already have the same CLI,
+output format and Model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from pyspark import keyword_only
+from pyspark.ml.param import Param, Params, TypeConverters
+
+from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
+from sparkfs.selectors._params import one_of
+from sparkfs.spark.stats import label_counts, with_label_index
+
+
+class _UnivariateParams(Params):
+    test: Param = Param(Params._dummy(), "test", "Spark ML test: 'anova' (F value) or 'chi2' (chi-squared statistic)",
+                        typeConverter=TypeConverters.toString)
+    _param_constraints = {"test": one_of("anova", "chi2")}
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self._setDefault(test="anova")
+
+
+class UnivariateTestSelectorModel(FeatureSelectorModel, _UnivariateParams):
+    """Model of :class:`UnivariateTestSelector`: ``scores`` are F values or chi-squared statistics."""
+
+
+class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
+    """Spark ML's ANOVA F-test or chi-squared test as a sparkfs selector.
+
+    Scores: the F value (anova; its order equals the p-value order Spark ML uses, since every
+    feature has the same degrees of freedom) or the chi-squared statistic (chi2; Spark ML ranks by
+    p-value, whose degrees of freedom vary with each feature's number of distinct values: the
+    rankings can differ). Constant features get NaN and rank last.
+    """
+
+    _model_class = UnivariateTestSelectorModel
+
+    @keyword_only
+    def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features",
+                 numFeatures=None, threshold=None, weightCol=None, test="anova"):
+        super().__init__()
+        self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
+
+    def _compute_scores(self, dataset) -> ScoreResult:
+        from pyspark.ml.stat import ChiSquareTest
+        from pyspark.sql import DataFrame
+
+        if self._weight_col():
+            raise ValueError(f"{type(self).__name__} does not support weightCol (Spark ML's tests are unweighted)")
+        labels, counts = label_counts(dataset, self.getLabelCol())
+        indexed = with_label_index(dataset, self.getLabelCol(), labels, "__label_index")
+        if len(labels) < 2:
+            return ScoreResult(scores=np.zeros(0), label_values=labels, class_counts=counts.tolist(), n_rows=int(counts.sum()))
+        if self.getOrDefault(self.test) == "anova":
+            # pyspark has no wrapper for ml.stat.ANOVATest: call the JVM class UnivariateFeatureSelector uses.
+            session = indexed.sparkSession
+            java_test = session._jvm.org.apache.spark.ml.stat.ANOVATest
+            result = DataFrame(java_test.test(indexed._jdf, self.getFeaturesCol(), "__label_index"), session)
+            scores = result.first()["fValues"].toArray()
+        else:
+            row = ChiSquareTest.test(indexed, self.getFeaturesCol(), "__label_index").first()
+            scores = row["statistics"].toArray()
+        return ScoreResult(
+            scores=scores, label_values=labels, class_counts=counts.tolist(), n_rows=int(counts.sum()),
+            info={"method": self.getOrDefault(self.test)},
+        )
