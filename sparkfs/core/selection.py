@@ -18,7 +18,8 @@ def rank_features(scores) -> np.ndarray:
     return np.argsort(sort_key, kind="mergesort")
 
 
-def select_features(scores, num_features: Optional[int] = None, threshold: Optional[float] = None) -> np.ndarray:
+def select_features(scores, num_features: Optional[int] = None, threshold: Optional[float] = None,
+                    warn_if_all: bool = True) -> np.ndarray:
     """Sorted indices of the selected features.
 
     Exactly one of ``num_features`` (the top k by :func:`rank_features`) and ``threshold``
@@ -30,12 +31,13 @@ def select_features(scores, num_features: Optional[int] = None, threshold: Optio
     n_features = scores.shape[0]
     if num_features is not None:
         if num_features > n_features:
-            warnings.warn(
-                f"numFeatures={num_features} is larger than the number of features ({n_features}); "
-                f"all {n_features} features are selected",
-                UserWarning,
-                stacklevel=2,
-            )
+            if warn_if_all:
+                warnings.warn(
+                    f"numFeatures={num_features} is larger than the number of features ({n_features}); "
+                    f"all {n_features} features are selected",
+                    UserWarning,
+                    stacklevel=2,
+                )
             num_features = n_features
         return np.sort(rank_features(scores)[:num_features])
     if threshold is not None:

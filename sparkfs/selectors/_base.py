@@ -96,7 +96,8 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
         elif self.isSet(self.threshold):
             selected = select_features(scores, threshold=self.getThreshold())
         else:
-            selected = select_features(scores, num_features=self.getNumFeatures())
+            selected = select_features(scores, num_features=self.getNumFeatures(),
+                                       warn_if_all=self.isSet(self.numFeatures))
         summary = {
             "n_rows": int(result.n_rows),
             "n_features": int(scores.shape[0]),

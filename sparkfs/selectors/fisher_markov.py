@@ -5,7 +5,7 @@ from __future__ import annotations
 from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
-from sparkfs.core.fisher_markov import markov_coefficients
+from sparkfs.core.fisher_markov import affine_class_moments, markov_coefficients, scaling_parameters
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
 from sparkfs.selectors._params import in_range, is_finite_float, one_of
 from sparkfs.spark.stats import class_moments
@@ -26,7 +26,14 @@ class _FisherMarkovParams(Params):
         "how the one-pass class moments are computed: 'jvm' (Summarizer, default) or 'arrow' (mapInArrow + NumPy)",
         typeConverter=TypeConverters.toString,
     )
+    scaling: Param = Param(
+        Params._dummy(), "scaling",
+        "feature scaling applied (analytically, from the same one-pass statistics) before theta: "
+        "'none' (default, the paper's formula on the data as given), 'range' ([0, 1]) or 'standard'",
+        typeConverter=TypeConverters.toString,
+    )
     _param_constraints = {
+        "scaling": one_of("none", "range", "standard"),
         "degree": (lambda v: v == 1, "1 (LFS; degree 2, QFS, is not available yet)"),
         "gamma": is_finite_float(),
         "statsEngine": one_of("jvm", "arrow"),
@@ -34,7 +41,7 @@ class _FisherMarkovParams(Params):
 
     def __init__(self, *args):
         super().__init__(*args)
-        self._setDefault(degree=1, gamma=-0.5, statsEngine="jvm")
+        self._setDefault(degree=1, gamma=-0.5, statsEngine="jvm", scaling="none")
 
 
 class FisherMarkovSelectorModel(FeatureSelectorModel, _FisherMarkovParams):
@@ -56,6 +63,10 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
     numFeatures : int, default 50
     weightCol : str, optional
         Per-instance weights: n, n_i and every sum become weighted.
+    scaling : {"none", "range", "standard"}, default "none"
+        The paper does not say how its data were scaled; its Synthetic-2 finding (x1, x2 first at
+        gamma = -0.5) holds on [0, 1]-scaled data ("range") and not on raw data, where gamma = -0.5
+        rewards variance (theta_j = between-class variance - gamma * total variance).
 
     Notes
     -----
@@ -66,7 +77,7 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
 
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features",
-                 numFeatures=None, threshold=None, weightCol=None, degree=1, gamma=-0.5, statsEngine="jvm"):
+                 numFeatures=None, threshold=None, weightCol=None, degree=1, gamma=-0.5, statsEngine="jvm", scaling="none"):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
@@ -81,13 +92,23 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
             dataset, self.getFeaturesCol(), self.getLabelCol(), self._weight_col(),
             engine=self.getOrDefault(self.statsEngine),
         )
+        class_sums, class_sum_squares = moments.class_sums, moments.class_sum_squares
+        offset, scale = scaling_parameters(
+            self.getOrDefault(self.scaling), feature_min=moments.feature_min, feature_max=moments.feature_max,
+            total_weight=moments.class_weights.sum(), total_sums=class_sums.sum(axis=0),
+            total_sum_squares=class_sum_squares.sum(axis=0),
+        )
+        if offset is not None:
+            class_sums, class_sum_squares = affine_class_moments(
+                class_sums, moments.class_weights, class_sum_squares, offset, scale
+            )
         theta = markov_coefficients(
-            moments.class_sums, moments.class_weights, moments.sum_of_squares, self.getOrDefault(self.gamma)
+            class_sums, moments.class_weights, class_sum_squares.sum(axis=0), self.getOrDefault(self.gamma)
         )
         return ScoreResult(
             scores=theta,
             label_values=moments.label_values,
             class_counts=moments.class_counts.tolist(),
             n_rows=moments.n_rows,
-            info={"method": "lfs", "gamma": self.getOrDefault(self.gamma)},
+            info={"method": "lfs", "gamma": self.getOrDefault(self.gamma), "scaling": self.getOrDefault(self.scaling)},
         )

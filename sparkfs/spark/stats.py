@@ -40,6 +40,8 @@ class ClassMoments:
     class_sums: np.ndarray  # (C, p) weighted column sums
     class_sum_squares: np.ndarray  # (C, p) weighted column sums of squares
     num_features: int
+    feature_min: np.ndarray = None  # (p,) column minimum over rows of positive weight
+    feature_max: np.ndarray = None  # (p,) column maximum
     extra: dict = field(default_factory=dict)
 
     @property
@@ -80,7 +82,7 @@ def diagnose_input(df, features_col: str, label_col: Optional[str], weight_col: 
     from pyspark.ml.functions import vector_to_array
     from pyspark.sql import functions as F
 
-    values = vector_to_array(F.col(features_col))
+    values = F.when(F.col(features_col).isNotNull(), vector_to_array(F.col(features_col)))
     non_finite = F.exists(values, lambda x: F.isnan(x) | (F.abs(x) == F.lit(float("inf"))))
     aggregations = [
         F.count(F.lit(1)).alias("rows"),
@@ -118,7 +120,7 @@ def _moments_jvm(df, features_col, label_col, weight_col, num_features):
     from pyspark.ml.stat import Summarizer
     from pyspark.sql import functions as F
 
-    summarizer = Summarizer.metrics("sum", "normL2")
+    summarizer = Summarizer.metrics("sum", "normL2", "min", "max")
     weight = F.col(weight_col) if weight_col else F.lit(1.0)
     summary = summarizer.summary(F.col(features_col), weight) if weight_col else summarizer.summary(F.col(features_col))
     rows = (
@@ -133,7 +135,8 @@ def _moments_jvm(df, features_col, label_col, weight_col, num_features):
             raise InvalidInputError(
                 f"feature vectors in column '{features_col}' have different sizes ({class_sum.shape[0]} and {num_features})"
             )
-        result[row["label"]] = (row["count"], row["weight"], class_sum, row["moments"]["normL2"].toArray() ** 2)
+        result[row["label"]] = (row["count"], row["weight"], class_sum, row["moments"]["normL2"].toArray() ** 2,
+                                row["moments"]["min"].toArray(), row["moments"]["max"].toArray())
     return result
 
 
@@ -141,11 +144,24 @@ def _moments_arrow(df, features_col, label_col, weight_col, num_features):
     def summarize(block):
         matrix, labels = block[features_col], block[label_col]
         weights = block[weight_col].astype(np.float64) if weight_col else np.ones(len(labels))
-        label_keys = np.array([repr(v) for v in labels])  # a string key keeps int/str/float labels apart
+        if not (np.isfinite(weights).all() and (weights >= 0).all()):
+            raise ValueError("bad instance weight")  # the driver's diagnosis names the rows
+        # A string key keeps int/str/float labels apart; a null (NaN after Arrow) label keys as "None".
+        label_keys = np.array(["None" if v is None or (isinstance(v, float) and v != v) else repr(v) for v in labels])
         unique_keys, inverse = np.unique(label_keys, return_inverse=True)
         indicator = np.zeros((len(unique_keys), len(labels)))
         indicator[inverse, np.arange(len(labels))] = weights
-        squared = matrix.multiply(matrix) if hasattr(matrix, "multiply") else matrix * matrix
+        is_sparse = hasattr(matrix, "tocsr")
+        squared = matrix.multiply(matrix) if is_sparse else matrix * matrix
+        class_min = np.empty((len(unique_keys), matrix.shape[1]))
+        class_max = np.empty((len(unique_keys), matrix.shape[1]))
+        for position in range(len(unique_keys)):
+            rows = matrix[(inverse == position) & (weights > 0)]  # Summarizer skips weight-0 rows too
+            if rows.shape[0] == 0:
+                class_min[position], class_max[position] = np.inf, -np.inf
+            else:
+                class_min[position] = rows.min(axis=0).toarray().ravel() if is_sparse else rows.min(axis=0)
+                class_max[position] = rows.max(axis=0).toarray().ravel() if is_sparse else rows.max(axis=0)
         first_label_position = np.unique(inverse, return_index=True)[1]
         return {
             "keys": unique_keys,
@@ -155,6 +171,8 @@ def _moments_arrow(df, features_col, label_col, weight_col, num_features):
             "weights": indicator.sum(axis=1),
             "sums": np.asarray(indicator @ matrix if not hasattr(matrix, "tocsr") else (matrix.T @ indicator.T).T),
             "squares": np.asarray((squared.T @ indicator.T).T),
+            "min": class_min,
+            "max": class_max,
         }
 
     def merge(left, right):
@@ -172,6 +190,11 @@ def _moments_arrow(df, features_col, label_col, weight_col, num_features):
             np.add.at(total, left["position"], left[name])
             np.add.at(total, right["position"], right[name])
             merged[name] = total
+        for name, reduce in (("min", np.minimum), ("max", np.maximum)):
+            extreme = np.full((len(keys),) + left[name].shape[1:], np.inf if name == "min" else -np.inf)
+            for part in (left, right):
+                extreme[part["position"]] = reduce(extreme[part["position"]], part[name])
+            merged[name] = extreme
         for part in (left, right):
             del part["position"]
         return merged
@@ -189,7 +212,8 @@ def _moments_arrow(df, features_col, label_col, weight_col, num_features):
             value = float(raw)
         else:
             value = str(raw)
-        result[value] = (int(summary["counts"][i]), float(summary["weights"][i]), summary["sums"][i], summary["squares"][i])
+        result[value] = (int(summary["counts"][i]), float(summary["weights"][i]), summary["sums"][i],
+                         summary["squares"][i], summary["min"][i], summary["max"][i])
     return result
 
 
@@ -225,14 +249,14 @@ def class_moments(
         raise
     if not per_label:
         raise InvalidInputError("the input has no rows")
-    all_finite = all(np.isfinite(s).all() and np.isfinite(q).all() and np.isfinite(w) for _, w, s, q in per_label.values())
+    all_finite = all(np.isfinite(s).all() and np.isfinite(q).all() and np.isfinite(w) for _, w, s, q, _, _ in per_label.values())
     if None in per_label or not all_finite:
         diagnose_input(df, features_col, label_col, weight_col)
         if None in per_label:
             raise InvalidInputError(f"{per_label[None][0]} row(s) have a null label in column '{label_col}'")
         raise InvalidInputError("the feature sums are not finite (values too large?)")
     labels = _sort_labels(list(per_label))
-    counts, weights, sums, squares = zip(*(per_label[label] for label in labels))
+    counts, weights, sums, squares, minima, maxima = zip(*(per_label[label] for label in labels))
     return ClassMoments(
         label_values=[v.item() if isinstance(v, np.generic) else v for v in labels],
         class_counts=np.asarray(counts, dtype=np.int64),
@@ -240,6 +264,8 @@ def class_moments(
         class_sums=np.vstack(sums),
         class_sum_squares=np.vstack(squares),
         num_features=num_features,
+        feature_min=np.min(np.vstack(minima), axis=0),
+        feature_max=np.max(np.vstack(maxima), axis=0),
     )
 
 

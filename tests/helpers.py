@@ -1,0 +1,35 @@
+"""Small helpers for building test DataFrames (shared by the Spark and integration tests)."""
+
+import numpy as np
+import scipy.sparse as sp
+from pyspark.ml.linalg import Vectors
+
+
+def to_vectors(X, sparse=False):
+    if sp.issparse(X):
+        X = X.tocsr()
+        return [Vectors.sparse(X.shape[1], X[i].indices.tolist(), X[i].data.tolist()) for i in range(X.shape[0])]
+    if sparse:
+        return [Vectors.sparse(len(row), {int(j): float(v) for j, v in enumerate(row) if v != 0}) for row in X]
+    return [Vectors.dense([float(v) for v in row]) for row in X]
+
+
+def make_df(spark, X, y, partitions=1, sparse=False, weights=None, label_type=float):
+    """A DataFrame (features, label[, weight]) with exactly `partitions` partitions, rows in order."""
+    vectors = to_vectors(X, sparse)
+    labels = [None if v is None else label_type(v) for v in y]
+    if weights is None:
+        rows = list(zip(vectors, labels))
+        columns = ["features", "label"]
+    else:
+        rows = [(v, l, float(w)) for v, l, w in zip(vectors, labels, weights)]
+        columns = ["features", "label", "weight"]
+    rdd = spark.sparkContext.parallelize(rows, partitions)
+    return spark.createDataFrame(rdd, columns)
+
+
+def random_sparse(n, p, density, seed, classes=3):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, p, density=density, random_state=seed, format="csr") * 4.0
+    y = rng.integers(0, classes, n)
+    return X, y

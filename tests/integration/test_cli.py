@@ -1,0 +1,168 @@
+"""The CLI and the spark-submit job end to end: formats, outputs, atomicity, exit codes, real data."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+from sparkfs.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _run(args):
+    return main(["select", "--master", "local[2]", *args])
+
+
+def _read_output(path):
+    table = pd.read_parquet(os.path.join(path, "features.parquet"))
+    summary = json.loads(Path(path, "summary.json").read_text())
+    return table, summary
+
+
+@pytest.fixture(scope="module")
+def breast_libsvm(tmp_path_factory, shared_data):
+    from sklearn.datasets import dump_svmlight_file
+
+    data = np.load(shared_data / "breast_w.npz")
+    path = tmp_path_factory.mktemp("data") / "breast.libsvm"
+    dump_svmlight_file(data["X"], data["y"], str(path), zero_based=False)
+    return str(path), data
+
+
+def test_libsvm_lfs_output_format(spark, breast_libsvm, tmp_path):
+    path, data = breast_libsvm
+    out = tmp_path / "out"
+    assert _run(["--input", path, "--format", "libsvm", "--method", "lfs", "--num-features", "3",
+                 "--param", "gamma=-0.5", "--output", str(out)]) == 0
+    table, summary = _read_output(out)
+    assert list(table.columns) == ["index", "name", "score", "rank", "selected"]
+    assert table["name"].tolist() == [f"f{i}" for i in range(9)]
+    assert sorted(table["rank"]) == list(range(1, 10))
+    assert table["selected"].sum() == 3
+    assert table.loc[table["rank"] <= 3, "selected"].all()
+    assert summary["n_rows"] == 683 and summary["n_features"] == 9 and summary["n_classes"] == 2
+    assert summary["class_counts"] == np.bincount(data["y"]).tolist()
+    assert summary["selected_indices"] == table.index[table["selected"]].tolist()
+    for key in ("method", "params", "label_mapping", "seconds", "spark_version", "sparkfs_version"):
+        assert key in summary
+    assert summary["params"]["gamma"] == -0.5
+
+
+def test_existing_output_is_refused_unless_overwrite(spark, breast_libsvm, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "keep.txt").write_text("x")
+    args = ["--input", breast_libsvm[0], "--format", "libsvm", "--method", "lfs", "--output", str(out)]
+    assert _run(args) == 2
+    assert (out / "keep.txt").exists()
+    assert _run(args + ["--overwrite"]) == 0
+    assert not (out / "keep.txt").exists() and (out / "summary.json").exists()
+
+
+def test_parquet_columns_with_string_labels(spark, tmp_path, shared_data):
+    data = np.load(shared_data / "heart_statlog.npz")
+    names = [str(n) for n in data["feature_names"]]
+    frame = pd.DataFrame(data["X"], columns=names)
+    frame["diagnosis"] = np.array(data["class_names"])[data["y"]].astype(str)
+    frame.to_parquet(tmp_path / "heart.parquet")
+    out = tmp_path / "out"
+    assert _run(["--input", str(tmp_path / "heart.parquet"), "--format", "parquet", "--label-col", "diagnosis",
+                 "--method", "lfs", "--threshold", "0.0", "--output", str(out)]) == 0
+    table, summary = _read_output(out)
+    assert table["name"].tolist() == names
+    assert set(summary["label_mapping"].values()) == set(np.array(data["class_names"]).astype(str))
+    assert table["selected"].tolist() == (table["score"] > 0.0).tolist()
+
+
+def test_csv_and_config_file_with_flag_override(spark, tmp_path):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(60, 4)), columns=["a", "b", "c", "d"])
+    frame["y"] = rng.integers(0, 2, 60)
+    frame.loc[frame.y == 1, "c"] += 3.0
+    frame.to_csv(tmp_path / "x.csv", index=False)
+    config = tmp_path / "job.yaml"
+    config.write_text(f"input: {{path: {tmp_path / 'x.csv'}, format: csv, label_col: y}}\nmethod: lfs\n"
+                      f"selection: {{num_features: 3}}\noutput: {{path: {tmp_path / 'ignored'}}}\n")
+    out = tmp_path / "out"
+    assert _run(["--config", str(config), "--num-features", "1", "--output", str(out)]) == 0
+    table, summary = _read_output(out)
+    assert table.loc[table.selected, "name"].tolist() == ["c"]
+    assert not (tmp_path / "ignored").exists()
+
+
+def test_bad_input_exits_nonzero_and_writes_nothing(spark, tmp_path, capsys):
+    frame = pd.DataFrame({"a": [1.0, np.nan, 3.0, 4.0], "b": [1.0, 2.0, 3.0, 4.0], "y": [0, 1, 0, 1]})
+    frame.to_parquet(tmp_path / "nan.parquet")
+    out = tmp_path / "out"
+    assert _run(["--input", str(tmp_path / "nan.parquet"), "--format", "parquet", "--label-col", "y",
+                 "--method", "lfs", "--output", str(out)]) == 2
+    assert "1 row(s) have NaN or infinite feature values" in capsys.readouterr().err
+    assert not out.exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out")]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--input", "/nonexistent/x.libsvm", "--format", "libsvm"], "input path not found"),
+    (["--format", "libsvm", "--method", "nope"], "unknown method 'nope'"),
+    (["--format", "libsvm", "--param", "gamma"], "--param expects name=value"),
+])
+def test_usage_errors(spark, breast_libsvm, tmp_path, capsys, args, message):
+    full = ["--input", breast_libsvm[0], *args, "--output", str(tmp_path / "o")] if "--input" not in args else [*args, "--output", str(tmp_path / "o")]
+    assert _run(full) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_anova_baseline_through_cli(spark, breast_libsvm, tmp_path):
+    from sklearn.feature_selection import f_classif
+
+    path, data = breast_libsvm
+    out = tmp_path / "anova"
+    assert _run(["--input", path, "--format", "libsvm", "--method", "anova", "--num-features", "4", "--output", str(out)]) == 0
+    table, _ = _read_output(out)
+    np.testing.assert_allclose(table["score"], f_classif(data["X"], data["y"])[0], rtol=1e-6)
+
+
+def test_sparse_text_set_lfs(spark, tmp_path, shared_data):
+    """BASEHOCK (1,993 x 4,862 term matrix): runs sparse end to end and equals a dense NumPy theta."""
+    from sklearn.datasets import dump_svmlight_file
+
+    matrix = sp.load_npz(shared_data / "BASEHOCK.npz")
+    labels = np.load(shared_data / "BASEHOCK.npz")["y"]
+    dump_svmlight_file(matrix, labels, str(tmp_path / "b.libsvm"), zero_based=False)
+    out = tmp_path / "out"
+    assert _run(["--input", str(tmp_path / "b.libsvm"), "--format", "libsvm", "--method", "lfs",
+                 "--num-features", "50", "--output", str(out)]) == 0
+    table, summary = _read_output(out)
+    assert summary["n_features"] == matrix.shape[1]
+    dense = matrix.toarray()
+    n = len(labels)
+    between = sum(dense[labels == c].sum(0) ** 2 / (labels == c).sum() for c in np.unique(labels)) / n
+    theta = between + 0.5 / n * (dense**2).sum(0) - 1.5 / n**2 * dense.sum(0) ** 2
+    np.testing.assert_allclose(table["score"], theta, rtol=1e-9, atol=1e-12)
+
+
+def test_spark_submit_job(tmp_path, breast_libsvm):
+    """jobs/select.py under spark-submit, with a config file and an overriding flag."""
+    config = tmp_path / "job.yaml"
+    config.write_text(f"input: {{path: {breast_libsvm[0]}, format: libsvm}}\nmethod: lfs\n"
+                      f"selection: {{num_features: 2}}\noutput: {{path: {tmp_path / 'job-out'}}}\n")
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    spark_submit = Path(sys.executable).parent / "spark-submit"
+    result = subprocess.run(
+        [str(spark_submit), "--master", "local[1]", str(REPO / "jobs" / "select.py"), "--config", str(config),
+         "--num-features", "4"],
+        capture_output=True, text=True, env=env, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    # spark-submit merges the Python driver's stderr into its stdout
+    assert "stage=fit status=done" in result.stdout + result.stderr
+    table, summary = _read_output(tmp_path / "job-out")
+    assert table["selected"].sum() == 4

@@ -1,0 +1,68 @@
+"""Arrow blocks of VectorUDT rows: dense, sparse and mixed batches, sizes checked."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from pyspark.ml.linalg import Vectors
+
+from sparkfs.spark.blocks import aggregate_partitions, arrow_vectors_to_matrix
+
+from tests.helpers import make_df
+
+
+def _collect_blocks(df, num_features):
+    import pyarrow as pa
+
+    blocks = []
+
+    def summarize(block):
+        matrix = block["features"]
+        dense = matrix.toarray() if sp.issparse(matrix) else matrix
+        return {"sum": dense.sum(0), "rows": np.array([dense.shape[0]]), "sq": (dense**2).sum(0)}
+
+    merge = lambda a, b: {k: a[k] + b[k] for k in a}
+    return aggregate_partitions(df, ["features"], summarize, merge, num_features=num_features)
+
+
+@pytest.mark.parametrize("partitions", [1, 3])
+def test_mixed_dense_and_sparse_rows(spark, partitions):
+    vectors = [Vectors.dense([1.0, 0.0, 2.0]), Vectors.sparse(3, [1], [5.0]), Vectors.sparse(3, [], []),
+               Vectors.dense([-1.0, 4.0, 0.5])]
+    df = spark.createDataFrame(spark.sparkContext.parallelize([(v, 0.0) for v in vectors], partitions), ["features", "label"])
+    summary = _collect_blocks(df, 3)
+    dense = np.array([v.toArray() for v in vectors])
+    np.testing.assert_allclose(summary["sum"], dense.sum(0))
+    np.testing.assert_allclose(summary["sq"], (dense**2).sum(0))
+    assert summary["rows"][0] == 4
+
+
+def test_conversion_keeps_sparse_rows_sparse(spark):
+    import pyarrow as pa
+
+    seen = []
+    X = sp.random(20, 50, density=0.05, random_state=0, format="csr")
+    df = make_df(spark, X, np.zeros(20))
+
+    def capture(batches):
+        for batch in batches:
+            matrix = arrow_vectors_to_matrix(batch.column(0), 50)
+            yield pa.RecordBatch.from_arrays([pa.array([sp.issparse(matrix)]), pa.array([matrix.sum()])],
+                                             names=["sparse", "total"])
+
+    rows = df.select("features").mapInArrow(capture, "sparse boolean, total double").collect()
+    assert all(r["sparse"] for r in rows)
+    assert sum(r["total"] for r in rows) == pytest.approx(X.sum())
+
+
+def test_wrong_size_is_named(spark):
+    import pyarrow as pa
+
+    df = spark.createDataFrame([(Vectors.dense([1.0, 2.0]),), (Vectors.dense([1.0, 2.0, 3.0]),)], ["features"])
+    column = df.toArrow().column("features")
+    with pytest.raises(ValueError, match=r"1 row\(s\) have a feature vector of size \[3\] instead of 2"):
+        arrow_vectors_to_matrix(column, 2)
+
+
+def test_empty_dataframe_gives_none(spark):
+    df = make_df(spark, np.zeros((2, 3)), [0, 1]).limit(0)
+    assert _collect_blocks(df, 3) is None

@@ -1,0 +1,61 @@
+"""Checks every selector passes: params, copy, uid, Estimator and Model save/load, transform."""
+
+import numpy as np
+import pytest
+
+from sparkfs.methods import METHODS, build_selector
+
+from tests.helpers import make_df
+
+
+@pytest.fixture(scope="module")
+def small_df(spark):
+    rng = np.random.default_rng(0)
+    X = np.abs(rng.normal(size=(24, 5))) * [1, 4, 1, 2, 1]
+    y = rng.integers(0, 2, 24)
+    X[y == 1, 1] += 2.0
+    return make_df(spark, X, y, partitions=2)
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_selector_contract(spark, small_df, method, tmp_path):
+    selector = build_selector(method, {}).setNumFeatures(2)
+    copy = selector.copy()
+    assert copy.uid == selector.uid and copy is not selector
+    assert copy.extractParamMap() == selector.extractParamMap()
+
+    selector.write().save(str(tmp_path / "estimator"))
+    reloaded_estimator = type(selector).load(str(tmp_path / "estimator"))
+    assert {p.name: v for p, v in reloaded_estimator.extractParamMap().items()} == \
+        {p.name: v for p, v in selector.extractParamMap().items()}
+
+    model = selector.fit(small_df)
+    assert model.uid == selector.uid
+    assert model.numInputFeatures == 5 and len(model.selectedFeatures) == 2
+    assert model.ranking[:2].tolist() == sorted(model.ranking[:2].tolist(), key=lambda i: -model.scores[i])
+    assert model.get_support().sum() == 2
+    assert model.transform(small_df).first()["selected_features"].size == 2
+
+    model.write().save(str(tmp_path / "model"))
+    loaded = type(model).load(str(tmp_path / "model"))
+    np.testing.assert_array_equal(loaded.scores, model.scores)
+    assert loaded.selectedFeatures == model.selectedFeatures and loaded.uid == model.uid
+    assert loaded.transform(small_df).first()["selected_features"] == model.transform(small_df).first()["selected_features"]
+
+
+def test_model_of_another_class_is_refused(spark, small_df, tmp_path):
+    from sparkfs import FisherMarkovSelectorModel
+    from sparkfs.selectors.baseline import UnivariateTestSelectorModel
+
+    build_selector("anova", {}).setNumFeatures(2).fit(small_df).write().save(str(tmp_path / "m"))
+    with pytest.raises(ValueError, match="not a FisherMarkovSelectorModel"):
+        FisherMarkovSelectorModel.load(str(tmp_path / "m"))
+    assert isinstance(UnivariateTestSelectorModel.load(str(tmp_path / "m")), UnivariateTestSelectorModel)
+
+
+def test_transform_refuses_existing_output_column(spark, small_df):
+    from sparkfs import InvalidInputError
+
+    model = build_selector("lfs", {}).setNumFeatures(2).fit(small_df)
+    with pytest.raises(InvalidInputError, match="output column 'label' already exists"):
+        model.setOutputCol("label").transform(small_df)
