@@ -149,15 +149,17 @@ def test_sparse_text_set_lfs(spark, tmp_path, shared_data):
     np.testing.assert_allclose(table["score"], theta, rtol=1e-9, atol=1e-12)
 
 
-def test_spark_submit_job(tmp_path, breast_libsvm):
-    """jobs/select.py under spark-submit, with a config file and an overriding flag."""
+def test_spark_submit_job(spark, tmp_path, breast_libsvm):
+    """jobs/select.py under spark-submit on a 2-executor local cluster (separate executor JVMs),
+    with a config file and an overriding flag; scores equal the in-process local[2] run."""
     config = tmp_path / "job.yaml"
     config.write_text(f"input: {{path: {breast_libsvm[0]}, format: libsvm}}\nmethod: lfs\n"
                       f"selection: {{num_features: 2}}\noutput: {{path: {tmp_path / 'job-out'}}}\n")
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
     spark_submit = Path(sys.executable).parent / "spark-submit"
     result = subprocess.run(
-        [str(spark_submit), "--master", "local[1]", str(REPO / "jobs" / "select.py"), "--config", str(config),
+        [str(spark_submit), "--master", "local-cluster[2,1,1024]", "--conf", "spark.default.parallelism=3",
+         str(REPO / "jobs" / "select.py"), "--config", str(config),
          "--num-features", "4"],
         capture_output=True, text=True, env=env, timeout=300,
     )
@@ -166,3 +168,8 @@ def test_spark_submit_job(tmp_path, breast_libsvm):
     assert "stage=fit status=done" in result.stdout + result.stderr
     table, summary = _read_output(tmp_path / "job-out")
     assert table["selected"].sum() == 4
+    assert _run(["--input", breast_libsvm[0], "--format", "libsvm", "--method", "lfs", "--num-features", "4",
+                 "--output", str(tmp_path / "local-out")]) == 0
+    local_table, _ = _read_output(tmp_path / "local-out")
+    np.testing.assert_allclose(table["score"], local_table["score"], rtol=1e-12)
+    assert table["selected"].tolist() == local_table["selected"].tolist()
