@@ -10,6 +10,8 @@ from sparkfs.selectors.fisher_markov import FisherMarkovSelector
 #: method name -> (Estimator class, params fixed by the method name)
 METHODS: Dict[str, Tuple[type, Dict[str, Any]]] = {
     "lfs": (FisherMarkovSelector, {"degree": 1}),
+    "qfs": (FisherMarkovSelector, {"degree": 2, "kernel": "qfs"}),
+    "qfs-prime": (FisherMarkovSelector, {"degree": 2, "kernel": "qfs-prime"}),
     "anova": (UnivariateTestSelector, {"test": "anova"}),
     "chi2": (UnivariateTestSelector, {"test": "chi2"}),
 }

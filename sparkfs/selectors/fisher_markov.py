@@ -1,25 +1,50 @@
-"""Fisher-Markov selector (Cheng, Zhou & Cheng): LFS (degree 1) on Spark."""
+"""Fisher-Markov selector (Cheng, Zhou & Cheng): LFS (degree 1) and QFS / QFS' (degree 2) on Spark."""
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.core.fisher_markov import affine_class_moments, markov_coefficients, scaling_parameters
-from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
-from sparkfs.selectors._params import in_range, is_finite_float, one_of
-from sparkfs.spark.stats import class_moments
+from sparkfs.core.qfs import (
+    check_driver_budget,
+    gamma_max_exact,
+    pairwise_markov_coefficients,
+    rescale_gram_statistics,
+    select_by_count,
+    solve_qfs,
+    unary_markov_coefficients,
+)
+from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult, check_supervised
+from sparkfs.selectors._params import in_range, one_of
+from sparkfs.spark.stats import class_moments, with_label_index
+
+
+def _to_gamma(value):
+    """gamma is a float, or "auto" (QFS: the largest gamma of Corollary IV.5)."""
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        return "auto"
+    return TypeConverters.toFloat(value)
 
 
 class _FisherMarkovParams(Params):
     degree: Param = Param(
-        Params._dummy(), "degree", "polynomial kernel degree: 1 = LFS (eq. 19-20), 2 = QFS (eq. 29-31)",
+        Params._dummy(), "degree", "polynomial kernel degree: 1 = LFS (eq. 19-20), 2 = QFS (eq. 27-31)",
         typeConverter=TypeConverters.toInt,
+    )
+    kernel: Param = Param(
+        Params._dummy(), "kernel",
+        "degree 2 only: 'qfs' (k_2 = (1 + <x,y>)^2, eq. 27) or 'qfs-prime' (k'_2 = <x,y>^2, eq. 28)",
+        typeConverter=TypeConverters.toString,
     )
     gamma: Param = Param(
         Params._dummy(), "gamma",
-        "trade-off between discriminativeness and expressiveness in eq. (19); the paper uses -0.5",
-        typeConverter=TypeConverters.toFloat,
+        "trade-off between discriminativeness and expressiveness in eq. (19); the paper uses -0.5. "
+        "'auto' (degree 2): gamma_max_exact of Corollary IV.5, the largest gamma solved exactly",
+        typeConverter=_to_gamma,
     )
     statsEngine: Param = Param(
         Params._dummy(), "statsEngine",
@@ -32,34 +57,67 @@ class _FisherMarkovParams(Params):
         "'none' (default, the paper's formula on the data as given), 'range' ([0, 1]) or 'standard'",
         typeConverter=TypeConverters.toString,
     )
+    center: Param = Param(
+        Params._dummy(), "center",
+        "degree 2: subtract the column means before the Gram pass (not in the paper; uncentred data "
+        "tend to make QFS select all features or none)",
+        typeConverter=TypeConverters.toBoolean,
+    )
+    candidates: Param = Param(
+        Params._dummy(), "candidates",
+        "degree 2: QFS runs on the top `candidates` features by LFS theta (all when p is smaller)",
+        typeConverter=TypeConverters.toInt,
+    )
+    driverMemoryMB: Param = Param(
+        Params._dummy(), "driverMemoryMB",
+        "degree 2: driver memory budget for the p x p x (C + 2) pairwise statistics; more candidates are refused",
+        typeConverter=TypeConverters.toFloat,
+    )
     _param_constraints = {
-        "scaling": one_of("none", "range", "standard"),
-        "degree": (lambda v: v == 1, "1 (LFS; degree 2, QFS, is not available yet)"),
-        "gamma": is_finite_float(),
+        "degree": (lambda v: v in (1, 2), "an int among {1, 2}"),
+        "kernel": one_of("qfs", "qfs-prime"),
+        "gamma": (lambda v: v == "auto" or (isinstance(v, float) and math.isfinite(v)), "a finite float or 'auto'"),
         "statsEngine": one_of("jvm", "arrow"),
+        "scaling": one_of("none", "range", "standard"),
+        "candidates": in_range(1, kind="an int"),
+        "driverMemoryMB": in_range(0, low_open=True),
     }
 
     def __init__(self, *args):
         super().__init__(*args)
-        self._setDefault(degree=1, gamma=-0.5, statsEngine="jvm", scaling="none")
+        self._setDefault(degree=1, kernel="qfs", gamma=-0.5, statsEngine="jvm", scaling="none", center=False,
+                         candidates=500, driverMemoryMB=1024.0)
 
 
 class FisherMarkovSelectorModel(FeatureSelectorModel, _FisherMarkovParams):
-    """Model of :class:`FisherMarkovSelector`: ``scores`` are the Markov coefficients theta_j."""
+    """Model of :class:`FisherMarkovSelector`.
+
+    ``scores`` are the LFS Markov coefficients theta_j (eq. 19) of every feature. For degree 2 the
+    selection is the QFS optimum over the candidates, which need not be the top-k by theta_j;
+    ``summary`` holds its certificate (``certified_optimal``, ``optimality_gap``, ``gamma_max_exact``...).
+    """
 
 
 class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
-    """Fisher-Markov feature selector with a linear kernel (LFS).
+    """Fisher-Markov feature selector: LFS (degree 1) or QFS / QFS' (degree 2).
 
-    theta_j (eq. 19) is computed from per-class column sums and column sums of squares gathered
-    in ONE pass over the data; the feature is selected iff theta_j > beta (eq. 20, ``threshold``)
-    or when it is among the top ``numFeatures`` by theta.
+    LFS: theta_j (eq. 19) from per-class column sums and column sums of squares gathered in ONE
+    pass; feature j is selected iff theta_j > beta (eq. 20, ``threshold``) or when it is among the
+    top ``numFeatures`` by theta_j.
+
+    QFS (Proposition IV.4): maximise sum_j (theta_j - beta) a_j + 1/2 sum_jl theta_jl a_j a_l over
+    the candidate features (top ``candidates`` by LFS theta_j), with theta_jl of eq. (29) from the
+    per-class Gram matrices and the Gram of squared values (a second pass, tree-reduced). Solved by
+    an s-t minimum cut with a certificate of optimality when every theta_jl >= 0 (always the case
+    for gamma <= gamma_max_exact, Corollary IV.5, which is >= 0); otherwise a cut of the relaxation
+    improved by local search, reported as not certified. ``threshold`` is beta; ``numFeatures`` is
+    met by a search on beta, and the summary says when that size is not reachable.
 
     Parameters
     ----------
-    gamma : float, default -0.5
+    gamma : float or "auto", default -0.5
     threshold : float, optional
-        beta of eq. (20).
+        beta of eq. (20) / (QFS).
     numFeatures : int, default 50
     weightCol : str, optional
         Per-instance weights: n, n_i and every sum become weighted.
@@ -67,34 +125,44 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
         The paper does not say how its data were scaled; its Synthetic-2 finding (x1, x2 first at
         gamma = -0.5) holds on [0, 1]-scaled data ("range") and not on raw data, where gamma = -0.5
         rewards variance (theta_j = between-class variance - gamma * total variance).
+    degree, kernel, center, candidates, driverMemoryMB : see the Params.
 
     Notes
     -----
-    Memory on the driver: O(C p) doubles. Work: O(nnz) per pass. Sparse vectors stay sparse.
+    Driver memory: O(C p) doubles for LFS; candidates^2 (C + 2) doubles for QFS (checked against
+    ``driverMemoryMB`` before the Gram pass). Work: O(nnz) for LFS; O(n candidates^2) for QFS.
+    Sparse vectors stay sparse (except in centred QFS, which densifies 4,096 rows at a time).
     """
 
     _model_class = FisherMarkovSelectorModel
 
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features",
-                 numFeatures=None, threshold=None, weightCol=None, degree=1, gamma=-0.5, statsEngine="jvm", scaling="none"):
+                 numFeatures=None, threshold=None, weightCol=None, degree=1, kernel="qfs", gamma=-0.5,
+                 statsEngine="jvm", scaling="none", center=False, candidates=500, driverMemoryMB=1024.0):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
-    def setGamma(self, value: float):
+    def setGamma(self, value):
         return self._set(gamma=value)
 
     def setDegree(self, value: int):
         return self._set(degree=value)
+
+    def validate_params(self) -> None:
+        super().validate_params()
+        if self.getOrDefault(self.degree) == 1 and self.getOrDefault(self.gamma) == "auto":
+            raise ValueError("The 'gamma' parameter of FisherMarkovSelector may be 'auto' only with degree=2 (QFS).")
 
     def _compute_scores(self, dataset) -> ScoreResult:
         moments = class_moments(
             dataset, self.getFeaturesCol(), self.getLabelCol(), self._weight_col(),
             engine=self.getOrDefault(self.statsEngine),
         )
+        scaling = self.getOrDefault(self.scaling)
         class_sums, class_sum_squares = moments.class_sums, moments.class_sum_squares
         offset, scale = scaling_parameters(
-            self.getOrDefault(self.scaling), feature_min=moments.feature_min, feature_max=moments.feature_max,
+            scaling, feature_min=moments.feature_min, feature_max=moments.feature_max,
             total_weight=moments.class_weights.sum(), total_sums=class_sums.sum(axis=0),
             total_sum_squares=class_sum_squares.sum(axis=0),
         )
@@ -102,13 +170,80 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
             class_sums, class_sum_squares = affine_class_moments(
                 class_sums, moments.class_weights, class_sum_squares, offset, scale
             )
-        theta = markov_coefficients(
-            class_sums, moments.class_weights, class_sum_squares.sum(axis=0), self.getOrDefault(self.gamma)
-        )
-        return ScoreResult(
+        gamma = self.getOrDefault(self.gamma)
+        lfs_gamma = -0.5 if gamma == "auto" else gamma  # only the candidate ranking uses it
+        theta = markov_coefficients(class_sums, moments.class_weights, class_sum_squares.sum(axis=0), lfs_gamma)
+        result = ScoreResult(
             scores=theta,
             label_values=moments.label_values,
             class_counts=moments.class_counts.tolist(),
             n_rows=moments.n_rows,
-            info={"method": "lfs", "gamma": self.getOrDefault(self.gamma), "scaling": self.getOrDefault(self.scaling)},
+            info={"method": "lfs", "gamma": gamma, "scaling": scaling},
         )
+        if self.getOrDefault(self.degree) == 2:
+            check_supervised(result, type(self).__name__)
+            self._solve_qfs(dataset, moments, result, offset, scale)
+        return result
+
+    def _solve_qfs(self, dataset, moments, result: ScoreResult, offset, scale) -> None:
+        """Second pass (Gram statistics of the candidates) and the min-cut; fills ``result``."""
+        from sparkfs.spark.gram import class_gram_statistics
+
+        num_features, num_classes = moments.num_features, moments.num_classes
+        kernel = self.getOrDefault(self.kernel)
+        candidate_count = min(self.getOrDefault(self.candidates), num_features)
+        check_driver_budget(candidate_count, num_classes, int(self.getOrDefault(self.driverMemoryMB) * 2**20))
+        candidates = np.sort(np.argsort(-result.scores, kind="mergesort")[:candidate_count])
+
+        shift = offset
+        if self.getOrDefault(self.center):
+            shift = moments.class_sums.sum(axis=0) / moments.class_weights.sum()
+        indexed = with_label_index(dataset, self.getLabelCol(), moments.label_values, "__label_index")
+        statistics = class_gram_statistics(
+            indexed, self.getFeaturesCol(), "__label_index", num_classes, candidate_indices=candidates,
+            weight_col=self._weight_col(), center=None if shift is None else shift[candidates],
+            num_features=num_features,
+        )
+        if scale is not None:
+            statistics = rescale_gram_statistics(statistics, scale[candidates])
+        bound = gamma_max_exact(statistics.class_grams, statistics.class_counts, statistics.squared_gram)
+        gamma = self.getOrDefault(self.gamma)
+        if gamma == "auto":
+            gamma = float(bound.gamma_max) if math.isfinite(bound.gamma_max) else 0.0
+        unary = unary_markov_coefficients(statistics.class_sums, statistics.class_counts, statistics.class_grams,
+                                          gamma, kernel)
+        pairwise = pairwise_markov_coefficients(statistics.class_grams, statistics.class_counts,
+                                                statistics.squared_gram, gamma)
+        info = {"method": "qfs" if kernel == "qfs" else "qfs-prime", "gamma": gamma,
+                "gamma_max_exact": bound.gamma_max, "candidates": int(candidate_count),
+                "centered": bool(self.getOrDefault(self.center)) or self.getOrDefault(self.scaling) == "standard"}
+        if self.isSet(self.threshold):
+            solution = solve_qfs(unary, pairwise, self.getThreshold())
+        else:
+            requested = self.getNumFeatures()
+            if requested > candidate_count:
+                raise ValueError(
+                    f"numFeatures={requested} is larger than the QFS candidate set ({candidate_count} features); "
+                    f"raise 'candidates'"
+                )
+            search = select_by_count(unary, pairwise, requested)
+            solution = search.solution
+            info.update({"requested_features": requested, "requested_reachable": bool(search.reachable),
+                         "nearest_sizes": [int(search.size_below), int(search.size_above)]})
+        info.update({
+            "beta": float(solution.beta),
+            "objective": float(solution.objective),
+            "upper_bound": float(solution.upper_bound),
+            "optimality_gap": float(solution.optimality_gap),
+            "certified_optimal": bool(solution.certified_optimal),
+            "n_violating_pairs": int(solution.n_violating_pairs),
+            "solver": solution.solver,
+            "exactness": (
+                "optimal: s-t min-cut with a max-flow certificate (gap <= 1e-9 relative)"
+                if solution.certified_optimal else
+                f"not certified: {int(solution.n_violating_pairs)} pair(s) with theta_jl < 0 make the problem "
+                f"NP-hard; min-cut of a relaxation + local search, within optimality_gap of the optimum"
+            ),
+        })
+        result.selected = candidates[np.asarray(solution.selected, dtype=bool)]
+        result.info.update(info)
