@@ -3,6 +3,7 @@
 from sparkfs._version import __version__
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel
 from sparkfs.selectors.fisher_markov import FisherMarkovSelector, FisherMarkovSelectorModel
+from sparkfs.selectors.relief import ReliefSelector, ReliefSelectorModel
 from sparkfs.spark.stats import InvalidInputError
 
 __all__ = [
@@ -12,4 +13,6 @@ __all__ = [
     "FisherMarkovSelector",
     "FisherMarkovSelectorModel",
     "InvalidInputError",
+    "ReliefSelector",
+    "ReliefSelectorModel",
 ]

@@ -6,12 +6,17 @@ from typing import Any, Dict, Tuple
 
 from sparkfs.selectors.baseline import UnivariateTestSelector
 from sparkfs.selectors.fisher_markov import FisherMarkovSelector
+from sparkfs.selectors.relief import ReliefSelector
 
 #: method name -> (Estimator class, params fixed by the method name)
 METHODS: Dict[str, Tuple[type, Dict[str, Any]]] = {
     "lfs": (FisherMarkovSelector, {"degree": 1}),
     "qfs": (FisherMarkovSelector, {"degree": 2, "kernel": "qfs"}),
     "qfs-prime": (FisherMarkovSelector, {"degree": 2, "kernel": "qfs-prime"}),
+    "relief": (ReliefSelector, {"variant": "relief"}),
+    "relieff": (ReliefSelector, {"variant": "relieff"}),
+    "mrelief": (ReliefSelector, {"variant": "mrelief"}),
+    "prelief": (ReliefSelector, {"variant": "prelief"}),
     "anova": (UnivariateTestSelector, {"test": "anova"}),
     "chi2": (UnivariateTestSelector, {"test": "chi2"}),
 }
