@@ -53,8 +53,9 @@ position does not change when the same ordered data are split into more or fewer
 (``coalesce``, another ``maxPartitionBytes``, another ``parallelize(numSlices)``), so results
 are identical for 1 or several partitions; a *shuffle* that reorders rows (``repartition``)
 changes positions, hence possibly the sample and tie-breaks -- pass ``row_id_col`` then. The
-input must be deterministic across passes: an uncached input is persisted for the duration of
-the call (like Spark ML's iterative estimators) and unpersisted afterwards.
+input must be deterministic across passes: an input that is not cached and reads no cached data
+is persisted for the duration of the call (like Spark ML's iterative estimators) and unpersisted
+afterwards; cache the input yourself to share it between calls.
 
 Numeric policy: non-finite feature values raise :class:`InvalidInputError`; label values must
 be class indices 0..C-1 (doubles like 2.0 accepted); every class with rows must have at least
@@ -255,6 +256,19 @@ def _stack(first, second):
 # --------------------------------------------------------------------------------------------
 # Driver-side steps
 # --------------------------------------------------------------------------------------------
+
+
+def _reads_cached_data(df) -> bool:
+    """True when ``df`` is cached or its plan reads a cached DataFrame (e.g. a column added to one).
+
+    Uses the JVM query execution when available (classic PySpark); otherwise only ``is_cached``.
+    """
+    if df.is_cached:
+        return True
+    try:
+        return "InMemoryRelation" in df._jdf.queryExecution().withCachedData().toString()
+    except Exception:  # Spark Connect or a changed internal API: be safe and persist
+        return False
 
 
 def _class_counts(per_label: Dict[Any, int], num_classes: int) -> np.ndarray:
@@ -633,7 +647,7 @@ def relief_statistics(
     else:
         columns.append(F.monotonically_increasing_id().alias(_MONOTONIC_ID))
     base = df.select(*columns)
-    persisted = not df.is_cached
+    persisted = not _reads_cached_data(df)
     if persisted:
         # Every pass must see the same rows in the same partitions (positional ids, sample).
         base = base.persist(StorageLevel.MEMORY_AND_DISK)
