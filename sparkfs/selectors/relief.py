@@ -80,7 +80,8 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
     Variants (Yang & Hu 2012; the formulas are in :mod:`sparkfs.core.relief`):
 
     * ``relief``: m_n = |x_n - M(x_n)| - |x_n - H(x_n)|, nearest miss among all other classes
-      (the I-Relief margin for multi-class); with k > 1, H and M are means over the k nearest.
+      (the I-Relief margin for multi-class); with k > 1 each term is the mean of |x_n - neighbour|
+      over the k nearest (additive across partitions; Relief = ReliefF on binary data).
     * ``relieff``: Kononenko's ReliefF, k hits and k misses of each other class c weighted by
       P(c) / (1 - P(y_n)).
     * ``mrelief``: MAP-Relief, m_n = P(y_n)|x_n - M(x_n)| - (1 - P(y_n))|x_n - H(x_n)| (eq. 16).
