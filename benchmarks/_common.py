@@ -64,14 +64,20 @@ def sparse_frame(spark, n_rows, n_features, density, n_classes=2, partitions=8, 
     return spark.createDataFrame(rdd, ["features", "label"]).cache()
 
 
-def timed(function, repeats=3):
-    """Median wall time of `repeats` runs (after the data is cached), and the last result."""
+def timed_runs(function, repeats=3):
+    """Median wall time of ``repeats`` runs, every run's time, and the last result."""
     times, result = [], None
     for _ in range(repeats):
         started = time.perf_counter()
         result = function()
         times.append(time.perf_counter() - started)
-    return statistics.median(times), result
+    return float(statistics.median(times)), times, result
+
+
+def timed(function, repeats=3):
+    """Median wall time of `repeats` runs (after the data is cached), and the last result."""
+    median, _, result = timed_runs(function, repeats)
+    return median, result
 
 
 def write_table(name: str, title: str, header, rows, notes=()):

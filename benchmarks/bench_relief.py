@@ -30,6 +30,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _common import dense_frame, session, sparse_frame, write_table  # noqa: E402
+from _common import timed_runs as timed  # noqa: E402
 
 SKREBATE_SCRIPT = """
 import json, sys, time, warnings
@@ -43,16 +44,6 @@ elapsed = time.perf_counter() - started
 np.save(sys.argv[2], model.feature_importances_)
 print(json.dumps({"seconds": elapsed}))
 """
-
-
-def timed(function, repeats=3):
-    """Median wall time of ``repeats`` runs, every run's time, and the last result."""
-    times, result = [], None
-    for _ in range(repeats):
-        started = time.perf_counter()
-        result = function()
-        times.append(time.perf_counter() - started)
-    return float(np.median(times)), times, result
 
 
 def matmul_rate(size=(2048, 2048, 500), repeats=7):

@@ -283,19 +283,29 @@ def _k_smallest_sorted(distances: np.ndarray, column_ids: np.ndarray, k: int):
     else:
         kth_distance = np.partition(distances, k - 1, axis=1)[:, k - 1]
         # Every entry no farther than the k-th distance: exactly k unless there are ties at it.
-        query_of_candidate, column_of_candidate = np.nonzero(distances <= kth_distance[:, None])
-        candidate_distance = distances[query_of_candidate, column_of_candidate]
-        # np.nonzero is row-major: columns (hence ids) increase within each query, so a stable
-        # sort on (query, distance) breaks distance ties by the smaller id.
-        order = np.lexsort((column_of_candidate, candidate_distance, query_of_candidate))
-        query_sorted = query_of_candidate[order]
-        first_of_query = np.searchsorted(query_sorted, np.arange(num_queries))
-        rank = np.arange(order.size) - first_of_query[query_sorted]
-        keep = rank < k
-        out_ids[query_sorted[keep], rank[keep]] = column_ids[column_of_candidate[order][keep]]
-        out_distances[query_sorted[keep], rank[keep]] = candidate_distance[order][keep]
+        _fill_k_nearest(distances, column_ids, distances <= kth_distance[:, None], out_ids, out_distances)
     out_ids[np.isinf(out_distances)] = PAD_ID
     return out_ids, out_distances
+
+
+def _fill_k_nearest(distances, column_ids, candidate_mask, out_ids, out_distances) -> None:
+    """Write into (out_ids, out_distances) the k nearest of each query among the masked entries.
+
+    np.nonzero is row-major: columns (hence ids) increase within each query, so a stable sort on
+    (query, distance) breaks distance ties by the smaller id.
+    """
+    num_queries, k = out_ids.shape
+    query_of_candidate, column_of_candidate = np.nonzero(candidate_mask)
+    if query_of_candidate.size == 0:
+        return
+    candidate_distance = distances[query_of_candidate, column_of_candidate]
+    order = np.lexsort((column_of_candidate, candidate_distance, query_of_candidate))
+    query_sorted = query_of_candidate[order]
+    first_of_query = np.searchsorted(query_sorted, np.arange(num_queries))
+    rank = np.arange(order.size) - first_of_query[query_sorted]
+    keep = rank < k
+    out_ids[query_sorted[keep], rank[keep]] = column_ids[column_of_candidate[order][keep]]
+    out_distances[query_sorted[keep], rank[keep]] = candidate_distance[order][keep]
 
 
 def _k_smallest_below_bound(distances: np.ndarray, column_ids: np.ndarray, bound: np.ndarray, k: int):
@@ -308,17 +318,7 @@ def _k_smallest_below_bound(distances: np.ndarray, column_ids: np.ndarray, bound
     num_queries = distances.shape[0]
     out_ids = np.full((num_queries, k), PAD_ID, dtype=np.int64)
     out_distances = np.full((num_queries, k), np.inf)
-    query_of_candidate, column_of_candidate = np.nonzero(distances <= bound[:, None])
-    if query_of_candidate.size == 0:
-        return out_ids, out_distances
-    candidate_distance = distances[query_of_candidate, column_of_candidate]
-    order = np.lexsort((column_of_candidate, candidate_distance, query_of_candidate))
-    query_sorted = query_of_candidate[order]
-    first_of_query = np.searchsorted(query_sorted, np.arange(num_queries))
-    rank = np.arange(order.size) - first_of_query[query_sorted]
-    keep = rank < k
-    out_ids[query_sorted[keep], rank[keep]] = column_ids[column_of_candidate[order][keep]]
-    out_distances[query_sorted[keep], rank[keep]] = candidate_distance[order][keep]
+    _fill_k_nearest(distances, column_ids, distances <= bound[:, None], out_ids, out_distances)
     out_ids[np.isinf(out_distances)] = PAD_ID
     return out_ids, out_distances
 
