@@ -24,6 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import session, timed_runs  # noqa: E402
+
 ROWS, CANDIDATES, CLASSES = 100_000, 500, 2
 ROWS_PER_SEED_CHUNK = 5_000
 MINCUT_FEATURES = 2_000
@@ -62,33 +65,19 @@ def generate_batches(batches):
 
 
 def timed(function, repeats=1):
-    times, result = [], None
-    for _ in range(repeats):
-        started = time.perf_counter()
-        result = function()
-        times.append(time.perf_counter() - started)
+    """Best (minimum) wall time of ``repeats`` runs, and the last result."""
+    _, times, result = timed_runs(function, repeats)
     return min(times), result
 
 
 def bench_gram_pass(rows_out):
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.ml.functions import array_to_vector
     from pyspark.ml.stat import Correlation
-    from pyspark.sql import SparkSession
 
     from sparkfs.core.qfs import block_gram_statistics
     from sparkfs.spark.gram import class_gram_statistics
 
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .appName("bench-qfs")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.driver.memory", "6g")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = session()
     try:
         df = (
             spark.range(0, ROWS, numPartitions=4)

@@ -47,7 +47,6 @@ def test_vectors_of_different_sizes(spark, engine):
 
 def test_null_vectors(spark, engine):
     rows = [(Vectors.dense([1.0, 2.0]), 0.0), (None, 1.0), (Vectors.dense([1.0, 0.0]), 1.0)]
-    df = spark.createDataFrame(rows, "features vector, label double".replace("vector", "struct<type:tinyint,size:int,indices:array<int>,values:array<double>>")) if False else None
     from pyspark.ml.linalg import VectorUDT
     from pyspark.sql.types import DoubleType, StructField, StructType
 

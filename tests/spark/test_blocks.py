@@ -11,10 +11,6 @@ from tests.helpers import make_df
 
 
 def _collect_blocks(df, num_features):
-    import pyarrow as pa
-
-    blocks = []
-
     def summarize(block):
         matrix = block["features"]
         dense = matrix.toarray() if sp.issparse(matrix) else matrix
@@ -39,7 +35,6 @@ def test_mixed_dense_and_sparse_rows(spark, partitions):
 def test_conversion_keeps_sparse_rows_sparse(spark):
     import pyarrow as pa
 
-    seen = []
     X = sp.random(20, 50, density=0.05, random_state=0, format="csr")
     df = make_df(spark, X, np.zeros(20))
 
@@ -55,8 +50,6 @@ def test_conversion_keeps_sparse_rows_sparse(spark):
 
 
 def test_wrong_size_is_named(spark):
-    import pyarrow as pa
-
     df = spark.createDataFrame([(Vectors.dense([1.0, 2.0]),), (Vectors.dense([1.0, 2.0, 3.0]),)], ["features"])
     column = df.toArrow().column("features")
     with pytest.raises(ValueError, match=r"1 row\(s\) have a feature vector of size \[3\] instead of 2"):
