@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional
 
 from sparkfs._version import __version__
 from sparkfs.io.config import DEFAULTS, ConfigError, load_config, merge_config, parse_param
-from sparkfs.io.output import OutputExistsError, check_output_free, features_table, write_selection_output
+from sparkfs.io.output import OutputExistsError, check_output_free, features_table, is_local_path, write_selection_output
 from sparkfs.io.readers import FORMATS, read_dataset
 from sparkfs.spark.stats import InvalidInputError
 
@@ -37,7 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--num-features", type=int, help="select the top K features")
     group.add_argument("--threshold", type=float, help="select features scoring above T (beta for Fisher-Markov)")
     select.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="method param (repeatable)")
-    select.add_argument("--output", help="output directory")
+    select.add_argument("--output", help="output directory: a local path, or a URI (hdfs://, s3a://, file:///...) "
+                        "written through Spark's Hadoop file system")
     select.add_argument("--overwrite", action="store_true", default=None, help="replace an existing output directory")
     select.add_argument("--master", help="Spark master URL (default local[*]; spark-submit sets its own)")
 
@@ -98,7 +99,10 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
 
     started = time.perf_counter()
     input_conf, selection = config["input"], config["selection"]
-    output_path = check_output_free(config["output"]["path"], bool(config["output"]["overwrite"]))
+    output_conf = config["output"]
+    local_output = is_local_path(output_conf["path"])
+    if local_output:  # a URI is checked once the session (and its Hadoop file systems) exists
+        check_output_free(output_conf["path"], bool(output_conf["overwrite"]))
     selector = build_selector(config["method"], config.get("params") or {})
     if selection.get("threshold") is not None:
         selector.setThreshold(selection["threshold"])
@@ -108,6 +112,8 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
 
     with _Stage("spark"):
         spark = spark or get_spark(config["spark"].get("master"), conf=config["spark"].get("conf"))
+    if not local_output:
+        check_output_free(output_conf["path"], bool(output_conf["overwrite"]), spark=spark)
     with _Stage("read"):
         dataset = read_dataset(
             spark, input_conf["path"], input_conf["format"], label_col=input_conf["label_col"],
@@ -137,7 +143,8 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
     }
     with _Stage("write"):
         table = features_table(model.scores, model.selectedFeatures, dataset.feature_names)
-        write_selection_output(output_path, table, summary, overwrite=bool(config["output"]["overwrite"]))
+        output_path = write_selection_output(output_conf["path"], table, summary,
+                                             overwrite=bool(output_conf["overwrite"]), spark=spark)
     summary["output"] = output_path
     summary["top_features"] = [
         (dataset.feature_names[i], float(model.scores[i])) for i in model.ranking[: min(10, model.numInputFeatures)]

@@ -173,3 +173,17 @@ def test_spark_submit_job(spark, tmp_path, breast_libsvm):
     local_table, _ = _read_output(tmp_path / "local-out")
     np.testing.assert_allclose(table["score"], local_table["score"], rtol=1e-12)
     assert table["selected"].tolist() == local_table["selected"].tolist()
+
+
+def test_uri_output_through_hadoop_file_system(spark, breast_libsvm, tmp_path, capsys):
+    path, _ = breast_libsvm
+    uri = f"file://{tmp_path}/uri-out"
+    assert _run(["--input", path, "--format", "libsvm", "--method", "lfs", "--num-features", "2", "--output", uri]) == 0
+    assert f"output: file:{tmp_path}/uri-out/features.parquet" in capsys.readouterr().out
+    table, summary = _read_output(tmp_path / "uri-out")
+    assert table["selected"].sum() == 2 and summary["n_rows"] == 683
+    # An existing URI output is refused before any work, like a local one.
+    assert _run(["--input", path, "--format", "libsvm", "--method", "lfs", "--output", uri]) == 2
+    assert "already exists; pass --overwrite" in capsys.readouterr().err
+    assert _run(["--input", path, "--format", "libsvm", "--method", "lfs", "--output", "nosuchfs://b/out"]) == 2
+    assert "scheme 'nosuchfs'" in capsys.readouterr().err
