@@ -149,29 +149,36 @@ def test_sparse_text_set_lfs(spark, tmp_path, shared_data):
     np.testing.assert_allclose(table["score"], theta, rtol=1e-9, atol=1e-12)
 
 
-def test_spark_submit_job(spark, tmp_path, breast_libsvm):
+@pytest.mark.parametrize("method, params", [
+    ("lfs", []),
+    # the neighbour engine across executor JVMs: broadcast queries, tree merge, Numba L1 kernel
+    ("relieff", ["--param", "metric=manhattan", "--param", "scaling=range", "--param", "k=5"]),
+])
+def test_spark_submit_job(spark, tmp_path, breast_libsvm, method, params):
     """jobs/select.py under spark-submit on a 2-executor local cluster (separate executor JVMs),
     with a config file and an overriding flag; scores equal the in-process local[2] run."""
     config = tmp_path / "job.yaml"
-    config.write_text(f"input: {{path: {breast_libsvm[0]}, format: libsvm}}\nmethod: lfs\n"
+    config.write_text(f"input: {{path: {breast_libsvm[0]}, format: libsvm}}\nmethod: {method}\n"
                       f"selection: {{num_features: 2}}\noutput: {{path: {tmp_path / 'job-out'}}}\n")
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
     spark_submit = Path(sys.executable).parent / "spark-submit"
     result = subprocess.run(
         [str(spark_submit), "--master", "local-cluster[2,1,1024]", "--conf", "spark.default.parallelism=3",
          str(REPO / "jobs" / "select.py"), "--config", str(config),
-         "--num-features", "4"],
+         "--num-features", "4", *params],
         capture_output=True, text=True, env=env, timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     # spark-submit merges the Python driver's stderr into its stdout
     assert "stage=fit status=done" in result.stdout + result.stderr
     table, summary = _read_output(tmp_path / "job-out")
-    assert table["selected"].sum() == 4
-    assert _run(["--input", breast_libsvm[0], "--format", "libsvm", "--method", "lfs", "--num-features", "4",
-                 "--output", str(tmp_path / "local-out")]) == 0
+    assert summary["method"] == method and table["selected"].sum() == 4
+    for name, value in (text.split("=") for text in params[1::2]):
+        assert str(summary["params"][name]) == value
+    assert _run(["--input", breast_libsvm[0], "--format", "libsvm", "--method", method, "--num-features", "4",
+                 *params, "--output", str(tmp_path / "local-out")]) == 0
     local_table, _ = _read_output(tmp_path / "local-out")
-    np.testing.assert_allclose(table["score"], local_table["score"], rtol=1e-12)
+    np.testing.assert_allclose(table["score"], local_table["score"], rtol=1e-10, atol=1e-15)
     assert table["selected"].tolist() == local_table["selected"].tolist()
 
 
