@@ -36,27 +36,63 @@ def is_local_path(path: str) -> bool:
     return scheme == "" or (len(scheme) == 1 and os.name == "nt")  # C:\... on Windows
 
 
-def local_output_path(path: str) -> str:
-    if not is_local_path(path):
-        raise ValueError(f"not a local path: {path}")
-    return os.path.abspath(str(path))
-
-
 def check_output_free(path: str, overwrite: bool, spark=None) -> str:
     """Refuse an existing output before any work is done (unless ``overwrite``).
 
     Returns the resolved target: an absolute local path, or the fully qualified URI (which needs
     ``spark`` to reach the Hadoop file system).
     """
-    if is_local_path(path):
-        target = local_output_path(path)
-        if os.path.exists(target) and not overwrite:
-            raise OutputExistsError(f"output directory {target} already exists; pass --overwrite to replace it")
-        return target
-    store = _HadoopStore(spark, path)
+    store = _open_store(path, spark)
+    try:
+        _refuse_existing(store, overwrite)
+        return store.uri(store.target)
+    finally:
+        store.close()
+
+
+def _open_store(path: str, spark):
+    return _LocalStore(path) if is_local_path(path) else _HadoopStore(spark, path)
+
+
+def _refuse_existing(store, overwrite: bool) -> None:
     if store.exists(store.target) and not overwrite:
         raise OutputExistsError(f"output directory {store.uri(store.target)} already exists; pass --overwrite to replace it")
-    return store.uri(store.target)
+
+
+class _LocalStore:
+    """The driver's own disk, through the OS (same methods as :class:`_HadoopStore`)."""
+
+    def __init__(self, path: str):
+        self.target = os.path.abspath(str(path))
+
+    def parent(self, path) -> str:
+        return os.path.dirname(path)
+
+    def name(self, path) -> str:
+        return os.path.basename(path)
+
+    def path(self, parent, name: str) -> str:
+        return os.path.join(parent, name)
+
+    def uri(self, path) -> str:
+        return path
+
+    def exists(self, path) -> bool:
+        return os.path.exists(path)
+
+    def write(self, path, payload: bytes) -> None:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as handle:
+            handle.write(payload)
+
+    def rename(self, source, destination) -> None:
+        os.rename(source, destination)
+
+    def delete(self, path) -> None:
+        shutil.rmtree(path, ignore_errors=True)
+
+    def close(self) -> None:
+        pass
 
 
 class _HadoopStore:
@@ -79,6 +115,12 @@ class _HadoopStore:
             raise ValueError(f"cannot open the file system of output {path} (scheme '{scheme}'): {first_line}") from None
         self.fs.setWriteChecksum(False)
         self.target = self.fs.makeQualified(self.target)
+
+    def parent(self, path):
+        return path.getParent()
+
+    def name(self, path) -> str:
+        return str(path.getName())
 
     def path(self, parent, name: str):
         return self._path_class(parent, name)
@@ -146,42 +188,16 @@ def write_selection_output(path: str, table, summary: Dict[str, Any], overwrite:
         "features.parquet": parquet_sink.getvalue(),
         "summary.json": json.dumps(summary, indent=2, default=_json_default).encode("utf-8"),
     }
-    if not is_local_path(path):
-        return _write_hadoop(path, payloads, overwrite, spark)
-    target = check_output_free(path, overwrite)
-    parent = os.path.dirname(target)
-    os.makedirs(parent, exist_ok=True)
-    staging = os.path.join(parent, f".{os.path.basename(target)}.tmp-{uuid.uuid4().hex}")
-    os.makedirs(staging)
-    try:
-        for name, payload in payloads.items():
-            with open(os.path.join(staging, name), "wb") as handle:
-                handle.write(payload)
-        if os.path.exists(target):
-            retired = f"{staging}.old"
-            os.rename(target, retired)
-            os.rename(staging, target)
-            shutil.rmtree(retired, ignore_errors=True)
-        else:
-            os.rename(staging, target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return target
-
-
-def _write_hadoop(path: str, payloads: Dict[str, bytes], overwrite: bool, spark) -> str:
-    store = _HadoopStore(spark, path)
+    store = _open_store(path, spark)
     try:
         target = store.target
-        if store.exists(target) and not overwrite:
-            raise OutputExistsError(f"output directory {store.uri(target)} already exists; pass --overwrite to replace it")
-        staging = store.path(target.getParent(), f".{target.getName()}.tmp-{uuid.uuid4().hex}")
+        _refuse_existing(store, overwrite)
+        staging = store.path(store.parent(target), f".{store.name(target)}.tmp-{uuid.uuid4().hex}")
         try:
             for name, payload in payloads.items():
                 store.write(store.path(staging, name), payload)
             if store.exists(target):
-                retired = store.path(target.getParent(), f"{staging.getName()}.old")
+                retired = store.path(store.parent(target), f"{store.name(staging)}.old")
                 store.rename(target, retired)
                 store.rename(staging, target)
                 store.delete(retired)

@@ -63,27 +63,32 @@ def test_unserialisable_summary_writes_nothing(spark, tmp_path, as_uri):
     assert os.listdir(tmp_path) == []
 
 
-def test_failure_during_a_uri_write_leaves_nothing(spark, tmp_path, monkeypatch):
+@pytest.mark.parametrize("as_uri", [False, True], ids=["local-path", "file-uri"])
+def test_failure_during_a_write_leaves_nothing(spark, tmp_path, monkeypatch, as_uri):
+    store_class = output._HadoopStore if as_uri else output._LocalStore
     calls = []
-    original = output._HadoopStore.write
+    original = store_class.write
 
     def fail_on_second_file(self, path, payload):
-        calls.append(str(path.getName()))
+        calls.append(os.path.basename(str(path)))
         if len(calls) == 2:
             raise OSError("disk full")
         original(self, path, payload)
 
-    monkeypatch.setattr(output._HadoopStore, "write", fail_on_second_file)
+    monkeypatch.setattr(store_class, "write", fail_on_second_file)
+    location = f"file://{tmp_path}/run" if as_uri else str(tmp_path / "run")
     with pytest.raises(OSError, match="disk full"):
-        write_selection_output(f"file://{tmp_path}/run", _table(), {"method": "lfs"}, spark=spark)
+        write_selection_output(location, _table(), {"method": "lfs"}, spark=spark)
     assert calls == ["features.parquet", "summary.json"]
     assert os.listdir(tmp_path) == []
 
 
-def test_failure_while_overwriting_keeps_the_old_output(spark, tmp_path, monkeypatch):
-    location = f"file://{tmp_path}/run"
+@pytest.mark.parametrize("as_uri", [False, True], ids=["local-path", "file-uri"])
+def test_failure_while_overwriting_keeps_the_old_output(spark, tmp_path, monkeypatch, as_uri):
+    location = f"file://{tmp_path}/run" if as_uri else str(tmp_path / "run")
     write_selection_output(location, _table(), {"method": "old"}, spark=spark)
-    monkeypatch.setattr(output._HadoopStore, "write", lambda self, path, payload: (_ for _ in ()).throw(OSError("quota")))
+    store_class = output._HadoopStore if as_uri else output._LocalStore
+    monkeypatch.setattr(store_class, "write", lambda self, path, payload: (_ for _ in ()).throw(OSError("quota")))
     with pytest.raises(OSError, match="quota"):
         write_selection_output(location, _table(), {"method": "new"}, overwrite=True, spark=spark)
     assert _read(tmp_path / "run")[1]["method"] == "old"
