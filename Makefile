@@ -22,7 +22,7 @@ demo: $(STAMP)
 	$(PY) -m sparkfs.io.datasets data/digits.libsvm
 	$(VENV)/bin/spark-submit --master "local[2]" \
 	  --driver-java-options "-Dlog4j.configurationFile=file:$(CURDIR)/conf/log4j2.properties" \
-	  jobs/select.py --config conf/demo.yaml
+	  jobs/select_features.py --config conf/demo.yaml
 
 test: $(STAMP)
 	$(PY) -m pytest -q $(PYTEST_ARGS)

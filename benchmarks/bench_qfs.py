@@ -113,11 +113,11 @@ def bench_gram_pass(rows_out):
 
 def mincut_instances():
     """Two 2,000-feature instances with every pair theta_jl > 0 (about 2M pairwise terms)."""
+    from sparkfs.core.binary_quadratic import select_by_count
     from sparkfs.core.qfs import (
         block_gram_statistics,
         pairwise_markov_coefficients,
         qfs_objective,
-        select_by_count,
         unary_markov_coefficients,
     )
 
@@ -186,7 +186,7 @@ def main():
         f"(a) {ROWS:,} rows x {CANDIDATES} candidates, {CLASSES} classes, dense, cached, local[2]. Max relative "
         f"difference Spark vs NumPy statistics: {worst_error:.1e}.",
         "",
-        "(b) Certificate of the min-cut (see `solve_qfs` Notes):",
+        "(b) Certificate of the min-cut (see `maximise_binary_quadratic` Notes):",
         "",
         "| instance | positive pairs | selected | objective f | integer rounds | certified gap | certified | gap after 1 round | seconds |",
         "|---|---:|---:|---:|---:|---:|---|---:|---:|",

@@ -97,7 +97,7 @@ def main():
     parser.add_argument("--skrebate-rows", type=lambda text: [int(v) for v in text.split(",")],
                         default=[5_000, 10_000, 20_000], help="row counts tried for scikit-rebate (200 features)")
     args = parser.parse_args()
-    from sparkfs.spark.neighbours import relief_statistics
+    from sparkfs.spark.relief import relief_statistics
 
     load_before = os.getloadavg()
     spark = session()

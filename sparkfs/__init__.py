@@ -4,7 +4,7 @@ from sparkfs._version import __version__
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel
 from sparkfs.selectors.fisher_markov import FisherMarkovSelector, FisherMarkovSelectorModel
 from sparkfs.selectors.relief import ReliefSelector, ReliefSelectorModel
-from sparkfs.spark.stats import InvalidInputError
+from sparkfs.errors import InvalidInputError
 
 __all__ = [
     "__version__",

@@ -15,7 +15,7 @@ from sparkfs._version import __version__
 from sparkfs.io.config import DEFAULTS, ConfigError, load_config, merge_config, parse_param
 from sparkfs.io.output import OutputExistsError, check_output_free, features_table, is_local_path, write_selection_output
 from sparkfs.io.readers import FORMATS, read_dataset
-from sparkfs.spark.stats import InvalidInputError
+from sparkfs.errors import InvalidInputError
 
 log = logging.getLogger("sparkfs")
 

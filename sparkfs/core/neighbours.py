@@ -201,6 +201,32 @@ def _co_nonzero_triples(query_csc: sp.csc_matrix, row_csc: sp.csc_matrix, featur
     return query_entry_of_triple, row_entry_of_triple
 
 
+def co_nonzero_chunks(query_matrix: Matrix, row_matrix: Matrix, max_triples: int = _MAX_TRIPLES_PER_CHUNK):
+    """Every (query entry, row entry) pair of two sparse blocks that share a feature, in chunks.
+
+    The one loop behind every sparse pairwise kernel (Manhattan distances, kernel sums): it yields
+    ``(query_csc, row_csc, query_entry, row_entry)`` where ``query_entry`` / ``row_entry`` index
+    ``query_csc.data`` / ``row_csc.data`` and each chunk holds at most ``max_triples`` pairs (at
+    least one feature's worth). Both blocks are converted once to CSC with sorted, summed indices.
+    """
+    query_csc = sp.csc_matrix(query_matrix)
+    row_csc = sp.csc_matrix(row_matrix)
+    query_csc.sum_duplicates()  # also sorts the indices
+    row_csc.sum_duplicates()
+    triples_per_feature = np.diff(query_csc.indptr).astype(np.int64) * np.diff(row_csc.indptr).astype(np.int64)
+    cumulative = np.concatenate([[0], np.cumsum(triples_per_feature)])
+    num_features = query_csc.shape[1]
+    feature_start = 0
+    while feature_start < num_features:
+        # Largest feature_stop with at most max_triples triples (at least one feature).
+        limit = cumulative[feature_start] + max_triples
+        feature_stop = max(int(np.searchsorted(cumulative, limit, side="right")) - 1, feature_start + 1)
+        feature_stop = min(feature_stop, num_features)
+        query_entry, row_entry = _co_nonzero_triples(query_csc, row_csc, feature_start, feature_stop)
+        yield query_csc, row_csc, query_entry, row_entry
+        feature_start = feature_stop
+
+
 def _manhattan_sparse(query_matrix: Matrix, row_matrix: Matrix) -> np.ndarray:
     """``sum_j |q_j - r_j|`` for CSR (or mixed) blocks without densifying either side.
 
@@ -208,38 +234,39 @@ def _manhattan_sparse(query_matrix: Matrix, row_matrix: Matrix) -> np.ndarray:
     L1 norms plus a correction over the features both rows store (the correction is 0 when
     either value is 0, so explicit zeros in the CSR structure are harmless).
     """
-    query_csc = sp.csc_matrix(query_matrix)
-    row_csc = sp.csc_matrix(row_matrix)
-    query_csc.sum_duplicates()  # also sorts the indices
-    row_csc.sum_duplicates()
-    num_queries, num_rows = query_csc.shape[0], row_csc.shape[0]
-    distances = _abs_row_sums(query_csc.tocsr())[:, None] + _abs_row_sums(row_csc.tocsr())[None, :]
-    query_rows_of_entries = query_csc.indices.astype(np.int64)
-    row_rows_of_entries = row_csc.indices.astype(np.int64)
-    triples_per_feature = np.diff(query_csc.indptr).astype(np.int64) * np.diff(row_csc.indptr).astype(np.int64)
-    cumulative = np.concatenate([[0], np.cumsum(triples_per_feature)])
-    num_features = query_csc.shape[1]
-    feature_start = 0
+    num_queries, num_rows = query_matrix.shape[0], row_matrix.shape[0]
+    distances = _abs_row_sums(sp.csr_matrix(query_matrix))[:, None] + _abs_row_sums(sp.csr_matrix(row_matrix))[None, :]
     flat_distances = distances.reshape(-1)
-    while feature_start < num_features:
-        # Largest feature_stop with at most _MAX_TRIPLES_PER_CHUNK triples (at least one feature).
-        limit = cumulative[feature_start] + _MAX_TRIPLES_PER_CHUNK
-        feature_stop = max(int(np.searchsorted(cumulative, limit, side="right")) - 1, feature_start + 1)
-        feature_stop = min(feature_stop, num_features)
-        query_entry, row_entry = _co_nonzero_triples(query_csc, row_csc, feature_start, feature_stop)
+    for query_csc, row_csc, query_entry, row_entry in co_nonzero_chunks(query_matrix, row_matrix):
         if query_entry.size:
             query_values = query_csc.data[query_entry]
             row_values = row_csc.data[row_entry]
             correction = np.abs(query_values) + np.abs(row_values) - np.abs(query_values - row_values)
-            flat_index = query_rows_of_entries[query_entry] * num_rows + row_rows_of_entries[row_entry]
+            flat_index = query_csc.indices[query_entry].astype(np.int64) * num_rows + row_csc.indices[row_entry]
             flat_distances -= np.bincount(flat_index, weights=correction, minlength=num_queries * num_rows)
-        feature_start = feature_stop
     np.maximum(distances, 0.0, out=distances)
     return distances
 
 
+def weighted_features(matrix: Matrix, feature_weights: Optional[np.ndarray]) -> Matrix:
+    """``matrix * |w|`` column-wise (CSR stays CSR): the rows in the weighted metric."""
+    if feature_weights is None:
+        return matrix
+    magnitude = np.abs(np.asarray(feature_weights, dtype=np.float64))
+    if _is_sparse(matrix):
+        weighted = sp.csr_matrix(matrix, copy=True)
+        weighted.data *= magnitude[weighted.indices]
+        return weighted
+    return np.asarray(matrix) * magnitude
+
+
 def pairwise_distances(
-    query_matrix: Matrix, row_matrix: Matrix, metric: str = "euclidean", *, shift: Optional[np.ndarray] = None
+    query_matrix: Matrix,
+    row_matrix: Matrix,
+    metric: str = "euclidean",
+    *,
+    shift: Optional[np.ndarray] = None,
+    feature_weights: Optional[np.ndarray] = None,
 ) -> np.ndarray:
     """Distances between every query and every row of a block.
 
@@ -255,12 +282,21 @@ def pairwise_distances(
         Euclidean on two dense blocks only: both sides are translated by ``-shift`` before the
         GEMM (pass the data's mean to avoid cancellation when the data sit far from 0). Ignored
         otherwise; the result does not depend on it except for rounding.
+    feature_weights : ndarray of shape (p,), optional
+        Distances in the weighted metric, i.e. between ``w * q`` and ``w * r``:
+        ``sum_f w_f^2 (q_f - r_f)^2`` (Euclidean, squared) or ``sum_f |w_f| |q_f - r_f|``
+        (Manhattan). The metric of Simba and Lmba (Li & Lu 2009, ``||z||_w``).
 
     Returns
     -------
     ndarray of float64, shape (m, n)
     """
     check_metric(metric)
+    if feature_weights is not None:
+        query_matrix = weighted_features(query_matrix, feature_weights)
+        row_matrix = weighted_features(row_matrix, feature_weights)
+        if shift is not None:
+            shift = np.round(shift * np.abs(np.asarray(feature_weights, dtype=np.float64)))
     if metric == "euclidean":
         return _squared_euclidean(query_matrix, row_matrix, shift)
     if not _is_sparse(query_matrix) and not _is_sparse(row_matrix):
@@ -440,6 +476,7 @@ def local_neighbour_table(
     metric: str = "euclidean",
     block_size: int = 2048,
     shift: Optional[np.ndarray] = None,
+    feature_weights: Optional[np.ndarray] = None,
 ) -> NeighbourTable:
     """Per query and class, the k nearest among ``row_matrix``, computed block by block.
 
@@ -459,6 +496,8 @@ def local_neighbour_table(
         Rows per block and queries per chunk.
     shift : ndarray of shape (p,), optional
         See :func:`pairwise_distances`.
+    feature_weights : ndarray of shape (p,), optional
+        Search in the weighted metric (see :func:`pairwise_distances`); distances returned in it.
 
     Returns
     -------
@@ -474,6 +513,11 @@ def local_neighbour_table(
         query_matrix = sp.csr_matrix(query_matrix)
     if _is_sparse(row_matrix):
         row_matrix = sp.csr_matrix(row_matrix)
+    if feature_weights is not None:  # weight once here, not once per block pair
+        query_matrix = weighted_features(query_matrix, feature_weights)
+        row_matrix = weighted_features(row_matrix, feature_weights)
+        if shift is not None:
+            shift = np.round(shift * np.abs(np.asarray(feature_weights, dtype=np.float64)))
     table = empty_neighbour_table(query_ids, num_classes, k)
     num_queries, num_rows = query_ids.shape[0], row_ids.shape[0]
     ids_out, distances_out = table.neighbour_ids, table.distances

@@ -54,6 +54,11 @@ Deviations from the paper (and why)
    implement.
 6. **Priors** ``P(c)`` are the class frequencies of all n rows (Section 3.2:
    ``sum_n I(y_n = c) / N``), also when only a sample of queries is used.
+7. **Small classes** (the paper assumes every class has k + 1 rows): a class with fewer rows
+   than needed contributes the neighbours that exist, each term being the mean over
+   ``min(k, rows available)`` hits or misses, as in Kononenko's ReliefF, Weka and scikit-rebate
+   (real data sets have tiny classes: a class of 2 documents in TREC tr31, of 2 rows in ecoli).
+   Only a query with no hit at all (a class of one row) or no miss is refused.
 
 Scaling (``feature_scale``): ``"range"`` divides each feature by ``max - min`` (Kononenko's
 ``diff``: with Manhattan distance this is scikit-rebate's ReliefF), ``"standard"`` by the
@@ -70,6 +75,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from sparkfs.core.neighbours import PAD_ID, NeighbourTable
+from sparkfs.core.pairs import feature_kernel_sums, one_hot, pair_sums
 
 Matrix = Union[np.ndarray, sp.csr_matrix]
 
@@ -81,9 +87,6 @@ NEIGHBOUR_VARIANTS = ("relief", "relieff", "mrelief")
 SCALINGS = ("none", "range", "standard")
 #: The paper's Parzen bandwidth on [0, 1]-scaled data (Section 5.1: "sigma_d = 0.01").
 PAPER_PARZEN_SIGMA = 0.01
-
-#: Upper bound on the elements of one temporary (pairs x features, queries x rows x features).
-_MAX_BLOCK_ELEMENTS = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -203,15 +206,17 @@ def _check_table(table: NeighbourTable, query_labels) -> np.ndarray:
     return labels
 
 
-def _require_full(ids: np.ndarray, table: NeighbourTable, what: str) -> None:
-    """Raise if a needed neighbour slot is a pad: k is too large for the rows available."""
-    missing = ids == PAD_ID
+def available_neighbours(ids: np.ndarray) -> np.ndarray:
+    """How many of the k neighbour slots hold a row (not a pad), along the last axis."""
+    return np.sum(ids != PAD_ID, axis=-1)
+
+
+def _require_some(counts: np.ndarray, table: NeighbourTable, what: str) -> None:
+    """Raise if a query has no neighbour at all of a kind it needs (fewer than k is allowed)."""
+    missing = counts == 0
     if missing.any():
         query_position = int(np.argwhere(missing)[0][0])
-        raise ValueError(
-            f"k={table.k} is too large: query id {int(table.query_ids[query_position])} has fewer than "
-            f"{table.k} {what}; use a k no larger than the smallest class size minus one"
-        )
+        raise ValueError(f"query id {int(table.query_ids[query_position])} has no {what}")
 
 
 def hit_neighbours(table: NeighbourTable, query_labels):
@@ -248,19 +253,25 @@ def _pairs(query_positions, neighbour_ids, weights) -> MarginPairs:
 
 
 def _hit_miss_pairs(table, query_labels, hit_weight, miss_weight) -> MarginPairs:
-    """Pairs of the two-term margins ``miss_weight_n |x_n - M| + hit_weight_n |x_n - H|`` (k-means)."""
+    """Pairs of the two-term margins ``miss_weight_n |x_n - M| + hit_weight_n |x_n - H|`` (k-means).
+
+    Each term is the mean over the neighbours that exist: min(k, rows available) (see the
+    module notes, *small classes*).
+    """
     k = table.k
     hit_ids, _ = hit_neighbours(table, query_labels)
     miss_ids, _ = miss_neighbours(table, query_labels)
-    _require_full(hit_ids, table, "rows of its own class besides itself (nearest hits)")
-    _require_full(miss_ids, table, "rows of other classes (nearest misses)")
+    hit_count, miss_count = available_neighbours(hit_ids), available_neighbours(miss_ids)
+    _require_some(hit_count, table, "other row of its own class (no nearest hit)")
+    _require_some(miss_count, table, "row of another class (no nearest miss)")
     positions = np.repeat(np.arange(table.num_queries)[:, None], k, axis=1)
     return _pairs(
         np.concatenate([positions, positions], axis=1),
         np.concatenate([hit_ids, miss_ids], axis=1),
         np.concatenate(
-            [np.repeat(hit_weight[:, None], k, axis=1), np.repeat(miss_weight[:, None], k, axis=1)], axis=1
-        ) / k,
+            [np.repeat((hit_weight / hit_count)[:, None], k, axis=1),
+             np.repeat((miss_weight / miss_count)[:, None], k, axis=1)], axis=1
+        ),
     )
 
 
@@ -301,16 +312,39 @@ def relieff_pairs(table: NeighbourTable, query_labels, class_priors_) -> MarginP
     other_mass = 1.0 - priors[labels]
     if np.any(other_mass <= 0):
         raise ValueError("ReliefF needs rows of at least two classes (no misses exist)")
-    # weight[n, c] = P(c) / (1 - P(y_n)) for c != y_n, -1 for c = y_n; each neighbour gets weight / k.
+    # weight[n, c] = P(c) / (1 - P(y_n)) for c != y_n, -1 for c = y_n; each of the min(k, available)
+    # neighbours of class c gets weight / available.
     class_weight = priors[None, :] / other_mass[:, None]
     class_weight[np.arange(num_queries), labels] = -1.0
     used_class = class_weight != 0
-    _require_full(
-        np.where(used_class[:, :, None], table.neighbour_ids, 0), table, "rows of some class (hits or misses)"
-    )
+    counts = available_neighbours(table.neighbour_ids)  # (m, C)
+    _require_some(np.where(used_class, counts, 1), table, "neighbour in a class it needs (no hit, or an empty class)")
     positions = np.broadcast_to(np.arange(num_queries)[:, None, None], table.neighbour_ids.shape)
-    weights = np.broadcast_to(class_weight[:, :, None] / k, table.neighbour_ids.shape)
+    per_neighbour = np.divide(class_weight, counts, out=np.zeros_like(class_weight), where=counts > 0)
+    weights = np.broadcast_to(per_neighbour[:, :, None], table.neighbour_ids.shape)
     return _pairs(positions, table.neighbour_ids, weights)
+
+
+def margin_pairs(variant: str, table: NeighbourTable, query_labels, class_priors_) -> MarginPairs:
+    """The pairs of a neighbour variant's margin: the one place the variant is chosen."""
+    if variant == "relief":
+        return relief_pairs(table, query_labels)
+    if variant == "relieff":
+        return relieff_pairs(table, query_labels, class_priors_)
+    if variant == "mrelief":
+        return mrelief_pairs(table, query_labels, class_priors_)
+    raise ValueError(f"variant {variant!r} has no neighbour pairs: use one of {NEIGHBOUR_VARIANTS}")
+
+
+def short_classes(class_counts, k: int) -> dict:
+    """Classes with fewer than k + 1 rows: {class index: hits a query of it averages over}.
+
+    Their queries average over the ``n_c - 1`` hits that exist (and a query of any class over
+    the ``n_c`` misses of a class with fewer than k rows): Kononenko's, Weka's and
+    scikit-rebate's rule. Reported in the run summary.
+    """
+    counts = np.asarray(class_counts, dtype=np.int64)
+    return {int(c): int(counts[c] - 1) for c in np.flatnonzero((counts > 0) & (counts < k + 1))}
 
 
 # --------------------------------------------------------------------------------------------
@@ -318,82 +352,11 @@ def relieff_pairs(table: NeighbourTable, query_labels, class_priors_) -> MarginP
 # --------------------------------------------------------------------------------------------
 
 
-def _gather_rows(matrix: Matrix, positions: np.ndarray, dense: bool):
-    rows = matrix[positions]
-    if dense and sp.issparse(rows):
-        return rows.toarray()
-    return rows
-
-
-def margin_sums(
-    query_matrix: Matrix,
-    neighbour_matrix: Matrix,
-    query_positions,
-    neighbour_rows,
-    weights,
-    *,
-    per_query: bool = False,
-    num_queries: Optional[int] = None,
-):
-    """``sum_j weights_j |x_{query_j} - x_{neighbour_j}|`` over a list of pairs.
-
-    Parameters
-    ----------
-    query_matrix : ndarray or csr_matrix, shape (m, p)
-    neighbour_matrix : ndarray or csr_matrix, shape (n, p)
-    query_positions : array of int, shape (P,)
-        Row of ``query_matrix`` of each pair.
-    neighbour_rows : array of int, shape (P,)
-        Row of ``neighbour_matrix`` of each pair.
-    weights : array of float, shape (P,)
-    per_query : bool
-        Also return the per-query sums (the margin vectors).
-    num_queries : int, optional
-        Rows of the per-query output (default ``query_matrix.shape[0]``).
-
-    Returns
-    -------
-    feature_sums : ndarray, shape (p,)
-        Sum over all pairs.
-    query_sums : ndarray, shape (num_queries, p), or None
-        Sum over the pairs of each query (``per_query=True``).
-
-    Notes
-    -----
-    Both sides sparse: the differences are computed on CSR rows (sparse). Otherwise the
-    gathered rows are dense, in chunks of at most ~4 M elements.
-    """
-    query_positions = np.asarray(query_positions, dtype=np.int64)
-    neighbour_rows = np.asarray(neighbour_rows, dtype=np.int64)
-    weights = np.asarray(weights, dtype=np.float64)
-    num_features = query_matrix.shape[1]
-    num_queries = query_matrix.shape[0] if num_queries is None else num_queries
-    feature_sums = np.zeros(num_features)
-    query_sums = np.zeros((num_queries, num_features)) if per_query else None
-    both_sparse = sp.issparse(query_matrix) and sp.issparse(neighbour_matrix)
-    if sp.issparse(query_matrix):
-        query_matrix = sp.csr_matrix(query_matrix)
-    if sp.issparse(neighbour_matrix):
-        neighbour_matrix = sp.csr_matrix(neighbour_matrix)
-    chunk = len(weights) if both_sparse else max(1, _MAX_BLOCK_ELEMENTS // max(num_features, 1))
-    for start in range(0, len(weights), max(chunk, 1)):
-        part = slice(start, start + chunk)
-        query_rows = _gather_rows(query_matrix, query_positions[part], dense=not both_sparse)
-        neighbour_rows_part = _gather_rows(neighbour_matrix, neighbour_rows[part], dense=not both_sparse)
-        absolute_difference = abs(query_rows - neighbour_rows_part)
-        part_weights = weights[part]
-        if both_sparse:
-            feature_sums += np.asarray(absolute_difference.T @ part_weights).ravel()
-        else:
-            feature_sums += part_weights @ absolute_difference
-        if per_query:
-            selector = sp.csr_matrix(
-                (part_weights, (query_positions[part], np.arange(part_weights.size))),
-                shape=(num_queries, part_weights.size),
-            )
-            product = selector @ absolute_difference
-            query_sums += product.toarray() if sp.issparse(product) else np.asarray(product)
-    return feature_sums, query_sums
+def margin_sums(query_matrix: Matrix, neighbour_matrix: Matrix, query_positions, neighbour_rows, weights, *,
+                per_query: bool = False, num_queries: Optional[int] = None):
+    """``sum_j weights_j |x_{query_j} - x_{neighbour_j}|``: :func:`sparkfs.core.pairs.pair_sums` with "abs"."""
+    return pair_sums(query_matrix, neighbour_matrix, query_positions, neighbour_rows, weights,
+                     difference="abs", per_query=per_query, num_queries=num_queries)
 
 
 def _positions_of_ids(row_ids: np.ndarray, wanted_ids: np.ndarray) -> np.ndarray:
@@ -464,103 +427,6 @@ def _check_sigma(sigma, num_features: int) -> np.ndarray:
     return sigma
 
 
-def _prelief_dense(query_matrix, query_class_weights, self_mask, row_matrix, inverse_two_sigma_sq):
-    """sum_i W[n, i] k_d(x_i(d), x_n(d)) for a dense row block, in bounded chunks."""
-    num_queries, num_features = query_matrix.shape
-    num_rows = row_matrix.shape[0]
-    pair_weights = query_class_weights.copy()  # (m, n_block)
-    pair_weights[self_mask] = 0.0
-    query_sums = np.zeros((num_queries, num_features))
-    if num_rows == 0:
-        return query_sums
-    feature_chunk = max(1, min(num_features, _MAX_BLOCK_ELEMENTS // max(num_rows, 1)))
-    query_chunk = max(1, _MAX_BLOCK_ELEMENTS // max(num_rows * feature_chunk, 1))
-    for q0 in range(0, num_queries, query_chunk):
-        qs = slice(q0, q0 + query_chunk)
-        for f0 in range(0, num_features, feature_chunk):
-            fs = slice(f0, f0 + feature_chunk)
-            difference = query_matrix[qs, None, fs] - row_matrix[None, :, fs]
-            kernel = np.exp(-(difference * difference) * inverse_two_sigma_sq[fs])
-            query_sums[qs, fs] = np.einsum("qi,qif->qf", pair_weights[qs], kernel)
-    return query_sums
-
-
-def _prelief_sparse(query_matrix, query_labels, query_is_in_block_weight, row_matrix, row_labels,
-                    class_weights, inverse_two_sigma_sq, per_query):
-    """The same sums for a CSR row block without densifying it.
-
-    With ``w(c, c')`` the class weights, ``N_c`` the block's rows of class c and
-    ``z_d(v) = k_d(v, x_n(d)) - k_d(0, x_n(d))`` (zero for implicit zeros):
-
-    ``S[n, d] = k_d(0, x_n(d)) sum_c w(y_n, c) N_c + sum_{stored (i, d)} w(y_n, y_i) z_d(x_i(d))``.
-
-    The second sum is, for a query whose x_n(d) is not stored (0), ``G[y_n, d]`` with
-    ``G[c, d] = sum_{stored (i,d)} w(c, y_i) (k_d(x_i(d), 0) - 1)``, and otherwise a sum over the
-    co-non-zeros of query and block (as in the sparse Manhattan distance). The query's own
-    term (weight ``1/(n_y - 1)`` times ``k_d(x, x) = 1``) is subtracted at the end.
-    """
-    from sparkfs.core.neighbours import _co_nonzero_triples
-
-    num_queries, num_features = query_matrix.shape
-    num_classes = class_weights.shape[0]
-    query_csr = sp.csr_matrix(query_matrix)
-    row_csc = sp.csc_matrix(row_matrix)
-    row_csc.sum_duplicates()
-    block_class_counts = np.bincount(row_labels, minlength=num_classes).astype(np.float64)
-    zero_term = class_weights @ block_class_counts  # (C,): sum_c w(c_query, c) N_c
-    # G[c, d]: stored block entries against a query value of 0.
-    entry_feature = np.repeat(np.arange(num_features), np.diff(row_csc.indptr))
-    entry_label = row_labels[row_csc.indices]
-    kernel_at_zero = np.exp(-(row_csc.data ** 2) * inverse_two_sigma_sq[entry_feature]) - 1.0
-    g_table = np.zeros((num_classes, num_features))
-    for class_index in range(num_classes):
-        g_table[class_index] = np.bincount(
-            entry_feature, weights=class_weights[class_index, entry_label] * kernel_at_zero, minlength=num_features
-        )
-    # Per stored query entry (n, d): the co-non-zero sum, replacing G[y_n, d].
-    query_csc = sp.csc_matrix(query_csr)
-    query_csc.sum_duplicates()
-    query_entry_feature = np.repeat(np.arange(num_features), np.diff(query_csc.indptr))
-    query_entry_row = query_csc.indices.astype(np.int64)
-    query_entry_value = query_csc.data
-    query_entry_label = query_labels[query_entry_row]
-    kernel_query_at_zero = np.exp(-(query_entry_value ** 2) * inverse_two_sigma_sq[query_entry_feature])
-    stored_sum = np.zeros(query_entry_value.size)
-    cumulative = np.concatenate(
-        [[0], np.cumsum(np.diff(query_csc.indptr).astype(np.int64) * np.diff(row_csc.indptr).astype(np.int64))]
-    )
-    feature_start = 0
-    while feature_start < num_features:
-        limit = cumulative[feature_start] + _MAX_BLOCK_ELEMENTS
-        feature_stop = min(max(int(np.searchsorted(cumulative, limit, side="right")) - 1, feature_start + 1), num_features)
-        query_entry, row_entry = _co_nonzero_triples(query_csc, row_csc, feature_start, feature_stop)
-        if query_entry.size:
-            feature = query_entry_feature[query_entry]
-            difference = query_entry_value[query_entry] - row_csc.data[row_entry]
-            z_value = np.exp(-(difference * difference) * inverse_two_sigma_sq[feature]) - kernel_query_at_zero[query_entry]
-            weight = class_weights[query_entry_label[query_entry], row_labels[row_csc.indices[row_entry]]]
-            stored_sum += np.bincount(query_entry, weights=weight * z_value, minlength=query_entry_value.size)
-        feature_start = feature_stop
-    stored_correction = stored_sum - g_table[query_entry_label, query_entry_feature]
-    zero_scale = zero_term[query_labels]  # (m,)
-    if per_query:
-        query_sums = zero_scale[:, None] + g_table[query_labels]  # k_d(0, 0) = 1 where x_n(d) = 0
-        query_sums[query_entry_row, query_entry_feature] += (
-            (kernel_query_at_zero - 1.0) * zero_scale[query_entry_row] + stored_correction
-        )
-        query_sums -= query_is_in_block_weight[:, None]
-        return query_sums
-    feature_sums = np.full(num_features, zero_scale.sum())
-    feature_sums += np.bincount(query_labels, minlength=num_classes).astype(np.float64) @ g_table
-    feature_sums += np.bincount(
-        query_entry_feature,
-        weights=(kernel_query_at_zero - 1.0) * zero_scale[query_entry_row] + stored_correction,
-        minlength=num_features,
-    )
-    feature_sums -= query_is_in_block_weight.sum()
-    return feature_sums
-
-
 def prelief_margin_sums(
     query_matrix: Matrix,
     query_ids,
@@ -605,40 +471,13 @@ def prelief_margin_sums(
     Dense rows: ``m x n_block x p`` kernel evaluations in chunks of ~4 M. CSR rows:
     ``O(nnz(block) C + nnz(queries) + co-non-zeros)`` for the sum, ``O(m p)`` more per query.
     """
-    query_ids = np.asarray(query_ids, dtype=np.int64)
-    query_labels = np.asarray(query_labels).astype(np.int64)
-    row_ids = np.asarray(row_ids, dtype=np.int64)
-    row_labels = np.asarray(row_labels).astype(np.int64)
-    num_queries, num_features = query_matrix.shape
-    sigma = _check_sigma(sigma, num_features)
-    inverse_two_sigma_sq = 1.0 / (2.0 * sigma * sigma)
-    class_weights = prelief_class_weights(class_counts)
-    result = np.zeros((num_queries, num_features)) if per_query else np.zeros(num_features)
-    row_is_sparse = sp.issparse(row_matrix)
-    if row_is_sparse:
-        row_matrix = sp.csr_matrix(row_matrix)
-    elif sp.issparse(query_matrix):
-        query_matrix = query_matrix.toarray()  # dense rows: the queries are densified once
-    for start in range(0, row_ids.size, block_size):
-        block = slice(start, start + block_size)
-        block_ids, block_labels = row_ids[block], row_labels[block]
-        sorted_block_ids = np.sort(block_ids)
-        self_position = np.minimum(np.searchsorted(sorted_block_ids, query_ids), sorted_block_ids.size - 1)
-        query_in_block = sorted_block_ids[self_position] == query_ids
-        if row_is_sparse:
-            self_weight = np.where(query_in_block, class_weights[query_labels, query_labels], 0.0)
-            result += _prelief_sparse(
-                query_matrix, query_labels, self_weight, row_matrix[block], block_labels,
-                class_weights, inverse_two_sigma_sq, per_query,
-            )
-        else:
-            self_mask = query_ids[:, None] == block_ids[None, :]
-            query_sums = _prelief_dense(
-                np.asarray(query_matrix), class_weights[query_labels][:, block_labels], self_mask,
-                np.asarray(row_matrix[block]), inverse_two_sigma_sq,
-            )
-            result += query_sums if per_query else query_sums.sum(axis=0)
-    return result
+    num_classes = np.asarray(class_counts).shape[0]
+    return feature_kernel_sums(
+        query_matrix, query_ids, one_hot(query_labels, num_classes), row_matrix, row_ids,
+        one_hot(row_labels, num_classes), prelief_class_weights(class_counts),
+        kernel="gaussian", sigma=_check_sigma(sigma, query_matrix.shape[1]), exclude_self=True,
+        per_query=per_query, block_size=block_size,
+    )
 
 
 def prelief(rows: Matrix, row_ids, row_labels, query_ids, *, class_counts=None, sigma) -> np.ndarray:

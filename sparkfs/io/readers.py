@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import List, Optional
 from urllib.parse import urlparse
 
-from sparkfs.spark.stats import InvalidInputError
+from sparkfs.errors import InvalidInputError
 
 FORMATS = ("libsvm", "parquet", "csv")
 

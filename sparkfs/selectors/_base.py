@@ -19,7 +19,7 @@ from pyspark.ml.util import DefaultParamsReader, DefaultParamsWriter, MLReadable
 
 from sparkfs.core.selection import rank_features, select_features
 from sparkfs.selectors._params import SelectorParams
-from sparkfs.spark.stats import InvalidInputError
+from sparkfs.errors import InvalidInputError
 
 
 @dataclass

@@ -8,13 +8,13 @@ import numpy as np
 from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
+from sparkfs.core.binary_quadratic import select_by_count
 from sparkfs.core.fisher_markov import affine_class_moments, markov_coefficients, scaling_parameters
 from sparkfs.core.qfs import (
     check_driver_budget,
     gamma_max_exact,
     pairwise_markov_coefficients,
     rescale_gram_statistics,
-    select_by_count,
     solve_qfs,
     unary_markov_coefficients,
 )

@@ -8,8 +8,16 @@ from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
 from sparkfs.selectors._params import in_range, one_of
-from sparkfs.spark.neighbours import relief_statistics
-from sparkfs.spark.stats import InvalidInputError, first_vector_size, label_counts, with_label_index
+from sparkfs.spark.relief import relief_statistics
+from sparkfs.errors import InvalidInputError
+from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
+
+
+def _label_text(value) -> str:
+    """A label as the user wrote it (2.0 -> '2')."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def _to_sigma(value):
@@ -121,6 +129,12 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
         if len(labels) < 2:
             return ScoreResult(scores=np.zeros(0), label_values=labels, class_counts=counts.tolist(),
                                n_rows=int(counts.sum()))
+        single = [label for label, count in zip(labels, counts) if count == 1]
+        if single:
+            raise InvalidInputError(
+                f"class {_label_text(single[0])} has a single row: a query of it has no other row of its class "
+                f"(no nearest hit); remove it or merge it with another class"
+            )
         indexed = with_label_index(dataset, self.getLabelCol(), labels, "__label_index")
         result = relief_statistics(
             indexed, self.getFeaturesCol(), "__label_index",
@@ -137,6 +151,9 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
             "class_priors": [float(p) for p in result.class_priors],
             **{key: value for key, value in result.info.items() if isinstance(value, (str, int, float, bool, list))},
         }
+        if "short_classes" in result.info:
+            # Classes with fewer than k + 1 rows: their queries average over the hits that exist.
+            info["short_classes"] = {_label_text(labels[int(c)]): used for c, used in result.info["short_classes"].items()}
         if result.sigma is not None:
             info["sigma_min"], info["sigma_max"] = float(np.min(result.sigma)), float(np.max(result.sigma))
         return ScoreResult(

@@ -23,11 +23,8 @@ from typing import List, Optional
 
 import numpy as np
 
+from sparkfs.errors import InvalidInputError
 from sparkfs.spark.blocks import aggregate_partitions
-
-
-class InvalidInputError(ValueError):
-    """The input data cannot be used; the message names the problem and the rows concerned."""
 
 
 @dataclass

@@ -302,12 +302,28 @@ def test_margin_sums_are_additive_over_row_blocks():
     assert_close(per_query.sum(axis=0), total, tol=1e-13)
 
 
-def test_pair_functions_reject_k_too_large_for_a_class():
-    X, y = continuous_data(12, n=9, num_classes=3)
-    table = table_for(X, y, np.arange(9), np.arange(9), k=3)  # 2 same-class rows besides the query
-    with pytest.raises(ValueError, match="k=3 is too large"):
+@pytest.mark.parametrize("variant", ["relief", "relieff", "mrelief"])
+def test_small_classes_average_over_the_neighbours_that_exist(variant):
+    # Class sizes 5, 3, 2 with k=3: class 2's queries have 1 hit, class 1's 2, and class 2
+    # offers only 2 misses. The reference takes min(k, available) by construction.
+    X, _ = continuous_data(14, n=10, num_classes=3)
+    y = np.array([0, 1, 0, 2, 0, 1, 0, 2, 0, 1])
+    ids = np.arange(10)
+    table = table_for(X, y, ids, ids, k=3)
+    priors = rl.class_priors(np.bincount(y))
+    pairs = rl.margin_pairs(variant, table, y, priors)
+    _, got = rl.margin_sums(X, X, pairs.query_positions, pairs.neighbour_ids, pairs.weights, per_query=True)
+    assert_close(got, reference_margins(X, y, ids, ids, variant, k=3))
+    assert rl.short_classes(np.bincount(y), 3) == {1: 2, 2: 1}
+
+
+def test_pair_functions_refuse_a_query_without_any_hit():
+    X, _ = continuous_data(12, n=9, num_classes=3)
+    y = np.array([0, 1, 0, 1, 0, 1, 0, 1, 2])  # class 2 has a single row: no hit for it
+    table = table_for(X, y, np.arange(9), np.arange(9), k=3)
+    with pytest.raises(ValueError, match="query id 8 has no other row of its own class"):
         rl.relief_pairs(table, y)
-    with pytest.raises(ValueError, match="k=3 is too large"):
+    with pytest.raises(ValueError, match="query id 8 has no neighbour in a class it needs"):
         rl.relieff_pairs(table, y, rl.class_priors(np.bincount(y)))
 
 

@@ -155,7 +155,7 @@ def test_sparse_text_set_lfs(spark, tmp_path, shared_data):
     ("relieff", ["--param", "metric=manhattan", "--param", "scaling=range", "--param", "k=5"]),
 ])
 def test_spark_submit_job(spark, tmp_path, breast_libsvm, method, params):
-    """jobs/select.py under spark-submit on a 2-executor local cluster (separate executor JVMs),
+    """jobs/select_features.py under spark-submit on a 2-executor local cluster (separate executor JVMs),
     with a config file and an overriding flag; scores equal the in-process local[2] run."""
     config = tmp_path / "job.yaml"
     config.write_text(f"input: {{path: {breast_libsvm[0]}, format: libsvm}}\nmethod: {method}\n"
@@ -164,7 +164,7 @@ def test_spark_submit_job(spark, tmp_path, breast_libsvm, method, params):
     spark_submit = Path(sys.executable).parent / "spark-submit"
     result = subprocess.run(
         [str(spark_submit), "--master", "local-cluster[2,1,1024]", "--conf", "spark.default.parallelism=3",
-         str(REPO / "jobs" / "select.py"), "--config", str(config),
+         str(REPO / "jobs" / "select_features.py"), "--config", str(config),
          "--num-features", "4", *params],
         capture_output=True, text=True, env=env, timeout=300,
     )

@@ -32,7 +32,7 @@ pytest.importorskip("pyspark")
 from pyspark.ml.linalg import Vectors, VectorUDT  # noqa: E402
 from pyspark.sql.types import DoubleType, StructField, StructType  # noqa: E402
 
-from sparkfs.spark.neighbours import relief_statistics  # noqa: E402
+from sparkfs.spark.relief import relief_statistics  # noqa: E402
 
 K = 10
 #: Sets without ties at the 10th neighbour: the scores must agree to 1e-6.

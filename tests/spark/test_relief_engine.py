@@ -13,8 +13,9 @@ pytest.importorskip("pyspark")
 from pyspark.ml.linalg import Vectors, VectorUDT  # noqa: E402
 from pyspark.sql.types import DoubleType, LongType, StructField, StructType  # noqa: E402
 
-from sparkfs.spark.neighbours import relief_statistics, sample_keys  # noqa: E402
-from sparkfs.spark.stats import InvalidInputError  # noqa: E402
+from sparkfs.spark.relief import relief_statistics
+from sparkfs.spark.rows import sample_keys  # noqa: E402
+from sparkfs.errors import InvalidInputError  # noqa: E402
 from tests.core.test_relief import (  # noqa: E402
     assert_close,
     continuous_data,
@@ -171,8 +172,11 @@ def test_input_errors_name_the_problem(spark):
         run(df, X, y, "relief", metric="cosine")
     with pytest.raises(ValueError, match="The 'variant' parameter"):
         run(df, X, y, "irelief")
-    with pytest.raises(ValueError, match="k=10 is too large for class 0: it has 10 rows"):
-        run(df, X, y, "relieff", k=10)
+    y_single = y.copy()
+    y_single[4] = 3  # class 3 has one row: its query has no hit
+    df_single = make_df(spark, X, y_single, 2)
+    with pytest.raises(InvalidInputError, match="class 3 has a single row"):
+        relief_statistics(df_single, "features", "label", num_features=6, num_classes=4, variant="relieff", k=3)
     with pytest.raises(InvalidInputError, match=r"labels must be class indices 0\.\.1"):
         relief_statistics(df, "features", "label", num_features=6, num_classes=2, variant="relief", k=1)
     X_nan = X.copy()

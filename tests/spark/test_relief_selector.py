@@ -61,12 +61,12 @@ def test_model_round_trip_keeps_weights(spark, labelled, tmp_path):
     assert loaded.getOrDefault("variant") == "mrelief"
 
 
-def test_single_class_and_k_too_large_are_named(spark):
+def test_single_class_and_a_one_row_class_are_named(spark):
     rng = np.random.default_rng(0)
     with pytest.raises(InvalidInputError, match="only one"):
         ReliefSelector().fit(make_df(spark, rng.normal(size=(6, 3)), [1] * 6))
-    with pytest.raises(ValueError, match="k"):
-        ReliefSelector(k=5).fit(make_df(spark, rng.normal(size=(8, 3)), [0, 1] * 4))
+    with pytest.raises(InvalidInputError, match="class 2 has a single row"):
+        ReliefSelector(k=5).fit(make_df(spark, rng.normal(size=(9, 3)), [0, 1] * 4 + [2]))
 
 
 def test_sparse_text_set_through_cli(spark, shared_data, tmp_path):

@@ -1,0 +1,5 @@
+"""Exceptions shared by every layer (io, cli, selectors and the Spark layer import them from here)."""
+
+
+class InvalidInputError(ValueError):
+    """The input data cannot be used; the message names the problem and the rows concerned."""

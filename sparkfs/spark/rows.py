@@ -1,0 +1,578 @@
+"""A DataFrame prepared once for any number of passes of the pair engine.
+
+:class:`Rows` holds the input's features, class index, optional instance weights and a stable
+row id, persisted for the object's lifetime (a context manager releases it), and gives what
+every pairwise method needs around its passes: counts, column statistics, the query set (all
+rows, or a seeded sample that does not depend on the partitioning), query batches within the
+budget of the channel that hands them to the tasks, and :meth:`Rows.run_pass`, the one pass
+over the partitions (blocks as dense or CSR matrices, reduced by :mod:`sparkfs.spark.blocks`).
+
+Row ids and determinism
+-----------------------
+Rows need a stable id to exclude a query from its own neighbours, to break distance ties
+(smaller id first) and to draw the query sample. With ``row_id_col`` (unique, non-null
+integers) the ids are the user's and *everything* -- sample, ties, results -- is independent of
+the row order and of the partitioning. Without it, a row's id is its **position in the
+DataFrame's row order** (0..n-1: rows per partition counted JVM-side, then
+``offset[partition] + index within partition`` from ``monotonically_increasing_id``). That
+position does not change when the same ordered data are split into more or fewer partitions
+(``coalesce``, another ``maxPartitionBytes``, another ``parallelize(numSlices)``), so results
+are identical for 1 or several partitions; a *shuffle* that reorders rows (``repartition``)
+changes positions, hence possibly the sample and tie-breaks -- pass ``row_id_col`` then. The
+input must be deterministic across passes: an input that is not cached and reads no cached data
+is persisted for the lifetime of the object (like Spark ML's iterative estimators) and
+unpersisted at the end; cache the input yourself to share it between calls.
+
+Passes the object itself may run (each only when asked for what it gives)
+------------------------------------------------------------------------
+* **counts** (JVM ``groupBy``): rows per class and, for positional ids, rows per partition.
+* **all rows** (``toArrow``): every row to the driver; gives the counts and offsets too, so
+  "all rows are queries" costs one job, not two.
+* **column statistics** (JVM ``Summarizer``: min, max, mean, sample std), or from the collected
+  rows when they are on the driver anyway.
+* **sample**: each partition keeps its rows with the smallest ``splitmix64(row id, seed)`` keys
+  and the reduction keeps the global smallest: at most ``size`` rows travel per merge.
+
+Numeric policy: non-finite feature values raise :class:`InvalidInputError`; labels must be class
+indices 0..C-1 (doubles like 2.0 accepted); weights must be finite and >= 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, NamedTuple, Optional
+
+import numpy as np
+import scipy.sparse as sp
+
+from sparkfs.errors import InvalidInputError
+from sparkfs.spark.blocks import (
+    CONNECT_CLOSURE_BYTES,
+    aggregate_partitions,
+    arrow_vectors_to_matrix,
+    resolve_transport,
+    ship_to_tasks,
+)
+
+_FEATURES = "__sparkfs_features"
+_LABEL = "__sparkfs_label"
+_WEIGHT = "__sparkfs_weight"
+_ROW_ID = "__sparkfs_row_id"
+_MONOTONIC_ID = "__sparkfs_monotonic_id"
+#: monotonically_increasing_id() = (partition index << 33) + position in the partition.
+_PARTITION_SHIFT = 33
+#: Default largest query batch handed to the tasks at once with a SparkContext (broadcast).
+DEFAULT_QUERY_BATCH_BYTES = 128 * 2**20
+
+
+class Block(NamedTuple):
+    """One Arrow batch of a partition, as the pair kernels see it (features already scaled)."""
+
+    matrix: Any  # ndarray or csr_matrix (n_block, p)
+    ids: np.ndarray  # int64 (n_block,)
+    labels: np.ndarray  # int64 (n_block,): class index, 0 without labels
+    weights: Optional[np.ndarray]  # float64 (n_block,) or None
+
+
+@dataclass
+class RowSet:
+    """Rows on the driver (a query set): raw (unscaled) features, sorted by row id."""
+
+    matrix: Any
+    ids: np.ndarray
+    labels: np.ndarray
+    weights: Optional[np.ndarray] = None
+
+    def __len__(self) -> int:
+        return int(self.ids.shape[0])
+
+    def take(self, positions) -> "RowSet":
+        return RowSet(self.matrix[positions], self.ids[positions], self.labels[positions],
+                      None if self.weights is None else self.weights[positions])
+
+    def bytes_per_row(self) -> float:
+        """Serialised bytes per row of the matrix (values and, for CSR, indices)."""
+        if sp.issparse(self.matrix):
+            return 12.0 * self.matrix.nnz / max(len(self), 1) + 8
+        return 8.0 * self.matrix.shape[1]
+
+
+class ColumnStatistics(NamedTuple):
+    minimum: np.ndarray
+    maximum: np.ndarray
+    mean: np.ndarray
+    std: np.ndarray  # sample standard deviation (ddof = 1), as Spark's Summarizer
+
+
+# --------------------------------------------------------------------------------------------
+# Pure helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _splitmix64(values: np.ndarray) -> np.ndarray:
+    """SplitMix64 finaliser: a bijection on 64-bit integers that scrambles consecutive ids."""
+    with np.errstate(over="ignore"):
+        z = values.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def sample_keys(row_ids, seed: int) -> np.ndarray:
+    """The sampling key of each row: the ``size`` rows with the smallest keys are drawn.
+
+    ``splitmix64(row_id XOR splitmix64(seed))``: distinct ids get distinct keys, so the sample
+    is a deterministic function of (seed, row ids) and a uniform-looking draw without replacement.
+    """
+    seed_mix = _splitmix64(np.array([seed], dtype=np.int64).astype(np.uint64))[0]
+    return _splitmix64(np.asarray(row_ids, dtype=np.int64).astype(np.uint64) ^ seed_mix)
+
+
+def _matrix_to_summary(matrix, prefix: str) -> Dict[str, np.ndarray]:
+    if sp.issparse(matrix):
+        matrix = sp.csr_matrix(matrix)
+        return {f"{prefix}data": matrix.data, f"{prefix}indices": matrix.indices, f"{prefix}indptr": matrix.indptr}
+    return {f"{prefix}dense": np.asarray(matrix)}
+
+
+def _matrix_from_summary(summary, prefix: str, num_features: int):
+    if f"{prefix}dense" in summary:
+        return summary[f"{prefix}dense"].reshape(-1, num_features)
+    indptr = summary[f"{prefix}indptr"]
+    return sp.csr_matrix(
+        (summary[f"{prefix}data"], summary[f"{prefix}indices"], indptr), shape=(len(indptr) - 1, num_features)
+    )
+
+
+def _stack(first, second):
+    if sp.issparse(first) or sp.issparse(second):
+        return sp.vstack([sp.csr_matrix(first), sp.csr_matrix(second)], format="csr")
+    return np.vstack([first, second])
+
+
+def scale_columns(matrix, inverse_scale: Optional[np.ndarray]):
+    """Multiply every feature by ``inverse_scale`` (CSR stays CSR; None = unchanged)."""
+    if inverse_scale is None:
+        return matrix
+    if sp.issparse(matrix):
+        matrix = sp.csr_matrix(matrix, copy=True)
+        matrix.data *= inverse_scale[matrix.indices]
+        return matrix
+    return matrix * inverse_scale
+
+
+def check_finite(matrix) -> None:
+    values = matrix.data if sp.issparse(matrix) else matrix
+    if not np.all(np.isfinite(values)):
+        raise InvalidInputError("feature vectors contain NaN or infinite values")
+
+
+def _class_counts(per_label: Dict[Any, int], num_classes: int) -> np.ndarray:
+    """Rows per class index from {label value: rows}; labels must be 0..C-1."""
+    if not per_label:
+        raise InvalidInputError("the input has no rows")
+    if None in per_label:
+        raise InvalidInputError(f"{per_label[None]} row(s) have a null label")
+    bad = [label for label in per_label if not (float(label).is_integer() and 0 <= label < num_classes)]
+    if bad:
+        raise InvalidInputError(
+            f"labels must be class indices 0..{num_classes - 1} (num_classes={num_classes}); found {sorted(bad)[:5]}"
+        )
+    class_counts = np.zeros(num_classes, dtype=np.int64)
+    for label, count in per_label.items():
+        class_counts[int(label)] = count
+    return class_counts
+
+
+def _partition_offsets(rows_per_partition: Dict[int, int]) -> Dict[int, int]:
+    """First positional row id of each (non-empty) input partition."""
+    offsets, running = {}, 0
+    for partition_index in sorted(rows_per_partition):
+        offsets[partition_index] = running
+        running += rows_per_partition[partition_index]
+    return offsets
+
+
+def _positional_ids(monotonic_ids: np.ndarray, offsets: Dict[int, int]) -> np.ndarray:
+    """Driver-side twin of the JVM expression in :meth:`Rows.prepared`."""
+    partitions = monotonic_ids >> _PARTITION_SHIFT
+    partition_offset = np.array([offsets[int(q)] for q in partitions], dtype=np.int64) if partitions.size else partitions
+    return partition_offset + (monotonic_ids & ((1 << _PARTITION_SHIFT) - 1))
+
+
+def _check_user_ids(rows: int, non_null: int, distinct: int) -> None:
+    if non_null != rows:
+        raise InvalidInputError(f"{rows - non_null} row(s) have a null row id")
+    if distinct != rows:
+        raise InvalidInputError(f"row ids are not unique: {rows} rows but {distinct} distinct ids")
+
+
+def driver_column_statistics(matrix) -> ColumnStatistics:
+    """min, max, mean and sample std (ddof=1, as Spark's Summarizer) of an in-memory matrix."""
+    n_rows = matrix.shape[0]
+    if sp.issparse(matrix):
+        matrix = sp.csc_matrix(matrix)
+        minimum = matrix.min(axis=0).toarray().ravel()
+        maximum = matrix.max(axis=0).toarray().ravel()
+        mean = np.asarray(matrix.sum(axis=0)).ravel() / n_rows
+        stored_per_column = np.diff(matrix.indptr)
+        centred = matrix.data - np.repeat(mean, stored_per_column)
+        squares = np.bincount(
+            np.repeat(np.arange(matrix.shape[1]), stored_per_column), weights=centred * centred, minlength=matrix.shape[1]
+        ) + (n_rows - stored_per_column) * mean * mean
+    else:
+        minimum, maximum, mean = matrix.min(axis=0), matrix.max(axis=0), matrix.mean(axis=0)
+        centred = matrix - mean
+        squares = np.einsum("ij,ij->j", centred, centred)
+    std = np.sqrt(squares / (n_rows - 1)) if n_rows > 1 else np.zeros(matrix.shape[1])
+    return ColumnStatistics(minimum, maximum, mean, std)
+
+
+def _reads_cached_data(df) -> bool:
+    """True when ``df`` is cached or its plan reads a cached DataFrame (e.g. a column added to one).
+
+    Uses the JVM query execution when available (classic PySpark); otherwise only ``is_cached``.
+    """
+    if df.is_cached:
+        return True
+    try:
+        return "InMemoryRelation" in df._jdf.queryExecution().withCachedData().toString()
+    except Exception:  # Spark Connect or a changed internal API: be safe and persist
+        return False
+
+
+# --------------------------------------------------------------------------------------------
+# Rows
+# --------------------------------------------------------------------------------------------
+
+
+class Rows:
+    """A DataFrame prepared for pair passes; use as ``with Rows(df, ...) as rows: ...``.
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+    features_col : str
+        ``pyspark.ml`` vector column (dense or sparse; sparse rows stay sparse).
+    num_features : int
+        p: every vector must have this size.
+    label_col : str, optional
+        Numeric class index 0..C-1; without it every row is in class 0 (unsupervised methods).
+    num_classes : int, optional
+        C (required with ``label_col``).
+    weight_col : str, optional
+        Non-negative instance weights, handed to the block kernels.
+    row_id_col : str, optional
+        Unique integer row ids; None numbers the rows by position (module notes).
+    transport : {"auto", "context", "dataframe"}
+        See :mod:`sparkfs.spark.blocks`; "dataframe" runs on Spark Connect.
+    query_batch_bytes : int, optional
+        Largest query batch (plus its per-batch tables) handed to the tasks at once; default
+        128 MiB with a SparkContext, 48 MiB inside a Connect closure (never above that there).
+    tree_depth : int
+        Depth of the ``treeAggregate`` merges ("context" transport).
+    """
+
+    def __init__(self, df, features_col: str, *, num_features: int, label_col: Optional[str] = None,
+                 num_classes: Optional[int] = None, weight_col: Optional[str] = None,
+                 row_id_col: Optional[str] = None, transport: str = "auto",
+                 query_batch_bytes: Optional[int] = None, tree_depth: int = 2):
+        from pyspark import StorageLevel
+        from pyspark.sql import functions as F
+
+        for name in (features_col, label_col, weight_col, row_id_col):
+            if name is not None and name not in df.columns:
+                raise InvalidInputError(f"column '{name}' not found; the input has columns {df.columns}")
+        if label_col is not None and num_classes is None:
+            raise ValueError("num_classes is required with label_col")
+        self.df = df
+        self.features_col, self.label_col, self.weight_col, self.row_id_col = features_col, label_col, weight_col, row_id_col
+        self.num_features = int(num_features)
+        self.num_classes = int(num_classes) if label_col is not None else 1
+        self.transport = resolve_transport(df.sparkSession, transport)
+        budget = DEFAULT_QUERY_BATCH_BYTES if query_batch_bytes is None else int(query_batch_bytes)
+        self.query_batch_bytes = budget if self.transport == "context" else min(budget, CONNECT_CLOSURE_BYTES)
+        self.tree_depth = tree_depth
+        columns = [F.col(features_col).alias(_FEATURES)]
+        columns.append(F.col(label_col).cast("double").alias(_LABEL) if label_col else F.lit(0.0).alias(_LABEL))
+        if weight_col:
+            columns.append(F.col(weight_col).cast("double").alias(_WEIGHT))
+        if row_id_col:
+            columns.append(F.col(row_id_col).cast("long").alias(_ROW_ID))
+        else:
+            columns.append(F.monotonically_increasing_id().alias(_MONOTONIC_ID))
+        base = df.select(*columns)
+        self._persisted = not _reads_cached_data(df)
+        if self._persisted:
+            # Every pass must see the same rows in the same partitions (positional ids, sample).
+            base = base.persist(StorageLevel.MEMORY_AND_DISK)
+        self._base = base
+        self._offsets: Optional[Dict[int, int]] = None
+        self._class_counts: Optional[np.ndarray] = None
+        self._all_rows: Optional[RowSet] = None
+        self._statistics: Optional[ColumnStatistics] = None
+        self._prepared = None
+        self._handles: List[Any] = []
+        self.inverse_scale: Optional[np.ndarray] = None
+        self.info: Dict[str, Any] = {"row_ids": row_id_col or "position in input order", "passes": []}
+
+    # -- lifetime --------------------------------------------------------------------------
+
+    def __enter__(self) -> "Rows":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+    def release(self) -> None:
+        """Destroy what was shipped to the tasks and unpersist the prepared input."""
+        self.release_shipped()
+        if self._persisted:
+            self._base.unpersist()
+            self._persisted = False
+
+    def ship(self, value):
+        """Hand ``value`` to the tasks of the next passes (broadcast or closure); read ``.value``."""
+        handle = ship_to_tasks(self.df.sparkSession, value, self.transport)
+        self._handles.append(handle)
+        return handle
+
+    def release_shipped(self) -> None:
+        for handle in self._handles:
+            handle.destroy()
+        self._handles.clear()
+
+    # -- error diagnosis -------------------------------------------------------------------
+
+    def diagnosed(self, action: Callable[[], Any]):
+        """Run a Spark action; a failed job is re-diagnosed to name the bad input (NaN, sizes...)."""
+        from sparkfs.spark.stats import diagnose_input
+
+        try:
+            return action()
+        except (InvalidInputError, ValueError):
+            raise
+        except Exception:
+            diagnose_input(self.df, self.features_col, self.label_col, self.weight_col)
+            raise
+
+    # -- counts, ids, statistics -----------------------------------------------------------
+
+    @property
+    def has_user_ids(self) -> bool:
+        return bool(self.row_id_col)
+
+    @property
+    def class_counts(self) -> np.ndarray:
+        if self._class_counts is None:
+            self._count_rows()
+        return self._class_counts
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.class_counts.sum())
+
+    def _count_rows(self) -> None:
+        """Counts pass (JVM): rows per class and, for positional ids, the partition offsets."""
+        from pyspark.sql import functions as F
+
+        base = self._base
+        if self.has_user_ids:
+            per_label = {row[_LABEL]: row["count"] for row in base.groupBy(_LABEL).count().collect()}
+            id_stats = base.agg(
+                F.count(F.lit(1)).alias("rows"), F.count(_ROW_ID).alias("non_null"),
+                F.count_distinct(_ROW_ID).alias("distinct"),
+            ).first()
+            _check_user_ids(id_stats["rows"], id_stats["non_null"], id_stats["distinct"])
+        else:
+            partition = F.shiftright(F.col(_MONOTONIC_ID), _PARTITION_SHIFT).alias("partition")
+            per_label, per_partition = {}, {}
+            for row in base.groupBy(partition, F.col(_LABEL)).count().collect():
+                per_label[row[_LABEL]] = per_label.get(row[_LABEL], 0) + row["count"]
+                per_partition[row["partition"]] = per_partition.get(row["partition"], 0) + row["count"]
+            self._offsets = _partition_offsets(per_partition)
+        self._class_counts = _class_counts(per_label, self.num_classes)
+        self.info["passes"].append("counts")
+
+    @property
+    def prepared(self):
+        """The DataFrame every pass runs on: features, label, [weight,] row id."""
+        from pyspark.sql import functions as F
+
+        if self._prepared is not None:
+            return self._prepared
+        keep = [_FEATURES, _LABEL] + ([_WEIGHT] if self.weight_col else [])
+        if self.has_user_ids:
+            self._prepared = self._base.select(*keep, _ROW_ID)
+        else:
+            if self._offsets is None:
+                self._count_rows()
+            pairs = [F.lit(value) for pair in sorted(self._offsets.items()) for value in pair]
+            offset_map = F.create_map(*pairs)
+            position = F.col(_MONOTONIC_ID).bitwiseAND(F.lit((1 << _PARTITION_SHIFT) - 1))
+            partition = F.shiftright(F.col(_MONOTONIC_ID), _PARTITION_SHIFT)
+            self._prepared = self._base.select(*keep, (F.element_at(offset_map, partition) + position).alias(_ROW_ID))
+        return self._prepared
+
+    def collect(self) -> RowSet:
+        """Every row to the driver (sorted by id); gives the counts and offsets in the same job."""
+        if self._all_rows is None:
+            self._all_rows = self.diagnosed(self._collect_all_rows)
+            self.info["passes"].append("all rows")
+        return self._all_rows
+
+    def _collect_all_rows(self) -> RowSet:
+        id_column = _ROW_ID if self.has_user_ids else _MONOTONIC_ID
+        columns = [_FEATURES, _LABEL] + ([_WEIGHT] if self.weight_col else []) + [id_column]
+        table = self._base.select(*columns).toArrow()
+        matrix = arrow_vectors_to_matrix(table.column(_FEATURES), self.num_features)
+        label_column = table.column(_LABEL)
+        if label_column.null_count:
+            raise InvalidInputError(f"{label_column.null_count} row(s) have a null label")
+        raw_labels = label_column.to_numpy().astype(np.float64)
+        values, counts = np.unique(raw_labels, return_counts=True)
+        class_counts = _class_counts({float(v): int(c) for v, c in zip(values, counts)}, self.num_classes)
+        id_values = table.column(id_column)
+        if self.has_user_ids:
+            ids = id_values.to_numpy(zero_copy_only=False)
+            non_null = len(id_values) - id_values.null_count
+            ids = ids.astype(np.int64) if non_null == len(id_values) else ids
+            _check_user_ids(len(id_values), non_null, np.unique(ids).size if non_null == len(id_values) else non_null)
+        else:
+            monotonic = id_values.to_numpy().astype(np.int64)
+            if self._offsets is None:
+                partitions, rows_per_partition = np.unique(monotonic >> _PARTITION_SHIFT, return_counts=True)
+                self._offsets = _partition_offsets({int(q): int(c) for q, c in zip(partitions, rows_per_partition)})
+            ids = _positional_ids(monotonic, self._offsets)
+        if self._class_counts is None:
+            self._class_counts = class_counts
+        weights = None
+        if self.weight_col:
+            weights = table.column(_WEIGHT).to_numpy(zero_copy_only=False).astype(np.float64)
+        check_finite(matrix)
+        order = np.argsort(ids, kind="stable")
+        return RowSet(matrix, ids, raw_labels.astype(np.int64), weights).take(order)
+
+    def column_statistics(self) -> ColumnStatistics:
+        """min, max, mean, sample std per feature (from the collected rows if on the driver)."""
+        if self._statistics is not None:
+            return self._statistics
+        if self._all_rows is not None:
+            self._statistics = driver_column_statistics(self._all_rows.matrix)
+            return self._statistics
+        from pyspark.ml.stat import Summarizer
+        from pyspark.sql import functions as F
+
+        def compute():
+            metrics = Summarizer.metrics("min", "max", "mean", "std")
+            return self._base.select(metrics.summary(F.col(_FEATURES)).alias("s")).first()["s"]
+
+        summary = self.diagnosed(compute)
+        minimum, maximum, mean, std = (summary[name].toArray() for name in ("min", "max", "mean", "std"))
+        if minimum.shape[0] != self.num_features:
+            raise InvalidInputError(f"feature vectors have size {minimum.shape[0]}, not num_features={self.num_features}")
+        if not (np.all(np.isfinite(minimum)) and np.all(np.isfinite(maximum))):
+            raise InvalidInputError("feature vectors contain NaN or infinite values")
+        self._statistics = ColumnStatistics(minimum, maximum, mean, std)
+        self.info["passes"].append("column statistics")
+        return self._statistics
+
+    def scale_features(self, scale: Optional[np.ndarray]) -> None:
+        """Divide every feature by ``scale`` in every later pass (and in :meth:`scaled`)."""
+        self.inverse_scale = None if scale is None else 1.0 / np.asarray(scale, dtype=np.float64)
+
+    def scaled(self, matrix):
+        """A driver-side matrix in the units the passes use."""
+        return scale_columns(matrix, self.inverse_scale)
+
+    # -- queries ---------------------------------------------------------------------------
+
+    def sample(self, size: Optional[int], seed: int = 0) -> RowSet:
+        """``size`` rows drawn by (seed, row ids), sorted by id; all rows when None or >= n."""
+        if size is None or self._all_rows is not None:
+            rows = self.collect()
+            if size is None or size >= len(rows):
+                return rows
+            keep = np.sort(np.argsort(sample_keys(rows.ids, seed), kind="stable")[:size])
+            return rows.take(keep)
+        if size >= self.n_rows:
+            return self.collect()
+        return self.diagnosed(lambda: self._sample_rows(size, seed))
+
+    def _sample_rows(self, size: int, seed: int) -> RowSet:
+        num_features, has_weights = self.num_features, bool(self.weight_col)
+        named = ("keys", "ids", "labels") + (("weights",) if has_weights else ())
+
+        def smallest_keys(summary):
+            keys = summary["keys"]
+            if keys.size <= size:
+                return summary
+            keep = np.sort(np.argpartition(keys, size - 1)[:size])
+            result = {name: summary[name][keep] for name in named}
+            result.update(_matrix_to_summary(_matrix_from_summary(summary, "rows_", num_features)[keep], "rows_"))
+            return result
+
+        def summarize(block):
+            ids = np.asarray(block[_ROW_ID], dtype=np.int64)
+            summary = {"keys": sample_keys(ids, seed), "ids": ids, "labels": np.asarray(block[_LABEL], dtype=np.float64)}
+            if has_weights:
+                summary["weights"] = np.asarray(block[_WEIGHT], dtype=np.float64)
+            summary.update(_matrix_to_summary(block[_FEATURES], "rows_"))
+            return smallest_keys(summary)
+
+        def merge(left, right):
+            matrix = _stack(_matrix_from_summary(left, "rows_", num_features), _matrix_from_summary(right, "rows_", num_features))
+            summary = {name: np.concatenate([left[name], right[name]]) for name in named}
+            summary.update(_matrix_to_summary(matrix, "rows_"))
+            return smallest_keys(summary)
+
+        columns = [_FEATURES, _LABEL] + ([_WEIGHT] if has_weights else []) + [_ROW_ID]
+        summary = aggregate_partitions(self.prepared, columns, summarize, merge, num_features=num_features,
+                                       depth=self.tree_depth, transport=self.transport)
+        self.info["passes"].append("query sample")
+        matrix = _matrix_from_summary(summary, "rows_", num_features)
+        check_finite(matrix)
+        ids = summary["ids"].astype(np.int64)
+        order = np.argsort(ids, kind="stable")
+        rows = RowSet(matrix, ids, summary["labels"].astype(np.int64), summary["weights"] if has_weights else None)
+        return rows.take(order)
+
+    def query_batches(self, queries: RowSet, extra_bytes_per_query: float = 0.0) -> List[slice]:
+        """Slices of ``queries`` each within the batch budget.
+
+        In a closure (Connect) everything a batch carries counts (queries plus the per-query
+        tables, ``extra_bytes_per_query``); a broadcast is bounded per value, so there the
+        budget applies to the query matrix alone and every pass uses the same batches.
+        """
+        num_queries = len(queries)
+        per_query = queries.bytes_per_row() + (extra_bytes_per_query if self.transport == "dataframe" else 0.0)
+        rows_per_batch = max(1, int(self.query_batch_bytes // max(per_query, 1)))
+        return [slice(start, min(start + rows_per_batch, num_queries)) for start in range(0, num_queries, rows_per_batch)]
+
+    # -- the pass --------------------------------------------------------------------------
+
+    def run_pass(self, name: str, summarize_block: Callable[[Block], Dict[str, np.ndarray]],
+                 merge: Callable[[Dict, Dict], Dict]) -> Optional[Dict[str, np.ndarray]]:
+        """One pass: every Arrow batch of every partition as a :class:`Block`, summarised and reduced."""
+        inverse_scale, has_weights = self.inverse_scale, bool(self.weight_col)
+
+        def summarize(raw):
+            matrix = raw[_FEATURES]
+            check_finite(matrix)
+            weights = None
+            if has_weights:
+                weights = np.asarray(raw[_WEIGHT], dtype=np.float64)
+                if not (np.all(np.isfinite(weights)) and np.all(weights >= 0)):
+                    raise InvalidInputError("instance weights must be finite and >= 0")
+            block = Block(scale_columns(matrix, inverse_scale), np.asarray(raw[_ROW_ID], dtype=np.int64),
+                          np.asarray(raw[_LABEL], dtype=np.float64).astype(np.int64), weights)
+            return summarize_block(block)
+
+        columns = [_FEATURES, _LABEL] + ([_WEIGHT] if has_weights else []) + [_ROW_ID]
+        prepared = self.prepared
+        summary = self.diagnosed(lambda: aggregate_partitions(
+            prepared, columns, summarize, merge, num_features=self.num_features, depth=self.tree_depth,
+            transport=self.transport,
+        ))
+        self.info["passes"].append(name)
+        return summary
