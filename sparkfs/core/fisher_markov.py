@@ -55,32 +55,11 @@ def markov_coefficients(class_sums, class_counts, sum_of_squares, gamma: float) 
     return between - (gamma / n) * sum_of_squares + ((gamma - 1.0) / n**2) * total_sum**2
 
 
-def scaling_parameters(scaling: str, *, feature_min=None, feature_max=None, total_weight=None,
-                       total_sums=None, total_sum_squares=None):
-    """Offset and scale of each feature for ``scaling`` in {"none", "range", "standard"}.
-
-    ``range``: x' = (x - min) / (max - min), the [0, 1] scaling under which the paper's
-    Synthetic-2 result (Fig. 5, gamma = -0.5) is reproduced; ``standard``: x' = (x - mean) / std
-    (weighted, population std). A feature with zero range or zero std keeps scale 1 (it is
-    constant: its theta is 0 either way).
-    """
-    if scaling == "none":
-        return None, None
-    if scaling == "range":
-        offset = np.asarray(feature_min, dtype=np.float64)
-        scale = np.asarray(feature_max, dtype=np.float64) - offset
-    elif scaling == "standard":
-        offset = np.asarray(total_sums, dtype=np.float64) / total_weight
-        variance = np.asarray(total_sum_squares, dtype=np.float64) / total_weight - offset**2
-        scale = np.sqrt(np.clip(variance, 0.0, None))
-    else:
-        raise ValueError(f"unknown scaling '{scaling}': use 'none', 'range' or 'standard'")
-    scale = np.where(scale > 0, scale, 1.0)
-    return offset, scale
-
-
 def affine_class_moments(class_sums, class_counts, class_sum_squares, offset, scale):
     """Per-class sums and sums of squares of x' = (x - offset) / scale, from those of x.
+
+    ``offset`` and ``scale`` are :func:`sparkfs.core.scaling.feature_scaling`'s (the selector's
+    ``scaling`` Param: ``"range"`` or ``"standard"``, the latter with the sample std, ddof = 1).
 
     sum x' = (S - n_i a) / r and sum x'^2 = (Q - 2 a S + n_i a^2) / r^2 per class: scaling costs
     no extra pass over the data (and sparse data is never densified to centre it).

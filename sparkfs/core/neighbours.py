@@ -285,7 +285,9 @@ def pairwise_distances(
     feature_weights : ndarray of shape (p,), optional
         Distances in the weighted metric, i.e. between ``w * q`` and ``w * r``:
         ``sum_f w_f^2 (q_f - r_f)^2`` (Euclidean, squared) or ``sum_f |w_f| |q_f - r_f|``
-        (Manhattan). The metric of Simba and Lmba (Li & Lu 2009, ``||z||_w``).
+        (Manhattan). The metric of Simba and Lmba (Li & Lu 2009, ``||z||_w``). A ``shift`` is
+        then applied in the weighted space as ``round(shift * |w|)`` (rounded, like the
+        engine's own shift, so integer-valued data stay exact).
 
     Returns
     -------

@@ -27,7 +27,9 @@ and the block (the same loop as the sparse Manhattan distance,
 ``O(nnz(block) G + nnz(queries) + co-non-zeros)`` instead of ``m n p``.
 
 Self-exclusion: a query that is also a row of the block (same row id) can be left out of its own
-sum (``exclude_self``); its term is ``W_qq k0`` on every feature.
+sum (``exclude_self``); its term is ``W_qq k0`` on every feature. This assumes what the engine
+guarantees: row ids are unique, and a row that carries a query's id *is* that query (same
+values), as when the queries are drawn from the rows.
 """
 
 from __future__ import annotations
@@ -297,7 +299,9 @@ def feature_kernel_sums(
     sigma : float or array (p,)
         Bandwidth of the gaussian kernel.
     exclude_self : bool
-        Leave a query out of its own sum.
+        Leave a query out of its own sum. Row ids must be unique and a row with a query's id
+        must hold the query's values (the queries are rows of the data); on CSR rows the
+        excluded term is computed as ``W_qq k(0)`` from that assumption.
     per_query : bool
         Return the (m, p) sums instead of their (p,) sum over the queries.
     block_size : int

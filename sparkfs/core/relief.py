@@ -60,10 +60,11 @@ Deviations from the paper (and why)
    (real data sets have tiny classes: a class of 2 documents in TREC tr31, of 2 rows in ecoli).
    Only a query with no hit at all (a class of one row) or no miss is refused.
 
-Scaling (``feature_scale``): ``"range"`` divides each feature by ``max - min`` (Kononenko's
-``diff``: with Manhattan distance this is scikit-rebate's ReliefF), ``"standard"`` by the
-sample standard deviation; a constant feature (range or std 0) is left unscaled (all its
-differences are 0 anyway).
+Scaling (:func:`feature_scale`, defined once in :mod:`sparkfs.core.scaling`): ``"range"``
+divides each feature by ``max - min`` (Kononenko's ``diff``: with Manhattan distance this is
+scikit-rebate's ReliefF), ``"standard"`` by the sample standard deviation (ddof = 1, as Spark's
+Summarizer); a constant feature is left unscaled (all its differences are 0 anyway). Margins and
+distances are differences of values, so the offset of the scaling plays no part.
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ from typing import Optional, Union
 import numpy as np
 import scipy.sparse as sp
 
+from sparkfs.core import scaling as scaling_math
 from sparkfs.core.neighbours import PAD_ID, NeighbourTable
 from sparkfs.core.pairs import feature_kernel_sums, one_hot, pair_sums
 
@@ -83,8 +85,8 @@ Matrix = Union[np.ndarray, sp.csr_matrix]
 VARIANTS = ("relief", "relieff", "mrelief", "prelief")
 #: Variants whose margins come from a nearest-neighbour table.
 NEIGHBOUR_VARIANTS = ("relief", "relieff", "mrelief")
-#: Feature scalings applied before the neighbour search and the margins.
-SCALINGS = ("none", "range", "standard")
+#: Feature scalings applied before the neighbour search and the margins (:mod:`sparkfs.core.scaling`).
+SCALINGS = scaling_math.SCALINGS
 #: The paper's Parzen bandwidth on [0, 1]-scaled data (Section 5.1: "sigma_d = 0.01").
 PAPER_PARZEN_SIGMA = 0.01
 
@@ -128,43 +130,31 @@ def check_variant(variant: str) -> str:
     return variant
 
 
-def check_scaling(scaling: str) -> str:
-    if scaling not in SCALINGS:
-        raise ValueError(f"unknown scaling {scaling!r}: use one of {SCALINGS}")
-    return scaling
-
-
 def feature_scale(scaling: str, *, minimum=None, maximum=None, std=None, num_features: Optional[int] = None) -> np.ndarray:
     """The divisor applied to each feature before the search and the margins.
+
+    :func:`sparkfs.core.scaling.feature_scale` (1, ``max - min`` or the sample std, ddof = 1; 1 for
+    a constant feature): Relief's distances and margins are translation invariant, so only the
+    scale is used, never the offset.
 
     Parameters
     ----------
     scaling : {"none", "range", "standard"}
     minimum, maximum : arrays of shape (p,)
-        Column minimum and maximum (``"range"``: divisor ``max - min``, Kononenko's diff).
+        Column minimum and maximum (required: they also identify constant features).
     std : array of shape (p,)
-        Column standard deviation (``"standard"``).
-    num_features : int
-        Needed for ``"none"`` (divisor 1).
+        Column sample standard deviation (``"standard"``).
+    num_features : int, optional
+        p, checked against the length of the statistics when given.
 
     Returns
     -------
-    ndarray of shape (p,), strictly positive; 1 for constant features (range or std 0).
+    ndarray of shape (p,), strictly positive.
     """
-    check_scaling(scaling)
-    if scaling == "none":
-        if num_features is None:
-            raise ValueError("num_features is required for scaling='none'")
-        return np.ones(num_features)
-    if scaling == "range":
-        if minimum is None or maximum is None:
-            raise ValueError("scaling='range' needs the column minimum and maximum")
-        spread = np.asarray(maximum, dtype=np.float64) - np.asarray(minimum, dtype=np.float64)
-    else:
-        if std is None:
-            raise ValueError("scaling='standard' needs the column standard deviation")
-        spread = np.asarray(std, dtype=np.float64)
-    return np.where(spread > 0, spread, 1.0)
+    scale = scaling_math.feature_scale(scaling, minimum=minimum, maximum=maximum, std=std)
+    if num_features is not None and scale.shape != (num_features,):
+        raise ValueError(f"the column statistics describe {scale.shape[0]} features, expected {num_features}")
+    return scale
 
 
 def default_parzen_sigma(scaled_range) -> np.ndarray:

@@ -8,6 +8,8 @@ from typing import Any, Callable, Dict, Tuple
 from pyspark.ml.param import Param, Params, TypeConverters
 from pyspark.ml.param.shared import HasFeaturesCol, HasLabelCol, HasOutputCol, HasWeightCol
 
+from sparkfs.core.scaling import SCALINGS
+
 #: A constraint: (predicate on the value, words for the message).
 Constraint = Tuple[Callable[[Any], bool], str]
 
@@ -31,6 +33,28 @@ def one_of(*options) -> Constraint:
 
 def is_finite_float() -> Constraint:
     return (lambda value: isinstance(value, (int, float)) and math.isfinite(value)), "a finite float"
+
+
+class HasScaling(Params):
+    """The ``scaling`` Param of the selectors that rescale features; each sets its own default.
+
+    One meaning for all of them: :mod:`sparkfs.core.scaling`.
+    """
+
+    scaling: Param = Param(
+        Params._dummy(),
+        "scaling",
+        "feature scaling before scoring: 'none' (the data as given), 'range' ((x - min) / (max - min), "
+        "Relief's classic diff) or 'standard' ((x - mean) / std, the sample std with ddof = 1 as Spark's "
+        "Summarizer and StandardScaler); a constant feature is left unscaled. Scores from differences "
+        "(Relief) use only the divisor",
+        typeConverter=TypeConverters.toString,
+    )
+
+    _param_constraints: Dict[str, Constraint] = {"scaling": one_of(*SCALINGS)}
+
+    def getScaling(self) -> str:
+        return self.getOrDefault(self.scaling)
 
 
 class SelectorParams(HasFeaturesCol, HasLabelCol, HasOutputCol, HasWeightCol):

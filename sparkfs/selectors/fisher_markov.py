@@ -9,7 +9,7 @@ from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.core.binary_quadratic import select_by_count
-from sparkfs.core.fisher_markov import affine_class_moments, markov_coefficients, scaling_parameters
+from sparkfs.core.fisher_markov import affine_class_moments, markov_coefficients
 from sparkfs.core.qfs import (
     check_driver_budget,
     gamma_max_exact,
@@ -18,8 +18,9 @@ from sparkfs.core.qfs import (
     solve_qfs,
     unary_markov_coefficients,
 )
+from sparkfs.core.scaling import feature_scaling, sample_std
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult, check_supervised
-from sparkfs.selectors._params import in_range, one_of
+from sparkfs.selectors._params import HasScaling, in_range, one_of
 from sparkfs.spark.stats import class_moments, with_label_index
 
 
@@ -30,7 +31,7 @@ def _to_gamma(value):
     return TypeConverters.toFloat(value)
 
 
-class _FisherMarkovParams(Params):
+class _FisherMarkovParams(HasScaling):
     degree: Param = Param(
         Params._dummy(), "degree", "polynomial kernel degree: 1 = LFS (eq. 19-20), 2 = QFS (eq. 27-31)",
         typeConverter=TypeConverters.toInt,
@@ -49,12 +50,6 @@ class _FisherMarkovParams(Params):
     statsEngine: Param = Param(
         Params._dummy(), "statsEngine",
         "how the one-pass class moments are computed: 'jvm' (Summarizer, default) or 'arrow' (mapInArrow + NumPy)",
-        typeConverter=TypeConverters.toString,
-    )
-    scaling: Param = Param(
-        Params._dummy(), "scaling",
-        "feature scaling applied (analytically, from the same one-pass statistics) before theta: "
-        "'none' (default, the paper's formula on the data as given), 'range' ([0, 1]) or 'standard'",
         typeConverter=TypeConverters.toString,
     )
     center: Param = Param(
@@ -78,7 +73,6 @@ class _FisherMarkovParams(Params):
         "kernel": one_of("qfs", "qfs-prime"),
         "gamma": (lambda v: v == "auto" or (isinstance(v, float) and math.isfinite(v)), "a finite float or 'auto'"),
         "statsEngine": one_of("jvm", "arrow"),
-        "scaling": one_of("none", "range", "standard"),
         "candidates": in_range(1, kind="an int"),
         "driverMemoryMB": in_range(0, low_open=True),
     }
@@ -122,15 +116,19 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
     weightCol : str, optional
         Per-instance weights: n, n_i and every sum become weighted.
     scaling : {"none", "range", "standard"}, default "none"
-        The paper does not say how its data were scaled; its Synthetic-2 finding (x1, x2 first at
-        gamma = -0.5) holds on [0, 1]-scaled data ("range") and not on raw data, where gamma = -0.5
-        rewards variance (theta_j = between-class variance - gamma * total variance).
+        Applied analytically to the one-pass statistics (:mod:`sparkfs.core.scaling`; "standard"
+        divides by the sample std, ddof = 1, as Spark's Summarizer). The paper does not say how its
+        data were scaled; its Synthetic-2 finding (x1, x2 first at gamma = -0.5) holds on
+        [0, 1]-scaled data ("range") and not on raw data, where gamma = -0.5 rewards variance
+        (theta_j = between-class variance - gamma * total variance).
     degree, kernel, center, candidates, driverMemoryMB : see the Params.
 
     Notes
     -----
     Driver memory: O(C p) doubles for LFS; candidates^2 (C + 2) doubles for QFS (checked against
     ``driverMemoryMB`` before the Gram pass). Work: O(nnz) for LFS; O(n candidates^2) for QFS.
+    ``scaling="standard"`` with ``weightCol`` adds one aggregation of the weight column (the sum of
+    squared weights of the weighted sample std).
     Sparse vectors stay sparse (except in centred QFS, which densifies 4,096 rows at a time).
     """
 
@@ -159,14 +157,11 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
             dataset, self.getFeaturesCol(), self.getLabelCol(), self._weight_col(),
             engine=self.getOrDefault(self.statsEngine),
         )
-        scaling = self.getOrDefault(self.scaling)
+        scaling = self.getScaling()
         class_sums, class_sum_squares = moments.class_sums, moments.class_sum_squares
-        offset, scale = scaling_parameters(
-            scaling, feature_min=moments.feature_min, feature_max=moments.feature_max,
-            total_weight=moments.class_weights.sum(), total_sums=class_sums.sum(axis=0),
-            total_sum_squares=class_sum_squares.sum(axis=0),
-        )
-        if offset is not None:
+        offset = scale = None  # "none": no shift (QFS keeps sparse rows sparse), no rescaling
+        if scaling != "none":
+            offset, scale = self._feature_scaling(dataset, moments, scaling)
             class_sums, class_sum_squares = affine_class_moments(
                 class_sums, moments.class_weights, class_sum_squares, offset, scale
             )
@@ -184,6 +179,29 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
             check_supervised(result, type(self).__name__)
             self._solve_qfs(dataset, moments, result, offset, scale)
         return result
+
+    def _feature_scaling(self, dataset, moments, scaling: str):
+        """Offset and scale of :func:`sparkfs.core.scaling.feature_scaling` from the one-pass moments.
+
+        ``"standard"`` divides by the sample std (ddof = 1), Summarizer's. With ``weightCol`` its
+        correction needs ``sum_u w_u^2``, which the moments do not hold: one more aggregation, over
+        the weight column only, for that combination alone.
+        """
+        total_weight = float(moments.class_weights.sum())
+        total_sums = moments.class_sums.sum(axis=0)
+        mean = std = None
+        if scaling == "standard":
+            weight_square_sum = None
+            weight_col = self._weight_col()
+            if weight_col is not None:
+                from pyspark.sql import functions as F
+
+                weight = F.col(weight_col).cast("double")
+                weight_square_sum = float(dataset.agg(F.sum(weight * weight)).first()[0])
+            mean = total_sums / total_weight
+            std = sample_std(total_weight, total_sums, moments.class_sum_squares.sum(axis=0),
+                             weight_square_sum=weight_square_sum)
+        return feature_scaling(scaling, minimum=moments.feature_min, maximum=moments.feature_max, mean=mean, std=std)
 
     def _solve_qfs(self, dataset, moments, result: ScoreResult, offset, scale) -> None:
         """Second pass (Gram statistics of the candidates) and the min-cut; fills ``result``."""
@@ -216,7 +234,7 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
                                                 statistics.squared_gram, gamma)
         info = {"method": "qfs" if kernel == "qfs" else "qfs-prime", "gamma": gamma,
                 "gamma_max_exact": bound.gamma_max, "candidates": int(candidate_count),
-                "centered": bool(self.getOrDefault(self.center)) or self.getOrDefault(self.scaling) == "standard"}
+                "centered": bool(self.getOrDefault(self.center)) or self.getScaling() == "standard"}
         if self.isSet(self.threshold):
             solution = solve_qfs(unary, pairwise, self.getThreshold())
         else:

@@ -7,7 +7,7 @@ from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
-from sparkfs.selectors._params import in_range, one_of
+from sparkfs.selectors._params import HasScaling, in_range, one_of
 from sparkfs.spark.relief import relief_statistics
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
@@ -32,7 +32,7 @@ def _valid_sigma(value) -> bool:
     return len(values) > 0 and all(np.isfinite(v) and v > 0 for v in values)
 
 
-class _ReliefParams(Params):
+class _ReliefParams(HasScaling):
     variant: Param = Param(
         Params._dummy(), "variant",
         "'relief' (margin of eq. 3, I-Relief for multi-class), 'relieff' (Kononenko), 'mrelief' (MAP-Relief, "
@@ -42,9 +42,6 @@ class _ReliefParams(Params):
                      typeConverter=TypeConverters.toInt)
     metric: Param = Param(Params._dummy(), "metric", "neighbour distance: 'euclidean' or 'manhattan'",
                           typeConverter=TypeConverters.toString)
-    scaling: Param = Param(Params._dummy(), "scaling",
-                           "'none', 'range' (divide by max - min: the classic Relief diff) or 'standard'",
-                           typeConverter=TypeConverters.toString)
     sampleSize: Param = Param(Params._dummy(), "sampleSize",
                               "number of query instances drawn by `seed` (Relief's m); unset = every row",
                               typeConverter=TypeConverters.toInt)
@@ -61,7 +58,6 @@ class _ReliefParams(Params):
         "variant": one_of("relief", "relieff", "mrelief", "prelief"),
         "k": in_range(1, kind="an int"),
         "metric": one_of("euclidean", "manhattan"),
-        "scaling": one_of("none", "range", "standard"),
         "sampleSize": in_range(1, kind="an int"),
         "seed": (lambda v: isinstance(v, int), "an int"),
         "sigma": (_valid_sigma, "a positive float or a list of positive floats"),
@@ -96,6 +92,10 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
     * ``prelief``: Parzen-Relief (eq. 14), per-feature Gaussian kernel means; no neighbour search.
 
     ``scores`` = mean margin; ``weights`` = (mean margin)^+ / ||(mean margin)^+||_2 (eq. 4).
+
+    ``scaling`` (default ``"range"``, Kononenko's diff) divides every feature by the divisor of
+    :mod:`sparkfs.core.scaling` before the search and the margins (``"standard"``: the sample std,
+    ddof = 1); margins are differences, so the offset plays no part.
 
     Notes
     -----

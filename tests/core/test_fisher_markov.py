@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from sparkfs.core.fisher_markov import affine_class_moments, markov_coefficients, scaling_parameters
+from sparkfs.core.fisher_markov import affine_class_moments, markov_coefficients
+from sparkfs.core.scaling import feature_scaling, sample_std
 
 
 def theta_eq19_literal(X, y, gamma, w=None):
@@ -75,9 +76,10 @@ def test_scaled_moments_equal_moments_of_scaled_data(scaling):
     rng = np.random.default_rng(4)
     X, y = rng.normal(size=(50, 4)) * [1, 5, 0.2, 3] + 2, rng.integers(0, 3, 50)
     sums, counts, squares = moments(X, y)
-    offset, scale = scaling_parameters(scaling, feature_min=X.min(0), feature_max=X.max(0), total_weight=50,
-                                       total_sums=X.sum(0), total_sum_squares=(X**2).sum(0))
-    expected = (X - X.min(0)) / (X.max(0) - X.min(0)) if scaling == "range" else (X - X.mean(0)) / X.std(0)
+    offset, scale = feature_scaling(scaling, minimum=X.min(0), maximum=X.max(0), mean=X.sum(0) / 50,
+                                    std=sample_std(50, X.sum(0), (X**2).sum(0)))
+    # "standard" is (x - mean) / the sample std, ddof = 1 (sparkfs.core.scaling)
+    expected = (X - X.min(0)) / (X.max(0) - X.min(0)) if scaling == "range" else (X - X.mean(0)) / X.std(0, ddof=1)
     got_sums, got_squares = affine_class_moments(sums, counts, squares, offset, scale)
     want_sums, _, want_squares = moments(expected, y)
     np.testing.assert_allclose(got_sums, want_sums, rtol=1e-9, atol=1e-9)

@@ -396,11 +396,17 @@ def test_relief_weights_is_eq4():
 
 
 def test_feature_scale_policy():
-    np.testing.assert_array_equal(rl.feature_scale("range", minimum=[0, 2, 1], maximum=[4, 2, 3]), [4, 1, 2])
-    np.testing.assert_array_equal(rl.feature_scale("standard", std=[0.5, 0.0]), [0.5, 1.0])
-    np.testing.assert_array_equal(rl.feature_scale("none", num_features=2), [1.0, 1.0])
+    """Relief's divisor (the scale of sparkfs.core.scaling, tested in tests/core/test_scaling.py)."""
+    minimum, maximum = [0, 2, 1], [4, 2, 3]
+    np.testing.assert_array_equal(rl.feature_scale("range", minimum=minimum, maximum=maximum), [4, 1, 2])
+    np.testing.assert_array_equal(rl.feature_scale("standard", minimum=minimum, maximum=maximum,
+                                                   std=[0.5, 0.0, 0.25], num_features=3), [0.5, 1.0, 0.25])
+    np.testing.assert_array_equal(rl.feature_scale("none", minimum=minimum, maximum=maximum, num_features=3),
+                                  [1.0, 1.0, 1.0])
     with pytest.raises(ValueError, match="unknown scaling 'minmax'"):
-        rl.feature_scale("minmax")
+        rl.feature_scale("minmax", minimum=minimum, maximum=maximum)
+    with pytest.raises(ValueError, match="describe 3 features, expected 2"):
+        rl.feature_scale("range", minimum=minimum, maximum=maximum, num_features=2)
 
 
 def test_constant_feature_scores_zero():

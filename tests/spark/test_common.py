@@ -59,3 +59,25 @@ def test_transform_refuses_existing_output_column(spark, small_df):
     model = build_selector("lfs", {}).setNumFeatures(2).fit(small_df)
     with pytest.raises(InvalidInputError, match="output column 'label' already exists"):
         model.setOutputCol("label").transform(small_df)
+
+
+def test_scaling_param_is_declared_once_with_each_selectors_default():
+    """One `scaling` Param (sparkfs.selectors._params.HasScaling): same doc and check everywhere,
+    defaults unchanged (Fisher-Markov "none", Relief "range")."""
+    from sparkfs import FisherMarkovSelector, ReliefSelector
+    from sparkfs.core.scaling import SCALINGS
+
+    selectors = {FisherMarkovSelector: "none", ReliefSelector: "range"}
+    assert len({cls().getParam("scaling").doc for cls in selectors}) == 1
+    for cls, default in selectors.items():
+        selector = cls()
+        assert selector.getScaling() == default and not selector.isSet(selector.scaling)
+        for value in SCALINGS:
+            cls(scaling=value).validate_params()
+        with pytest.raises(ValueError, match=(
+            rf"^The 'scaling' parameter of {cls.__name__} must be a str among "
+            r"\{'none', 'range', 'standard'\}. Got 'log' instead.$"
+        )):
+            cls(scaling="log").validate_params()
+    with pytest.raises(ValueError, match="The 'scaling' parameter of ReliefSelector"):
+        build_selector("relieff", {"scaling": "minmax"})

@@ -91,6 +91,33 @@ def test_synthetic_2_informative_features_rank_first(spark, seed):
     assert set(raw.selectedFeatures).isdisjoint({0, 1})
 
 
+@pytest.mark.parametrize("engine, weighted", [("jvm", False), ("arrow", True)])
+def test_standard_scaling_divides_by_the_sample_std(spark, engine, weighted):
+    """scaling="standard": theta of eq. (19) on (x - mean) / s, s the sample std (ddof = 1) that
+    Spark's Summarizer reports (weighted: sum w (x - mean)^2 / (W - sum w^2 / W)); a constant
+    feature is left unscaled (theta 0)."""
+    from pyspark.ml.stat import Summarizer
+
+    rng = np.random.default_rng(6)
+    X, y = rng.normal(size=(30, 5)) * [1, 4, 0.3, 2, 1] + [0, 5, -1, 20, 0], rng.integers(0, 3, 30)
+    X[:, 4] = 0.7
+    w = rng.uniform(0.2, 3.0, 30) if weighted else np.ones(30)
+    df = make_df(spark, X, y, partitions=3, weights=w if weighted else None)
+    W = w.sum()
+    mean = (w[:, None] * X).sum(axis=0) / W
+    sample_std = np.sqrt((w[:, None] * (X - mean) ** 2).sum(axis=0) / (W - (w**2).sum() / W))
+    summarizer = Summarizer.metrics("std")
+    spark_std = df.select((summarizer.summary(df.features, df.weight) if weighted else summarizer.summary(df.features))
+                          .alias("s")).first()["s"]["std"].toArray()
+    np.testing.assert_allclose(spark_std[:4], sample_std[:4], rtol=1e-10)
+    scaled = (X - mean) / np.where(np.arange(5) < 4, sample_std, 1.0)
+
+    model = FisherMarkovSelector(scaling="standard", statsEngine=engine, weightCol="weight" if weighted else None,
+                                 numFeatures=2).fit(df)
+    np.testing.assert_allclose(model.scores, theta_eq19_literal(scaled, y, -0.5, w), rtol=1e-9, atol=1e-12)
+    assert abs(model.scores[4]) < 1e-12 and model.summary["scaling"] == "standard"
+
+
 def test_transform_slices_selected_features(spark):
     rng = np.random.default_rng(3)
     X, y = rng.normal(size=(10, 5)) * [1, 9, 1, 9, 1], rng.integers(0, 2, 10)

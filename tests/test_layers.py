@@ -1,0 +1,132 @@
+"""The architecture's layer rules, checked on the source with ``ast`` (nothing is imported).
+
+Every import counts, including those inside functions, relative imports (resolved against the
+package) and ``importlib.import_module`` / ``__import__`` calls with a literal module name.
+``from a.b import c`` counts as importing both ``a.b`` and ``a.b.c`` (c may be a submodule).
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[1] / "sparkfs"
+MAX_MODULE_LINES = 650
+
+#: (folder or file under sparkfs/, forbidden module prefixes)
+LAYER_RULES = [
+    ("core", ["pyspark", "sparkfs.spark", "sparkfs.selectors", "sparkfs.io", "sparkfs.cli", "sparkfs.evaluation",
+              "sparkfs.methods"]),
+    ("spark", ["sparkfs.selectors", "sparkfs.cli", "sparkfs.methods", "sparkfs.io"]),
+    ("selectors", ["sparkfs.cli", "sparkfs.methods", "jobs"]),
+]
+
+
+def source_files(under=""):
+    target = PACKAGE_ROOT / under if under else PACKAGE_ROOT
+    files = [target] if target.is_file() else sorted(target.rglob("*.py"))
+    return [path for path in files if "__pycache__" not in path.parts]
+
+
+def module_name(path):
+    parts = list(path.relative_to(PACKAGE_ROOT.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def resolve(path, module, level):
+    """The absolute name of ``from <level dots><module> import ...`` written in ``path``."""
+    if level == 0:
+        return module or ""
+    package = module_name(path).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+    base = package[: len(package) - (level - 1)]
+    return ".".join(base + ([module] if module else []))
+
+
+def imports_of(path, source=None):
+    """[(line, imported module name, imported names)] of every import in the file (or in ``source``)."""
+    found = []
+    source = path.read_text(encoding="utf-8") if source is None else source
+    for node in ast.walk(ast.parse(source, filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name, ()) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = resolve(path, node.module, node.level)
+            names = tuple(alias.name for alias in node.names)
+            found.append((node.lineno, base, names))
+            found.extend((node.lineno, f"{base}.{name}", ()) for name in names if name != "*")
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            function = node.func
+            called = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", None)
+            if called in ("import_module", "__import__") and isinstance(node.args[0].value, str):
+                found.append((node.lineno, node.args[0].value, ()))
+    return found
+
+
+def is_under(name, prefix):
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def test_the_package_is_where_the_test_expects_it():
+    assert (PACKAGE_ROOT / "__init__.py").is_file()
+    for layer, _ in LAYER_RULES:
+        assert source_files(layer), f"no Python file under sparkfs/{layer}"
+
+
+@pytest.mark.parametrize("layer, forbidden", LAYER_RULES, ids=[layer for layer, _ in LAYER_RULES])
+def test_layer_imports_nothing_from_the_layers_above(layer, forbidden):
+    violations = [
+        f"{path.relative_to(PACKAGE_ROOT.parent)}:{line} imports {name}"
+        for path in source_files(layer)
+        for line, name, _ in imports_of(path)
+        if any(is_under(name, prefix) for prefix in forbidden)
+    ]
+    assert not violations, f"sparkfs/{layer} must not import {forbidden}:\n" + "\n".join(sorted(set(violations)))
+
+
+@pytest.mark.parametrize("where", ["io", "cli.py"])
+def test_invalid_input_error_comes_from_sparkfs_errors(where):
+    """io/ and the CLI import InvalidInputError from sparkfs.errors, never via the Spark layer."""
+    files = source_files(where)
+    assert files, f"sparkfs/{where} not found"
+    violations = []
+    for path in files:
+        for line, name, names in imports_of(path):
+            location = f"{path.relative_to(PACKAGE_ROOT.parent)}:{line}"
+            if "InvalidInputError" in names and name != "sparkfs.errors":
+                violations.append(f"{location} imports InvalidInputError from {name}")
+            if is_under(name, "sparkfs.spark.stats"):
+                violations.append(f"{location} imports {name}")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr == "InvalidInputError":
+                if ast.unparse(node.value) not in ("errors", "sparkfs.errors"):
+                    violations.append(f"{path.relative_to(PACKAGE_ROOT.parent)}:{node.lineno} uses "
+                                      f"{ast.unparse(node)}")
+    assert not violations, "InvalidInputError must be imported from sparkfs.errors:\n" + "\n".join(violations)
+
+
+def test_no_module_is_longer_than_the_limit():
+    lengths = sorted(((len(path.read_text(encoding="utf-8").splitlines()), path) for path in source_files()),
+                     reverse=True)
+    too_long = [(lines, path) for lines, path in lengths if lines > MAX_MODULE_LINES]
+    longest = "\n".join(f"{lines:5d} {path.relative_to(PACKAGE_ROOT.parent)}" for lines, path in lengths[:5])
+    assert not too_long, f"modules over {MAX_MODULE_LINES} lines; the longest:\n{longest}"
+
+
+def test_the_import_collector_sees_every_kind_of_import():
+    """The checker itself: imports in functions, relative imports and import_module are found."""
+    fake = PACKAGE_ROOT / "core" / "fake_module.py"
+    source = (
+        "import numpy as np\n"
+        "def f():\n"
+        "    from pyspark.sql import functions\n"
+        "    from ..spark import stats\n"
+        "    from . import pairs\n"
+        "    import importlib\n"
+        "    importlib.import_module('sparkfs.cli')\n"
+    )
+    names = {name for _, name, _ in imports_of(fake, source)}
+    assert {"numpy", "pyspark.sql", "sparkfs.spark", "sparkfs.spark.stats", "sparkfs.core.pairs",
+            "sparkfs.cli"} <= names
+
