@@ -11,6 +11,10 @@ os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
+# tests/connect needs a process without a classic SparkSession: the main suite runs it in a child
+# process (tests/integration/test_spark_connect.py), which sets SPARKFS_CONNECT_TESTS=1.
+collect_ignore = [] if os.environ.get("SPARKFS_CONNECT_TESTS") == "1" else ["connect"]
+
 
 @pytest.fixture(scope="session")
 def spark():

@@ -83,11 +83,15 @@ class NeighbourTable:
     distances : ndarray of float64, shape (m, C, k)
         The matching distances (squared for Euclidean), ``+inf`` for pads. Each ``[i, c, :]`` is
         sorted by (distance, row id).
+    vectors : ndarray of float64, shape (m, C, k, p), optional
+        The neighbours' feature vectors (zeros for pads), when asked for: an iterative method
+        then needs no second pass to read them (one Spark job per step).
     """
 
     query_ids: np.ndarray
     neighbour_ids: np.ndarray
     distances: np.ndarray
+    vectors: Optional[np.ndarray] = None
 
     @property
     def num_queries(self) -> int:
@@ -104,7 +108,8 @@ class NeighbourTable:
     def rows(self, query_positions) -> "NeighbourTable":
         """The table restricted to some queries (positions in this table)."""
         return NeighbourTable(
-            self.query_ids[query_positions], self.neighbour_ids[query_positions], self.distances[query_positions]
+            self.query_ids[query_positions], self.neighbour_ids[query_positions], self.distances[query_positions],
+            None if self.vectors is None else self.vectors[query_positions],
         )
 
 
@@ -461,9 +466,31 @@ def merge_neighbour_tables(left: NeighbourTable, right: NeighbourTable) -> Neigh
     # Pads (id -1, inf) must sort after every real candidate, including real ones at +inf.
     id_key = np.where(ids == PAD_ID, np.iinfo(np.int64).max, ids)
     order = np.lexsort((id_key, dists), axis=2)[:, :, :k]
+    vectors = None
+    if left.vectors is not None and right.vectors is not None:
+        both = np.concatenate([left.vectors, right.vectors], axis=2)
+        vectors = np.take_along_axis(both, order[..., None], axis=2)
     return NeighbourTable(
-        left.query_ids, np.take_along_axis(ids, order, axis=2), np.take_along_axis(dists, order, axis=2)
+        left.query_ids, np.take_along_axis(ids, order, axis=2), np.take_along_axis(dists, order, axis=2), vectors
     )
+
+
+def attach_vectors(table: NeighbourTable, row_matrix: Matrix, row_ids) -> NeighbourTable:
+    """The table with its neighbours' rows of ``row_matrix`` (ids looked up in ``row_ids``) attached.
+
+    Every non-pad neighbour id must be among ``row_ids``; pads get zero vectors.
+    """
+    row_ids = np.asarray(row_ids, dtype=np.int64)
+    order = np.argsort(row_ids, kind="stable")
+    flat_ids = table.neighbour_ids.reshape(-1)
+    real = flat_ids != PAD_ID
+    vectors = np.zeros((flat_ids.size, row_matrix.shape[1]))
+    if real.any():
+        position = order[np.searchsorted(row_ids[order], flat_ids[real])]
+        rows = row_matrix[position]
+        vectors[real] = rows.toarray() if _is_sparse(rows) else rows
+    return NeighbourTable(table.query_ids, table.neighbour_ids, table.distances,
+                          vectors.reshape(table.neighbour_ids.shape + (row_matrix.shape[1],)))
 
 
 def local_neighbour_table(

@@ -25,6 +25,8 @@ import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold, train_test_split
 from sklearn.preprocessing import MinMaxScaler
 
+from sparkfs.core.neighbours import local_neighbour_table
+
 #: The paper's probe distribution N(0, 20): 20 is the variance (standard deviation sqrt(20)).
 PAPER_PROBE_VARIANCE = 20.0
 #: Candidate kNN sizes tuned by cross-validation on the training split when none is fixed
@@ -175,29 +177,17 @@ def stratified_split(y, train_size: Union[int, float], test_size: Union[int, flo
 def _nearest_rows(train_X, query_X, n_neighbors: int) -> np.ndarray:
     """Indices of the ``n_neighbors`` nearest training rows of each query, nearest first.
 
-    Squared Euclidean distances through ``|q|^2 - 2 q.t + |t|^2`` (one GEMM per chunk of
-    queries, at most ~4M distances in memory); equal distances are ordered by training index.
+    The engine's blocked search (:func:`sparkfs.core.neighbours.local_neighbour_table`, one
+    class): squared Euclidean distances through GEMM, equal distances ordered by training index.
     """
-    train_norms = np.einsum("ij,ij->i", train_X, train_X)
-    chunk = max(1, 4_000_000 // max(1, train_X.shape[0]))
-    nearest = np.empty((query_X.shape[0], n_neighbors), dtype=np.int64)
-    for start in range(0, query_X.shape[0], chunk):
-        queries = query_X[start:start + chunk]
-        distances = np.einsum("ij,ij->i", queries, queries)[:, None] - 2.0 * queries @ train_X.T + train_norms[None, :]
-        if n_neighbors < train_X.shape[0]:
-            # the k-th smallest distance; rows tied with it are taken by training index
-            kth = np.partition(distances, n_neighbors - 1, axis=1)[:, n_neighbors - 1:n_neighbors]
-            closer = distances < kth
-            tied = distances == kth
-            room = n_neighbors - closer.sum(axis=1, keepdims=True)
-            chosen = closer | (tied & (np.cumsum(tied, axis=1) <= room))
-            candidates = np.nonzero(chosen)[1].reshape(-1, n_neighbors)
-        else:
-            candidates = np.broadcast_to(np.arange(train_X.shape[0]), distances.shape)
-        candidate_distances = np.take_along_axis(distances, candidates, axis=1)
-        order = np.lexsort((candidates, candidate_distances), axis=1)
-        nearest[start:start + chunk] = np.take_along_axis(candidates, order, axis=1)
-    return nearest
+    train_X = np.asarray(train_X, dtype=np.float64)
+    query_X = np.asarray(query_X, dtype=np.float64)
+    query_ids = -2 - np.arange(query_X.shape[0])  # never a training index (nor the pad id -1)
+    table = local_neighbour_table(
+        query_X, query_ids, train_X, np.arange(train_X.shape[0]), np.zeros(train_X.shape[0], dtype=np.int64),
+        num_classes=1, k=n_neighbors, metric="euclidean", shift=np.round(train_X.mean(axis=0)),
+    )
+    return table.neighbour_ids[:, 0, :]
 
 
 def _knn_predictions(train_X, train_codes, query_X, n_neighbors: Sequence[int], n_classes: int) -> np.ndarray:

@@ -20,6 +20,7 @@ from pyspark.ml.util import DefaultParamsReader, DefaultParamsWriter, MLReadable
 from sparkfs.core.selection import rank_features, select_features
 from sparkfs.selectors._params import SelectorParams
 from sparkfs.errors import InvalidInputError
+from sparkfs.spark.blocks import is_connect_session
 
 
 @dataclass
@@ -213,16 +214,28 @@ class _SelectorModelWriter(MLWriter):
         super().__init__()
         self.instance = instance
 
+    def _handleOverwrite(self, path: str) -> None:
+        # Spark ML deletes the path through the JVM, which a Spark Connect client cannot reach:
+        # there both parts are written with mode "overwrite" instead (saveImpl).
+        if not is_connect_session(self.sparkSession):
+            super()._handleOverwrite(path)
+
     def saveImpl(self, path: str) -> None:
         import pandas as pd
 
         model = self.instance
         extra = {"labelValues": model._label_values, "summary": model._summary}
-        DefaultParamsWriter.saveMetadata(model, path, self.sparkSession, extraMetadata=extra)
+        mode = "overwrite" if self.shouldOverwrite else "errorifexists"
+        if self.shouldOverwrite and is_connect_session(self.sparkSession):
+            metadata = DefaultParamsWriter._get_metadata_to_save(model, self.sparkSession, extra)
+            self.sparkSession.createDataFrame([(metadata,)], ["value"]).coalesce(1).write.mode(mode).text(
+                f"{path}/metadata")
+        else:
+            DefaultParamsWriter.saveMetadata(model, path, self.sparkSession, extraMetadata=extra)
         columns = {"index": np.arange(model.numInputFeatures, dtype=np.int64), "score": model._scores,
                    "selected": model.get_support()}
         columns.update({f"array_{name}": values for name, values in model._feature_arrays.items()})
-        self.sparkSession.createDataFrame(pd.DataFrame(columns)).coalesce(1).write.parquet(f"{path}/data")
+        self.sparkSession.createDataFrame(pd.DataFrame(columns)).coalesce(1).write.mode(mode).parquet(f"{path}/data")
 
 
 class _SelectorModelReader(MLReader):

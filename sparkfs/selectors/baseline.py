@@ -14,7 +14,9 @@ from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
 from sparkfs.selectors._params import one_of
-from sparkfs.spark.stats import label_counts, with_label_index
+from sparkfs.core.univariate import anova_f_values
+from sparkfs.spark.blocks import is_connect_session
+from sparkfs.spark.stats import class_moments, label_counts, with_label_index
 
 
 class _UnivariateParams(Params):
@@ -58,7 +60,11 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         indexed = with_label_index(dataset, self.getLabelCol(), labels, "__label_index")
         if len(labels) < 2:
             return ScoreResult(scores=np.zeros(0), label_values=labels, class_counts=counts.tolist(), n_rows=int(counts.sum()))
-        if self.getOrDefault(self.test) == "anova":
+        if self.getOrDefault(self.test) == "anova" and is_connect_session(indexed.sparkSession):
+            # No JVM access on Spark Connect: the same F values from one pass of class moments.
+            moments = class_moments(indexed, self.getFeaturesCol(), "__label_index")
+            scores = anova_f_values(moments.class_counts, moments.class_sums, moments.class_sum_squares)
+        elif self.getOrDefault(self.test) == "anova":
             # pyspark has no wrapper for ml.stat.ANOVATest: call the JVM class UnivariateFeatureSelector uses.
             session = indexed.sparkSession
             java_test = session._jvm.org.apache.spark.ml.stat.ANOVATest

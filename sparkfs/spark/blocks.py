@@ -174,7 +174,8 @@ class _ClosureValue:
         self.value = value
 
     def destroy(self) -> None:
-        self.value = None
+        """Nothing to free: a Connect client re-serialises a plan's closures whenever the plan is
+        sent again, so the value must stay readable; it goes with the last reference to it."""
 
 
 def ship_to_tasks(spark, value, transport: str):

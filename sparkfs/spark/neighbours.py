@@ -23,25 +23,37 @@ Spark job -- per query batch; what a task holds: its block, the query batch, and
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Dict, Optional, Union
+from typing import Any, Callable, Dict, Optional, Union
 
 import numpy as np
 import scipy.sparse as sp
 
-from sparkfs.core.neighbours import NeighbourTable, check_metric, empty_neighbour_table, local_neighbour_table, merge_neighbour_tables
+from sparkfs.core.neighbours import (
+    NeighbourTable,
+    attach_vectors,
+    check_metric,
+    empty_neighbour_table,
+    local_neighbour_table,
+    merge_neighbour_tables,
+)
 from sparkfs.core.pairs import check_difference, check_kernel, feature_kernel_sums, one_hot, pair_sums as block_pair_sums
 from sparkfs.spark.rows import Block, Rows, RowSet
 
 #: ``per_query`` choices of :func:`pair_sums` and :func:`kernel_sums`.
-PER_QUERY = (None, "driver")
+PER_QUERY = (None, "driver", "dataframe")
+#: Partitions of the per-query DataFrame's reduction.
+_PER_QUERY_PARTITIONS = 8
 
 
 @dataclass
 class PairSumsResult:
-    """Sums over the queries (p,) and, with ``per_query="driver"``, per query (m, p)."""
+    """Sums over the queries (p,) and, per query, an (m, p) array (``per_query="driver"``) or a
+    DataFrame ``(row_id long, sums vector)`` (``per_query="dataframe"``), locally checkpointed:
+    computed once, held by the executors, independent of the input's lineage."""
 
     feature_sums: np.ndarray
     query_sums: Optional[np.ndarray] = None
+    query_frame: Any = None
 
 
 def _check_per_query(per_query) -> None:
@@ -69,6 +81,68 @@ def _batched_pass(rows: Rows, queries: RowSet, name: str, batch_payload: Callabl
         yield batch, summary
 
 
+def _per_query_frame(rows: Rows, queries: RowSet, batch_payload, emit, extra_bytes_per_query: float = 0.0):
+    """Per-query sums as a DataFrame ``(row_id, sums)`` without an (m, p) array on the driver.
+
+    Every partition emits, per query batch, its partial (query id, vector) rows; the partials are
+    shuffled by query id and summed in NumPy in partition order (repeatable bit for bit), and
+    every query appears (a query without any term gets zeros). The result is
+    checkpointed before the shipped batches are released; the feature sums come from it.
+    """
+    import pyarrow as pa
+    import pandas as pd
+    from pyspark.ml.functions import array_to_vector
+    from pyspark.ml.stat import Summarizer
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, DoubleType, LongType, StructField, StructType
+
+    num_features = rows.num_features
+    partials = []
+    for batch in rows.query_batches(queries, extra_bytes_per_query):
+        handle = rows.ship(batch_payload(batch))
+        partials.append(rows.keyed_partials(lambda block, shipped=handle: emit(block, shipped.value)))
+    spark = rows.df.sparkSession
+    every_query = spark.createDataFrame(pd.DataFrame({"key": queries.ids.astype(np.int64)})).select(
+        F.col("key").cast("long"), F.lit(-1).cast("long").alias("partition"),
+        F.lit(None).cast(ArrayType(DoubleType(), False)).alias("values"))
+    union = every_query
+    for frame in partials:
+        union = union.unionByName(frame)
+
+    def sum_per_key(batches):
+        keys, parts, vectors = [], [], []
+        for batch in batches:
+            keys.append(batch.column(0).to_numpy(zero_copy_only=False))
+            parts.append(batch.column(1).to_numpy(zero_copy_only=False))
+            vectors.extend(batch.column(2).to_pylist())
+        if not keys:
+            return
+        keys, parts = np.concatenate(keys), np.concatenate(parts)
+        order = np.lexsort((parts, keys))  # by query id, then partition: a fixed summation order
+        unique_keys, group_of_key = np.unique(keys, return_inverse=True)
+        sums = np.zeros((unique_keys.size, num_features))
+        present = [row for row in order if vectors[row] is not None]
+        if present:
+            np.add.at(sums, group_of_key[present], np.array([vectors[row] for row in present], dtype=np.float64))
+        offsets = np.arange(unique_keys.size + 1, dtype=np.int32) * num_features
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(unique_keys.astype(np.int64)), pa.ListArray.from_arrays(pa.array(offsets), pa.array(sums.ravel()))],
+            names=["row_id", "sums"])
+
+    schema = StructType([StructField("row_id", LongType(), False), StructField("sums", ArrayType(DoubleType(), False))])
+    lazy = (union.repartition(_PER_QUERY_PARTITIONS, "key").mapInArrow(sum_per_key, schema)
+            .select("row_id", array_to_vector("sums").alias("sums")))
+    try:
+        # Checkpointed (computed now, lineage cut): the frame no longer needs the shipped batches.
+        frame = rows.diagnosed(lambda: lazy.localCheckpoint(eager=True))
+        total = frame.select(Summarizer.sum(F.col("sums")).alias("total")).first()["total"]
+    finally:
+        rows.release_shipped()
+    rows.info["passes"].append("per-query sums (DataFrame)")
+    feature_sums = np.zeros(num_features) if total is None else total.toArray()
+    return PairSumsResult(feature_sums, None, frame)
+
+
 def _dense_shift(query_matrix) -> Optional[np.ndarray]:
     """Translation for the Euclidean GEMM identity (see core.neighbours.pairwise_distances): the
     queries' mean rounded to integers, so integer-valued data stay exact (exact ties then break by
@@ -79,7 +153,8 @@ def _dense_shift(query_matrix) -> Optional[np.ndarray]:
 
 
 def nearest(rows: Rows, queries: RowSet, k: int, *, metric: str = "euclidean",
-            feature_weights: Optional[np.ndarray] = None, block_size: int = 2048) -> NeighbourTable:
+            feature_weights: Optional[np.ndarray] = None, block_size: int = 2048,
+            with_vectors: bool = False) -> NeighbourTable:
     """Per query and class, the k nearest rows of ``rows`` (one pass per query batch).
 
     Parameters
@@ -95,6 +170,9 @@ def nearest(rows: Rows, queries: RowSet, k: int, *, metric: str = "euclidean",
         feature scaling of ``rows``, which also applies to later pair sums.
     block_size : int
         Rows per block and queries per chunk of the distance computation.
+    with_vectors : bool
+        Also return the neighbours' (scaled) feature vectors, ``table.vectors`` (m, C, k, p),
+        dense: a search and what needs the neighbours' values in one pass (for small k x p).
 
     Returns
     -------
@@ -115,6 +193,7 @@ def nearest(rows: Rows, queries: RowSet, k: int, *, metric: str = "euclidean",
     shift = _dense_shift(query_matrix)
     neighbour_ids = np.zeros((len(queries), num_classes, k), dtype=np.int64)
     distances = np.zeros((len(queries), num_classes, k))
+    vectors = np.zeros((len(queries), num_classes, k, rows.num_features)) if with_vectors else None
 
     def payload(batch):
         return {"matrix": query_matrix[batch], "ids": queries.ids[batch]}
@@ -124,20 +203,31 @@ def nearest(rows: Rows, queries: RowSet, k: int, *, metric: str = "euclidean",
             shipped["matrix"], shipped["ids"], block.matrix, block.ids, block.labels, num_classes=num_classes, k=k,
             metric=metric, block_size=block_size, shift=shift, feature_weights=feature_weights,
         )
+        if with_vectors:
+            table = attach_vectors(table, block.matrix, block.ids)
+            return {"neighbour_ids": table.neighbour_ids, "distances": table.distances, "vectors": table.vectors}
         return {"neighbour_ids": table.neighbour_ids, "distances": table.distances}
 
     def merge(left, right):
         query_ids = np.zeros(left["neighbour_ids"].shape[0], dtype=np.int64)  # same queries on both sides
-        merged = merge_neighbour_tables(NeighbourTable(query_ids, left["neighbour_ids"], left["distances"]),
-                                        NeighbourTable(query_ids, right["neighbour_ids"], right["distances"]))
-        return {"neighbour_ids": merged.neighbour_ids, "distances": merged.distances}
+        merged = merge_neighbour_tables(
+            NeighbourTable(query_ids, left["neighbour_ids"], left["distances"], left.get("vectors")),
+            NeighbourTable(query_ids, right["neighbour_ids"], right["distances"], right.get("vectors")))
+        summary = {"neighbour_ids": merged.neighbour_ids, "distances": merged.distances}
+        if merged.vectors is not None:
+            summary["vectors"] = merged.vectors
+        return summary
 
+    # The budget bounds what is shipped (the queries); the returned tables are (m_batch, C, k)
+    # ids and distances, plus (m_batch, C, k, p) vectors with with_vectors.
     for batch, summary in _batched_pass(rows, queries, "neighbour search", payload, summarize, merge):
         if summary is None:
             empty = empty_neighbour_table(queries.ids[batch], num_classes, k)
             summary = {"neighbour_ids": empty.neighbour_ids, "distances": empty.distances}
         neighbour_ids[batch], distances[batch] = summary["neighbour_ids"], summary["distances"]
-    return NeighbourTable(queries.ids.copy(), neighbour_ids, distances)
+        if with_vectors and "vectors" in summary:
+            vectors[batch] = summary["vectors"]
+    return NeighbourTable(queries.ids.copy(), neighbour_ids, distances, vectors)
 
 
 def pair_sums(rows: Rows, queries: RowSet, query_positions, neighbour_ids, weights, *,
@@ -154,8 +244,9 @@ def pair_sums(rows: Rows, queries: RowSet, query_positions, neighbour_ids, weigh
         Row id of each pair's other row (looked up in the partition that holds it).
     weights : array of float (P,)
     difference : {"abs", "square"}
-    per_query : None or "driver"
-        Also return the (m, p) per-query sums.
+    per_query : None, "driver" or "dataframe"
+        Also return the per-query sums: an (m, p) array, or a DataFrame ``(row_id, sums)``
+        keyed by the engine's row id, to join back to the input (e.g. as a weight column).
 
     Notes
     -----
@@ -170,17 +261,20 @@ def pair_sums(rows: Rows, queries: RowSet, query_positions, neighbour_ids, weigh
     query_matrix = rows.scaled(queries.matrix)
     num_features = rows.num_features
     feature_sums = np.zeros(num_features)
-    query_sums = np.zeros((len(queries), num_features)) if per_query else None
+    query_sums = np.zeros((len(queries), num_features)) if per_query == "driver" else None
     pairs_per_query = len(weights) / max(len(queries), 1)
 
     def payload(batch):
         in_batch = (query_positions >= batch.start) & (query_positions < batch.stop)
         order = np.argsort(neighbour_ids[in_batch], kind="stable")
-        return {"matrix": query_matrix[batch], "num_queries": batch.stop - batch.start,
+        return {"matrix": query_matrix[batch], "num_queries": batch.stop - batch.start, "ids": queries.ids[batch],
                 "query_positions": query_positions[in_batch][order] - batch.start,
                 "neighbour_ids": neighbour_ids[in_batch][order], "weights": weights[in_batch][order]}
 
     def summarize(block: Block, shipped):
+        return summarize_pairs(block, shipped, bool(per_query))
+
+    def summarize_pairs(block: Block, shipped, with_queries: bool):
         pair_neighbours = shipped["neighbour_ids"]  # sorted
         first = np.searchsorted(pair_neighbours, block.ids, side="left")
         last = np.searchsorted(pair_neighbours, block.ids, side="right")
@@ -188,7 +282,7 @@ def pair_sums(rows: Rows, queries: RowSet, query_positions, neighbour_ids, weigh
         total = int(pairs_per_row.sum())
         num_queries = shipped["num_queries"]
         summary = {"feature_sums": np.zeros(num_features)}
-        if per_query:
+        if with_queries:
             summary["query_sums"] = np.zeros((num_queries, num_features))
         if total == 0:
             return summary
@@ -197,12 +291,20 @@ def pair_sums(rows: Rows, queries: RowSet, query_positions, neighbour_ids, weigh
         pair_index = np.repeat(first, pairs_per_row) + (np.arange(total) - np.repeat(run_start, pairs_per_row))
         sums, per_query_sums = block_pair_sums(
             shipped["matrix"], block.matrix, shipped["query_positions"][pair_index], block_row_of_pair,
-            shipped["weights"][pair_index], difference=difference, per_query=bool(per_query), num_queries=num_queries,
+            shipped["weights"][pair_index], difference=difference, per_query=with_queries, num_queries=num_queries,
         )
         summary["feature_sums"] = sums
-        if per_query:
+        if with_queries:
             summary["query_sums"] = per_query_sums
         return summary
+
+    if per_query == "dataframe":
+        def emit(block: Block, shipped):
+            query_sums_of_block = summarize_pairs(block, shipped, True)["query_sums"]
+            touched = np.flatnonzero(np.any(query_sums_of_block != 0, axis=1))
+            return shipped["ids"][touched], query_sums_of_block[touched]
+
+        return _per_query_frame(rows, queries, payload, emit, extra_bytes_per_query=24.0 * pairs_per_query)
 
     for batch, summary in _batched_pass(rows, queries, "pair sums", payload, summarize, _sum_merge,
                                         extra_bytes_per_query=24.0 * pairs_per_query):
@@ -235,7 +337,8 @@ def kernel_sums(rows: Rows, queries: RowSet, kernel: str, *, group_weights, quer
         Bandwidth of the gaussian kernel, in the units of the scaled features.
     exclude_self : bool
         Leave each query out of its own sum (by row id).
-    per_query : None or "driver"
+    per_query : None, "driver" or "dataframe"
+        See :func:`pair_sums`.
 
     Notes
     -----
@@ -253,20 +356,29 @@ def kernel_sums(rows: Rows, queries: RowSet, kernel: str, *, group_weights, quer
     query_matrix = rows.scaled(queries.matrix)
     num_features = rows.num_features
     feature_sums = np.zeros(num_features)
-    query_sums = np.zeros((len(queries), num_features)) if per_query else None
+    query_sums = np.zeros((len(queries), num_features)) if per_query == "driver" else None
 
     def payload(batch):
         return {"matrix": query_matrix[batch], "ids": queries.ids[batch], "groups": query_groups[batch]}
 
-    def summarize(block: Block, shipped):
+    def block_sums(block: Block, shipped, with_queries: bool):
         memberships = one_hot(block.labels, num_classes) if row_groups is None else row_groups(block)
-        sums = feature_kernel_sums(
+        return feature_kernel_sums(
             shipped["matrix"], shipped["ids"], shipped["groups"], block.matrix, block.ids, memberships, group_weights,
-            kernel=kernel, sigma=sigma, exclude_self=exclude_self, per_query=bool(per_query), block_size=block_size,
+            kernel=kernel, sigma=sigma, exclude_self=exclude_self, per_query=with_queries, block_size=block_size,
         )
+
+    def summarize(block: Block, shipped):
+        sums = block_sums(block, shipped, bool(per_query))
         if per_query:
             return {"feature_sums": sums.sum(axis=0), "query_sums": sums}
         return {"feature_sums": sums}
+
+    if per_query == "dataframe":
+        def emit(block: Block, shipped):
+            return shipped["ids"], block_sums(block, shipped, True)
+
+        return _per_query_frame(rows, queries, payload, emit, extra_bytes_per_query=8.0 * query_groups.shape[1])
 
     for batch, summary in _batched_pass(rows, queries, "kernel sums", payload, summarize, _sum_merge,
                                         extra_bytes_per_query=8.0 * query_groups.shape[1]):

@@ -45,6 +45,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional
 import numpy as np
 import scipy.sparse as sp
 
+from sparkfs.core.sampling import ColumnStatistics, column_statistics as driver_column_statistics, sample_keys
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.blocks import (
     CONNECT_CLOSURE_BYTES,
@@ -97,35 +98,9 @@ class RowSet:
         return 8.0 * self.matrix.shape[1]
 
 
-class ColumnStatistics(NamedTuple):
-    minimum: np.ndarray
-    maximum: np.ndarray
-    mean: np.ndarray
-    std: np.ndarray  # sample standard deviation (ddof = 1), as Spark's Summarizer
-
-
 # --------------------------------------------------------------------------------------------
 # Pure helpers
 # --------------------------------------------------------------------------------------------
-
-
-def _splitmix64(values: np.ndarray) -> np.ndarray:
-    """SplitMix64 finaliser: a bijection on 64-bit integers that scrambles consecutive ids."""
-    with np.errstate(over="ignore"):
-        z = values.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
-
-
-def sample_keys(row_ids, seed: int) -> np.ndarray:
-    """The sampling key of each row: the ``size`` rows with the smallest keys are drawn.
-
-    ``splitmix64(row_id XOR splitmix64(seed))``: distinct ids get distinct keys, so the sample
-    is a deterministic function of (seed, row ids) and a uniform-looking draw without replacement.
-    """
-    seed_mix = _splitmix64(np.array([seed], dtype=np.int64).astype(np.uint64))[0]
-    return _splitmix64(np.asarray(row_ids, dtype=np.int64).astype(np.uint64) ^ seed_mix)
 
 
 def _matrix_to_summary(matrix, prefix: str) -> Dict[str, np.ndarray]:
@@ -167,6 +142,19 @@ def check_finite(matrix) -> None:
         raise InvalidInputError("feature vectors contain NaN or infinite values")
 
 
+def _as_block(raw, inverse_scale, has_weights: bool) -> Block:
+    """An Arrow batch's columns (see blocks.batch_to_block) as a checked, scaled :class:`Block`."""
+    matrix = raw[_FEATURES]
+    check_finite(matrix)
+    weights = None
+    if has_weights:
+        weights = np.asarray(raw[_WEIGHT], dtype=np.float64)
+        if not (np.all(np.isfinite(weights)) and np.all(weights >= 0)):
+            raise InvalidInputError("instance weights must be finite and >= 0")
+    return Block(scale_columns(matrix, inverse_scale), np.asarray(raw[_ROW_ID], dtype=np.int64),
+                 np.asarray(raw[_LABEL], dtype=np.float64).astype(np.int64), weights)
+
+
 def _class_counts(per_label: Dict[Any, int], num_classes: int) -> np.ndarray:
     """Rows per class index from {label value: rows}; labels must be 0..C-1."""
     if not per_label:
@@ -205,27 +193,6 @@ def _check_user_ids(rows: int, non_null: int, distinct: int) -> None:
         raise InvalidInputError(f"{rows - non_null} row(s) have a null row id")
     if distinct != rows:
         raise InvalidInputError(f"row ids are not unique: {rows} rows but {distinct} distinct ids")
-
-
-def driver_column_statistics(matrix) -> ColumnStatistics:
-    """min, max, mean and sample std (ddof=1, as Spark's Summarizer) of an in-memory matrix."""
-    n_rows = matrix.shape[0]
-    if sp.issparse(matrix):
-        matrix = sp.csc_matrix(matrix)
-        minimum = matrix.min(axis=0).toarray().ravel()
-        maximum = matrix.max(axis=0).toarray().ravel()
-        mean = np.asarray(matrix.sum(axis=0)).ravel() / n_rows
-        stored_per_column = np.diff(matrix.indptr)
-        centred = matrix.data - np.repeat(mean, stored_per_column)
-        squares = np.bincount(
-            np.repeat(np.arange(matrix.shape[1]), stored_per_column), weights=centred * centred, minlength=matrix.shape[1]
-        ) + (n_rows - stored_per_column) * mean * mean
-    else:
-        minimum, maximum, mean = matrix.min(axis=0), matrix.max(axis=0), matrix.mean(axis=0)
-        centred = matrix - mean
-        squares = np.einsum("ij,ij->j", centred, centred)
-    std = np.sqrt(squares / (n_rows - 1)) if n_rows > 1 else np.zeros(matrix.shape[1])
-    return ColumnStatistics(minimum, maximum, mean, std)
 
 
 def _reads_cached_data(df) -> bool:
@@ -549,7 +516,43 @@ class Rows:
         rows_per_batch = max(1, int(self.query_batch_bytes // max(per_query, 1)))
         return [slice(start, min(start + rows_per_batch, num_queries)) for start in range(0, num_queries, rows_per_batch)]
 
-    # -- the pass --------------------------------------------------------------------------
+    # -- the passes ------------------------------------------------------------------------
+
+    def keyed_partials(self, emit_block: Callable[[Block], Any]):
+        """A lazy DataFrame ``(key long, partition long, values array<double>)`` of per-key partials.
+
+        ``emit_block(block)`` returns ``(keys (r,), values (r, p))`` for one block; the caller
+        sums the partials per key (see :func:`sparkfs.spark.neighbours.pair_sums`). Nothing runs
+        until the caller materialises it (it must before :meth:`release_shipped`).
+        """
+        import pyarrow as pa
+        from pyspark.sql.types import ArrayType, DoubleType, LongType, StructField, StructType
+
+        from sparkfs.spark.blocks import batch_to_block
+
+        num_features, inverse_scale, has_weights = self.num_features, self.inverse_scale, bool(self.weight_col)
+        keep = [_FEATURES, _LABEL] + ([_WEIGHT] if self.weight_col else []) + [_ROW_ID]
+
+        def emit_partition(batches):
+            from pyspark import TaskContext
+
+            partition = TaskContext.get().partitionId()
+            for batch in batches:
+                if batch.num_rows == 0:
+                    continue
+                keys, values = emit_block(_as_block(batch_to_block(batch, num_features), inverse_scale, has_weights))
+                values = np.ascontiguousarray(values, dtype=np.float64)
+                offsets = np.arange(keys.size + 1, dtype=np.int32) * num_features
+                yield pa.RecordBatch.from_arrays(
+                    [pa.array(np.asarray(keys, dtype=np.int64)), pa.array(np.full(keys.size, partition, np.int64)),
+                     pa.ListArray.from_arrays(pa.array(offsets), pa.array(values.ravel()))],
+                    names=["key", "partition", "values"],
+                )
+
+        schema = StructType([StructField("key", LongType(), False), StructField("partition", LongType(), False),
+                             StructField("values", ArrayType(DoubleType(), False), True)])
+        return self.prepared.select(*keep).mapInArrow(emit_partition, schema)
+
 
     def run_pass(self, name: str, summarize_block: Callable[[Block], Dict[str, np.ndarray]],
                  merge: Callable[[Dict, Dict], Dict]) -> Optional[Dict[str, np.ndarray]]:
@@ -557,16 +560,7 @@ class Rows:
         inverse_scale, has_weights = self.inverse_scale, bool(self.weight_col)
 
         def summarize(raw):
-            matrix = raw[_FEATURES]
-            check_finite(matrix)
-            weights = None
-            if has_weights:
-                weights = np.asarray(raw[_WEIGHT], dtype=np.float64)
-                if not (np.all(np.isfinite(weights)) and np.all(weights >= 0)):
-                    raise InvalidInputError("instance weights must be finite and >= 0")
-            block = Block(scale_columns(matrix, inverse_scale), np.asarray(raw[_ROW_ID], dtype=np.int64),
-                          np.asarray(raw[_LABEL], dtype=np.float64).astype(np.int64), weights)
-            return summarize_block(block)
+            return summarize_block(_as_block(raw, inverse_scale, has_weights))
 
         columns = [_FEATURES, _LABEL] + ([_WEIGHT] if has_weights else []) + [_ROW_ID]
         prepared = self.prepared

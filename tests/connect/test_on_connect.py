@@ -1,0 +1,100 @@
+"""sparkfs on a Spark Connect session: the pair engine, ReliefF with small classes, and one fit per
+selector family with transform and save/load. Run in a child process by
+tests/integration/test_spark_connect.py (which also compares the ReliefF numbers with a classic
+session's)."""
+
+import os
+
+import numpy as np
+import pytest
+from pyspark.ml.linalg import Vectors
+
+from sparkfs import FisherMarkovSelector, ReliefSelector
+from sparkfs.selectors.baseline import UnivariateTestSelector
+from sparkfs.spark.blocks import is_connect_session
+from sparkfs.spark.neighbours import kernel_sums, nearest, pair_sums
+from sparkfs.spark.relief import relief_statistics
+from sparkfs.spark.rows import Rows
+from tests.core.test_relief import reference_margins
+from tests.spark.test_pair_engine import assert_close, dataset, reference_kernel_sums, reference_nearest, reference_pair_sums
+
+
+def small_class_data():
+    """tr31-like: classes of 2, 3, 14 and 21 rows (k=10 is larger than the two small ones)."""
+    rng = np.random.default_rng(31)
+    y = np.repeat([0, 1, 2, 3], [2, 3, 14, 21])
+    X = rng.normal(size=(y.size, 6)) + 1.5 * y[:, None] * (np.arange(6) < 2)
+    return X, y
+
+
+def connect_df(spark, X, y, partitions=1, sparse=False):
+    """Rows in order, split into ``partitions`` by range of position (no reordering)."""
+    rows = []
+    for i in range(len(y)):
+        nonzero = np.flatnonzero(X[i])
+        vector = Vectors.sparse(X.shape[1], nonzero.tolist(), X[i, nonzero].tolist()) if sparse and i % 4 \
+            else Vectors.dense(X[i].tolist())
+        rows.append((i, vector, float(y[i])))
+    df = spark.createDataFrame(rows, ["position", "features", "label"])
+    if partitions > 1:
+        df = df.repartitionByRange(partitions, "position").sortWithinPartitions("position")
+    return df.drop("position")
+
+
+def test_the_session_is_spark_connect(spark):
+    assert is_connect_session(spark)
+
+
+@pytest.mark.parametrize("sparse,partitions", [(False, 1), (True, 3)])
+def test_engine_on_connect_equals_brute_force(spark, sparse, partitions):
+    X, y = dataset("integer" if not sparse else "real")
+    df = connect_df(spark, X, y, partitions, sparse)
+    A = np.array([[-1.0, 1.0, 1.0], [1.0, -1.0, 1.0], [1.0, 1.0, -1.0]])
+    with Rows(df, "features", num_features=5, label_col="label", num_classes=3, query_batch_bytes=8 * 5 * 7) as rows:
+        assert rows.transport == "dataframe"
+        queries = rows.sample(10, seed=3)
+        table = nearest(rows, queries, 3, metric="euclidean", feature_weights=np.array([1.0, 2.0, 0.5, 1.0, 1.0]))
+        pairs = (np.arange(10), (np.arange(10) * 7) % 26, np.linspace(-1.0, 2.0, 10))
+        sums = pair_sums(rows, queries, *pairs, difference="square", per_query="driver")
+        margins = kernel_sums(rows, queries, "abs", group_weights=A, per_query="dataframe")
+        collected = {row["row_id"]: row["sums"].toArray() for row in margins.query_frame.collect()}
+    ref_ids, _ = reference_nearest(X, y, queries.ids, 3, "euclidean", np.array([1.0, 2.0, 0.5, 1.0, 1.0]))
+    if not sparse:
+        np.testing.assert_array_equal(table.neighbour_ids, ref_ids)
+    assert_close(sums.query_sums, reference_pair_sums(X, queries.ids, *pairs, "square"))
+    one_hot = np.eye(3)[y]
+    ref_margins = reference_kernel_sums(X, queries.ids, one_hot[queries.ids], one_hot, A, "abs")
+    assert_close(np.array([collected[i] for i in queries.ids]), ref_margins)
+
+
+@pytest.mark.parametrize("variant", ["relief", "relieff"])
+def test_relieff_with_small_classes_on_connect(spark, results_dir, variant):
+    X, y = small_class_data()
+    result = relief_statistics(connect_df(spark, X, y, 2), "features", "label", num_features=6, num_classes=4,
+                               variant=variant, k=10, return_query_margins=True)
+    ids = np.arange(len(y))
+    assert_close(result.query_margins, reference_margins(X, y, ids, ids, variant, k=10))
+    assert result.info["short_classes"] == {"0": 1, "1": 2}
+    assert result.info["transport"] == "dataframe"
+    np.save(os.path.join(results_dir, f"{variant}_small_classes.npy"), result.scores)
+
+
+@pytest.mark.parametrize("make_selector", [
+    lambda: FisherMarkovSelector(numFeatures=2),
+    lambda: FisherMarkovSelector(numFeatures=2, statsEngine="arrow", scaling="range"),
+    lambda: FisherMarkovSelector(degree=2, numFeatures=2, gamma=0.0),
+    lambda: ReliefSelector(numFeatures=2, k=3),
+    lambda: ReliefSelector(numFeatures=2, variant="prelief", sampleSize=20, sigma=0.2),
+    lambda: UnivariateTestSelector(numFeatures=2, test="anova"),
+], ids=["lfs", "lfs-arrow", "qfs", "relieff", "prelief", "anova"])
+def test_selector_fit_transform_save_load_on_connect(spark, tmp_path, make_selector):
+    X, y = small_class_data()
+    df = connect_df(spark, X, y, 2)
+    model = make_selector().fit(df)
+    assert sorted(model.selectedFeatures) == [0, 1]  # the two informative features
+    reduced = model.transform(df).select("selected_features").first()[0]
+    assert reduced.size == 2
+    model.write().overwrite().save(str(tmp_path / "model"))
+    loaded = type(model).load(str(tmp_path / "model"))
+    np.testing.assert_array_equal(loaded.scores, model.scores)
+    assert loaded.selectedFeatures == model.selectedFeatures
