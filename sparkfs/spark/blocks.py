@@ -25,7 +25,7 @@ Two ways to run a pass (one switch, :data:`TRANSPORTS`; both give the same numbe
 from __future__ import annotations
 
 import io
-from typing import Any, Callable, Dict, Iterable, Iterator, Optional, Sequence
+from typing import Callable, Dict, Iterable, Iterator, Optional, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -133,6 +133,63 @@ def batch_to_block(batch: pa.RecordBatch, num_features: int, dense: Optional[boo
     return block
 
 
+def matrix_to_summary(matrix, prefix: str) -> Dict[str, np.ndarray]:
+    """A dense or CSR matrix as named arrays (``prefix`` + dense | data, indices, indptr)."""
+    if sp.issparse(matrix):
+        matrix = sp.csr_matrix(matrix)
+        return {f"{prefix}data": matrix.data, f"{prefix}indices": matrix.indices, f"{prefix}indptr": matrix.indptr}
+    return {f"{prefix}dense": np.asarray(matrix)}
+
+
+def matrix_from_summary(summary, prefix: str, num_features: int):
+    """Inverse of :func:`matrix_to_summary`."""
+    if f"{prefix}dense" in summary:
+        return summary[f"{prefix}dense"].reshape(-1, num_features)
+    indptr = summary[f"{prefix}indptr"]
+    return sp.csr_matrix(
+        (summary[f"{prefix}data"], summary[f"{prefix}indices"], indptr), shape=(len(indptr) - 1, num_features)
+    )
+
+
+def encode_block(block: Dict[str, object]) -> bytes:
+    """A block dict (matrices and 1-D arrays) as ``.npz`` bytes; see :func:`decode_block`."""
+    arrays: Dict[str, np.ndarray] = {}
+    for name, value in block.items():
+        if sp.issparse(value) or (isinstance(value, np.ndarray) and value.ndim == 2):
+            arrays.update(matrix_to_summary(value, f"matrix:{name}:"))
+        else:
+            arrays[f"array:{name}"] = np.asarray(value)
+    return serialize_summary(arrays)
+
+
+def decode_block(payload: bytes, num_features: int) -> Dict[str, object]:
+    arrays = deserialize_summary(payload)
+    block: Dict[str, object] = {}
+    for key in arrays:
+        kind, name = key.split(":", 2)[:2]
+        if kind == "array":
+            block[name] = arrays[key]
+        elif name not in block:
+            block[name] = matrix_from_summary(arrays, f"matrix:{name}:", num_features)
+    return block
+
+
+def arrow_blocks(num_features: int, dense: Optional[bool] = None) -> Callable[[pa.RecordBatch], Iterator[Dict[str, object]]]:
+    """Blocks of a plain input batch (vector columns converted): one block per batch."""
+    def blocks(batch: pa.RecordBatch):
+        if batch.num_rows:
+            yield batch_to_block(batch, num_features, dense)
+    return blocks
+
+
+def cached_blocks(num_features: int) -> Callable[[pa.RecordBatch], Iterator[Dict[str, object]]]:
+    """Blocks of a batch of encoded blocks (a ``block`` binary column, see :func:`encode_block`)."""
+    def blocks(batch: pa.RecordBatch):
+        for payload in batch.column("block").to_pylist():
+            yield decode_block(payload, num_features)
+    return blocks
+
+
 def serialize_summary(summary: Summary) -> bytes:
     """A dict of arrays as ``.npz`` bytes (no pickle: only numeric arrays cross the wire)."""
     buffer = io.BytesIO()
@@ -214,6 +271,7 @@ def aggregate_partitions(
     dense: Optional[bool] = None,
     depth: int = 2,
     transport: str = "auto",
+    blocks_of_batch: Optional[Callable[[pa.RecordBatch], Iterable[Dict[str, object]]]] = None,
 ) -> Optional[Summary]:
     """One pass over ``df``: summarise each Arrow batch, merge within and across partitions.
 
@@ -227,6 +285,8 @@ def aggregate_partitions(
     dense : see :func:`arrow_vectors_to_matrix`.
     depth : depth of the ``treeAggregate`` (``"context"`` transport).
     transport : see the module notes.
+    blocks_of_batch : batch -> blocks; default :func:`arrow_blocks` (``cached_blocks`` reads a
+        DataFrame of blocks encoded once, see :class:`sparkfs.spark.rows.Rows`).
 
     Returns
     -------
@@ -235,16 +295,16 @@ def aggregate_partitions(
     from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
     transport = resolve_transport(df.sparkSession, transport)
+    blocks_of_batch = blocks_of_batch or arrow_blocks(num_features, dense)
 
     def summarize_partition(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
 
         partition_summary = None
         for batch in batches:
-            if batch.num_rows == 0:
-                continue
-            block_summary = summarize_block(batch_to_block(batch, num_features, dense))
-            partition_summary = block_summary if partition_summary is None else merge(partition_summary, block_summary)
+            for block in blocks_of_batch(batch):
+                block_summary = summarize_block(block)
+                partition_summary = block_summary if partition_summary is None else merge(partition_summary, block_summary)
         if partition_summary is not None:
             yield _summary_batch(partition_summary, TaskContext.get().partitionId())
 

@@ -69,16 +69,32 @@ def _batched_pass(rows: Rows, queries: RowSet, name: str, batch_payload: Callabl
                   summarize: Callable[[Block, dict], dict], merge, extra_bytes_per_query: float = 0.0):
     """The pass pattern under every engine function: one reduced pass per query batch.
 
-    ``batch_payload(batch)`` builds what the tasks need for a batch (queries, pairs, tables);
-    ``summarize(block, payload)`` is the per-block kernel. Yields ``(batch, summary)``.
+    The scaled query batch (``"matrix"``, ``"ids"``) is shipped once per batch for all the passes
+    over the same queries (:meth:`Rows.ship_queries`); ``batch_payload(batch)`` adds what one pass
+    needs (pairs, memberships); ``summarize(block, shipped)`` is the per-block kernel and sees both.
+    Yields ``(batch, summary)``.
     """
     for batch in rows.query_batches(queries, extra_bytes_per_query):
+        query_handle = rows.ship_queries(queries, batch)
         handle = rows.ship(batch_payload(batch))
         try:
-            summary = rows.run_pass(name, lambda block: summarize(block, handle.value), merge)
+            summary = rows.run_pass(name, lambda block: summarize(block, {**query_handle.value, **handle.value}), merge)
         finally:
             rows.release_shipped()
         yield batch, summary
+
+
+def _summed_passes(rows: Rows, queries: RowSet, name: str, payload, summarize, per_query, extra_bytes_per_query):
+    """Run the batched passes of a sum and gather the feature sums and the per-query sums."""
+    feature_sums = np.zeros(rows.num_features)
+    query_sums = np.zeros((len(queries), rows.num_features)) if per_query == "driver" else None
+    for batch, summary in _batched_pass(rows, queries, name, payload, summarize, _sum_merge, extra_bytes_per_query):
+        if summary is None:
+            continue
+        feature_sums += summary["feature_sums"]
+        if query_sums is not None:
+            query_sums[batch] = summary["query_sums"]
+    return PairSumsResult(feature_sums, query_sums)
 
 
 def _per_query_frame(rows: Rows, queries: RowSet, batch_payload, emit, extra_bytes_per_query: float = 0.0):
@@ -99,8 +115,9 @@ def _per_query_frame(rows: Rows, queries: RowSet, batch_payload, emit, extra_byt
     num_features = rows.num_features
     partials = []
     for batch in rows.query_batches(queries, extra_bytes_per_query):
-        handle = rows.ship(batch_payload(batch))
-        partials.append(rows.keyed_partials(lambda block, shipped=handle: emit(block, shipped.value)))
+        query_handle, handle = rows.ship_queries(queries, batch), rows.ship(batch_payload(batch))
+        partials.append(rows.keyed_partials(
+            lambda block, q=query_handle, shipped=handle: emit(block, {**q.value, **shipped.value})))
     spark = rows.df.sparkSession
     every_query = spark.createDataFrame(pd.DataFrame({"key": queries.ids.astype(np.int64)})).select(
         F.col("key").cast("long"), F.lit(-1).cast("long").alias("partition"),
@@ -196,7 +213,7 @@ def nearest(rows: Rows, queries: RowSet, k: int, *, metric: str = "euclidean",
     vectors = np.zeros((len(queries), num_classes, k, rows.num_features)) if with_vectors else None
 
     def payload(batch):
-        return {"matrix": query_matrix[batch], "ids": queries.ids[batch]}
+        return {}
 
     def summarize(block: Block, shipped):
         table = local_neighbour_table(
@@ -258,16 +275,13 @@ def pair_sums(rows: Rows, queries: RowSet, query_positions, neighbour_ids, weigh
     query_positions = np.asarray(query_positions, dtype=np.int64)
     neighbour_ids = np.asarray(neighbour_ids, dtype=np.int64)
     weights = np.asarray(weights, dtype=np.float64)
-    query_matrix = rows.scaled(queries.matrix)
     num_features = rows.num_features
-    feature_sums = np.zeros(num_features)
-    query_sums = np.zeros((len(queries), num_features)) if per_query == "driver" else None
     pairs_per_query = len(weights) / max(len(queries), 1)
 
     def payload(batch):
         in_batch = (query_positions >= batch.start) & (query_positions < batch.stop)
         order = np.argsort(neighbour_ids[in_batch], kind="stable")
-        return {"matrix": query_matrix[batch], "num_queries": batch.stop - batch.start, "ids": queries.ids[batch],
+        return {"num_queries": batch.stop - batch.start,
                 "query_positions": query_positions[in_batch][order] - batch.start,
                 "neighbour_ids": neighbour_ids[in_batch][order], "weights": weights[in_batch][order]}
 
@@ -306,14 +320,7 @@ def pair_sums(rows: Rows, queries: RowSet, query_positions, neighbour_ids, weigh
 
         return _per_query_frame(rows, queries, payload, emit, extra_bytes_per_query=24.0 * pairs_per_query)
 
-    for batch, summary in _batched_pass(rows, queries, "pair sums", payload, summarize, _sum_merge,
-                                        extra_bytes_per_query=24.0 * pairs_per_query):
-        if summary is None:
-            continue
-        feature_sums += summary["feature_sums"]
-        if per_query:
-            query_sums[batch] = summary["query_sums"]
-    return PairSumsResult(feature_sums, query_sums)
+    return _summed_passes(rows, queries, "pair sums", payload, summarize, per_query, 24.0 * pairs_per_query)
 
 
 def kernel_sums(rows: Rows, queries: RowSet, kernel: str, *, group_weights, query_groups=None,
@@ -353,13 +360,9 @@ def kernel_sums(rows: Rows, queries: RowSet, kernel: str, *, group_weights, quer
     if query_groups is None:
         query_groups = one_hot(queries.labels, num_classes)
     query_groups = np.asarray(query_groups, dtype=np.float64)
-    query_matrix = rows.scaled(queries.matrix)
-    num_features = rows.num_features
-    feature_sums = np.zeros(num_features)
-    query_sums = np.zeros((len(queries), num_features)) if per_query == "driver" else None
 
     def payload(batch):
-        return {"matrix": query_matrix[batch], "ids": queries.ids[batch], "groups": query_groups[batch]}
+        return {"groups": query_groups[batch]}
 
     def block_sums(block: Block, shipped, with_queries: bool):
         memberships = one_hot(block.labels, num_classes) if row_groups is None else row_groups(block)
@@ -380,11 +383,4 @@ def kernel_sums(rows: Rows, queries: RowSet, kernel: str, *, group_weights, quer
 
         return _per_query_frame(rows, queries, payload, emit, extra_bytes_per_query=8.0 * query_groups.shape[1])
 
-    for batch, summary in _batched_pass(rows, queries, "kernel sums", payload, summarize, _sum_merge,
-                                        extra_bytes_per_query=8.0 * query_groups.shape[1]):
-        if summary is None:
-            continue
-        feature_sums += summary["feature_sums"]
-        if per_query:
-            query_sums[batch] = summary["query_sums"]
-    return PairSumsResult(feature_sums, query_sums)
+    return _summed_passes(rows, queries, "kernel sums", payload, summarize, per_query, 8.0 * query_groups.shape[1])

@@ -50,7 +50,12 @@ from sparkfs.errors import InvalidInputError
 from sparkfs.spark.blocks import (
     CONNECT_CLOSURE_BYTES,
     aggregate_partitions,
+    arrow_blocks,
     arrow_vectors_to_matrix,
+    cached_blocks,
+    encode_block,
+    matrix_from_summary,
+    matrix_to_summary,
     resolve_transport,
     ship_to_tasks,
 )
@@ -101,22 +106,6 @@ class RowSet:
 # --------------------------------------------------------------------------------------------
 # Pure helpers
 # --------------------------------------------------------------------------------------------
-
-
-def _matrix_to_summary(matrix, prefix: str) -> Dict[str, np.ndarray]:
-    if sp.issparse(matrix):
-        matrix = sp.csr_matrix(matrix)
-        return {f"{prefix}data": matrix.data, f"{prefix}indices": matrix.indices, f"{prefix}indptr": matrix.indptr}
-    return {f"{prefix}dense": np.asarray(matrix)}
-
-
-def _matrix_from_summary(summary, prefix: str, num_features: int):
-    if f"{prefix}dense" in summary:
-        return summary[f"{prefix}dense"].reshape(-1, num_features)
-    indptr = summary[f"{prefix}indptr"]
-    return sp.csr_matrix(
-        (summary[f"{prefix}data"], summary[f"{prefix}indices"], indptr), shape=(len(indptr) - 1, num_features)
-    )
 
 
 def _stack(first, second):
@@ -238,12 +227,17 @@ class Rows:
         128 MiB with a SparkContext, 48 MiB inside a Connect closure (never above that there).
     tree_depth : int
         Depth of the ``treeAggregate`` merges ("context" transport).
+    cache_blocks : bool
+        For iterative methods (many passes over the same rows): convert every Arrow batch to its
+        dense/CSR matrix once, keep the encoded blocks persisted, and let every later pass read
+        them instead of converting the vector column again. Costs one extra job and the blocks'
+        memory (about the data's size) for the object's lifetime.
     """
 
     def __init__(self, df, features_col: str, *, num_features: int, label_col: Optional[str] = None,
                  num_classes: Optional[int] = None, weight_col: Optional[str] = None,
                  row_id_col: Optional[str] = None, transport: str = "auto",
-                 query_batch_bytes: Optional[int] = None, tree_depth: int = 2):
+                 query_batch_bytes: Optional[int] = None, tree_depth: int = 2, cache_blocks: bool = False):
         from pyspark import StorageLevel
         from pyspark.sql import functions as F
 
@@ -279,7 +273,11 @@ class Rows:
         self._all_rows: Optional[RowSet] = None
         self._statistics: Optional[ColumnStatistics] = None
         self._prepared = None
+        self.cache_blocks = cache_blocks
+        self._block_frame = None
         self._handles: List[Any] = []
+        self._query_handles: Dict[Any, Any] = {}
+        self._scaled_cache = None
         self.inverse_scale: Optional[np.ndarray] = None
         self.info: Dict[str, Any] = {"row_ids": row_id_col or "position in input order", "passes": []}
 
@@ -294,6 +292,10 @@ class Rows:
     def release(self) -> None:
         """Destroy what was shipped to the tasks and unpersist the prepared input."""
         self.release_shipped()
+        self.release_queries()
+        if self._block_frame is not None:
+            self._block_frame.unpersist()
+            self._block_frame = None
         if self._persisted:
             self._base.unpersist()
             self._persisted = False
@@ -418,7 +420,8 @@ class Rows:
             weights = table.column(_WEIGHT).to_numpy(zero_copy_only=False).astype(np.float64)
         check_finite(matrix)
         order = np.argsort(ids, kind="stable")
-        return RowSet(matrix, ids, raw_labels.astype(np.int64), weights).take(order)
+        rows = RowSet(matrix, ids, raw_labels.astype(np.int64), weights)
+        return rows if np.array_equal(order, np.arange(order.size)) else rows.take(order)
 
     def column_statistics(self) -> ColumnStatistics:
         """min, max, mean, sample std per feature (from the collected rows if on the driver)."""
@@ -446,11 +449,32 @@ class Rows:
 
     def scale_features(self, scale: Optional[np.ndarray]) -> None:
         """Divide every feature by ``scale`` in every later pass (and in :meth:`scaled`)."""
-        self.inverse_scale = None if scale is None else 1.0 / np.asarray(scale, dtype=np.float64)
+        unit = scale is None or np.all(np.asarray(scale) == 1.0)
+        self.inverse_scale = None if unit else 1.0 / np.asarray(scale, dtype=np.float64)
+        self._scaled_cache = None
+        self.release_queries()
 
     def scaled(self, matrix):
-        """A driver-side matrix in the units the passes use."""
-        return scale_columns(matrix, self.inverse_scale)
+        """A driver-side matrix in the units the passes use (the last one is kept: no re-scaling)."""
+        if self.inverse_scale is None:
+            return matrix
+        if self._scaled_cache is None or self._scaled_cache[0] is not matrix:
+            self._scaled_cache = (matrix, scale_columns(matrix, self.inverse_scale))
+        return self._scaled_cache[1]
+
+    def ship_queries(self, queries: RowSet, batch: slice):
+        """The scaled query batch ``{"matrix", "ids"}`` in the tasks, shipped once for every pass
+        that uses the same queries (a search, then the pair sums, reuse one broadcast)."""
+        key = (id(queries), batch.start, batch.stop)
+        if key not in self._query_handles:
+            value = {"matrix": self.scaled(queries.matrix)[batch], "ids": queries.ids[batch]}
+            self._query_handles[key] = (queries, ship_to_tasks(self.df.sparkSession, value, self.transport))
+        return self._query_handles[key][1]
+
+    def release_queries(self) -> None:
+        for _, handle in self._query_handles.values():
+            handle.destroy()
+        self._query_handles.clear()
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -476,7 +500,7 @@ class Rows:
                 return summary
             keep = np.sort(np.argpartition(keys, size - 1)[:size])
             result = {name: summary[name][keep] for name in named}
-            result.update(_matrix_to_summary(_matrix_from_summary(summary, "rows_", num_features)[keep], "rows_"))
+            result.update(matrix_to_summary(matrix_from_summary(summary, "rows_", num_features)[keep], "rows_"))
             return result
 
         def summarize(block):
@@ -484,20 +508,20 @@ class Rows:
             summary = {"keys": sample_keys(ids, seed), "ids": ids, "labels": np.asarray(block[_LABEL], dtype=np.float64)}
             if has_weights:
                 summary["weights"] = np.asarray(block[_WEIGHT], dtype=np.float64)
-            summary.update(_matrix_to_summary(block[_FEATURES], "rows_"))
+            summary.update(matrix_to_summary(block[_FEATURES], "rows_"))
             return smallest_keys(summary)
 
         def merge(left, right):
-            matrix = _stack(_matrix_from_summary(left, "rows_", num_features), _matrix_from_summary(right, "rows_", num_features))
+            matrix = _stack(matrix_from_summary(left, "rows_", num_features), matrix_from_summary(right, "rows_", num_features))
             summary = {name: np.concatenate([left[name], right[name]]) for name in named}
-            summary.update(_matrix_to_summary(matrix, "rows_"))
+            summary.update(matrix_to_summary(matrix, "rows_"))
             return smallest_keys(summary)
 
         columns = [_FEATURES, _LABEL] + ([_WEIGHT] if has_weights else []) + [_ROW_ID]
         summary = aggregate_partitions(self.prepared, columns, summarize, merge, num_features=num_features,
                                        depth=self.tree_depth, transport=self.transport)
         self.info["passes"].append("query sample")
-        matrix = _matrix_from_summary(summary, "rows_", num_features)
+        matrix = matrix_from_summary(summary, "rows_", num_features)
         check_finite(matrix)
         ids = summary["ids"].astype(np.int64)
         order = np.argsort(ids, kind="stable")
@@ -518,6 +542,33 @@ class Rows:
 
     # -- the passes ------------------------------------------------------------------------
 
+    def _pass_source(self):
+        """(DataFrame, columns, batch -> blocks) of the passes: the prepared rows, or cached blocks."""
+        from pyspark import StorageLevel
+        from pyspark.sql.types import BinaryType, StructField, StructType
+
+        columns = [_FEATURES, _LABEL] + ([_WEIGHT] if self.weight_col else []) + [_ROW_ID]
+        if not self.cache_blocks:
+            return self.prepared, columns, arrow_blocks(self.num_features)
+        if self._block_frame is None:
+            to_blocks = arrow_blocks(self.num_features)
+
+            def encode_partition(batches):
+                import pyarrow as pa
+
+                for batch in batches:
+                    payloads = [encode_block(block) for block in to_blocks(batch)]
+                    if payloads:
+                        yield pa.RecordBatch.from_arrays([pa.array(payloads, pa.binary())], names=["block"])
+
+            schema = StructType([StructField("block", BinaryType(), False)])
+            frame = self.prepared.select(*columns).mapInArrow(encode_partition, schema)
+            frame = frame.persist(StorageLevel.MEMORY_AND_DISK)
+            self.diagnosed(frame.count)
+            self._block_frame = frame
+            self.info["passes"].append("blocks (cached)")
+        return self._block_frame, ["block"], cached_blocks(self.num_features)
+
     def keyed_partials(self, emit_block: Callable[[Block], Any]):
         """A lazy DataFrame ``(key long, partition long, values array<double>)`` of per-key partials.
 
@@ -528,19 +579,15 @@ class Rows:
         import pyarrow as pa
         from pyspark.sql.types import ArrayType, DoubleType, LongType, StructField, StructType
 
-        from sparkfs.spark.blocks import batch_to_block
-
         num_features, inverse_scale, has_weights = self.num_features, self.inverse_scale, bool(self.weight_col)
-        keep = [_FEATURES, _LABEL] + ([_WEIGHT] if self.weight_col else []) + [_ROW_ID]
+        source, columns, blocks_of_batch = self._pass_source()
 
         def emit_partition(batches):
             from pyspark import TaskContext
 
             partition = TaskContext.get().partitionId()
-            for batch in batches:
-                if batch.num_rows == 0:
-                    continue
-                keys, values = emit_block(_as_block(batch_to_block(batch, num_features), inverse_scale, has_weights))
+            for block in (block for batch in batches for block in blocks_of_batch(batch)):
+                keys, values = emit_block(_as_block(block, inverse_scale, has_weights))
                 values = np.ascontiguousarray(values, dtype=np.float64)
                 offsets = np.arange(keys.size + 1, dtype=np.int32) * num_features
                 yield pa.RecordBatch.from_arrays(
@@ -551,7 +598,7 @@ class Rows:
 
         schema = StructType([StructField("key", LongType(), False), StructField("partition", LongType(), False),
                              StructField("values", ArrayType(DoubleType(), False), True)])
-        return self.prepared.select(*keep).mapInArrow(emit_partition, schema)
+        return source.select(*columns).mapInArrow(emit_partition, schema)
 
 
     def run_pass(self, name: str, summarize_block: Callable[[Block], Dict[str, np.ndarray]],
@@ -562,11 +609,10 @@ class Rows:
         def summarize(raw):
             return summarize_block(_as_block(raw, inverse_scale, has_weights))
 
-        columns = [_FEATURES, _LABEL] + ([_WEIGHT] if has_weights else []) + [_ROW_ID]
-        prepared = self.prepared
+        source, columns, blocks_of_batch = self._pass_source()
         summary = self.diagnosed(lambda: aggregate_partitions(
-            prepared, columns, summarize, merge, num_features=self.num_features, depth=self.tree_depth,
-            transport=self.transport,
+            source, columns, summarize, merge, num_features=self.num_features, depth=self.tree_depth,
+            transport=self.transport, blocks_of_batch=blocks_of_batch,
         ))
         self.info["passes"].append(name)
         return summary

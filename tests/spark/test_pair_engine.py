@@ -243,3 +243,23 @@ def test_transport_switch_and_bad_values(spark, frames):
             kernel_sums(rows, queries, "cosine", group_weights=np.eye(3))
         with pytest.raises(ValueError, match="feature_weights must be 5 finite numbers"):
             nearest(rows, queries, 2, feature_weights=np.ones(4))
+
+
+@pytest.mark.parametrize("transport", ["context", "dataframe"])
+def test_cached_blocks_give_the_same_results(frames, transport):
+    df, X, y = frames("real", True, 3)
+    outcomes = []
+    for cache_blocks in (False, True):
+        with Rows(df, "features", num_features=5, label_col="label", num_classes=3, transport=transport,
+                  cache_blocks=cache_blocks) as rows:
+            queries = rows.sample(8, seed=5)
+            rows.scale_features(np.array([1.0, 2.0, 0.5, 1.0, 4.0]))
+            table = nearest(rows, queries, 2)
+            sums = pair_sums(rows, queries, np.arange(8), table.neighbour_ids[:, 0, 0], np.ones(8), per_query="driver")
+            outcomes.append((table.neighbour_ids, sums.query_sums))
+            assert ("blocks (cached)" in rows.info["passes"]) == cache_blocks
+    np.testing.assert_array_equal(outcomes[0][0], outcomes[1][0])
+    np.testing.assert_array_equal(outcomes[0][1], outcomes[1][1])
+    scaled = X / np.array([1.0, 2.0, 0.5, 1.0, 4.0])
+    ref = reference_pair_sums(scaled, queries.ids, np.arange(8), outcomes[1][0][:, 0, 0], np.ones(8), "abs")
+    assert_close(outcomes[1][1], ref)
