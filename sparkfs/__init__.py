@@ -3,6 +3,7 @@
 from sparkfs._version import __version__
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel
 from sparkfs.selectors.fisher_markov import FisherMarkovSelector, FisherMarkovSelectorModel
+from sparkfs.selectors.margin_weighting import LmbaSelector, LmbaSelectorModel, SimbaSelector, SimbaSelectorModel
 from sparkfs.selectors.relief import ReliefSelector, ReliefSelectorModel
 from sparkfs.errors import InvalidInputError
 
@@ -13,6 +14,10 @@ __all__ = [
     "FisherMarkovSelector",
     "FisherMarkovSelectorModel",
     "InvalidInputError",
+    "LmbaSelector",
+    "LmbaSelectorModel",
     "ReliefSelector",
     "ReliefSelectorModel",
+    "SimbaSelector",
+    "SimbaSelectorModel",
 ]

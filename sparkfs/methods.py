@@ -6,6 +6,7 @@ from typing import Any, Dict, Tuple
 
 from sparkfs.selectors.baseline import UnivariateTestSelector
 from sparkfs.selectors.fisher_markov import FisherMarkovSelector
+from sparkfs.selectors.margin_weighting import LmbaSelector, SimbaSelector
 from sparkfs.selectors.relief import ReliefSelector
 
 #: method name -> (Estimator class, params fixed by the method name)
@@ -17,6 +18,8 @@ METHODS: Dict[str, Tuple[type, Dict[str, Any]]] = {
     "relieff": (ReliefSelector, {"variant": "relieff"}),
     "mrelief": (ReliefSelector, {"variant": "mrelief"}),
     "prelief": (ReliefSelector, {"variant": "prelief"}),
+    "lmba": (LmbaSelector, {}),
+    "simba": (SimbaSelector, {}),
     "anova": (UnivariateTestSelector, {"test": "anova"}),
     "chi2": (UnivariateTestSelector, {"test": "chi2"}),
 }

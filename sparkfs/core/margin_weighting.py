@@ -1,0 +1,462 @@
+"""Margin-based feature weighting by gradient steps: Lmba (Li & Lu, 2009) and Simba (2004).
+
+Pure NumPy/SciPy. Instances ``x_i`` (the m "picked" instances of a step), D features, weights
+``w`` (D,), ``||z||_w^2 = sum_f w_f^2 z_f^2``.
+
+Lmba (Li & Lu, "Feature selection based on loss-margin of nearest neighbor classification",
+Pattern Recognition 42, 2009) descends, one instance at a time (Section 3 steps 1-4), the loss of
+eq. (3) ``sum_j t_ij ||x_i - x_j||_w^2 + c sum_{j,p} t_ij (1 - b_ip) h_jp``, with the hinge
+``h_jp = [theta_i + ||x_i - x_j||_w^2 - ||x_i - x_p||_w^2]_+``, theta_i of eq. (2), T and B of
+Definitions 1 and 3. A step is :func:`lmba_block_terms` (one pass over a block of rows; outputs
+add over disjoint blocks, which is how the Spark layer distributes it), :func:`lmba_gradient`
+(eqs. 16-17) and :func:`lmba_step` (step 3(d)); :func:`lmba_in_memory` composes them. Simba
+(Gilad-Bachrach, Navot & Tishby, ICML 2004), the paper's baseline: :func:`simba_delta`,
+:func:`simba_final_weights`, :func:`simba_in_memory`.
+
+Choices and deviations from the paper (and why)
+-----------------------------------------------
+1. **Targets and theta_i are computed once, in the original (unweighted) Euclidean metric**
+   (Step 2 builds T before the loop). nearhit = nearest same-class row other than i (the first
+   target), nearmiss = nearest row of another class; ties go to the smaller row index.
+2. **The hinge is tested in the weighted metric**, as ``(theta_i + ||x_i - x_j||_w^2) -
+   ||x_i - x_p||_w^2 > 0`` in that order: eq. (17) prints the test with unweighted norms, but
+   the derivative of eq. (3) needs the weighted ones.
+3. **The derivative of [z]_+ at z = 0 is taken as 0** (eq. 17's "otherwise" would count z = 0).
+   It matters: at w = 1 the (nearhit, nearmiss) pair of an instance whose nearmiss is farther
+   than its nearhit lies exactly on the hinge (eq. 2), so floating-point rounding decides
+   whether it counts. The in-memory driver and the Spark layer share :func:`lmba_block_terms`.
+4. **Mini-batches** generalise Step 3: a step picks m instances (:func:`instance_order`), sums
+   their eq. (16) gradients at the same w and takes one normalised step. m = 1 is the paper.
+5. **Step sizes**: ``"constant"`` (beta_t = step_size, what the paper ran) or ``"decay"``
+   (beta_t = step_size / sqrt(t + 1), t 0-based; the paper only says "a decay factor").
+6. **Projection**: the update is printed without one although w_f is said to lie in [0, 1];
+   ``"none"`` follows the print, ``"clip"`` clips to [0, 1] after each step. A weight clipped to
+   0 stays 0 (eq. 16 carries the factor w_f); with beta = 1 all weights can end at 0.
+7. **Ranking weights** are ``|w| / max|w|``: the loss sees w only through w^2, so the sign of a
+   weight carries no meaning (the unprojected update can push a weight below 0).
+8. A zero gradient leaves w unchanged (step 3(d)'s normalisation is undefined). ``c >= 0`` is
+   accepted (the paper asks c > 0; c = 0 switches the hinge off).
+9. Simba: a neighbour at weighted distance 0 (a duplicate row) contributes 0 to Delta instead of
+   dividing by zero. A Simba batch sums the Deltas of its instances, all at the same w.
+
+Complexity: :func:`lmba_block_terms` costs O(m n D) for the weighted distances and O(m k n)
+hinge comparisons for a block of n rows; a step over all N rows is O(m N (D + k)), the paper's
+I = N single-instance steps O(N^2 (D + k)) (Section 3.1 states O(N^2 n)).
+"""
+
+from __future__ import annotations
+
+from typing import Tuple, Union
+
+import numpy as np
+import scipy.sparse as sp
+
+Matrix = Union[np.ndarray, sp.csr_matrix]
+
+PROJECTIONS = ("none", "clip")
+SCHEDULES = ("constant", "decay")
+# Largest temporary (elements) of a row chunk: (instances, rows, features) differences.
+ELEMENT_BUDGET = 4_000_000
+
+
+def _invalid(parameter: str, owner: str, constraint: str, value) -> ValueError:
+    return ValueError(f"The {parameter!r} parameter of {owner} must be {constraint}. Got {value!r} instead.")
+
+
+def _check_choice(parameter: str, owner: str, value, choices) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise _invalid(parameter, owner, "a str among {" + ", ".join(repr(c) for c in choices) + "}", value)
+    return value
+
+
+def _check_int(parameter: str, owner: str, value, minimum: int) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise _invalid(parameter, owner, f"an int in the range [{minimum}, inf)", value)
+    return int(value)
+
+
+def _check_positive(parameter: str, owner: str, value, allow_zero: bool = False) -> float:
+    number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    if not number or not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        raise _invalid(parameter, owner, f"a float in the range {'[' if allow_zero else '('}0, inf)", value)
+    return float(value)
+
+
+def lmba_theta(hit_squared_distance, miss_squared_distance) -> np.ndarray:
+    """Margin of eq. (2): ``theta_i = | ||x_i - nearmiss(x_i)||^2 - ||x_i - nearhit(x_i)||^2 |``.
+
+    Parameters
+    ----------
+    hit_squared_distance, miss_squared_distance : array-like of shape (m,)
+        Squared Euclidean distances (original metric) to the nearhit and to the nearmiss.
+
+    Returns
+    -------
+    theta : ndarray of shape (m,)
+    """
+    return np.abs(np.asarray(miss_squared_distance, dtype=float) - np.asarray(hit_squared_distance, dtype=float))
+
+
+def lmba_theta_from_vectors(instance_matrix, hit_vectors, miss_vectors) -> np.ndarray:
+    """eq. (2) from the vectors of the nearest hit and miss, with the same arithmetic as
+    :func:`lmba_block_terms` (difference, square, sum over the last axis).
+
+    At w = 1 the hinge of the pair (nearhit, nearmiss) is exactly at its kink
+    (``theta_i + ||x_i - hit||^2 - ||x_i - miss||^2 = 0`` when the miss is the farther), so
+    whether it counts depends on the last bit: theta must be computed from the same numbers, in
+    the same order, as the distances it is compared with (not, e.g., from a GEMM identity).
+    """
+    instances = np.asarray(instance_matrix, dtype=float)
+    hit_distance = np.sum((instances - np.asarray(hit_vectors, dtype=float)) ** 2, axis=-1)
+    miss_distance = np.sum((instances - np.asarray(miss_vectors, dtype=float)) ** 2, axis=-1)
+    return lmba_theta(hit_distance, miss_distance)
+
+
+def _target_mask(target_mask, shape) -> np.ndarray:
+    if target_mask is None:
+        return np.ones(shape, dtype=bool)
+    mask = np.asarray(target_mask, dtype=bool)
+    if mask.shape != shape:
+        raise ValueError(f"target_mask has shape {mask.shape}; expected {shape}")
+    return mask
+
+
+def lmba_block_terms(instance_matrix, instance_labels, target_vectors, theta, row_matrix: Matrix,
+                     row_labels, w, *, target_mask=None) -> Tuple[np.ndarray, np.ndarray]:
+    """Hinge terms of eqs. (3), (17) contributed by one block of rows x_p.
+
+    For instance i, unmasked target j and row p with ``row_labels[p] != instance_labels[i]``
+    (the factor ``1 - b_ip``), the pair is active when
+    ``(theta_i + ||x_i - x_j||_w^2) - ||x_i - x_p||_w^2 > 0`` (the hinge of eq. 3 is positive; the
+    derivative of [z]_+ at z = 0 is taken as 0).
+
+    Parameters
+    ----------
+    instance_matrix, instance_labels : ndarray of shape (m, D), array-like of shape (m,)
+    target_vectors : ndarray of shape (m, k, D)
+        The k target neighbours x_j of each instance.
+    theta : array-like of shape (m,)
+        Eq. (2), see :func:`lmba_theta`.
+    row_matrix, row_labels : ndarray or scipy CSR matrix of shape (n, D), array-like of shape (n,)
+        The block of rows x_p. A CSR block is densified a chunk of rows at a time.
+    w : array-like of shape (D,)
+    target_mask : array-like of bool, shape (m, k), optional
+        False marks an absent target slot, which is ignored. Default: all present.
+
+    Returns
+    -------
+    impostor_sums : ndarray of shape (D,)
+        ``sum_{i,p} (number of active j for (i, p)) * (x_if - x_pf)^2``.
+    active_counts : ndarray of int64, shape (m, k)
+        Number of rows p active for (i, j).
+
+    Notes
+    -----
+    Both outputs add over disjoint blocks of rows. Cost: O(m n D) for the distances and O(m k n)
+    comparisons; rows (CSR ones densified per chunk) are processed in chunks so that the
+    (m, rows, D) temporaries stay below about ``ELEMENT_BUDGET`` elements (one row per chunk
+    when m * D alone exceeds it). Each (i, p) distance is computed from its own row only, so the
+    result does not depend on how the rows are split into blocks or chunks.
+    """
+    instances, targets = np.asarray(instance_matrix, dtype=float), np.asarray(target_vectors, dtype=float)
+    labels, row_labels = np.asarray(instance_labels), np.asarray(row_labels)
+    weight_squares = np.asarray(w, dtype=float) ** 2
+    row_matrix = row_matrix if sp.issparse(row_matrix) else np.asarray(row_matrix, dtype=float)
+    num_instances, num_features = instances.shape
+    if targets.ndim != 3 or targets.shape[::2] != (num_instances, num_features):
+        raise ValueError(f"target_vectors has shape {targets.shape}; expected ({num_instances}, k, {num_features})")
+    if row_matrix.shape != (row_labels.shape[0], num_features):
+        raise ValueError(f"row_matrix has shape {row_matrix.shape}; expected ({row_labels.shape[0]}, {num_features})")
+    mask = _target_mask(target_mask, targets.shape[:2])
+    # threshold[i, j] = theta_i + ||x_i - x_j||_w^2; a row p is active for (i, j) if it is closer.
+    target_distances = np.sum((instances[:, None, :] - targets) ** 2 * weight_squares, axis=-1)
+    threshold = np.asarray(theta, dtype=float)[:, None] + target_distances
+    impostor_sums = np.zeros(num_features)
+    active_counts = np.zeros(targets.shape[:2], dtype=np.int64)
+    # A row sharing the label of every instance can never be an impostor: skip it.
+    distinct = np.unique(labels)
+    candidates = np.flatnonzero(row_labels != distinct[0]) if distinct.size == 1 else np.arange(row_labels.shape[0])
+    chunk = max(1, ELEMENT_BUDGET // (2 * max(1, num_instances * num_features)))
+    for start in range(0, candidates.size, chunk):
+        positions = candidates[start:start + chunk]
+        block = row_matrix[positions]
+        block = block.toarray() if sp.issparse(block) else np.asarray(block, dtype=float)
+        squared_differences = (instances[:, None, :] - block[None, :, :]) ** 2      # (m, c, D)
+        row_distances = np.sum(squared_differences * weight_squares, axis=-1)        # (m, c)
+        impostor = labels[:, None] != row_labels[positions][None, :]                 # (m, c)
+        active = (threshold[:, :, None] - row_distances[:, None, :]) > 0             # (m, k, c)
+        active &= impostor[:, None, :] & mask[:, :, None]
+        active_counts += active.sum(axis=2)
+        active_targets = active.sum(axis=1).astype(float)                            # (m, c)
+        impostor_sums += np.einsum("ip,ipf->f", active_targets, squared_differences)
+    return impostor_sums, active_counts
+
+
+def lmba_gradient(w, instance_matrix, target_vectors, active_counts, impostor_sums, c,
+                  target_mask=None) -> np.ndarray:
+    """Gradient of the loss of m instances, eqs. (16)-(17).
+
+    ``grad_f = 2 w_f [ sum_{i,j} (1 + c A_ij) (x_if - x_jf)^2 - c S_f ]`` with A = active_counts
+    and S = impostor_sums from :func:`lmba_block_terms` summed over all blocks.
+
+    Parameters
+    ----------
+    w : array-like of shape (D,)
+    instance_matrix, target_vectors : ndarrays of shapes (m, D) and (m, k, D)
+    active_counts, impostor_sums : array-likes of shapes (m, k) and (D,)
+    c : float
+        The scaling factor of eq. (3).
+    target_mask : array-like of bool, shape (m, k), optional
+        Absent target slots (False) contribute nothing.
+
+    Returns
+    -------
+    gradient : ndarray of shape (D,)
+
+    Notes
+    -----
+    Derivation: the first term of eq. (16) is ``2 w_f sum_j t_ij (x_if - x_jf)^2``. The second is
+    c times the sum over active (j, p) of eq. (17)'s ``g(w_f) = 2 w_f ((x_if - x_jf)^2 -
+    (x_if - x_pf)^2)``; a target j appears in A_ij active pairs and a row p in as many pairs as
+    it has active targets, so the sum is ``2 w_f [sum_j A_ij (x_if - x_jf)^2 - sum_p N_ip
+    (x_if - x_pf)^2]``, the last sum being S_f. Summing over the m instances gives the formula.
+    """
+    instances, targets = np.asarray(instance_matrix, dtype=float), np.asarray(target_vectors, dtype=float)
+    mask = _target_mask(target_mask, targets.shape[:2])
+    coefficients = np.where(mask, 1.0 + c * np.asarray(active_counts, dtype=float), 0.0)   # (m, k)
+    target_squares = (instances[:, None, :] - targets) ** 2
+    target_term = np.einsum("ij,ijf->f", coefficients, np.where(mask[:, :, None], target_squares, 0.0))
+    return 2.0 * np.asarray(w, dtype=float) * (target_term - c * np.asarray(impostor_sums, dtype=float))
+
+
+def lmba_step(w, gradient, step_size, projection="none") -> np.ndarray:
+    """Step 3(d): ``w - step_size * gradient / ||gradient||_2`` (a zero gradient leaves w).
+
+    Parameters
+    ----------
+    w, gradient : array-like of shape (D,)
+    step_size : float
+        beta_t of step 3(d).
+    projection : {"none", "clip"}
+        "none": the update as printed. "clip": clip to [0, 1] afterwards (the domain of w_f in
+        Definition 5).
+
+    Returns
+    -------
+    w : ndarray of shape (D,)
+    """
+    _check_choice("projection", "lmba_step", projection, PROJECTIONS)
+    updated, gradient = np.array(w, dtype=float), np.asarray(gradient, dtype=float)
+    norm = np.linalg.norm(gradient)
+    if norm > 0:
+        updated = updated - step_size * gradient / norm
+    return np.clip(updated, 0.0, 1.0) if projection == "clip" else updated
+
+
+def lmba_ranking_weights(w) -> np.ndarray:
+    """Step 4's feature weights, ``|w| / max|w|`` in [0, 1].
+
+    The loss of eq. (3) depends on w only through w_f^2 (``||z||_w``), so the sign of a weight
+    carries no meaning; the magnitude is what ranks. An all-zero w gives zeros.
+    """
+    magnitude = np.abs(np.asarray(w, dtype=float))
+    top = magnitude.max(initial=0.0)
+    return magnitude / top if top > 0 else np.zeros_like(magnitude)
+
+
+def step_sizes(schedule, iterations, step_size=1.0) -> np.ndarray:
+    """The beta_t of step 3(d) for t = 0 .. iterations - 1.
+
+    ``"constant"``: beta_t = step_size (the paper's experiments, beta = 1). ``"decay"``:
+    beta_t = step_size / sqrt(t + 1) (the paper asks for a decay without fixing one).
+    """
+    _check_choice("schedule", "step_sizes", schedule, SCHEDULES)
+    iterations = _check_int("iterations", "step_sizes", iterations, 0)
+    step_size = _check_positive("step_size", "step_sizes", step_size)
+    if schedule == "constant":
+        return np.full(iterations, step_size)
+    return step_size / np.sqrt(np.arange(1, iterations + 1, dtype=float))
+
+
+def number_of_steps(iterations: int, batch_size: int) -> int:
+    """Steps (updates of w) that pick ``iterations`` instances ``batch_size`` at a time: ceil(I / B).
+
+    ``iterations`` counts picked instances, the paper's I, whatever the batch size, so a larger
+    batch does fewer, averaged updates over the same number of instances (the last batch is
+    full, so up to B - 1 more instances are picked).
+    """
+    return -(-int(iterations) // int(batch_size)) if iterations > 0 else 0
+
+
+def instance_order(n_instances, iterations, batch_size, seed) -> np.ndarray:
+    """Which pool position each step picks (step 3(a)), shape (iterations, batch_size), int64.
+
+    A seeded permutation of the pool (``numpy.random.default_rng(seed)``), a new permutation
+    for each pass, concatenated and cut into consecutive batches. A batch straddling two passes
+    may hold an instance twice; it then counts twice. batch_size = 1 is the paper's procedure.
+    """
+    n_instances = _check_int("n_instances", "instance_order", n_instances, 1)
+    iterations = _check_int("iterations", "instance_order", iterations, 0)
+    batch_size = _check_int("batch_size", "instance_order", batch_size, 1)
+    rng = np.random.default_rng(seed)
+    needed = iterations * batch_size
+    passes = -(-needed // n_instances)
+    stream = [rng.permutation(n_instances) for _ in range(passes)]
+    order = np.concatenate(stream) if stream else np.zeros(0, dtype=np.int64)
+    return order[:needed].astype(np.int64).reshape(iterations, batch_size)
+
+
+# Simba ----------------------------------------------------------------------------------------
+
+
+def _inverse_distance_terms(w2, instances, neighbours) -> np.ndarray:
+    squares = (instances - neighbours) ** 2
+    distance = np.sqrt(np.sum(squares * w2, axis=-1))
+    scale = np.divide(1.0, distance, out=np.zeros_like(distance), where=distance > 0)
+    return squares * scale[:, None]
+
+
+def simba_delta(w, instance_matrix, hit_vectors, miss_vectors) -> np.ndarray:
+    """Summed Simba update of m instances (Gilad-Bachrach et al. 2004, Algorithm 1, step 2c).
+
+    ``Delta_f = 1/2 ((x_f - nearmiss_f)^2 / ||x - nearmiss||_w - (x_f - nearhit_f)^2 /
+    ||x - nearhit||_w) w_f`` summed over the instances; a neighbour at weighted distance 0 (a
+    duplicate row) contributes 0 instead of dividing by 0.
+
+    Parameters
+    ----------
+    w : array-like of shape (D,)
+    instance_matrix, hit_vectors, miss_vectors : ndarray of shape (m, D)
+
+    Returns
+    -------
+    delta : ndarray of shape (D,)
+    """
+    weights = np.asarray(w, dtype=float)
+    instances = np.atleast_2d(np.asarray(instance_matrix, dtype=float))
+    miss = _inverse_distance_terms(weights ** 2, instances, np.atleast_2d(np.asarray(miss_vectors, dtype=float)))
+    hit = _inverse_distance_terms(weights ** 2, instances, np.atleast_2d(np.asarray(hit_vectors, dtype=float)))
+    return 0.5 * (miss - hit).sum(axis=0) * weights
+
+
+def simba_final_weights(w) -> np.ndarray:
+    """Simba's final weights ``w^2 / ||w^2||_inf`` (zeros if w is all zero)."""
+    squares = np.asarray(w, dtype=float) ** 2
+    top = squares.max(initial=0.0)
+    return squares / top if top > 0 else np.zeros_like(squares)
+
+
+# In-memory drivers (small data; the Spark layer mirrors them) -----------------------------------
+
+
+def _check_data(X, y, owner: str):
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y)
+    if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0]:
+        raise ValueError(f"{owner} needs X of shape (n, D) and y of shape (n,); got {X.shape} and {y.shape}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError(f"{owner}: X contains NaN or infinite values")
+    classes, counts = np.unique(y, return_counts=True)
+    if classes.size < 2:
+        raise ValueError(f"{owner} needs rows of at least two classes (no nearmiss exists)")
+    if np.any(counts < 2):
+        raise ValueError(f"{owner}: class(es) {classes[counts < 2].tolist()} have a single row (no nearhit exists)")
+    return X, y
+
+
+def _sorted_neighbours(X, y, queries, w2, same_class: bool, limit: int):
+    """Per query row, the positions of the nearest rows of its own class (same_class) or of the
+    other classes, in ``||.||_w``, ties by smaller index, the query itself excluded. (q, limit)."""
+    result = np.empty((queries.size, limit), dtype=np.int64)
+    for position, query in enumerate(queries):
+        distances = np.sum((X - X[query]) ** 2 * w2, axis=1)
+        eligible = (y == y[query]) if same_class else (y != y[query])
+        eligible[query] = False
+        candidates = np.flatnonzero(eligible)
+        ranked = candidates[np.argsort(distances[candidates], kind="stable")]
+        result[position, :min(limit, ranked.size)] = ranked[:limit]
+        result[position, ranked.size:] = -1
+    return result
+
+
+def lmba_in_memory(X, y, *, k=3, c=1.0, iterations=None, batch_size=1, step_size=1.0,
+                   schedule="constant", projection="none", seed=0) -> Tuple[np.ndarray, np.ndarray]:
+    """Lmba, Section 3.1 steps 1-4, on in-memory dense data, with mini-batches.
+
+    Parameters
+    ----------
+    X, y : ndarray of shape (n, D), array-like of shape (n,)
+    k, c : int >= 1 target neighbours (Definition 2); float >= 0, the scaling factor of eq. (3).
+    iterations, batch_size : instances picked in total (the paper's I, default n, Section 3.1);
+        instances per step. There are ``number_of_steps(iterations, batch_size)`` steps.
+    step_size, schedule, projection, seed : see :func:`step_sizes`, :func:`lmba_step`,
+        :func:`instance_order`.
+
+    Returns
+    -------
+    ranking_weights, raw_w : ndarrays of shape (D,) (:func:`lmba_ranking_weights` of raw_w).
+
+    Notes
+    -----
+    Targets and theta come from a brute-force search, one row at a time (no n x n matrix). A
+    class with fewer than k + 1 rows uses the targets it has (masked slots); a class of one row
+    is refused. Each step passes all n rows to :func:`lmba_block_terms` as one block.
+    """
+    owner = "lmba_in_memory"
+    _check_choice("projection", owner, projection, PROJECTIONS)
+    _check_choice("schedule", owner, schedule, SCHEDULES)
+    k = _check_int("k", owner, k, 1)
+    c = _check_positive("c", owner, c, allow_zero=True)
+    batch_size = _check_int("batch_size", owner, batch_size, 1)
+    step_size = _check_positive("step_size", owner, step_size)
+    X, y = _check_data(X, y, owner)
+    n, num_features = X.shape
+    iterations = n if iterations is None else _check_int("iterations", owner, iterations, 0)
+    steps = number_of_steps(iterations, batch_size)
+    steps = number_of_steps(iterations, batch_size)
+    betas = step_sizes(schedule, steps, step_size)
+    everyone = np.arange(n)
+    ones = np.ones(num_features)
+    targets = _sorted_neighbours(X, y, everyone, ones, True, k)                  # Step 2: T
+    target_mask = targets >= 0
+    nearmiss = _sorted_neighbours(X, y, everyone, ones, False, 1)[:, 0]
+    hit_distance = np.sum((X - X[targets[:, 0]]) ** 2, axis=1)
+    miss_distance = np.sum((X - X[nearmiss]) ** 2, axis=1)
+    theta = lmba_theta(hit_distance, miss_distance)
+    target_vectors = X[np.where(target_mask, targets, 0)]                         # (n, k, D)
+    w = np.ones(num_features)                                                     # Step 1
+    for batch, beta in zip(instance_order(n, steps, batch_size, seed), betas):
+        instances = X[batch]
+        impostor_sums, active_counts = lmba_block_terms(
+            instances, y[batch], target_vectors[batch], theta[batch], X, y, w, target_mask=target_mask[batch])
+        gradient = lmba_gradient(w, instances, target_vectors[batch], active_counts, impostor_sums, c,
+                                 target_mask=target_mask[batch])
+        w = lmba_step(w, gradient, beta, projection)
+    return lmba_ranking_weights(w), w
+
+
+def simba_in_memory(X, y, *, iterations=None, batch_size=1, seed=0) -> Tuple[np.ndarray, np.ndarray]:
+    """Simba (Gilad-Bachrach et al. 2004, Algorithm 1) on in-memory dense data, with mini-batches.
+
+    Each step finds, for every batch instance, its nearhit and nearmiss in the current weighted
+    metric ``||.||_w`` over all rows (brute force, ties by smaller index, itself excluded), sums
+    the Deltas (:func:`simba_delta`, all at the same w) and adds them to w; finally
+    :func:`simba_final_weights`.
+
+    Returns
+    -------
+    final_weights, raw_w : ndarrays of shape (D,)
+    """
+    owner = "simba_in_memory"
+    batch_size = _check_int("batch_size", owner, batch_size, 1)
+    X, y = _check_data(X, y, owner)
+    n, num_features = X.shape
+    iterations = n if iterations is None else _check_int("iterations", owner, iterations, 0)
+    steps = number_of_steps(iterations, batch_size)
+    w = np.ones(num_features)
+    for batch in instance_order(n, steps, batch_size, seed):
+        w2 = w ** 2
+        hits = _sorted_neighbours(X, y, batch, w2, True, 1)[:, 0]
+        misses = _sorted_neighbours(X, y, batch, w2, False, 1)[:, 0]
+        w = w + simba_delta(w, X[batch], X[hits], X[misses])
+    return simba_final_weights(w), w

@@ -1,0 +1,75 @@
+"""Lmba and Simba on Spark vs the per-instance references of tests/core/test_lmba_simba.py
+(written from the papers' steps), dense and sparse rows, 1 and 3 partitions; mini-batches do not
+depend on the partitioning; the selectors through the common API."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pyspark")
+
+from sparkfs import LmbaSelector, LmbaSelectorModel, SimbaSelector  # noqa: E402
+from sparkfs.core import margin_weighting as mw  # noqa: E402
+from sparkfs.spark.margin_weighting import lmba_statistics, simba_statistics  # noqa: E402
+from tests.core.test_lmba_simba import continuous_data, grid_data, reference_lmba, reference_simba  # noqa: E402
+from tests.spark.test_relief_engine import make_df  # noqa: E402
+
+REL_TOL = 1e-9
+
+
+def assert_close(got, ref):
+    assert np.max(np.abs(np.asarray(got) - ref)) <= REL_TOL * max(np.max(np.abs(ref)), 1e-300)
+
+
+@pytest.mark.parametrize("sparse,partitions", [(False, 1), (True, 3)])
+@pytest.mark.parametrize("k,c,projection", [(3, 1.0, "none"), (1, 0.5, "clip")])
+def test_lmba_batch_1_equals_the_papers_steps(spark, sparse, partitions, k, c, projection):
+    X, y = grid_data(3)
+    steps = 8
+    result = lmba_statistics(make_df(spark, X, y, partitions, sparse=sparse), "features", "label", num_features=5,
+                             num_classes=3, k=k, c=c, iterations=steps, batch_size=1, step_size=0.5,
+                             projection=projection, seed=4)
+    order = mw.instance_order(len(y), steps, 1, 4)
+    expected = reference_lmba(X, y, k, c, order, np.full(steps, 0.5), projection)
+    assert_close(result.raw_weights, expected)
+    assert result.steps == steps
+
+
+@pytest.mark.parametrize("sparse,partitions", [(False, 3), (True, 1)])
+def test_simba_batch_1_equals_the_algorithm(spark, sparse, partitions):
+    X, y = continuous_data(3)
+    steps = 8
+    result = simba_statistics(make_df(spark, X, y, partitions, sparse=sparse), "features", "label", num_features=5,
+                              num_classes=3, iterations=steps, batch_size=1, seed=2)
+    final, raw = reference_simba(X, y, mw.instance_order(len(y), steps, 1, 2))
+    assert_close(result.raw_weights, raw)
+    assert_close(result.scores, final)
+
+
+def test_mini_batches_do_not_depend_on_partitions_and_equal_the_in_memory_driver(spark):
+    X, y = continuous_data(2)
+    lmba_runs = [lmba_statistics(make_df(spark, X, y, parts), "features", "label", num_features=5, num_classes=2,
+                                 iterations=12, batch_size=4, seed=1).raw_weights for parts in (1, 3)]
+    simba_runs = [simba_statistics(make_df(spark, X, y, parts), "features", "label", num_features=5, num_classes=2,
+                                   iterations=12, batch_size=4, seed=1).raw_weights for parts in (1, 3)]
+    assert_close(lmba_runs[1], lmba_runs[0])
+    assert_close(simba_runs[1], simba_runs[0])
+    assert_close(lmba_runs[0], mw.lmba_in_memory(X, y, iterations=12, batch_size=4, seed=1)[1])
+    assert_close(simba_runs[0], mw.simba_in_memory(X, y, iterations=12, batch_size=4, seed=1)[1])
+
+
+def test_selectors_fit_transform_save_load_and_bad_params(spark, tmp_path):
+    X, y = continuous_data(2)
+    X[:, 0] += 3.0 * y  # one clearly relevant feature
+    df = make_df(spark, X, y, 2)
+    model = LmbaSelector(numFeatures=1, batchSize=7, seed=3).fit(df)
+    assert model.selectedFeatures == [0]
+    assert model.summary["steps"] == 4 and model.summary["method"] == "lmba"
+    assert model.transform(df).first()["selected_features"].size == 1
+    model.write().save(str(tmp_path / "lmba"))
+    loaded = LmbaSelectorModel.load(str(tmp_path / "lmba"))
+    np.testing.assert_array_equal(loaded.featureArray("raw_weights"), model.featureArray("raw_weights"))
+    assert SimbaSelector(numFeatures=1, batchSize=7).fit(df).selectedFeatures == [0]
+    with pytest.raises(ValueError, match="The 'projection' parameter of LmbaSelector must be a str among"):
+        LmbaSelector(projection="sphere").fit(df)
+    with pytest.raises(ValueError, match="does not support weightCol"):
+        SimbaSelector().setWeightCol("label").fit(df)
