@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from pyspark.ml.linalg import Vectors
 
-from sparkfs import FisherMarkovSelector, ReliefSelector
+from sparkfs import FisherMarkovSelector, LmbaSelector, LmbaSelectorModel, ReliefSelector, SimbaSelector, SimbaSelectorModel
+from sparkfs.core import margin_weighting as mw
 from sparkfs.selectors.baseline import UnivariateTestSelector
 from sparkfs.spark.blocks import is_connect_session
 from sparkfs.spark.neighbours import kernel_sums, nearest, pair_sums
@@ -86,12 +87,18 @@ def test_relieff_with_small_classes_on_connect(spark, results_dir, variant):
     lambda: ReliefSelector(numFeatures=2, k=3),
     lambda: ReliefSelector(numFeatures=2, variant="prelief", sampleSize=20, sigma=0.2),
     lambda: UnivariateTestSelector(numFeatures=2, test="anova"),
-], ids=["lfs", "lfs-arrow", "qfs", "relieff", "prelief", "anova"])
+    lambda: LmbaSelector(numFeatures=2, batchSize=10),
+    lambda: SimbaSelector(numFeatures=2, batchSize=10),
+], ids=["lfs", "lfs-arrow", "qfs", "relieff", "prelief", "anova", "lmba", "simba"])
 def test_selector_fit_transform_save_load_on_connect(spark, tmp_path, make_selector):
     X, y = small_class_data()
     df = connect_df(spark, X, y, 2)
     model = make_selector().fit(df)
-    assert sorted(model.selectedFeatures) == [0, 1]  # the two informative features
+    if isinstance(model, (LmbaSelectorModel, SimbaSelectorModel)):  # equal to the in-memory driver
+        in_memory = mw.lmba_in_memory if isinstance(model, LmbaSelectorModel) else mw.simba_in_memory
+        np.testing.assert_allclose(model.featureArray("raw_weights"), in_memory(X, y, batch_size=10)[1], rtol=1e-9)
+    else:
+        assert sorted(model.selectedFeatures) == [0, 1]  # the two informative features
     reduced = model.transform(df).select("selected_features").first()[0]
     assert reduced.size == 2
     model.write().overwrite().save(str(tmp_path / "model"))

@@ -130,6 +130,21 @@ def test_anova_baseline_through_cli(spark, breast_libsvm, tmp_path):
     np.testing.assert_allclose(table["score"], f_classif(data["X"], data["y"])[0], rtol=1e-6)
 
 
+def test_simba_through_cli_on_a_sparse_text_set(spark, tmp_path, shared_data):
+    """tr11 (term matrix, 9 classes) stays sparse through simba's weighted searches."""
+    from sklearn.datasets import dump_svmlight_file
+
+    data = np.load(shared_data / "tr11.npz")
+    matrix = sp.load_npz(shared_data / "tr11.npz")
+    dump_svmlight_file(matrix, data["y"], str(tmp_path / "t.libsvm"), zero_based=False)
+    out = tmp_path / "simba"
+    assert _run(["--input", str(tmp_path / "t.libsvm"), "--format", "libsvm", "--method", "simba", "--num-features",
+                 "20", "--param", "batchSize=100", "--param", "iterations=200", "--output", str(out)]) == 0
+    table, summary = _read_output(out)
+    assert summary["method"] == "simba" and summary["steps"] == 2 and table["selected"].sum() == 20
+    assert np.isfinite(table["score"]).all() and table["score"].max() == 1.0
+
+
 def test_sparse_text_set_lfs(spark, tmp_path, shared_data):
     """BASEHOCK (1,993 x 4,862 term matrix): runs sparse end to end and equals a dense NumPy theta."""
     from sklearn.datasets import dump_svmlight_file
@@ -153,6 +168,8 @@ def test_sparse_text_set_lfs(spark, tmp_path, shared_data):
     ("lfs", []),
     # the neighbour engine across executor JVMs: broadcast queries, tree merge, Numba L1 kernel
     ("relieff", ["--param", "metric=manhattan", "--param", "scaling=range", "--param", "k=5"]),
+    # an iterative method: one job per step across executor JVMs, cached blocks
+    ("lmba", ["--param", "k=2", "--param", "batchSize=128"]),
 ])
 def test_spark_submit_job(spark, tmp_path, breast_libsvm, method, params):
     """jobs/select_features.py under spark-submit on a 2-executor local cluster (separate executor JVMs),
