@@ -169,7 +169,7 @@ def test_sparse_text_set_lfs(spark, tmp_path, shared_data):
     # the neighbour engine across executor JVMs: broadcast queries, tree merge, Numba L1 kernel
     ("relieff", ["--param", "metric=manhattan", "--param", "scaling=range", "--param", "k=5"]),
     # an iterative method: one job per step across executor JVMs, cached blocks
-    ("lmba", ["--param", "k=2", "--param", "batchSize=128"]),
+    ("lmba", ["--param", "k=2", "--param", "batchSize=128", "--param", "iterations=256"]),
 ])
 def test_spark_submit_job(spark, tmp_path, breast_libsvm, method, params):
     """jobs/select_features.py under spark-submit on a 2-executor local cluster (separate executor JVMs),
