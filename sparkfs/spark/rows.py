@@ -39,14 +39,24 @@ indices 0..C-1 (doubles like 2.0 accepted); weights must be finite and >= 0.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, NamedTuple, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
-import scipy.sparse as sp
 
 from sparkfs.core.sampling import ColumnStatistics, column_statistics as driver_column_statistics, sample_keys
 from sparkfs.errors import InvalidInputError
+from sparkfs.spark.row_sets import (  # noqa: F401  (Block, RowSet, scale_columns, check_finite are public here)
+    PARTITION_SHIFT,
+    Block,
+    RowSet,
+    _check_user_ids,
+    _class_counts,
+    _partition_offsets,
+    _positional_ids,
+    _stack,
+    check_finite,
+    scale_columns,
+)
 from sparkfs.spark.blocks import (
     CONNECT_CLOSURE_BYTES,
     aggregate_partitions,
@@ -65,70 +75,8 @@ _LABEL = "__sparkfs_label"
 _WEIGHT = "__sparkfs_weight"
 _ROW_ID = "__sparkfs_row_id"
 _MONOTONIC_ID = "__sparkfs_monotonic_id"
-#: monotonically_increasing_id() = (partition index << 33) + position in the partition.
-_PARTITION_SHIFT = 33
 #: Default largest query batch handed to the tasks at once with a SparkContext (broadcast).
 DEFAULT_QUERY_BATCH_BYTES = 128 * 2**20
-
-
-class Block(NamedTuple):
-    """One Arrow batch of a partition, as the pair kernels see it (features already scaled)."""
-
-    matrix: Any  # ndarray or csr_matrix (n_block, p)
-    ids: np.ndarray  # int64 (n_block,)
-    labels: np.ndarray  # int64 (n_block,): class index, 0 without labels
-    weights: Optional[np.ndarray]  # float64 (n_block,) or None
-
-
-@dataclass
-class RowSet:
-    """Rows on the driver (a query set): raw (unscaled) features, sorted by row id."""
-
-    matrix: Any
-    ids: np.ndarray
-    labels: np.ndarray
-    weights: Optional[np.ndarray] = None
-
-    def __len__(self) -> int:
-        return int(self.ids.shape[0])
-
-    def take(self, positions) -> "RowSet":
-        return RowSet(self.matrix[positions], self.ids[positions], self.labels[positions],
-                      None if self.weights is None else self.weights[positions])
-
-    def bytes_per_row(self) -> float:
-        """Serialised bytes per row of the matrix (values and, for CSR, indices)."""
-        if sp.issparse(self.matrix):
-            return 12.0 * self.matrix.nnz / max(len(self), 1) + 8
-        return 8.0 * self.matrix.shape[1]
-
-
-# --------------------------------------------------------------------------------------------
-# Pure helpers
-# --------------------------------------------------------------------------------------------
-
-
-def _stack(first, second):
-    if sp.issparse(first) or sp.issparse(second):
-        return sp.vstack([sp.csr_matrix(first), sp.csr_matrix(second)], format="csr")
-    return np.vstack([first, second])
-
-
-def scale_columns(matrix, inverse_scale: Optional[np.ndarray]):
-    """Multiply every feature by ``inverse_scale`` (CSR stays CSR; None = unchanged)."""
-    if inverse_scale is None:
-        return matrix
-    if sp.issparse(matrix):
-        matrix = sp.csr_matrix(matrix, copy=True)
-        matrix.data *= inverse_scale[matrix.indices]
-        return matrix
-    return matrix * inverse_scale
-
-
-def check_finite(matrix) -> None:
-    values = matrix.data if sp.issparse(matrix) else matrix
-    if not np.all(np.isfinite(values)):
-        raise InvalidInputError("feature vectors contain NaN or infinite values")
 
 
 def _as_block(raw, inverse_scale, has_weights: bool) -> Block:
@@ -142,46 +90,6 @@ def _as_block(raw, inverse_scale, has_weights: bool) -> Block:
             raise InvalidInputError("instance weights must be finite and >= 0")
     return Block(scale_columns(matrix, inverse_scale), np.asarray(raw[_ROW_ID], dtype=np.int64),
                  np.asarray(raw[_LABEL], dtype=np.float64).astype(np.int64), weights)
-
-
-def _class_counts(per_label: Dict[Any, int], num_classes: int) -> np.ndarray:
-    """Rows per class index from {label value: rows}; labels must be 0..C-1."""
-    if not per_label:
-        raise InvalidInputError("the input has no rows")
-    if None in per_label:
-        raise InvalidInputError(f"{per_label[None]} row(s) have a null label")
-    bad = [label for label in per_label if not (float(label).is_integer() and 0 <= label < num_classes)]
-    if bad:
-        raise InvalidInputError(
-            f"labels must be class indices 0..{num_classes - 1} (num_classes={num_classes}); found {sorted(bad)[:5]}"
-        )
-    class_counts = np.zeros(num_classes, dtype=np.int64)
-    for label, count in per_label.items():
-        class_counts[int(label)] = count
-    return class_counts
-
-
-def _partition_offsets(rows_per_partition: Dict[int, int]) -> Dict[int, int]:
-    """First positional row id of each (non-empty) input partition."""
-    offsets, running = {}, 0
-    for partition_index in sorted(rows_per_partition):
-        offsets[partition_index] = running
-        running += rows_per_partition[partition_index]
-    return offsets
-
-
-def _positional_ids(monotonic_ids: np.ndarray, offsets: Dict[int, int]) -> np.ndarray:
-    """Driver-side twin of the JVM expression in :meth:`Rows.prepared`."""
-    partitions = monotonic_ids >> _PARTITION_SHIFT
-    partition_offset = np.array([offsets[int(q)] for q in partitions], dtype=np.int64) if partitions.size else partitions
-    return partition_offset + (monotonic_ids & ((1 << _PARTITION_SHIFT) - 1))
-
-
-def _check_user_ids(rows: int, non_null: int, distinct: int) -> None:
-    if non_null != rows:
-        raise InvalidInputError(f"{rows - non_null} row(s) have a null row id")
-    if distinct != rows:
-        raise InvalidInputError(f"row ids are not unique: {rows} rows but {distinct} distinct ids")
 
 
 def _reads_cached_data(df) -> bool:
@@ -354,7 +262,7 @@ class Rows:
             ).first()
             _check_user_ids(id_stats["rows"], id_stats["non_null"], id_stats["distinct"])
         else:
-            partition = F.shiftright(F.col(_MONOTONIC_ID), _PARTITION_SHIFT).alias("partition")
+            partition = F.shiftright(F.col(_MONOTONIC_ID), PARTITION_SHIFT).alias("partition")
             per_label, per_partition = {}, {}
             for row in base.groupBy(partition, F.col(_LABEL)).count().collect():
                 per_label[row[_LABEL]] = per_label.get(row[_LABEL], 0) + row["count"]
@@ -378,8 +286,8 @@ class Rows:
                 self._count_rows()
             pairs = [F.lit(value) for pair in sorted(self._offsets.items()) for value in pair]
             offset_map = F.create_map(*pairs)
-            position = F.col(_MONOTONIC_ID).bitwiseAND(F.lit((1 << _PARTITION_SHIFT) - 1))
-            partition = F.shiftright(F.col(_MONOTONIC_ID), _PARTITION_SHIFT)
+            position = F.col(_MONOTONIC_ID).bitwiseAND(F.lit((1 << PARTITION_SHIFT) - 1))
+            partition = F.shiftright(F.col(_MONOTONIC_ID), PARTITION_SHIFT)
             self._prepared = self._base.select(*keep, (F.element_at(offset_map, partition) + position).alias(_ROW_ID))
         return self._prepared
 
@@ -410,7 +318,7 @@ class Rows:
         else:
             monotonic = id_values.to_numpy().astype(np.int64)
             if self._offsets is None:
-                partitions, rows_per_partition = np.unique(monotonic >> _PARTITION_SHIFT, return_counts=True)
+                partitions, rows_per_partition = np.unique(monotonic >> PARTITION_SHIFT, return_counts=True)
                 self._offsets = _partition_offsets({int(q): int(c) for q, c in zip(partitions, rows_per_partition)})
             ids = _positional_ids(monotonic, self._offsets)
         if self._class_counts is None:

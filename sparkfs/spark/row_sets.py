@@ -1,0 +1,115 @@
+"""Rows on the driver and the pure helpers of :mod:`sparkfs.spark.rows`: blocks, query sets,
+scaling of matrices, row-id bookkeeping (no Spark calls here)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, NamedTuple, Optional
+
+import numpy as np
+import scipy.sparse as sp
+
+from sparkfs.errors import InvalidInputError
+
+#: monotonically_increasing_id() = (partition index << 33) + position in the partition.
+PARTITION_SHIFT = 33
+
+
+class Block(NamedTuple):
+    """One Arrow batch of a partition, as the pair kernels see it (features already scaled)."""
+
+    matrix: Any  # ndarray or csr_matrix (n_block, p)
+    ids: np.ndarray  # int64 (n_block,)
+    labels: np.ndarray  # int64 (n_block,): class index, 0 without labels
+    weights: Optional[np.ndarray]  # float64 (n_block,) or None
+
+
+@dataclass
+class RowSet:
+    """Rows on the driver (a query set): raw (unscaled) features, sorted by row id."""
+
+    matrix: Any
+    ids: np.ndarray
+    labels: np.ndarray
+    weights: Optional[np.ndarray] = None
+
+    def __len__(self) -> int:
+        return int(self.ids.shape[0])
+
+    def take(self, positions) -> "RowSet":
+        return RowSet(self.matrix[positions], self.ids[positions], self.labels[positions],
+                      None if self.weights is None else self.weights[positions])
+
+    def bytes_per_row(self) -> float:
+        """Serialised bytes per row of the matrix (values and, for CSR, indices)."""
+        if sp.issparse(self.matrix):
+            return 12.0 * self.matrix.nnz / max(len(self), 1) + 8
+        return 8.0 * self.matrix.shape[1]
+
+
+# --------------------------------------------------------------------------------------------
+# Pure helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _stack(first, second):
+    if sp.issparse(first) or sp.issparse(second):
+        return sp.vstack([sp.csr_matrix(first), sp.csr_matrix(second)], format="csr")
+    return np.vstack([first, second])
+
+
+def scale_columns(matrix, inverse_scale: Optional[np.ndarray]):
+    """Multiply every feature by ``inverse_scale`` (CSR stays CSR; None = unchanged)."""
+    if inverse_scale is None:
+        return matrix
+    if sp.issparse(matrix):
+        matrix = sp.csr_matrix(matrix, copy=True)
+        matrix.data *= inverse_scale[matrix.indices]
+        return matrix
+    return matrix * inverse_scale
+
+
+def check_finite(matrix) -> None:
+    values = matrix.data if sp.issparse(matrix) else matrix
+    if not np.all(np.isfinite(values)):
+        raise InvalidInputError("feature vectors contain NaN or infinite values")
+
+
+def _class_counts(per_label: Dict[Any, int], num_classes: int) -> np.ndarray:
+    """Rows per class index from {label value: rows}; labels must be 0..C-1."""
+    if not per_label:
+        raise InvalidInputError("the input has no rows")
+    if None in per_label:
+        raise InvalidInputError(f"{per_label[None]} row(s) have a null label")
+    bad = [label for label in per_label if not (float(label).is_integer() and 0 <= label < num_classes)]
+    if bad:
+        raise InvalidInputError(
+            f"labels must be class indices 0..{num_classes - 1} (num_classes={num_classes}); found {sorted(bad)[:5]}"
+        )
+    class_counts = np.zeros(num_classes, dtype=np.int64)
+    for label, count in per_label.items():
+        class_counts[int(label)] = count
+    return class_counts
+
+
+def _partition_offsets(rows_per_partition: Dict[int, int]) -> Dict[int, int]:
+    """First positional row id of each (non-empty) input partition."""
+    offsets, running = {}, 0
+    for partition_index in sorted(rows_per_partition):
+        offsets[partition_index] = running
+        running += rows_per_partition[partition_index]
+    return offsets
+
+
+def _positional_ids(monotonic_ids: np.ndarray, offsets: Dict[int, int]) -> np.ndarray:
+    """Driver-side twin of the JVM expression in :meth:`Rows.prepared`."""
+    partitions = monotonic_ids >> PARTITION_SHIFT
+    partition_offset = np.array([offsets[int(q)] for q in partitions], dtype=np.int64) if partitions.size else partitions
+    return partition_offset + (monotonic_ids & ((1 << PARTITION_SHIFT) - 1))
+
+
+def _check_user_ids(rows: int, non_null: int, distinct: int) -> None:
+    if non_null != rows:
+        raise InvalidInputError(f"{rows - non_null} row(s) have a null row id")
+    if distinct != rows:
+        raise InvalidInputError(f"row ids are not unique: {rows} rows but {distinct} distinct ids")
