@@ -24,7 +24,10 @@ Choices and deviations from the paper (and why)
 3. **The derivative of [z]_+ at z = 0 is taken as 0** (eq. 17's "otherwise" would count z = 0).
    It matters: at w = 1 the (nearhit, nearmiss) pair of an instance whose nearmiss is farther
    than its nearhit lies exactly on the hinge (eq. 2), so floating-point rounding decides
-   whether it counts. The in-memory driver and the Spark layer share :func:`lmba_block_terms`.
+   whether it counts. The hinges are screened with matrix products and every one near its kink
+   is decided again from distances computed elementwise on its two rows
+   (:func:`lmba_block_terms`), so the decision does not depend on how rows are blocked. The
+   in-memory driver and the Spark layer share these functions.
 4. **Mini-batches** generalise Step 3: a step picks m instances (:func:`instance_order`), sums
    their eq. (16) gradients at the same w and takes one normalised step. m = 1 is the paper.
 5. **Step sizes**: ``"constant"`` (beta_t = step_size, what the paper ran) or ``"decay"``
@@ -39,9 +42,10 @@ Choices and deviations from the paper (and why)
 9. Simba: a neighbour at weighted distance 0 (a duplicate row) contributes 0 to Delta instead of
    dividing by zero. A Simba batch sums the Deltas of its instances, all at the same w.
 
-Complexity: :func:`lmba_block_terms` costs O(m n D) for the weighted distances and O(m k n)
-hinge comparisons for a block of n rows; a step over all N rows is O(m N (D + k)), the paper's
-I = N single-instance steps O(N^2 (D + k)) (Section 3.1 states O(N^2 n)).
+Complexity: :func:`lmba_block_terms` costs O(m n D) multiply-adds in two matrix products
+(O(m nnz) for CSR rows) and O(m k n) hinge comparisons for a block of n rows; a step over all N
+rows is O(m N (D + k)), the paper's I = N single-instance steps O(N^2 (D + k)) (Section 3.1
+states O(N^2 n)).
 """
 
 from __future__ import annotations
@@ -55,8 +59,9 @@ Matrix = Union[np.ndarray, sp.csr_matrix]
 
 PROJECTIONS = ("none", "clip")
 SCHEDULES = ("constant", "decay")
-# Largest temporary (elements) of a row chunk: (instances, rows, features) differences.
-ELEMENT_BUDGET = 4_000_000
+# Largest temporary (elements) of a chunk: (instances, targets, rows) hinge values, or (pairs,
+# features) for the dense rows of the exact recheck and of weighted_squared_norms.
+ELEMENT_BUDGET = 2_000_000
 
 
 def _invalid(parameter: str, owner: str, constraint: str, value) -> ValueError:
@@ -97,21 +102,6 @@ def lmba_theta(hit_squared_distance, miss_squared_distance) -> np.ndarray:
     return np.abs(np.asarray(miss_squared_distance, dtype=float) - np.asarray(hit_squared_distance, dtype=float))
 
 
-def lmba_theta_from_vectors(instance_matrix, hit_vectors, miss_vectors) -> np.ndarray:
-    """eq. (2) from the vectors of the nearest hit and miss, with the same arithmetic as
-    :func:`lmba_block_terms` (difference, square, sum over the last axis).
-
-    At w = 1 the hinge of the pair (nearhit, nearmiss) is exactly at its kink
-    (``theta_i + ||x_i - hit||^2 - ||x_i - miss||^2 = 0`` when the miss is the farther), so
-    whether it counts depends on the last bit: theta must be computed from the same numbers, in
-    the same order, as the distances it is compared with (not, e.g., from a GEMM identity).
-    """
-    instances = np.asarray(instance_matrix, dtype=float)
-    hit_distance = np.sum((instances - np.asarray(hit_vectors, dtype=float)) ** 2, axis=-1)
-    miss_distance = np.sum((instances - np.asarray(miss_vectors, dtype=float)) ** 2, axis=-1)
-    return lmba_theta(hit_distance, miss_distance)
-
-
 def _target_mask(target_mask, shape) -> np.ndarray:
     if target_mask is None:
         return np.ones(shape, dtype=bool)
@@ -121,24 +111,97 @@ def _target_mask(target_mask, shape) -> np.ndarray:
     return mask
 
 
-def lmba_block_terms(instance_matrix, instance_labels, target_vectors, theta, row_matrix: Matrix,
-                     row_labels, w, *, target_mask=None) -> Tuple[np.ndarray, np.ndarray]:
-    """Hinge terms of eqs. (3), (17) contributed by one block of rows x_p.
+def weighted_squared_norms(matrix: Matrix, w=None) -> np.ndarray:
+    """``sum_f w_f^2 m_rf^2`` for every row r of a dense or CSR matrix (w = 1 when None).
 
-    For instance i, unmasked target j and row p with ``row_labels[p] != instance_labels[i]``
-    (the factor ``1 - b_ip``), the pair is active when
-    ``(theta_i + ||x_i - x_j||_w^2) - ||x_i - x_p||_w^2 > 0`` (the hinge of eq. 3 is positive; the
-    derivative of [z]_+ at z = 0 is taken as 0).
+    Every row is computed on its dense form, as ``np.sum(row ** 2 * w ** 2)`` (pairwise summation
+    over the features), a chunk of rows at a time: the same arithmetic as the exact recheck of
+    :func:`lmba_block_terms`, so a distance computed here and one computed there from the same
+    two rows are equal to the last bit (the kink of the hinge depends on it).
+    """
+    num_rows, num_features = matrix.shape
+    weight_squares = np.ones(num_features) if w is None else np.asarray(w, dtype=float) ** 2
+    norms = np.empty(num_rows)
+    chunk = max(1, ELEMENT_BUDGET // max(1, num_features))
+    for start in range(0, num_rows, chunk):
+        rows = matrix[start:start + chunk]
+        rows = rows.toarray() if sp.issparse(rows) else np.asarray(rows, dtype=float)
+        norms[start:start + chunk] = np.sum(rows ** 2 * weight_squares, axis=-1)
+    return norms
+
+
+def lmba_target_differences(instance_matrix: Matrix, target_rows: Matrix, target_index) -> Matrix:
+    """Rows ``x_i - x_j`` for the k target neighbours j of each instance (Definition 3).
 
     Parameters
     ----------
-    instance_matrix, instance_labels : ndarray of shape (m, D), array-like of shape (m,)
-    target_vectors : ndarray of shape (m, k, D)
-        The k target neighbours x_j of each instance.
-    theta : array-like of shape (m,)
-        Eq. (2), see :func:`lmba_theta`.
-    row_matrix, row_labels : ndarray or scipy CSR matrix of shape (n, D), array-like of shape (n,)
-        The block of rows x_p. A CSR block is densified a chunk of rows at a time.
+    instance_matrix : ndarray or CSR matrix of shape (m, D)
+    target_rows : ndarray or CSR matrix of shape (r, D)
+        The vectors of the target neighbours.
+    target_index : array-like of int, shape (m, k)
+        Row of ``target_rows`` of the j-th target of instance i; -1 marks an absent target.
+
+    Returns
+    -------
+    differences : ndarray or CSR matrix (CSR when either input is) of shape (m * k, D)
+        Row ``i * k + j`` is ``x_i - target_j(x_i)``, a zero row for an absent target.
+    """
+    index = np.asarray(target_index, dtype=np.int64)
+    present = (index >= 0).ravel()
+    repeated = np.repeat(np.arange(index.shape[0]), index.shape[1])
+    if sp.issparse(instance_matrix) or sp.issparse(target_rows):
+        instances, targets = sp.csr_matrix(instance_matrix), sp.csr_matrix(target_rows)
+        keep = sp.diags(present.astype(float))
+        return sp.csr_matrix(keep @ (instances[repeated] - targets[np.where(present, index.ravel(), 0)]))
+    instances, targets = np.asarray(instance_matrix, dtype=float), np.asarray(target_rows, dtype=float)
+    differences = instances[repeated] - targets[np.where(present, index.ravel(), 0)]
+    differences[~present] = 0.0
+    return differences
+
+
+def lmba_thresholds(theta, target_differences: Matrix, w) -> np.ndarray:
+    """``theta_i + ||x_i - x_j||_w^2`` per instance i and target j, shape (m, k).
+
+    A row x_p of another class is active for (i, j) when it is nearer to x_i than this threshold
+    (the hinge of eq. 3 is positive). ``target_differences`` comes from
+    :func:`lmba_target_differences`.
+    """
+    theta = np.asarray(theta, dtype=float)
+    return theta[:, None] + weighted_squared_norms(target_differences, w).reshape(theta.shape[0], -1)
+
+
+def _exact_squared_distances(instances: Matrix, rows: Matrix, pairs_i, pairs_p, weight_squares) -> np.ndarray:
+    """``np.sum((x_i - x_p) ** 2 * w^2)`` on dense rows, per (i, p) pair (see weighted_squared_norms)."""
+    distances = np.empty(pairs_i.size)
+    chunk = max(1, ELEMENT_BUDGET // max(1, weight_squares.size))
+    for start in range(0, pairs_i.size, chunk):
+        left, right = instances[pairs_i[start:start + chunk]], rows[pairs_p[start:start + chunk]]
+        left = left.toarray() if sp.issparse(left) else left
+        right = right.toarray() if sp.issparse(right) else right
+        distances[start:start + chunk] = np.sum((left - right) ** 2 * weight_squares, axis=-1)
+    return distances
+
+
+def _squares(matrix: Matrix) -> Matrix:
+    return matrix.multiply(matrix).tocsr() if sp.issparse(matrix) else matrix ** 2
+
+
+def lmba_block_terms(instance_matrix: Matrix, instance_labels, thresholds, row_matrix: Matrix, row_labels, w, *,
+                     target_mask=None) -> Tuple[np.ndarray, np.ndarray]:
+    """Hinge terms of eqs. (3), (17) contributed by one block of rows x_p.
+
+    For instance i, present target j and row p with ``row_labels[p] != instance_labels[i]``
+    (the factor ``1 - b_ip``), the pair is active when ``thresholds[i, j] - ||x_i - x_p||_w^2 > 0``
+    (the hinge of eq. 3 is positive; the derivative of [z]_+ at z = 0 is taken as 0).
+
+    Parameters
+    ----------
+    instance_matrix : ndarray or CSR matrix of shape (m, D)
+    instance_labels : array-like of shape (m,)
+    thresholds : array-like of shape (m, k)
+        ``theta_i + ||x_i - x_j||_w^2``, see :func:`lmba_thresholds`.
+    row_matrix, row_labels : ndarray or CSR matrix of shape (n, D), array-like of shape (n,)
+        The block of rows x_p (CSR stays CSR).
     w : array-like of shape (D,)
     target_mask : array-like of bool, shape (m, k), optional
         False marks an absent target slot, which is ignored. Default: all present.
@@ -152,48 +215,79 @@ def lmba_block_terms(instance_matrix, instance_labels, target_vectors, theta, ro
 
     Notes
     -----
-    Both outputs add over disjoint blocks of rows. Cost: O(m n D) for the distances and O(m k n)
-    comparisons; rows (CSR ones densified per chunk) are processed in chunks so that the
-    (m, rows, D) temporaries stay below about ``ELEMENT_BUDGET`` elements (one row per chunk
-    when m * D alone exceeds it). Each (i, p) distance is computed from its own row only, so the
-    result does not depend on how the rows are split into blocks or chunks.
+    Matrix products do the work: ``||x_i - x_p||_w^2 = ||x_i||_w^2 + ||x_p||_w^2 - 2 <x_i, x_p>_w``
+    (one GEMM per chunk of rows; dense data are first shifted by the instances' mean, which
+    leaves differences unchanged and keeps the expansion well conditioned), and with N_ip the
+    number of active targets of (i, p), ``S_f = sum_i N_i. x_if^2 - 2 sum_i x_if (N X_P)_if +
+    sum_p N_.p x_pf^2``. Cost per block: O(m n D) multiply-adds in two GEMMs (O(m nnz) for CSR
+    rows) plus O(m k n) comparisons.
+
+    The kink: a GEMM distance may differ from the elementwise one by rounding, and which side of
+    0 a hinge lands on must not depend on how rows are grouped into blocks. Every (i, j, p) whose
+    GEMM value z lies within ``8 (D + 4) eps (|threshold| + ||x_i||_w^2 + ||x_p||_w^2)`` of 0 (a
+    bound on the rounding of the expansion) is decided again from the distance computed
+    elementwise on the two rows alone (:func:`weighted_squared_norms`' arithmetic). So the result
+    is that of the elementwise definition, whatever the blocking; the sums S_f agree with it to
+    rounding.
     """
-    instances, targets = np.asarray(instance_matrix, dtype=float), np.asarray(target_vectors, dtype=float)
+    instances = instance_matrix if sp.issparse(instance_matrix) else np.asarray(instance_matrix, dtype=float)
     labels, row_labels = np.asarray(instance_labels), np.asarray(row_labels)
+    thresholds = np.asarray(thresholds, dtype=float)
     weight_squares = np.asarray(w, dtype=float) ** 2
-    row_matrix = row_matrix if sp.issparse(row_matrix) else np.asarray(row_matrix, dtype=float)
+    rows_all = row_matrix if sp.issparse(row_matrix) else np.asarray(row_matrix, dtype=float)
     num_instances, num_features = instances.shape
-    if targets.ndim != 3 or targets.shape[::2] != (num_instances, num_features):
-        raise ValueError(f"target_vectors has shape {targets.shape}; expected ({num_instances}, k, {num_features})")
-    if row_matrix.shape != (row_labels.shape[0], num_features):
-        raise ValueError(f"row_matrix has shape {row_matrix.shape}; expected ({row_labels.shape[0]}, {num_features})")
-    mask = _target_mask(target_mask, targets.shape[:2])
-    # threshold[i, j] = theta_i + ||x_i - x_j||_w^2; a row p is active for (i, j) if it is closer.
-    target_distances = np.sum((instances[:, None, :] - targets) ** 2 * weight_squares, axis=-1)
-    threshold = np.asarray(theta, dtype=float)[:, None] + target_distances
+    if thresholds.ndim != 2 or thresholds.shape[0] != num_instances:
+        raise ValueError(f"thresholds has shape {thresholds.shape}; expected ({num_instances}, k)")
+    if rows_all.shape != (row_labels.shape[0], num_features):
+        raise ValueError(f"row_matrix has shape {rows_all.shape}; expected ({row_labels.shape[0]}, {num_features})")
+    mask = _target_mask(target_mask, thresholds.shape)
+    dense = not (sp.issparse(instances) or sp.issparse(rows_all))
+    shift = (instances.mean(axis=0) if num_instances else np.zeros(num_features)) if dense else None
+    shifted = instances - shift if dense else sp.csr_matrix(instances)
+    instance_norms = np.asarray(_squares(shifted) @ weight_squares).ravel()
+    weighted_instances = shifted * weight_squares if dense else shifted @ sp.diags(weight_squares)
+    instance_squares = _squares(shifted)
+    tolerance = 8.0 * (num_features + 4) * np.finfo(float).eps
     impostor_sums = np.zeros(num_features)
-    active_counts = np.zeros(targets.shape[:2], dtype=np.int64)
+    active_counts = np.zeros(thresholds.shape, dtype=np.int64)
     # A row sharing the label of every instance can never be an impostor: skip it.
     distinct = np.unique(labels)
     candidates = np.flatnonzero(row_labels != distinct[0]) if distinct.size == 1 else np.arange(row_labels.shape[0])
-    chunk = max(1, ELEMENT_BUDGET // (2 * max(1, num_instances * num_features)))
+    eligible_targets = mask[:, :, None]
+    chunk = max(1, ELEMENT_BUDGET // max(1, thresholds.size))
     for start in range(0, candidates.size, chunk):
         positions = candidates[start:start + chunk]
-        block = row_matrix[positions]
-        block = block.toarray() if sp.issparse(block) else np.asarray(block, dtype=float)
-        squared_differences = (instances[:, None, :] - block[None, :, :]) ** 2      # (m, c, D)
-        row_distances = np.sum(squared_differences * weight_squares, axis=-1)        # (m, c)
-        impostor = labels[:, None] != row_labels[positions][None, :]                 # (m, c)
-        active = (threshold[:, :, None] - row_distances[:, None, :]) > 0             # (m, k, c)
-        active &= impostor[:, None, :] & mask[:, :, None]
+        original = rows_all[positions]
+        block = original - shift if dense else sp.csr_matrix(original)
+        row_norms = np.asarray(_squares(block) @ weight_squares).ravel()
+        cross = block @ weighted_instances.T                                            # (c, m)
+        cross = cross.toarray() if sp.issparse(cross) else cross
+        distances = instance_norms[:, None] + row_norms[None, :] - 2.0 * cross.T        # (m, c)
+        impostor = labels[:, None] != row_labels[positions][None, :]                    # (m, c)
+        eligible = eligible_targets & impostor[:, None, :]                              # (m, k, c)
+        margin = thresholds[:, :, None] - distances[:, None, :]
+        band = tolerance * (np.abs(thresholds)[:, :, None] + (instance_norms[:, None] + row_norms[None, :])[:, None, :])
+        active = eligible & (margin > band)
+        near_i, near_j, near_p = np.nonzero(eligible & (np.abs(margin) <= band))
+        if near_i.size:
+            pairs, inverse = np.unique(near_i * positions.size + near_p, return_inverse=True)
+            exact = _exact_squared_distances(instances, original, pairs // positions.size, pairs % positions.size,
+                                             weight_squares)
+            active[near_i, near_j, near_p] = thresholds[near_i, near_j] - exact[inverse.ravel()] > 0
         active_counts += active.sum(axis=2)
-        active_targets = active.sum(axis=1).astype(float)                            # (m, c)
-        impostor_sums += np.einsum("ip,ipf->f", active_targets, squared_differences)
+        per_pair = active.sum(axis=1).astype(float)                                     # N_ip, (m, c)
+        if not per_pair.any():
+            continue
+        per_pair_matrix = per_pair if dense else sp.csr_matrix(per_pair)
+        pulled = per_pair_matrix @ block                                                # (N X_P), (m, D)
+        cross_term = (shifted * pulled).sum(axis=0) if dense else np.asarray(shifted.multiply(pulled).sum(axis=0))
+        impostor_sums += (np.asarray(per_pair.sum(axis=1) @ instance_squares).ravel()
+                          - 2.0 * np.asarray(cross_term).ravel()
+                          + np.asarray(per_pair.sum(axis=0) @ _squares(block)).ravel())
     return impostor_sums, active_counts
 
 
-def lmba_gradient(w, instance_matrix, target_vectors, active_counts, impostor_sums, c,
-                  target_mask=None) -> np.ndarray:
+def lmba_gradient(w, target_differences: Matrix, active_counts, impostor_sums, c, target_mask=None) -> np.ndarray:
     """Gradient of the loss of m instances, eqs. (16)-(17).
 
     ``grad_f = 2 w_f [ sum_{i,j} (1 + c A_ij) (x_if - x_jf)^2 - c S_f ]`` with A = active_counts
@@ -202,7 +296,8 @@ def lmba_gradient(w, instance_matrix, target_vectors, active_counts, impostor_su
     Parameters
     ----------
     w : array-like of shape (D,)
-    instance_matrix, target_vectors : ndarrays of shapes (m, D) and (m, k, D)
+    target_differences : ndarray or CSR matrix of shape (m * k, D)
+        Rows ``x_i - x_j`` (:func:`lmba_target_differences`).
     active_counts, impostor_sums : array-likes of shapes (m, k) and (D,)
     c : float
         The scaling factor of eq. (3).
@@ -221,11 +316,10 @@ def lmba_gradient(w, instance_matrix, target_vectors, active_counts, impostor_su
     it has active targets, so the sum is ``2 w_f [sum_j A_ij (x_if - x_jf)^2 - sum_p N_ip
     (x_if - x_pf)^2]``, the last sum being S_f. Summing over the m instances gives the formula.
     """
-    instances, targets = np.asarray(instance_matrix, dtype=float), np.asarray(target_vectors, dtype=float)
-    mask = _target_mask(target_mask, targets.shape[:2])
-    coefficients = np.where(mask, 1.0 + c * np.asarray(active_counts, dtype=float), 0.0)   # (m, k)
-    target_squares = (instances[:, None, :] - targets) ** 2
-    target_term = np.einsum("ij,ijf->f", coefficients, np.where(mask[:, :, None], target_squares, 0.0))
+    counts = np.asarray(active_counts, dtype=float)
+    mask = _target_mask(target_mask, counts.shape)
+    coefficients = np.where(mask, 1.0 + c * counts, 0.0).ravel()                 # (m k,)
+    target_term = np.asarray(coefficients @ _squares(target_differences)).ravel()
     return 2.0 * np.asarray(w, dtype=float) * (target_term - c * np.asarray(impostor_sums, dtype=float))
 
 
@@ -413,24 +507,21 @@ def lmba_in_memory(X, y, *, k=3, c=1.0, iterations=None, batch_size=1, step_size
     n, num_features = X.shape
     iterations = n if iterations is None else _check_int("iterations", owner, iterations, 0)
     steps = number_of_steps(iterations, batch_size)
-    steps = number_of_steps(iterations, batch_size)
     betas = step_sizes(schedule, steps, step_size)
     everyone = np.arange(n)
     ones = np.ones(num_features)
     targets = _sorted_neighbours(X, y, everyone, ones, True, k)                  # Step 2: T
     target_mask = targets >= 0
     nearmiss = _sorted_neighbours(X, y, everyone, ones, False, 1)[:, 0]
-    hit_distance = np.sum((X - X[targets[:, 0]]) ** 2, axis=1)
-    miss_distance = np.sum((X - X[nearmiss]) ** 2, axis=1)
-    theta = lmba_theta(hit_distance, miss_distance)
-    target_vectors = X[np.where(target_mask, targets, 0)]                         # (n, k, D)
+    theta = lmba_theta(weighted_squared_norms(X - X[targets[:, 0]]), weighted_squared_norms(X - X[nearmiss]))
     w = np.ones(num_features)                                                     # Step 1
     for batch, beta in zip(instance_order(n, steps, batch_size, seed), betas):
         instances = X[batch]
-        impostor_sums, active_counts = lmba_block_terms(
-            instances, y[batch], target_vectors[batch], theta[batch], X, y, w, target_mask=target_mask[batch])
-        gradient = lmba_gradient(w, instances, target_vectors[batch], active_counts, impostor_sums, c,
-                                 target_mask=target_mask[batch])
+        differences = lmba_target_differences(instances, X, targets[batch])
+        thresholds = lmba_thresholds(theta[batch], differences, w)
+        impostor_sums, active_counts = lmba_block_terms(instances, y[batch], thresholds, X, y, w,
+                                                        target_mask=target_mask[batch])
+        gradient = lmba_gradient(w, differences, active_counts, impostor_sums, c, target_mask=target_mask[batch])
         w = lmba_step(w, gradient, beta, projection)
     return lmba_ranking_weights(w), w
 

@@ -6,21 +6,25 @@ Both learn a feature weight vector w by a driver loop; the formulas are in
 Lmba
 ----
 1. Pool of instances (all rows, or a seeded sample of ``sample_size``), and their k target
-   neighbours (nearest same-class rows, with their vectors) and nearest miss, in the original
-   (scaled, unweighted) metric: one :func:`nearest` pass (paper, Step 2).
-2. Per step, a seeded mini-batch of pool instances (their targets and theta ride along) and the
-   current w are shipped; every partition compares its rows of other classes (the x_p of eq. 3)
-   with the targets and returns the additive hinge terms; the driver sums them, forms the
-   gradient (eq. 16-17) and updates w (Step 3d). One Spark job per step.
+   neighbours (nearest same-class rows) and nearest miss, in the original (scaled, unweighted)
+   metric: one :func:`nearest` pass (paper, Step 2), then one pass that fetches those
+   neighbours' vectors (CSR kept CSR).
+2. Per step, a seeded mini-batch of pool instances, their hinge thresholds
+   ``theta_i + ||x_i - x_j||_w^2`` (computed on the driver) and the current w are shipped; every
+   partition compares its rows of other classes (the x_p of eq. 3) with them and returns the
+   additive hinge terms; the driver sums them, forms the gradient (eq. 16-17) and updates w
+   (Step 3d). One Spark job per step.
 
-Per step the workers do O(batch x k x n x D) work (distances of the batch to every row, then the
-k hinge comparisons per pair); the driver O(batch x k x D).
+Per step the workers do O(batch x n x D) multiply-adds in two matrix products (O(batch x nnz)
+on CSR rows) and O(batch x k x n) hinge comparisons; the driver O(batch x k x D).
 
 Simba
 -----
 Per step: the batch's nearest hit and miss in the *current* weighted metric, with their vectors,
 from one :func:`nearest` pass (``feature_weights=w``, ``with_vectors=True``); the driver sums the
-Deltas and updates w. One Spark job per step; O(batch x n x D) in the workers.
+Deltas and updates w. One Spark job per step; O(batch x n x D) in the workers. The search
+returns the vectors of every class's nearest row (batch x C x D values): above
+``SEARCH_VECTOR_BYTES`` the step instead fetches the hit and miss rows in a second pass.
 
 ``iterations`` counts picked instances (the paper's I, default the pool size); a step picks
 ``batch_size`` of them, so there are ceil(I / batch_size) steps (jobs). ``batch_size=1`` is the
@@ -30,7 +34,7 @@ papers' per-instance procedure.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -40,8 +44,14 @@ from sparkfs.core.neighbours import PAD_ID
 from sparkfs.core.relief import miss_neighbours
 from sparkfs.core.scaling import feature_scale
 from sparkfs.errors import InvalidInputError
+from sparkfs.spark.blocks import matrix_from_summary, matrix_to_summary
 from sparkfs.spark.neighbours import nearest
+from sparkfs.spark.row_sets import stack_rows
 from sparkfs.spark.rows import Block, Rows, RowSet
+
+
+#: Largest (batch x classes x features) neighbour vectors a Simba search brings back (bytes).
+SEARCH_VECTOR_BYTES = 64 * 2 ** 20
 
 
 @dataclass
@@ -91,23 +101,63 @@ def _steps(n_pool: int, iterations: Optional[int], batch_size: int) -> int:
     return mw.number_of_steps(n_pool if iterations is None else iterations, batch_size)
 
 
+def _rows_by_id(rows: Rows, wanted) -> Tuple[np.ndarray, Any]:
+    """The (scaled) vectors of the rows with the given ids, CSR kept CSR: one pass.
+
+    Returns the sorted distinct ids and their matrix, in that order."""
+    wanted = np.unique(np.asarray(wanted, dtype=np.int64))
+    handle = rows.ship(wanted)
+    num_features = rows.num_features
+
+    def summarize(block: Block):
+        keep = np.isin(block.ids, handle.value)
+        return {"ids": block.ids[keep], **matrix_to_summary(block.matrix[keep], "rows_")}
+
+    def merge(left, right):
+        matrix = stack_rows(matrix_from_summary(left, "rows_", num_features),
+                            matrix_from_summary(right, "rows_", num_features))
+        return {"ids": np.concatenate([left["ids"], right["ids"]]), **matrix_to_summary(matrix, "rows_")}
+
+    try:
+        summary = rows.run_pass("target vectors", summarize, merge)
+    finally:
+        rows.release_shipped()
+    ids = summary["ids"].astype(np.int64)
+    order = np.argsort(ids, kind="stable")
+    if not np.array_equal(ids[order], wanted):
+        raise RuntimeError(f"fetched {ids.size} rows for {wanted.size} wanted ids: the input changed between passes")
+    return ids[order], matrix_from_summary(summary, "rows_", num_features)[order]
+
+
 def lmba_statistics(df, features_col: str, label_col: str, *, num_features: int, num_classes: int, k: int = 3,
                     c: float = 1.0, iterations: Optional[int] = None, batch_size: int = 1, step_size: float = 1.0,
                     schedule: str = "constant", projection: str = "none", sample_size: Optional[int] = None,
                     seed: int = 0, scaling: str = "none", row_id_col: Optional[str] = None,
                     block_size: int = 2048, transport: str = "auto") -> MarginWeightingResult:
-    """Lmba feature weights (Li & Lu 2009, Section 3), one Spark job per mini-batch step."""
+    """Lmba feature weights (Li & Lu 2009, Section 3), one Spark job per mini-batch step.
+
+    Driver memory: the pool (dense or CSR, as the input) and the distinct target neighbours'
+    vectors (at most pool x (k + 1) rows, CSR kept CSR). Shipped per step: the batch's instances,
+    their (batch, k) hinge thresholds and w.
+    """
     with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
               row_id_col=row_id_col, transport=transport, cache_blocks=True) as rows:
         pool = _prepare(rows, sample_size, seed, scaling, "Lmba")
         positions = np.arange(len(pool))
-        table = nearest(rows, pool, k, metric="euclidean", block_size=block_size, with_vectors=True)
+        table = nearest(rows, pool, k, metric="euclidean", block_size=block_size)
         rows.release_queries()
         target_ids = table.neighbour_ids[positions, pool.labels]  # (m, k) nearest hits = target neighbours
-        target_vectors = table.vectors[positions, pool.labels]  # (m, k, D), scaled units
+        miss_ids = miss_neighbours(table, pool.labels)[0][:, :1]  # (m, 1) nearest miss
+        neighbour_ids, neighbours = _rows_by_id(rows, np.concatenate([target_ids[target_ids != PAD_ID],
+                                                                      miss_ids.ravel()]))
         target_mask = target_ids != PAD_ID
-        instances = _dense(rows.scaled(pool.matrix))
-        theta = mw.lmba_theta_from_vectors(instances, target_vectors[:, 0], _nearest_miss_vectors(table, pool.labels))
+        target_index = np.where(target_mask, np.searchsorted(neighbour_ids, target_ids), -1)
+        miss_index = np.searchsorted(neighbour_ids, miss_ids)
+        instances = rows.scaled(pool.matrix)
+        instances = sp.csr_matrix(instances) if sp.issparse(instances) else np.asarray(instances, dtype=np.float64)
+        theta = mw.lmba_theta(
+            mw.weighted_squared_norms(mw.lmba_target_differences(instances, neighbours, target_index[:, :1])),
+            mw.weighted_squared_norms(mw.lmba_target_differences(instances, neighbours, miss_index)))
         steps = _steps(len(pool), iterations, batch_size)
         order = mw.instance_order(len(pool), steps, batch_size, seed)
         betas = mw.step_sizes(schedule, steps, step_size)
@@ -115,8 +165,8 @@ def lmba_statistics(df, features_col: str, label_col: str, *, num_features: int,
 
         def summarize(block: Block, shipped):
             impostor_sums, active_counts = mw.lmba_block_terms(
-                shipped["instances"], shipped["labels"], shipped["targets"], shipped["theta"], block.matrix,
-                block.labels, shipped["w"], target_mask=shipped["mask"])
+                shipped["instances"], shipped["labels"], shipped["thresholds"], block.matrix, block.labels,
+                shipped["w"], target_mask=shipped["mask"])
             return {"impostor_sums": impostor_sums, "active_counts": active_counts.astype(np.float64)}
 
         def merge(left, right):
@@ -124,15 +174,16 @@ def lmba_statistics(df, features_col: str, label_col: str, *, num_features: int,
 
         for step in range(steps):
             picked = order[step]
+            differences = mw.lmba_target_differences(instances[picked], neighbours, target_index[picked])
             handle = rows.ship({"instances": instances[picked], "labels": pool.labels[picked], "w": w,
-                                "targets": target_vectors[picked], "mask": target_mask[picked], "theta": theta[picked]})
+                                "thresholds": mw.lmba_thresholds(theta[picked], differences, w),
+                                "mask": target_mask[picked]})
             try:
                 summary = rows.run_pass("lmba step", lambda block: summarize(block, handle.value), merge)
             finally:
                 rows.release_shipped()
-            gradient = mw.lmba_gradient(w, instances[picked], target_vectors[picked],
-                                        summary["active_counts"].astype(np.int64), summary["impostor_sums"], c,
-                                        target_mask=target_mask[picked])
+            gradient = mw.lmba_gradient(w, differences, summary["active_counts"].astype(np.int64),
+                                        summary["impostor_sums"], c, target_mask=target_mask[picked])
             w = mw.lmba_step(w, gradient, betas[step], projection)
         info = {"passes": len(rows.info["passes"]), "transport": rows.transport}
         class_counts = rows.class_counts
@@ -151,15 +202,25 @@ def simba_statistics(df, features_col: str, label_col: str, *, num_features: int
         steps = _steps(len(pool), iterations, batch_size)
         order = mw.instance_order(len(pool), steps, batch_size, seed)
         w = np.ones(num_features)
+        # The search can bring the neighbours' vectors along (one job per step), but it carries
+        # every class's: B x C x D values. Above the budget, fetch the hit and miss rows instead.
+        with_vectors = batch_size * num_classes * num_features * 8 <= SEARCH_VECTOR_BYTES
         for step in range(steps):
             batch: RowSet = pool.take(order[step])
             table = nearest(rows, batch, 1, metric="euclidean", feature_weights=w, block_size=block_size,
-                            with_vectors=True)
+                            with_vectors=with_vectors)
             rows.release_queries()
             positions = np.arange(len(batch))
-            hit_vectors = table.vectors[positions, batch.labels, 0]
-            w = w + mw.simba_delta(w, _dense(rows.scaled(batch.matrix)), hit_vectors,
-                                   _nearest_miss_vectors(table, batch.labels))
+            if with_vectors:
+                hit_vectors = table.vectors[positions, batch.labels, 0]
+                miss_vectors = _nearest_miss_vectors(table, batch.labels)
+            else:
+                hit_ids = table.neighbour_ids[positions, batch.labels, 0]
+                miss_ids = miss_neighbours(table, batch.labels)[0][:, 0]
+                ids, matrix = _rows_by_id(rows, np.concatenate([hit_ids, miss_ids]))
+                hit_vectors = _dense(matrix[np.searchsorted(ids, hit_ids)])
+                miss_vectors = _dense(matrix[np.searchsorted(ids, miss_ids)])
+            w = w + mw.simba_delta(w, _dense(rows.scaled(batch.matrix)), hit_vectors, miss_vectors)
         info = {"passes": len(rows.info["passes"]), "transport": rows.transport}
         class_counts = rows.class_counts
     return MarginWeightingResult(mw.simba_final_weights(w), w, int(class_counts.sum()), len(pool), steps,

@@ -52,7 +52,7 @@ class RowSet:
 # --------------------------------------------------------------------------------------------
 
 
-def _stack(first, second):
+def stack_rows(first, second):
     if sp.issparse(first) or sp.issparse(second):
         return sp.vstack([sp.csr_matrix(first), sp.csr_matrix(second)], format="csr")
     return np.vstack([first, second])

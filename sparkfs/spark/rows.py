@@ -53,7 +53,7 @@ from sparkfs.spark.row_sets import (  # noqa: F401  (Block, RowSet, scale_column
     _class_counts,
     _partition_offsets,
     _positional_ids,
-    _stack,
+    stack_rows,
     check_finite,
     scale_columns,
 )
@@ -420,7 +420,7 @@ class Rows:
             return smallest_keys(summary)
 
         def merge(left, right):
-            matrix = _stack(matrix_from_summary(left, "rows_", num_features), matrix_from_summary(right, "rows_", num_features))
+            matrix = stack_rows(matrix_from_summary(left, "rows_", num_features), matrix_from_summary(right, "rows_", num_features))
             summary = {name: np.concatenate([left[name], right[name]]) for name in named}
             summary.update(matrix_to_summary(matrix, "rows_"))
             return smallest_keys(summary)

@@ -140,6 +140,26 @@ def reference_block_terms(instances, labels, targets, theta, rows, row_labels, w
     return impostor, counts
 
 
+def block_terms(instances, labels, targets, theta, rows, row_labels, w, mask=None):
+    """sparkfs's block terms for dense (m, k, D) targets (absent slots: mask False)."""
+    m, k, D = targets.shape
+    index = np.arange(m * k).reshape(m, k)
+    if mask is not None:
+        index = np.where(mask, index, -1)
+    differences = mw.lmba_target_differences(instances, targets.reshape(m * k, D), index)
+    thresholds = mw.lmba_thresholds(theta, differences, w)
+    return mw.lmba_block_terms(instances, labels, thresholds, rows, row_labels, w, target_mask=mask)
+
+
+def gradient_of(w, instances, targets, counts, sums, c, mask=None):
+    m, k, D = targets.shape
+    index = np.arange(m * k).reshape(m, k)
+    if mask is not None:
+        index = np.where(mask, index, -1)
+    differences = mw.lmba_target_differences(instances, targets.reshape(m * k, D), index)
+    return mw.lmba_gradient(w, differences, counts, sums, c, target_mask=mask)
+
+
 # ----------------------------------------------------------------------------------------------
 # Data
 # ----------------------------------------------------------------------------------------------
@@ -207,7 +227,7 @@ def test_the_grid_data_exercises_the_hinge():
     instances = X[:6]
     targets = np.stack([X[6:9]] * 6)
     theta = np.full(6, 0.5)
-    _, counts = mw.lmba_block_terms(instances, y[:6], targets, theta, X, y, np.ones(5))
+    _, counts = block_terms(instances, y[:6], targets, theta, X, y, np.ones(5))
     impostors = np.sum(y != 0)           # the six instances are of class 0
     assert counts.sum() > 0 and (counts < impostors).any()
 
@@ -235,20 +255,20 @@ def test_block_terms_match_the_loops_and_add_over_blocks(monkeypatch):
     mask = np.ones(targets.shape[:2], dtype=bool)
     want_sums, want_counts = reference_block_terms(instances, labels, targets, theta, rows, row_labels, w, mask)
     assert want_counts.sum() > 0
-    full_sums, full_counts = mw.lmba_block_terms(instances, labels, targets, theta, rows, row_labels, w)
+    full_sums, full_counts = block_terms(instances, labels, targets, theta, rows, row_labels, w)
     assert_close(full_sums, want_sums)
     np.testing.assert_array_equal(full_counts, want_counts)
     assert full_counts.dtype == np.int64 and full_sums.shape == (rows.shape[1],)
 
     cut = 13
-    first = mw.lmba_block_terms(instances, labels, targets, theta, rows[:cut], row_labels[:cut], w)
-    second_csr = mw.lmba_block_terms(instances, labels, targets, theta, sp.csr_matrix(rows[cut:]),
+    first = block_terms(instances, labels, targets, theta, rows[:cut], row_labels[:cut], w)
+    second_csr = block_terms(instances, labels, targets, theta, sp.csr_matrix(rows[cut:]),
                                      row_labels[cut:], w)
     assert_close(first[0] + second_csr[0], want_sums)
     np.testing.assert_array_equal(first[1] + second_csr[1], want_counts)
 
     monkeypatch.setattr(mw, "ELEMENT_BUDGET", 50)      # force one row per chunk
-    chunked = mw.lmba_block_terms(instances, labels, targets, theta, sp.csr_matrix(rows), row_labels, w)
+    chunked = block_terms(instances, labels, targets, theta, sp.csr_matrix(rows), row_labels, w)
     assert_close(chunked[0], want_sums)
     np.testing.assert_array_equal(chunked[1], want_counts)
 
@@ -258,7 +278,7 @@ def test_block_terms_single_label_batch_skips_same_class_rows():
     labels = np.full(instances.shape[0], 1)
     mask = np.ones(targets.shape[:2], dtype=bool)
     want = reference_block_terms(instances, labels, targets, theta, rows, row_labels, w, mask)
-    got = mw.lmba_block_terms(instances, labels, targets, theta, rows, row_labels, w)
+    got = block_terms(instances, labels, targets, theta, rows, row_labels, w)
     assert_close(got[0], want[0])
     np.testing.assert_array_equal(got[1], want[1])
 
@@ -271,16 +291,68 @@ def test_target_mask_excludes_slots():
     targets_with_garbage = targets.copy()
     targets_with_garbage[0, 2] = 1e6
     targets_with_garbage[3, 0] = -1e6
-    sums, counts = mw.lmba_block_terms(instances, labels, targets_with_garbage, theta, rows, row_labels, w,
-                                       target_mask=mask)
+    sums, counts = block_terms(instances, labels, targets_with_garbage, theta, rows, row_labels, w, mask=mask)
     want_sums, want_counts = reference_block_terms(instances, labels, targets, theta, rows, row_labels, w, mask)
     assert_close(sums, want_sums)
     np.testing.assert_array_equal(counts, want_counts)
     assert counts[0, 2] == 0 and counts[3, 0] == 0
     # Masked slots add nothing to the gradient either.
-    gradient = mw.lmba_gradient(w, instances, targets_with_garbage, counts, sums, 1.0, target_mask=mask)
-    assert_close(gradient, mw.lmba_gradient(w, instances, targets, counts, sums, 1.0, target_mask=mask))
+    gradient = gradient_of(w, instances, targets_with_garbage, counts, sums, 1.0, mask=mask)
+    assert_close(gradient, gradient_of(w, instances, targets, counts, sums, 1.0, mask=mask))
     assert np.all(np.isfinite(gradient)) and np.max(np.abs(gradient)) < 1e3
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_hinges_at_the_kink_are_decided_elementwise_far_from_the_origin(sparse):
+    """Grid data moved far from the origin (2^30): every difference and elementwise distance is
+    still exact, the matrix-product distances are not (squares ~ 2^60 need more than 53 bits);
+    at w = 1 each instance's (nearhit, nearmiss) pair sits exactly on the kink. The active
+    counts must equal the loops' exactly (the recheck near the kink); the sums too when dense
+    rows are shifted by the instances' mean. CSR rows are not shifted, so their sums carry the
+    documented conditioning (relative error ~ eps x squared norm / squared distance) and are
+    not compared here."""
+    X, y = grid_data(3, n=30, D=4, seed=12)
+    X = X + 2.0 ** 30
+    n, D = X.shape
+    first_target = np.empty(n, dtype=np.int64)
+    theta = np.empty(n)
+    for i in range(n):
+        hit = min((_squared(X, i, j), j) for j in range(n) if j != i and y[j] == y[i])
+        miss = min((_squared(X, i, p), p) for p in range(n) if y[p] != y[i])
+        first_target[i] = hit[1]
+        theta[i] = abs(miss[0] - hit[0])
+    targets = X[first_target][:, None, :]
+    mask = np.ones((n, 1), dtype=bool)
+    w = np.ones(D)
+    want_sums, want_counts = reference_block_terms(X, y, targets, theta, X, y, w, mask)
+    rows = sp.csr_matrix(X) if sparse else X
+    instances = sp.csr_matrix(X) if sparse else X
+    got_sums, got_counts = block_terms(instances, y, targets, theta, rows, y, w)
+    np.testing.assert_array_equal(got_counts, want_counts)
+    if not sparse:
+        assert_close(got_sums, want_sums)
+
+
+def test_weighted_squared_norms_are_the_elementwise_sum():
+    rng = np.random.default_rng(3)
+    matrix = rng.normal(size=(7, 5))
+    matrix[matrix < 0.2] = 0.0
+    w = rng.uniform(-2, 2, size=5)
+    want = np.array([sum(w[f] ** 2 * row[f] ** 2 for f in range(5)) for row in matrix])
+    assert_close(mw.weighted_squared_norms(matrix, w), want)
+    np.testing.assert_array_equal(mw.weighted_squared_norms(sp.csr_matrix(matrix), w),
+                                  mw.weighted_squared_norms(matrix, w))
+
+
+def test_target_differences_dense_and_sparse_agree():
+    rng = np.random.default_rng(4)
+    instances, targets = rng.normal(size=(3, 4)), rng.normal(size=(5, 4))
+    index = np.array([[0, 4], [2, -1], [1, 1]])
+    dense = mw.lmba_target_differences(instances, targets, index)
+    sparse = mw.lmba_target_differences(sp.csr_matrix(instances), sp.csr_matrix(targets), index)
+    want = np.array([instances[i] - targets[j] if j >= 0 else np.zeros(4) for i, row in enumerate(index) for j in row])
+    np.testing.assert_array_equal(dense, want)
+    np.testing.assert_array_equal(sparse.toarray(), want)
 
 
 def reference_gradient(instance, label, targets, theta, rows, row_labels, w, c):
@@ -304,13 +376,13 @@ def reference_gradient(instance, label, targets, theta, rows, row_labels, w, c):
 def test_batch_gradient_is_the_sum_of_single_gradients():
     instances, labels, targets, theta, rows, row_labels, w = block_inputs(seed=10, m=5)
     c = 0.7
-    sums, counts = mw.lmba_block_terms(instances, labels, targets, theta, rows, row_labels, w)
-    batch = mw.lmba_gradient(w, instances, targets, counts, sums, c)
+    sums, counts = block_terms(instances, labels, targets, theta, rows, row_labels, w)
+    batch = gradient_of(w, instances, targets, counts, sums, c)
     singles = np.zeros_like(w)
     for i in range(instances.shape[0]):
         one = slice(i, i + 1)
-        s, n_active = mw.lmba_block_terms(instances[one], labels[one], targets[one], theta[one], rows, row_labels, w)
-        single = mw.lmba_gradient(w, instances[one], targets[one], n_active, s, c)
+        s, n_active = block_terms(instances[one], labels[one], targets[one], theta[one], rows, row_labels, w)
+        single = gradient_of(w, instances[one], targets[one], n_active, s, c)
         assert_close(single, reference_gradient(instances[i], labels[i], targets[i], theta[i], rows, row_labels, w, c))
         singles += single
     assert_close(batch, singles)

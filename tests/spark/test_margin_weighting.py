@@ -45,6 +45,23 @@ def test_simba_batch_1_equals_the_algorithm(spark, sparse, partitions):
     assert_close(result.scores, final)
 
 
+def test_simba_fetches_the_neighbours_when_their_vectors_exceed_the_budget(spark, monkeypatch):
+    """Wide data: the search does not carry every class's vectors; a second pass fetches the
+    hit and miss rows (CSR kept CSR), with the same result."""
+    from sparkfs.spark import margin_weighting as spark_mw
+
+    X, y = continuous_data(3)
+    df = make_df(spark, X, y, 2, sparse=True)
+    carried = simba_statistics(df, "features", "label", num_features=5, num_classes=3, iterations=6, batch_size=3,
+                               seed=4)
+    monkeypatch.setattr(spark_mw, "SEARCH_VECTOR_BYTES", 0)
+    fetched = simba_statistics(df, "features", "label", num_features=5, num_classes=3, iterations=6, batch_size=3,
+                               seed=4)
+    assert fetched.info["passes"] > carried.info["passes"]
+    assert_close(fetched.raw_weights, carried.raw_weights)
+    assert_close(fetched.raw_weights, mw.simba_in_memory(X, y, iterations=6, batch_size=3, seed=4)[1])
+
+
 def test_mini_batches_do_not_depend_on_partitions_and_equal_the_in_memory_driver(spark):
     X, y = continuous_data(2)
     lmba_runs = [lmba_statistics(make_df(spark, X, y, parts), "features", "label", num_features=5, num_classes=2,
