@@ -14,8 +14,9 @@ from typing import Any, Dict, List, Optional
 from sparkfs._version import __version__
 from sparkfs.io.config import DEFAULTS, ConfigError, load_config, merge_config, parse_param
 from sparkfs.io.output import OutputExistsError, check_output_free, features_table, is_local_path, write_selection_output
-from sparkfs.io.readers import FORMATS, read_dataset
-from sparkfs.errors import InvalidInputError
+from sparkfs.io.readers import FORMATS, find_bad_libsvm_line, read_dataset
+from sparkfs.errors import InvalidInputError, SparkResourceError
+from sparkfs.spark.failures import resource_failure
 
 log = logging.getLogger("sparkfs")
 
@@ -41,6 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "written through Spark's Hadoop file system")
     select.add_argument("--overwrite", action="store_true", default=None, help="replace an existing output directory")
     select.add_argument("--master", help="Spark master URL (default local[*]; spark-submit sets its own)")
+    select.add_argument("--driver-memory", help="spark.driver.memory, e.g. 8g (default with a local master: half the "
+                        "machine's memory; spark-submit sets its own)")
+    select.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark setting for the session this command starts (repeatable)")
 
     commands.add_parser("methods", help="list the --method names")
     return parser
@@ -54,8 +59,22 @@ def _flags_to_config(args) -> Dict[str, Any]:
         "params": dict(parse_param(text) for text in args.param),
         "selection": {"num_features": args.num_features, "threshold": args.threshold},
         "output": {"path": args.output, "overwrite": args.overwrite},
-        "spark": {"master": args.master},
+        "spark": {"master": args.master, "conf": _spark_conf(args)},
     }
+
+
+def _spark_conf(args) -> Dict[str, str]:
+    conf = {}
+    for text in args.conf:
+        key, separator, value = text.partition("=")
+        if not key.strip() or not separator or not value.strip():
+            raise ConfigError(f"--conf expects KEY=VALUE, got '{text}'")
+        if not key.strip().startswith("spark."):
+            raise ConfigError(f"--conf {text}: Spark settings start with 'spark.'")
+        conf[key.strip()] = value.strip()
+    if args.driver_memory:
+        conf["spark.driver.memory"] = args.driver_memory
+    return conf
 
 
 def resolve_config(args) -> Dict[str, Any]:
@@ -95,7 +114,7 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
     import pyspark
 
     from sparkfs.methods import build_selector
-    from sparkfs.spark.session import get_spark
+    from sparkfs.spark.session import applied_settings, get_spark
 
     started = time.perf_counter()
     input_conf, selection = config["input"], config["selection"]
@@ -124,7 +143,15 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
     if input_conf.get("weight_col"):
         selector.setWeightCol(input_conf["weight_col"])
     with _Stage("fit"):
-        model = selector.fit(dataset.df)
+        try:
+            model = selector.fit(dataset.df)
+        except (InvalidInputError, ValueError, SparkResourceError):
+            raise
+        except Exception as error:  # a LIBSVM line Spark could not parse (read lazily with numFeatures)
+            bad_line = find_bad_libsvm_line(spark, input_conf["path"]) if input_conf["format"] == "libsvm" else None
+            if bad_line is None:
+                raise
+            raise bad_line from error
     if model.numInputFeatures != dataset.num_features:
         raise InvalidInputError(
             f"the model has {model.numInputFeatures} scores but the input declares {dataset.num_features} features"
@@ -138,6 +165,7 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
         "input": {"path": input_conf["path"], "format": input_conf["format"]},
         "seconds": round(time.perf_counter() - started, 3),
         "spark_version": spark.version,
+        "spark_memory_settings": dict(applied_settings),  # what a session started here was given
         "pyspark_version": pyspark.__version__,
         "sparkfs_version": __version__,
     }
@@ -172,7 +200,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     except (InvalidInputError, ConfigError, OutputExistsError, ValueError) as error:
         print(f"sparkfs: error: {error}", file=sys.stderr)
         return 2
+    except SparkResourceError as error:
+        print(f"sparkfs: failed: {error}", file=sys.stderr)
+        return 1
     except Exception as error:  # a Spark failure that diagnosis could not name
+        resources = resource_failure(error)
+        if resources is not None:
+            print(f"sparkfs: failed: {resources}", file=sys.stderr)
+            return 1
         print(f"sparkfs: failed: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}", file=sys.stderr)
         return 1
     print(f"method={summary['method']} rows={summary['n_rows']} features={summary['n_features']} "

@@ -3,3 +3,7 @@
 
 class InvalidInputError(ValueError):
     """The input data cannot be used; the message names the problem and the rows concerned."""
+
+
+class SparkResourceError(RuntimeError):
+    """Spark ran out of memory or its JVM stopped; the message names the setting to change."""

@@ -19,8 +19,9 @@ from pyspark.ml.util import DefaultParamsReader, DefaultParamsWriter, MLReadable
 
 from sparkfs.core.selection import rank_features, select_features
 from sparkfs.selectors._params import SelectorParams
-from sparkfs.errors import InvalidInputError
+from sparkfs.errors import InvalidInputError, SparkResourceError
 from sparkfs.spark.blocks import is_connect_session
+from sparkfs.spark.failures import resource_failure
 
 
 @dataclass
@@ -88,9 +89,18 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
         label_col = self.getLabelCol() if self._requires_label else None
         check_columns(dataset, self.getFeaturesCol(), label_col, self._weight_col())
         started = time.perf_counter()
-        result = self._compute_scores(dataset)
+        try:
+            result = self._compute_scores(dataset)
+        except (InvalidInputError, ValueError, SparkResourceError):
+            raise
+        except Exception as error:
+            resources = resource_failure(error)
+            if resources is None:
+                raise
+            raise resources from error
         if self._requires_label:
             check_supervised(result, type(self).__name__)
+            self._check_labels(result.label_values, result.class_counts)
         scores = np.asarray(result.scores, dtype=np.float64)
         if result.selected is not None:
             selected = np.sort(np.asarray(result.selected, dtype=np.int64))

@@ -8,6 +8,7 @@ from typing import Any, Callable, Dict, Tuple
 from pyspark.ml.param import Param, Params, TypeConverters
 from pyspark.ml.param.shared import HasFeaturesCol, HasLabelCol, HasOutputCol, HasWeightCol
 
+from sparkfs.core.labels import check_class_labels
 from sparkfs.core.scaling import SCALINGS
 
 #: A constraint: (predicate on the value, words for the message).
@@ -77,22 +78,39 @@ class SelectorParams(HasFeaturesCol, HasLabelCol, HasOutputCol, HasWeightCol):
         typeConverter=TypeConverters.toFloat,
     )
 
+    allowManyClasses: Param = Param(
+        Params._dummy(),
+        "allowManyClasses",
+        "take every distinct label value as a class even when the label looks continuous (many distinct "
+        "non-integer values) or like an identifier (more distinct values than half the rows); refused otherwise",
+        typeConverter=TypeConverters.toBoolean,
+    )
+
     _param_constraints: Dict[str, Constraint] = {
         "numFeatures": in_range(1, kind="an int"),
         "threshold": is_finite_float(),
+        "allowManyClasses": ((lambda value: isinstance(value, bool)), "a bool"),
     }
     #: Selectors that need labels (all but the unsupervised ones).
     _requires_label = True
 
     def __init__(self, *args):
         super().__init__(*args)
-        self._setDefault(numFeatures=50, outputCol="selected_features", featuresCol="features", labelCol="label")
+        self._setDefault(numFeatures=50, outputCol="selected_features", featuresCol="features", labelCol="label",
+                         allowManyClasses=False)
 
     def getNumFeatures(self) -> int:
         return self.getOrDefault(self.numFeatures)
 
     def getThreshold(self) -> float:
         return self.getOrDefault(self.threshold)
+
+    def getAllowManyClasses(self) -> bool:
+        return self.getOrDefault(self.allowManyClasses)
+
+    def _check_labels(self, label_values, class_counts) -> None:
+        """Refuse a continuous or identifier-like label (see :mod:`sparkfs.core.labels`)."""
+        check_class_labels(label_values, class_counts, self.getLabelCol(), self.getAllowManyClasses())
 
     def _all_constraints(self) -> Dict[str, Constraint]:
         merged: Dict[str, Constraint] = {}

@@ -46,7 +46,7 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
 
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features",
-                 numFeatures=None, threshold=None, weightCol=None, test="anova"):
+                 numFeatures=None, threshold=None, weightCol=None, test="anova", allowManyClasses=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
@@ -60,6 +60,7 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         indexed = with_label_index(dataset, self.getLabelCol(), labels, "__label_index")
         if len(labels) < 2:
             return ScoreResult(scores=np.zeros(0), label_values=labels, class_counts=counts.tolist(), n_rows=int(counts.sum()))
+        self._check_labels(labels, counts)
         if self.getOrDefault(self.test) == "anova" and is_connect_session(indexed.sparkSession):
             # No JVM access on Spark Connect: the same F values from one pass of class moments.
             moments = class_moments(indexed, self.getFeaturesCol(), "__label_index")

@@ -137,7 +137,8 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features",
                  numFeatures=None, threshold=None, weightCol=None, degree=1, kernel="qfs", gamma=-0.5,
-                 statsEngine="jvm", scaling="none", center=False, candidates=500, driverMemoryMB=1024.0):
+                 statsEngine="jvm", scaling="none", center=False, candidates=500, driverMemoryMB=1024.0,
+                 allowManyClasses=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
@@ -177,6 +178,7 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
         )
         if self.getOrDefault(self.degree) == 2:
             check_supervised(result, type(self).__name__)
+            self._check_labels(result.label_values, result.class_counts)
             self._solve_qfs(dataset, moments, result, offset, scale)
         return result
 

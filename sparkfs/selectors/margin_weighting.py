@@ -79,6 +79,7 @@ def _fit_indexed(selector, dataset, compute, info):
         raise InvalidInputError("the input has no rows")
     if len(labels) < 2:
         return ScoreResult(scores=np.zeros(0), label_values=labels, class_counts=counts.tolist(), n_rows=int(counts.sum()))
+    selector._check_labels(labels, counts)
     indexed = with_label_index(dataset, selector.getLabelCol(), labels, "__label_index")
     result = compute(indexed, "__label_index", first_vector_size(dataset, selector.getFeaturesCol()), len(labels))
     summary = {**info, "steps": int(result.steps), "n_pool": int(result.n_pool), **result.info}
@@ -111,7 +112,8 @@ class LmbaSelector(FeatureSelector, _LmbaParams):
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", numFeatures=None,
                  threshold=None, k=3, c=1.0, iterations=None, batchSize=1, stepSize=1.0, schedule="constant",
-                 projection="none", sampleSize=None, seed=0, scaling="none", rowIdCol=None, blockSize=2048):
+                 projection="none", sampleSize=None, seed=0, scaling="none", rowIdCol=None, blockSize=2048,
+                 allowManyClasses=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
@@ -144,7 +146,7 @@ class SimbaSelector(FeatureSelector, _IterativeParams):
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", numFeatures=None,
                  threshold=None, iterations=None, batchSize=1, sampleSize=None, seed=0, scaling="none", rowIdCol=None,
-                 blockSize=2048):
+                 blockSize=2048, allowManyClasses=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 

@@ -110,7 +110,7 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features",
                  numFeatures=None, threshold=None, variant="relieff", k=10, metric="euclidean", scaling="range",
-                 sampleSize=None, seed=0, sigma=None, rowIdCol=None, blockSize=2048):
+                 sampleSize=None, seed=0, sigma=None, rowIdCol=None, blockSize=2048, allowManyClasses=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
@@ -129,6 +129,7 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
         if len(labels) < 2:
             return ScoreResult(scores=np.zeros(0), label_values=labels, class_counts=counts.tolist(),
                                n_rows=int(counts.sum()))
+        self._check_labels(labels, counts)
         single = [label for label, count in zip(labels, counts) if count == 1]
         if single:
             raise InvalidInputError(

@@ -223,13 +223,17 @@ class Rows:
 
     def diagnosed(self, action: Callable[[], Any]):
         """Run a Spark action; a failed job is re-diagnosed to name the bad input (NaN, sizes...)."""
+        from sparkfs.spark.failures import resource_failure
         from sparkfs.spark.stats import diagnose_input
 
         try:
             return action()
         except (InvalidInputError, ValueError):
             raise
-        except Exception:
+        except Exception as error:
+            resources = resource_failure(error)
+            if resources is not None:  # out of memory, or the JVM is gone: no scan can help
+                raise resources from error
             diagnose_input(self.df, self.features_col, self.label_col, self.weight_col)
             raise
 
