@@ -134,7 +134,7 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
 
     @classmethod
     def read(cls) -> MLReader:
-        return DefaultParamsReader(cls)
+        return _SelectorReader(cls)
 
 
 class FeatureSelectorModel(Model, SelectorParams, MLReadable, MLWritable):
@@ -248,6 +248,43 @@ class _SelectorModelWriter(MLWriter):
         self.sparkSession.createDataFrame(pd.DataFrame(columns)).coalesce(1).write.mode(mode).parquet(f"{path}/data")
 
 
+def _subclasses(base: type):
+    for subclass in base.__subclasses__():
+        yield subclass
+        yield from _subclasses(subclass)
+
+
+def _known_class(metadata: Dict[str, Any], path: str, expected: type) -> type:
+    """The sparkfs class named by saved metadata, found among the classes already loaded.
+
+    Nothing named by the metadata is imported (pyspark's DefaultParamsReader imports whatever
+    module the file names): a saved model or selector cannot make the reader run other code.
+    Every selector module is loaded with the ``sparkfs`` package, before this module is used.
+    """
+    name = str(metadata.get("class", ""))
+    known = {f"{klass.__module__}.{klass.__name__}": klass for klass in _subclasses(expected)}
+    known[f"{expected.__module__}.{expected.__name__}"] = expected
+    if name not in known or not name.startswith("sparkfs."):
+        raise ValueError(f"{path} holds a {name!r}, not a sparkfs {expected.__name__}: it is not loaded "
+                         "(saved metadata never names a module to import)")
+    return known[name]
+
+
+class _SelectorReader(MLReader):
+    """Estimators: params from metadata/ (JSON), the class checked before anything is built."""
+
+    def __init__(self, cls):
+        super().__init__()
+        self.cls = cls
+
+    def load(self, path: str) -> FeatureSelector:
+        metadata = DefaultParamsReader.loadMetadata(path, self.sparkSession)
+        selector = _known_class(metadata, path, self.cls)()
+        selector._resetUid(metadata["uid"])
+        DefaultParamsReader.getAndSetParams(selector, metadata)
+        return selector
+
+
 class _SelectorModelReader(MLReader):
     def __init__(self, cls):
         super().__init__()
@@ -255,10 +292,7 @@ class _SelectorModelReader(MLReader):
 
     def load(self, path: str) -> FeatureSelectorModel:
         metadata = DefaultParamsReader.loadMetadata(path, self.sparkSession)
-        module_name, class_name = metadata["class"].rsplit(".", 1)
-        model_class = getattr(__import__(module_name, fromlist=[class_name]), class_name)
-        if not issubclass(model_class, self.cls):
-            raise ValueError(f"{path} holds a {metadata['class']}, not a {self.cls.__name__}")
+        model_class = _known_class(metadata, path, self.cls)
         data = self.sparkSession.read.parquet(f"{path}/data").toPandas().sort_values("index")
         arrays = {c[len("array_"):]: data[c].to_numpy() for c in data.columns if c.startswith("array_")}
         model = model_class(
