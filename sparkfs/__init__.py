@@ -4,6 +4,7 @@ from sparkfs._version import __version__
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel
 from sparkfs.selectors.fisher_markov import FisherMarkovSelector, FisherMarkovSelectorModel
 from sparkfs.selectors.margin_weighting import LmbaSelector, LmbaSelectorModel, SimbaSelector, SimbaSelectorModel
+from sparkfs.selectors.parzen_ise import ParzenISERanker, ParzenISERankerModel
 from sparkfs.selectors.relief import ReliefSelector, ReliefSelectorModel
 from sparkfs.errors import InvalidInputError
 
@@ -16,6 +17,8 @@ __all__ = [
     "InvalidInputError",
     "LmbaSelector",
     "LmbaSelectorModel",
+    "ParzenISERanker",
+    "ParzenISERankerModel",
     "ReliefSelector",
     "ReliefSelectorModel",
     "SimbaSelector",

@@ -78,7 +78,10 @@ def _spark_conf(args) -> Dict[str, str]:
 
 
 def resolve_config(args) -> Dict[str, Any]:
-    config = merge_config(DEFAULTS, load_config(args.config)) if args.config else merge_config(DEFAULTS, {})
+    loaded = load_config(args.config) if args.config else {}
+    config = merge_config(DEFAULTS, loaded)
+    # Unsupervised-capable methods use labels only when the user names a label column.
+    label_named = bool(args.label_col) or bool((loaded.get("input") or {}).get("label_col"))
     flags = _flags_to_config(args)
     if args.num_features is not None or args.threshold is not None:  # one selection rule: the flag's
         config["selection"] = {"num_features": None, "threshold": None}
@@ -90,6 +93,7 @@ def resolve_config(args) -> Dict[str, Any]:
     selection = config["selection"]
     if selection.get("num_features") is not None and selection.get("threshold") is not None:
         raise ConfigError("give either num_features or threshold, not both")
+    config["input"]["label_named"] = label_named
     return config
 
 
@@ -133,11 +137,14 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
         spark = spark or get_spark(config["spark"].get("master"), conf=config["spark"].get("conf"))
     if not local_output:
         check_output_free(output_conf["path"], bool(output_conf["overwrite"]), spark=spark)
+    supervised = selector._requires_label
+    if not supervised and not input_conf.get("label_named") and selector.getOrDefault("groups") == "auto":
+        selector.set(selector.getParam("groups"), "clusters")  # no label column named: unsupervised
     with _Stage("read"):
         dataset = read_dataset(
             spark, input_conf["path"], input_conf["format"], label_col=input_conf["label_col"],
             features_col=input_conf["features_col"], weight_col=input_conf.get("weight_col"),
-            num_features=input_conf.get("num_features"),
+            num_features=input_conf.get("num_features"), require_label=supervised,
         )
     selector.setFeaturesCol(dataset.features_col).setLabelCol(dataset.label_col)
     if input_conf.get("weight_col"):

@@ -7,6 +7,7 @@ from typing import Any, Dict, Tuple
 from sparkfs.selectors.baseline import UnivariateTestSelector
 from sparkfs.selectors.fisher_markov import FisherMarkovSelector
 from sparkfs.selectors.margin_weighting import LmbaSelector, SimbaSelector
+from sparkfs.selectors.parzen_ise import ParzenISERanker
 from sparkfs.selectors.relief import ReliefSelector
 
 #: method name -> (Estimator class, params fixed by the method name)
@@ -22,6 +23,7 @@ METHODS: Dict[str, Tuple[type, Dict[str, Any]]] = {
     "simba": (SimbaSelector, {}),
     "anova": (UnivariateTestSelector, {"test": "anova"}),
     "chi2": (UnivariateTestSelector, {"test": "chi2"}),
+    "parzen-ise": (ParzenISERanker, {}),
 }
 
 #: Params the CLI sets from its own flags; --param may not set them.

@@ -404,33 +404,70 @@ def _pair_sums(points, memberships, query_positions, variances, w, *, h, free, l
     return query_sums, weight_gradient
 
 
-def _ise_run(points, memberships, variances, h, fixed, query_positions, descent_options, block_size) -> dict:
-    num_rows, num_features = points.shape
+def ise_run(pair_sums: Callable, *, num_rows: int, num_features: int, variances, h: float, fixed,
+            num_queries: int, descent_options: dict) -> dict:
+    """One descent (Steps 3-6) with feature ``fixed`` held at 0, whatever computes the pair sums.
+
+    ``pair_sums(w, free, log_scale, gradient)`` returns the per-query totals of
+    :func:`overlap_block_terms` over every row and its weight gradient (None when not asked):
+    :func:`_pair_sums` in memory, one Spark pass per query batch in the Spark layer. One call at
+    w = 1 (the P term), then one per ISE evaluation.
+    """
     free = np.array([k for k in range(num_features) if k != fixed], dtype=np.int64)
     ones = np.ones(num_features)
     self_scale = kernel_log_peak(variances, ones, h, free)
-    self_query_sums, _ = _pair_sums(points, memberships, query_positions, variances, ones, h=h, free=free,
-                                    log_scale=self_scale, gradient=False, block_size=block_size)
+    self_query_sums, _ = pair_sums(ones, free, self_scale, False)
 
     def evaluate(w_free):
         w = np.zeros(num_features)
         w[free] = w_free
         cross_scale = kernel_log_peak(variances, w, h, free)
-        cross_query_sums, cross_gradient = _pair_sums(points, memberships, query_positions, variances, w, h=h, free=free,
-                                                      log_scale=cross_scale, gradient=True, block_size=block_size)
+        cross_query_sums, cross_gradient = pair_sums(w, free, cross_scale, True)
         value = integrated_squared_error(self_query_sums.sum(), self_scale, cross_query_sums.sum(), cross_gradient,
-                                         cross_scale, w_free, num_rows=num_rows, num_queries=query_positions.size)
+                                         cross_scale, w_free, num_rows=num_rows, num_queries=num_queries)
         return value, cross_query_sums
 
     w_free, info = descend_ise(evaluate, free.size, **descent_options)
     weights = np.zeros(num_features)
     weights[free] = w_free
     info.update(fixed_feature=fixed, weights=weights, weight_spread=float(w_free.max() - w_free.min()))
-    if query_positions.size < num_rows and info["value"] is not None:
+    if num_queries < num_rows and info["value"] is not None:
         info["ise_relative_standard_error"] = landmark_relative_error(self_query_sums, info["payload"], info["value"],
                                                                       num_rows)
     del info["payload"]
     return info
+
+
+def runs_with_held_out_feature(run: Callable, num_features: int, fixed_feature) -> list:
+    """The descents of the paper's two strategies: ``run(fixed)`` once with the given feature held
+    at 0 (None: none), or, for ``"auto"`` (choice 6), with feature 0 and then again with the first
+    run's least important feature. The last run's weights are the result."""
+    if num_features == 1:
+        fixed_feature = None
+    if fixed_feature != "auto":
+        return [run(fixed_feature)]
+    first_run = run(0)
+    least_important = int(rank_features(np.delete(first_run["weights"], 0))[-1]) + 1
+    return [first_run, run(least_important)]
+
+
+def check_options(num_features: int, *, memberships: str, fixed_feature, landmarks, max_iter, block_size,
+                  learning_rate, tol, variance_floor, h) -> dict:
+    """Validated options shared by the in-memory driver and the Spark layer (descent options,
+    variance floor and h, None when it is to be derived from the data)."""
+    if memberships not in MEMBERSHIPS:
+        raise _invalid("memberships", "a str among {'hard', 'soft'}", memberships)
+    if not (fixed_feature is None or fixed_feature == "auto" or (_is_int(fixed_feature) and 0 <= fixed_feature < num_features)):
+        raise _invalid("fixed_feature", f"None, 'auto' or an int in the range [0, {num_features - 1}]", fixed_feature)
+    if landmarks is not None and not (_is_int(landmarks) and landmarks >= 2):
+        raise _invalid("landmarks", "None or an int in the range [2, inf)", landmarks)
+    for name, value in (("max_iter", max_iter), ("block_size", block_size)):
+        if not (_is_int(value) and value >= 1):
+            raise _invalid(name, "an int in the range [1, inf)", value)
+    return {"descent": {"learning_rate": _positive_float("learning_rate", learning_rate), "max_iter": int(max_iter),
+                        "tol": _positive_float("tol", tol, allow_zero=True)},
+            "variance_floor": _positive_float("variance_floor", variance_floor),
+            "h": None if h is None else _positive_float("h", h)}
 
 
 def parzen_ise_in_memory(X, y=None, *, num_clusters: int = 3, m: float = 2.0, memberships: str = "hard",
@@ -475,19 +512,11 @@ def parzen_ise_in_memory(X, y=None, *, num_clusters: int = 3, m: float = 2.0, me
     if X.ndim != 2 or X.shape[0] < 2 or X.shape[1] < 1 or not np.all(np.isfinite(X)):
         raise ValueError(f"parzen_ise_in_memory needs a finite X of shape (N >= 2, d >= 1); got shape {X.shape}")
     num_rows, num_features = X.shape
-    if memberships not in MEMBERSHIPS:
-        raise _invalid("memberships", "a str among {'hard', 'soft'}", memberships)
-    if not (fixed_feature is None or fixed_feature == "auto" or (_is_int(fixed_feature) and 0 <= fixed_feature < num_features)):
-        raise _invalid("fixed_feature", f"None, 'auto' or an int in the range [0, {num_features - 1}]", fixed_feature)
-    if landmarks is not None and not (_is_int(landmarks) and landmarks >= 2):
-        raise _invalid("landmarks", "None or an int in the range [2, inf)", landmarks)
-    for name, value in (("max_iter", max_iter), ("block_size", block_size)):
-        if not (_is_int(value) and value >= 1):
-            raise _invalid(name, "an int in the range [1, inf)", value)
-    descent_options = {"learning_rate": _positive_float("learning_rate", learning_rate), "max_iter": int(max_iter),
-                       "tol": _positive_float("tol", tol, allow_zero=True)}
-    variance_floor = _positive_float("variance_floor", variance_floor)
-    h = default_window_width(num_rows, num_features) if h is None else _positive_float("h", h)
+    options = check_options(num_features, memberships=memberships, fixed_feature=fixed_feature, landmarks=landmarks,
+                            max_iter=max_iter, block_size=block_size, learning_rate=learning_rate, tol=tol,
+                            variance_floor=variance_floor, h=h)
+    variance_floor, descent_options = options["variance_floor"], options["descent"]
+    h = default_window_width(num_rows, num_features) if options["h"] is None else options["h"]
     points = X - X.mean(axis=0)                                                          # choice 1
     info = {"h": h}
     if y is not None:                                                                    # Step 2
@@ -513,17 +542,15 @@ def parzen_ise_in_memory(X, y=None, *, num_clusters: int = 3, m: float = 2.0, me
         query_positions = landmark_positions(np.arange(num_rows), landmarks, seed)
     info["num_queries"] = query_positions.size
 
-    def run(fixed):
-        return _ise_run(points, group_memberships, variances, h, fixed, query_positions, descent_options, block_size)
+    def pair_sums(w, free, log_scale, gradient):
+        return _pair_sums(points, group_memberships, query_positions, variances, w, h=h, free=free,
+                          log_scale=log_scale, gradient=gradient, block_size=block_size)
 
-    if num_features == 1:
-        fixed_feature = None
-    if fixed_feature == "auto":                                                          # choice 6
-        first_run = run(0)
-        least_important = int(rank_features(np.delete(first_run["weights"], 0))[-1]) + 1
-        runs = [first_run, run(least_important)]
-    else:
-        runs = [run(fixed_feature)]
+    def run(fixed):
+        return ise_run(pair_sums, num_rows=num_rows, num_features=num_features, variances=variances, h=h, fixed=fixed,
+                       num_queries=query_positions.size, descent_options=descent_options)
+
+    runs = runs_with_held_out_feature(run, num_features, fixed_feature)
     weights = runs[-1]["weights"]
     info.update(runs=runs, fixed_feature=runs[-1]["fixed_feature"], ranking=rank_features(weights))
     return weights, info

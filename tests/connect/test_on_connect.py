@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 from pyspark.ml.linalg import Vectors
 
-from sparkfs import FisherMarkovSelector, LmbaSelector, LmbaSelectorModel, ReliefSelector, SimbaSelector, SimbaSelectorModel
+from sparkfs import (FisherMarkovSelector, LmbaSelector, LmbaSelectorModel, ParzenISERanker, ParzenISERankerModel,
+                     ReliefSelector, SimbaSelector, SimbaSelectorModel)
+from sparkfs.core.parzen_ise import parzen_ise_in_memory
 from sparkfs.core import margin_weighting as mw
 from sparkfs.selectors.baseline import UnivariateTestSelector
 from sparkfs.spark.blocks import is_connect_session
@@ -89,7 +91,9 @@ def test_relieff_with_small_classes_on_connect(spark, results_dir, variant):
     lambda: UnivariateTestSelector(numFeatures=2, test="anova"),
     lambda: LmbaSelector(numFeatures=2, batchSize=10),
     lambda: SimbaSelector(numFeatures=2, batchSize=10),
-], ids=["lfs", "lfs-arrow", "qfs", "relieff", "prelief", "anova", "lmba", "simba"])
+    lambda: ParzenISERanker(numFeatures=2, groups="clusters", numClusters=2, maxIter=3, heldOutFeature=0,
+                            fcmMaxIter=6),
+], ids=["lfs", "lfs-arrow", "qfs", "relieff", "prelief", "anova", "lmba", "simba", "parzen-ise"])
 def test_selector_fit_transform_save_load_on_connect(spark, tmp_path, make_selector):
     X, y = small_class_data()
     df = connect_df(spark, X, y, 2)
@@ -97,6 +101,10 @@ def test_selector_fit_transform_save_load_on_connect(spark, tmp_path, make_selec
     if isinstance(model, (LmbaSelectorModel, SimbaSelectorModel)):  # equal to the in-memory driver
         in_memory = mw.lmba_in_memory if isinstance(model, LmbaSelectorModel) else mw.simba_in_memory
         np.testing.assert_allclose(model.featureArray("raw_weights"), in_memory(X, y, batch_size=10)[1], rtol=1e-9)
+    elif isinstance(model, ParzenISERankerModel):  # unsupervised: equal to the in-memory model
+        want, _ = parzen_ise_in_memory(X, num_clusters=2, max_iter=3, fixed_feature=0, fcm_max_iter=6)
+        np.testing.assert_allclose(model.scores, want, rtol=1e-8)
+        assert model.summary["groups"] == "fcm"
     else:
         assert sorted(model.selectedFeatures) == [0, 1]  # the two informative features
     reduced = model.transform(df).select("selected_features").first()[0]

@@ -211,3 +211,25 @@ def test_uri_output_through_hadoop_file_system(spark, breast_libsvm, tmp_path, c
     assert "already exists; pass --overwrite" in capsys.readouterr().err
     assert _run(["--input", path, "--format", "libsvm", "--method", "lfs", "--output", "nosuchfs://b/out"]) == 2
     assert "scheme 'nosuchfs'" in capsys.readouterr().err
+
+
+def test_parzen_ise_through_cli_with_and_without_a_label(spark, tmp_path):
+    """An unsupervised method: no label column needed; a named one gives the groups."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    frame = pd.DataFrame(X[::3], columns=["sepal_length", "sepal_width", "petal_length", "petal_width"])
+    frame.to_csv(tmp_path / "unlabelled.csv", index=False)
+    frame.assign(species=y[::3]).to_csv(tmp_path / "labelled.csv", index=False)
+    fast = ["--param", "maxIter=2", "--param", "fcmMaxIter=4", "--param", "heldOutFeature=none", "--num-features", "2"]
+    out = tmp_path / "fcm"
+    assert _run(["--input", str(tmp_path / "unlabelled.csv"), "--format", "csv", "--method", "parzen-ise", *fast,
+                 "--output", str(out)]) == 0
+    table, summary = _read_output(out)
+    assert summary["groups"] == "fcm" and summary["n_classes"] == 0 and summary["fcm"]["clusters"] == 3
+    assert table["name"].tolist() == list(frame.columns) and table.selected.sum() == 2
+    out = tmp_path / "labels"
+    assert _run(["--input", str(tmp_path / "labelled.csv"), "--format", "csv", "--label-col", "species",
+                 "--method", "parzen-ise", *fast, "--output", str(out)]) == 0
+    _, summary = _read_output(out)
+    assert summary["groups"] == "labels" and summary["n_classes"] == 3

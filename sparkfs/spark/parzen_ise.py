@@ -1,0 +1,197 @@
+"""Parzen-ISE feature ranking on the pair engine (the math: :mod:`sparkfs.core.parzen_ise`,
+:mod:`sparkfs.core.fuzzy_cmeans`).
+
+Passes (each one Spark job over the cached blocks):
+
+1. column statistics (mean and std per feature, from the JVM);
+2. without labels, fuzzy c-means: the starting centres from the rows with the smallest seeded
+   keys (a sample), then one pass per iteration that ships the centres and reduces the
+   membership-weighted sums of :func:`fcm_block_terms` (O(N C d) per iteration);
+3. two passes of group moments (sums, then sums about the group means) for the variances;
+4. the queries (all rows, or ``landmarks`` sampled rows) collected with their memberships;
+5. per ISE evaluation, one pass per query batch: the batch, w and the kernel scale are shipped,
+   every partition returns :func:`overlap_block_terms` of its rows (per-query sums and the w
+   gradient), the driver adds them; O(N M d) per evaluation for M queries (C^2 times that with
+   soft memberships). The descent itself (:func:`ise_run`) runs on the driver.
+
+Rows are centred at the column means in the tasks (a CSR block becomes dense there: the Gaussian
+kernel involves every feature).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Optional
+
+import numpy as np
+import scipy.sparse as sp
+
+from sparkfs.core import fuzzy_cmeans as fcm
+from sparkfs.core import parzen_ise as pi
+from sparkfs.core.sampling import sample_keys
+from sparkfs.errors import InvalidInputError
+from sparkfs.spark.rows import Block, Rows
+
+#: Rows sampled for the FCM start, per cluster (the first C distinct ones by key are taken).
+START_ROWS_PER_CLUSTER = 8
+
+
+@dataclass
+class ParzenISEResult:
+    """Feature weights of Parzen-ISE and how they were obtained."""
+
+    scores: np.ndarray  # the final weights (on the simplex; the held-out feature is 0)
+    n_rows: int
+    groups: str  # "labels" or "fcm"
+    info: Dict[str, Any] = field(default_factory=dict)
+
+
+def _centred(matrix, mean) -> np.ndarray:
+    dense = matrix.toarray() if sp.issparse(matrix) else np.asarray(matrix, dtype=np.float64)
+    return dense - mean
+
+
+def _group_memberships(points, labels, shipped) -> np.ndarray:
+    """Class one-hots (with labels), or FCM memberships from the shipped centres (hard or soft)."""
+    if shipped["centres"] is None:
+        return np.eye(shipped["num_groups"])[labels]
+    fuzzy = fcm.fcm_memberships(points, shipped["centres"], shipped["m"])
+    return pi.hard_memberships(fuzzy) if shipped["hard"] else fuzzy
+
+
+def _added(left, right):
+    return {name: left[name] + right[name] for name in left}
+
+
+def _fuzzy_cmeans(rows: Rows, mean, feature_scale, num_clusters, m, tol, max_iter, seed):
+    """FCM on the cluster: equals :func:`fcm_in_memory` on the centred rows (same start, same loop)."""
+    start = rows.sample(min(rows.n_rows, START_ROWS_PER_CLUSTER * num_clusters), seed)
+    try:
+        centres = fcm.initial_centres(_centred(start.matrix, mean), sample_keys(start.ids, seed), num_clusters)
+    except ValueError:
+        every = rows.collect()
+        centres = fcm.initial_centres(_centred(every.matrix, mean), sample_keys(every.ids, seed), num_clusters)
+    objective, converged, iteration = [], False, 0
+    for iteration in range(1, max_iter + 1):
+        handle = rows.ship({"centres": centres, "mean": mean, "m": m})
+
+        def summarize(block: Block):
+            terms = fcm.fcm_block_terms(_centred(block.matrix, handle.value["mean"]), handle.value["centres"],
+                                        handle.value["m"])
+            return {"weighted_sums": terms.weighted_sums, "membership_sums": terms.membership_sums,
+                    "objective": np.array([terms.objective])}
+
+        try:
+            totals = rows.run_pass("fuzzy c-means", summarize, _added)
+        finally:
+            rows.release_shipped()
+        objective.append(float(totals["objective"][0]))
+        new_centres = fcm.fcm_centres(totals["weighted_sums"], totals["membership_sums"])
+        shift = fcm.centre_shift(centres, new_centres, feature_scale)
+        centres = new_centres
+        if shift <= tol:
+            converged = True
+            break
+    return centres, {"iterations": iteration, "converged": converged, "objective": objective}
+
+
+def _group_variances(rows: Rows, grouping, feature_variance, variance_floor):
+    """Two passes: membership-weighted sums, then sums about the group means (eq. 9)."""
+    moments = None
+    for shifts in (None, "means"):
+        if shifts == "means":
+            with np.errstate(divide="ignore", invalid="ignore"):
+                shifts = np.nan_to_num(moments.sums / moments.weight_sums[:, None])
+        handle = rows.ship({**grouping, "shifts": shifts})
+
+        def summarize(block: Block):
+            shipped = handle.value
+            points = _centred(block.matrix, shipped["mean"])
+            terms = pi.group_moment_terms(points, _group_memberships(points, block.labels, shipped), shipped["shifts"])
+            return {"weight_sums": terms.weight_sums, "sums": terms.sums, "square_sums": terms.square_sums}
+
+        try:
+            totals = rows.run_pass("group moments", summarize, _added)
+        finally:
+            rows.release_shipped()
+        moments = pi.GroupMoments(totals["weight_sums"], totals["sums"], totals["square_sums"])
+    return pi.group_variances(moments, feature_variance, floor=variance_floor)
+
+
+def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None, *, num_features: int,
+                          num_classes: Optional[int] = None, num_clusters: int = 3, m: float = 2.0,
+                          memberships: str = "hard", h: Optional[float] = None, learning_rate: float = 0.1,
+                          max_iter: int = 100, tol: float = 1e-6, fixed_feature="auto", landmarks: Optional[int] = None,
+                          seed: int = 0, variance_floor: float = 1e-6, fcm_tol: float = 1e-6, fcm_max_iter: int = 300,
+                          row_id_col: Optional[str] = None, block_size: int = 1024,
+                          transport: str = "auto") -> ParzenISEResult:
+    """Parzen-ISE weights on a DataFrame; equal to :func:`parzen_ise_in_memory` on the same rows
+    (``label_col``: a class index column 0..num_classes-1, else FCM groups)."""
+    options = pi.check_options(num_features, memberships=memberships, fixed_feature=fixed_feature, landmarks=landmarks,
+                               max_iter=max_iter, block_size=block_size, learning_rate=learning_rate, tol=tol,
+                               variance_floor=variance_floor, h=h)
+    with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
+              row_id_col=row_id_col, transport=transport, cache_blocks=True) as rows:
+        num_rows = rows.n_rows
+        if num_rows < 2:
+            raise InvalidInputError(f"Parzen-ISE needs at least 2 rows; the input has {num_rows}")
+        statistics = rows.column_statistics()
+        mean = np.asarray(statistics.mean, dtype=np.float64)
+        population_std = np.asarray(statistics.std, dtype=np.float64) * np.sqrt((num_rows - 1) / num_rows)
+        feature_variance = population_std ** 2
+        h_value = pi.default_window_width(num_rows, num_features) if options["h"] is None else options["h"]
+        info: Dict[str, Any] = {"h": h_value}
+        if label_col is not None:
+            grouping = {"centres": None, "num_groups": int(num_classes), "mean": mean}
+            info["groups"] = "labels"
+        else:
+            centres, fcm_info = _fuzzy_cmeans(rows, mean, np.where(population_std > 0, population_std, 1.0),
+                                              num_clusters, m, fcm_tol, fcm_max_iter, seed)
+            grouping = {"centres": centres, "m": m, "hard": memberships == "hard", "num_groups": num_clusters,
+                        "mean": mean}
+            info.update(groups="fcm", fcm=fcm_info, centres=centres + mean)
+        variances = _group_variances(rows, grouping, feature_variance, options["variance_floor"])
+        queries = rows.collect() if landmarks is None or landmarks >= num_rows else rows.sample(landmarks, seed + 1)
+        query_points = _centred(queries.matrix, mean)
+        query_memberships = _group_memberships(query_points, queries.labels, grouping)
+        batches = [slice(start, start + block_size) for start in range(0, len(queries), block_size)]
+        info.update(variances=variances, num_queries=len(queries))
+
+        def pair_sums(w, free, log_scale, gradient):
+            query_sums, weight_gradient = np.zeros(len(queries)), np.zeros(free.size)
+            for batch in batches:
+                handle = rows.ship({**grouping, "points": query_points[batch], "memberships": query_memberships[batch],
+                                    "w": w, "free": free, "log_scale": log_scale, "variances": variances})
+
+                def summarize(block: Block):
+                    shipped = handle.value
+                    points = _centred(block.matrix, shipped["mean"])
+                    row_memberships = _group_memberships(points, block.labels, shipped)
+                    sums, grad = np.zeros(shipped["points"].shape[0]), np.zeros(shipped["free"].size)
+                    for start in range(0, points.shape[0], block_size):
+                        chunk = slice(start, start + block_size)
+                        terms = pi.overlap_block_terms(shipped["points"], shipped["memberships"], points[chunk],
+                                                       row_memberships[chunk], shipped["variances"], shipped["w"],
+                                                       h=h_value, free_features=shipped["free"],
+                                                       log_scale=shipped["log_scale"], gradient=gradient)
+                        sums += terms.query_sums
+                        if gradient:
+                            grad += terms.weight_gradient
+                    return {"query_sums": sums, "weight_gradient": grad}
+
+                try:
+                    totals = rows.run_pass("ise pair sums", summarize, _added)
+                finally:
+                    rows.release_shipped()
+                query_sums[batch] = totals["query_sums"]
+                weight_gradient += totals["weight_gradient"]
+            return query_sums, weight_gradient
+
+        def run(fixed):
+            return pi.ise_run(pair_sums, num_rows=num_rows, num_features=num_features, variances=variances, h=h_value,
+                              fixed=fixed, num_queries=len(queries), descent_options=options["descent"])
+
+        runs = pi.runs_with_held_out_feature(run, num_features, fixed_feature)
+        info.update(runs=runs, fixed_feature=runs[-1]["fixed_feature"], passes=len(rows.info["passes"]),
+                    transport=rows.transport)
+    return ParzenISEResult(runs[-1]["weights"], num_rows, info["groups"], info)
