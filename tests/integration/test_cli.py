@@ -170,6 +170,10 @@ def test_sparse_text_set_lfs(spark, tmp_path, shared_data):
     ("relieff", ["--param", "metric=manhattan", "--param", "scaling=range", "--param", "k=5"]),
     # an iterative method: one job per step across executor JVMs, cached blocks
     ("lmba", ["--param", "k=2", "--param", "batchSize=128", "--param", "iterations=256"]),
+    # the baselines' family (Spark ML's ANOVATest in the JVM)
+    ("anova", []),
+    # unsupervised: FCM passes, group moments, ISE pair sums per query batch
+    ("parzen-ise", ["--param", "maxIter=2", "--param", "fcmMaxIter=5", "--param", "heldOutFeature=none"]),
 ])
 def test_spark_submit_job(spark, tmp_path, breast_libsvm, method, params):
     """jobs/select_features.py under spark-submit on a 2-executor local cluster (separate executor JVMs),
