@@ -27,7 +27,7 @@ CHILD = textwrap.dedent("""
     df.count()
     selectors = {
         "relieff": lambda: ReliefSelector(numFeatures=2, k=4),
-        "lmba": lambda: LmbaSelector(numFeatures=2, batchSize=16, iterations=32),
+        "lmba": lambda: LmbaSelector(numFeatures=2, batchSize=16, iterations=16),
     }
     results = {}
     for name, make in selectors.items():

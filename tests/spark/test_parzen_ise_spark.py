@@ -27,7 +27,7 @@ def small_iris():
 @pytest.mark.parametrize("partitions", [1, 3])
 def test_fcm_groups_equal_the_in_memory_model(spark, partitions):
     X, y = small_iris()
-    options = dict(num_clusters=3, max_iter=4, fixed_feature=0, fcm_max_iter=8, seed=2)
+    options = dict(num_clusters=3, max_iter=2, fixed_feature=0, fcm_max_iter=5, seed=2)
     want, want_info = parzen_ise_in_memory(X, **options)
     result = parzen_ise_statistics(make_df(spark, X, y, partitions), "features", num_features=4, **options)
     assert result.groups == "fcm" and want_info["groups"] == "fcm"
