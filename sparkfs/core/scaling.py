@@ -47,6 +47,8 @@ from typing import Tuple
 
 import numpy as np
 
+from sparkfs.errors import InvalidInputError
+
 #: The feature scalings, the values of every selector's ``scaling`` Param.
 SCALINGS = ("none", "range", "standard")
 
@@ -167,3 +169,23 @@ def feature_scaling(scaling: str, *, minimum, maximum, mean=None, std=None) -> T
         if offset.shape != scale.shape:
             raise ValueError(f"mean has shape {offset.shape}, expected {scale.shape}")
     return offset, scale
+
+
+#: Largest |value| (after scaling) the distance- and moment-based methods accept: they square
+#: values or differences of values, and float64 overflows past about 1.8e308.
+MAX_MAGNITUDE = 1e150
+
+
+def check_magnitude(minimum, maximum, inverse_scale=None, owner: str = "this selector") -> None:
+    """Refuse features whose values (times ``inverse_scale``) exceed ``MAX_MAGNITUDE`` in size,
+    naming the first such feature and the setting to change."""
+    largest = np.maximum(np.abs(np.asarray(minimum, dtype=float)), np.abs(np.asarray(maximum, dtype=float)))
+    if inverse_scale is not None:
+        largest = largest * np.asarray(inverse_scale, dtype=float)
+    if np.any(largest > MAX_MAGNITUDE):
+        feature = int(np.argmax(largest))
+        scaled = " after scaling" if inverse_scale is not None else ""
+        raise InvalidInputError(
+            f"feature {feature} has values up to {largest[feature]:.3g}{scaled}: {owner} squares differences of "
+            f"values, which overflow float64 beyond {MAX_MAGNITUDE:.0e}; rescale the data (scaling='range' or "
+            "'standard', or divide the column)")

@@ -46,6 +46,16 @@ def load_config(path: str) -> Dict[str, Any]:
     unknown = set(loaded) - SECTIONS
     if unknown:
         raise ConfigError(f"unknown section(s) {sorted(unknown)} in {path}; known: {sorted(SECTIONS)}")
+    for section, value in loaded.items():
+        known = DEFAULTS[section]
+        if not isinstance(known, dict) or section == "params":  # method params are checked by the selector
+            continue
+        if value is not None and not isinstance(value, dict):
+            raise ConfigError(f"section '{section}' of {path} must be a mapping, got {type(value).__name__}")
+        unknown_keys = set(value or {}) - set(known)
+        if unknown_keys:
+            raise ConfigError(f"unknown key(s) {sorted(unknown_keys)} in section '{section}' of {path}; "
+                              f"known: {sorted(known)}")
     return loaded
 
 

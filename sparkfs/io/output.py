@@ -30,6 +30,25 @@ class OutputExistsError(FileExistsError):
     pass
 
 
+class OutputNotWritableError(ValueError):
+    """The output directory cannot be created where it is asked for."""
+
+
+def _check_local_writable(target: str) -> None:
+    """Create and remove a scratch directory next to ``target`` (in its nearest existing parent),
+    so an unwritable place is refused before any work, not after it."""
+    parent = os.path.dirname(target)
+    while parent and not os.path.isdir(parent):
+        parent = os.path.dirname(parent) if os.path.dirname(parent) != parent else ""
+    probe = os.path.join(parent or ".", f".sparkfs-write-check-{uuid.uuid4().hex}")
+    try:
+        os.mkdir(probe)
+        os.rmdir(probe)
+    except OSError as error:
+        raise OutputNotWritableError(f"output directory {target} is not writable: cannot create a directory in "
+                                     f"{parent or '.'} ({error.strerror})") from None
+
+
 def is_local_path(path: str) -> bool:
     """True for a plain path (no ``scheme:``), written by the driver with the OS."""
     scheme = urlparse(str(path)).scheme
@@ -45,6 +64,8 @@ def check_output_free(path: str, overwrite: bool, spark=None) -> str:
     store = _open_store(path, spark)
     try:
         _refuse_existing(store, overwrite)
+        if isinstance(store, _LocalStore):
+            _check_local_writable(store.target)
         return store.uri(store.target)
     finally:
         store.close()

@@ -83,12 +83,15 @@ def _libsvm_line_problem(line: str) -> Optional[str]:
 
 
 def find_bad_libsvm_line(spark, path: str) -> Optional[InvalidInputError]:
-    """The first line of a LIBSVM input that does not parse, as an error naming file and line."""
+    """The first line of a LIBSVM input that does not parse, as an error naming file and line (or
+    that the input has no data line at all)."""
+    data_lines = 0
     for file, number, line in _text_lines(spark, path):
         problem = _libsvm_line_problem(line)
         if problem:
             return InvalidInputError(f"line {number} of {file} is not LIBSVM ('label index:value ...'): {problem}")
-    return None
+        data_lines += bool(line.strip()) and not line.strip().startswith("#")
+    return None if data_lines else InvalidInputError(f"the input has no rows: {path}")
 
 
 def _non_numbers(df, columns: List[str]) -> List[Tuple[str, int, str]]:

@@ -102,6 +102,9 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
             check_supervised(result, type(self).__name__)
             self._check_labels(result.label_values, result.class_counts)
         scores = np.asarray(result.scores, dtype=np.float64)
+        if scores.shape[0] == 0:
+            raise InvalidInputError(f"the feature vectors in column '{self.getFeaturesCol()}' are empty (size 0): "
+                                    "no features to select")
         if result.selected is not None:
             selected = np.sort(np.asarray(result.selected, dtype=np.int64))
         elif self.isSet(self.threshold):

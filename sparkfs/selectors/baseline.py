@@ -14,9 +14,11 @@ from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
 from sparkfs.selectors._params import one_of
+from sparkfs.core.scaling import check_magnitude
+from sparkfs.errors import InvalidInputError
 from sparkfs.core.univariate import anova_f_values
 from sparkfs.spark.blocks import is_connect_session
-from sparkfs.spark.stats import class_moments, label_counts, with_label_index
+from sparkfs.spark.stats import class_moments, diagnose_input, label_counts, with_label_index
 
 
 class _UnivariateParams(Params):
@@ -39,7 +41,8 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
     Scores: the F value (anova; its order equals the p-value order Spark ML uses, since every
     feature has the same degrees of freedom) or the chi-squared statistic (chi2; Spark ML ranks by
     p-value, whose degrees of freedom vary with each feature's number of distinct values: the
-    rankings can differ). Constant features get NaN and rank last.
+    rankings can differ). A constant feature (F = 0 / 0) scores 0; NaN or infinite inputs and values whose
+    squares overflow are refused with the rows or the feature named.
     """
 
     _model_class = UnivariateTestSelectorModel
@@ -61,20 +64,39 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         if len(labels) < 2:
             return ScoreResult(scores=np.zeros(0), label_values=labels, class_counts=counts.tolist(), n_rows=int(counts.sum()))
         self._check_labels(labels, counts)
-        if self.getOrDefault(self.test) == "anova" and is_connect_session(indexed.sparkSession):
-            # No JVM access on Spark Connect: the same F values from one pass of class moments.
-            moments = class_moments(indexed, self.getFeaturesCol(), "__label_index")
-            scores = anova_f_values(moments.class_counts, moments.class_sums, moments.class_sum_squares)
-        elif self.getOrDefault(self.test) == "anova":
-            # pyspark has no wrapper for ml.stat.ANOVATest: call the JVM class UnivariateFeatureSelector uses.
-            session = indexed.sparkSession
-            java_test = session._jvm.org.apache.spark.ml.stat.ANOVATest
-            result = DataFrame(java_test.test(indexed._jdf, self.getFeaturesCol(), "__label_index"), session)
-            scores = result.first()["fValues"].toArray()
-        else:
-            row = ChiSquareTest.test(indexed, self.getFeaturesCol(), "__label_index").first()
-            scores = row["statistics"].toArray()
+        try:
+            if self.getOrDefault(self.test) == "anova" and is_connect_session(indexed.sparkSession):
+                # No JVM access on Spark Connect: the same F values from one pass of class moments.
+                moments = class_moments(indexed, self.getFeaturesCol(), "__label_index")
+                scores = anova_f_values(moments.class_counts, moments.class_sums, moments.class_sum_squares)
+            elif self.getOrDefault(self.test) == "anova":
+                # pyspark has no wrapper for ml.stat.ANOVATest: call the JVM class UnivariateFeatureSelector uses.
+                session = indexed.sparkSession
+                java_test = session._jvm.org.apache.spark.ml.stat.ANOVATest
+                result = DataFrame(java_test.test(indexed._jdf, self.getFeaturesCol(), "__label_index"), session)
+                scores = result.first()["fValues"].toArray()
+            else:
+                row = ChiSquareTest.test(indexed, self.getFeaturesCol(), "__label_index").first()
+                scores = row["statistics"].toArray()
+        except (InvalidInputError, ValueError):
+            raise
+        except Exception:  # a failed JVM test: name the bad input if there is one
+            diagnose_input(dataset, self.getFeaturesCol(), self.getLabelCol())
+            raise
+        if not np.all(np.isfinite(scores)):
+            scores = self._defined_scores(dataset, scores)
         return ScoreResult(
             scores=scores, label_values=labels, class_counts=counts.tolist(), n_rows=int(counts.sum()),
             info={"method": self.getOrDefault(self.test)},
         )
+
+    def _defined_scores(self, dataset, scores) -> np.ndarray:
+        """Non-finite statistics: bad input is named (NaN/inf rows, values whose squares
+        overflow); what remains is a constant feature (0 / 0), scored 0."""
+        from pyspark.ml.stat import Summarizer
+        from pyspark.sql import functions as F
+
+        diagnose_input(dataset, self.getFeaturesCol(), self.getLabelCol())
+        summary = dataset.select(Summarizer.metrics("min", "max").summary(F.col(self.getFeaturesCol())).alias("s")).first()["s"]
+        check_magnitude(summary["min"].toArray(), summary["max"].toArray(), owner=type(self).__name__)
+        return np.where(np.isnan(scores), 0.0, scores)

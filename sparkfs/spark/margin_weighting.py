@@ -94,6 +94,7 @@ def _prepare(rows: Rows, sample_size, seed, scaling, method):
         statistics = rows.column_statistics()
         rows.scale_features(feature_scale(scaling, minimum=statistics.minimum, maximum=statistics.maximum,
                                           std=statistics.std, num_features=rows.num_features))
+    rows.check_magnitude(method)
     return pool
 
 

@@ -136,6 +136,7 @@ def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None
         if num_rows < 2:
             raise InvalidInputError(f"Parzen-ISE needs at least 2 rows; the input has {num_rows}")
         statistics = rows.column_statistics()
+        rows.check_magnitude("Parzen-ISE")
         mean = np.asarray(statistics.mean, dtype=np.float64)
         population_std = np.asarray(statistics.std, dtype=np.float64) * np.sqrt((num_rows - 1) / num_rows)
         feature_variance = population_std ** 2

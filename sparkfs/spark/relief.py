@@ -217,6 +217,7 @@ def relief_statistics(
             if variant == "prelief" and sigma is None:
                 sigma = relief_math.default_parzen_sigma((statistics.maximum - statistics.minimum) / scale)
         rows.scale_features(scale)
+        rows.check_magnitude(variant)
         table = None
         if variant == "prelief":
             sums = kernel_sums(rows, queries, "gaussian", group_weights=relief_math.prelief_class_weights(class_counts),

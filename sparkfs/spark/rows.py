@@ -44,6 +44,7 @@ from typing import Any, Callable, Dict, List, Optional
 import numpy as np
 
 from sparkfs.core.sampling import ColumnStatistics, column_statistics as driver_column_statistics, sample_keys
+from sparkfs.core.scaling import check_magnitude
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.row_sets import (  # noqa: F401  (Block, RowSet, scale_columns, check_finite are public here)
     PARTITION_SHIFT,
@@ -358,6 +359,12 @@ class Rows:
         self._statistics = ColumnStatistics(minimum, maximum, mean, std)
         self.info["passes"].append("column statistics")
         return self._statistics
+
+    def check_magnitude(self, owner: str) -> None:
+        """Refuse values (in the units of the passes) whose squares overflow: one JVM pass unless
+        the column statistics are known."""
+        statistics = self.column_statistics()
+        check_magnitude(statistics.minimum, statistics.maximum, self.inverse_scale, owner)
 
     def scale_features(self, scale: Optional[np.ndarray]) -> None:
         """Divide every feature by ``scale`` in every later pass (and in :meth:`scaled`)."""

@@ -23,6 +23,7 @@ from typing import List, Optional
 
 import numpy as np
 
+from sparkfs.core.scaling import check_magnitude
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.blocks import aggregate_partitions
 
@@ -68,6 +69,8 @@ def first_vector_size(df, features_col: str) -> int:
     row = df.select(features_col).where(F.col(features_col).isNotNull()).first()
     if row is None:
         raise InvalidInputError("the input has no rows (or only rows with a null feature vector)")
+    if row[0].size == 0:
+        raise InvalidInputError(f"the feature vectors in column '{features_col}' are empty (size 0): no features to select")
     return int(row[0].size)
 
 
@@ -251,6 +254,9 @@ def class_moments(
         diagnose_input(df, features_col, label_col, weight_col)
         if None in per_label:
             raise InvalidInputError(f"{per_label[None][0]} row(s) have a null label in column '{label_col}'")
+        minima = np.min(np.vstack([v[4] for v in per_label.values()]), axis=0)
+        maxima = np.max(np.vstack([v[5] for v in per_label.values()]), axis=0)
+        check_magnitude(minima, maxima, owner="the class moments (sums of squares)")
         raise InvalidInputError("the feature sums are not finite (values too large?)")
     labels = _sort_labels(list(per_label))
     counts, weights, sums, squares, minima, maxima = zip(*(per_label[label] for label in labels))
