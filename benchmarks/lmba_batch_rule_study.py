@@ -112,17 +112,18 @@ def lmba_setup(X, y, k=LMBA_K) -> dict:
         nearmiss[query] = misses[np.argsort(distances[misses], kind="stable")][0]
     mask = targets >= 0
     theta = mw.lmba_theta(np.sum((X - X[targets[:, 0]]) ** 2, axis=1), np.sum((X - X[nearmiss]) ** 2, axis=1))
-    return {"mask": mask, "theta": theta, "target_vectors": X[np.where(mask, targets, 0)]}
+    return {"mask": mask, "theta": theta, "targets": targets}
 
 
 def batch_gradient(setup, X, y, w, batch, factor=None):
     """eq. (16) for the instances ``batch`` at w; ``factor`` replaces w in the leading 2 w_f (the hinge
     terms still use w): with ones it gives 2 [...] of eq. (16), the gradient divided by w_f."""
-    impostor_sums, active_counts = mw.lmba_block_terms(
-        X[batch], y[batch], setup["target_vectors"][batch], setup["theta"][batch], X, y, w,
-        target_mask=setup["mask"][batch])
-    return mw.lmba_gradient(w if factor is None else factor, X[batch], setup["target_vectors"][batch],
-                            active_counts, impostor_sums, LMBA_C, target_mask=setup["mask"][batch])
+    differences = mw.lmba_target_differences(X[batch], X, setup["targets"][batch])
+    thresholds = mw.lmba_thresholds(setup["theta"][batch], differences, w)
+    impostor_sums, active_counts = mw.lmba_block_terms(X[batch], y[batch], thresholds, X, y, w,
+                                                        target_mask=setup["mask"][batch])
+    return mw.lmba_gradient(w if factor is None else factor, differences, active_counts, impostor_sums, LMBA_C,
+                            target_mask=setup["mask"][batch])
 
 
 def run_lmba(setup, X, y, batch_size, rule, seed=SEED, iterations=None):

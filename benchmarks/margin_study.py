@@ -109,7 +109,8 @@ def stratified_subsample(y, rows, seed):
 
 def lmba_weights(X, y, batch_size=1, seed=SEED):
     weights, _ = mw.lmba_in_memory(X, y, k=LMBA_K, c=LMBA_C, iterations=X.shape[0], batch_size=batch_size,
-                                   step_size=LMBA_STEP, schedule="constant", projection="none", seed=seed)
+                                   step_size=LMBA_STEP, schedule="constant", projection="none", seed=seed,
+                                   batch_rule="sum")  # section C measures the summed-gradient rule
     return weights
 
 

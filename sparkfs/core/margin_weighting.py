@@ -28,8 +28,13 @@ Choices and deviations from the paper (and why)
    is decided again from distances computed elementwise on its two rows
    (:func:`lmba_block_terms`), so the decision does not depend on how rows are blocked. The
    in-memory driver and the Spark layer share these functions.
-4. **Mini-batches** generalise Step 3: a step picks m instances (:func:`instance_order`), sums
-   their eq. (16) gradients at the same w and takes one normalised step. m = 1 is the paper.
+4. **Mini-batches** generalise Step 3: a step (one Spark job) picks m instances
+   (:func:`instance_order`). Rule "replay" (default): one pass finds each instance's active
+   hinge pairs at the batch's first w, then the m single-instance steps are taken one after
+   another with the current w (:func:`lmba_replay`); only the active sets lag. Rule "sum": the m
+   eq. (16) gradients are summed at the same w for one normalised step. m = 1 is the paper for
+   both. Why replay: ``docs/lmba_batch_rule.md`` (summed steps travel a much shorter, differently
+   weighted path and move the ranking; replay keeps it at small batches).
 5. **Step sizes**: ``"constant"`` (beta_t = step_size, what the paper ran) or ``"decay"``
    (beta_t = step_size / sqrt(t + 1), t 0-based; the paper only says "a decay factor").
 6. **Projection**: the update is printed without one although w_f is said to lie in [0, 1];
@@ -59,6 +64,7 @@ Matrix = Union[np.ndarray, sp.csr_matrix]
 
 PROJECTIONS = ("none", "clip")
 SCHEDULES = ("constant", "decay")
+BATCH_RULES = ("replay", "sum")
 # Largest temporary (elements) of a chunk: (instances, targets, rows) hinge values, or (pairs,
 # features) for the dense rows of the exact recheck and of weighted_squared_norms.
 ELEMENT_BUDGET = 2_000_000
@@ -182,12 +188,16 @@ def _exact_squared_distances(instances: Matrix, rows: Matrix, pairs_i, pairs_p, 
     return distances
 
 
+def _dense_array(matrix) -> np.ndarray:
+    return matrix.toarray() if sp.issparse(matrix) else np.asarray(matrix)
+
+
 def _squares(matrix: Matrix) -> Matrix:
     return matrix.multiply(matrix).tocsr() if sp.issparse(matrix) else matrix ** 2
 
 
 def lmba_block_terms(instance_matrix: Matrix, instance_labels, thresholds, row_matrix: Matrix, row_labels, w, *,
-                     target_mask=None) -> Tuple[np.ndarray, np.ndarray]:
+                     target_mask=None, per_instance: bool = False) -> Tuple[np.ndarray, np.ndarray]:
     """Hinge terms of eqs. (3), (17) contributed by one block of rows x_p.
 
     For instance i, present target j and row p with ``row_labels[p] != instance_labels[i]``
@@ -205,11 +215,14 @@ def lmba_block_terms(instance_matrix: Matrix, instance_labels, thresholds, row_m
     w : array-like of shape (D,)
     target_mask : array-like of bool, shape (m, k), optional
         False marks an absent target slot, which is ignored. Default: all present.
+    per_instance : bool
+        Return the impostor sums of each instance (m, D) instead of their total (the "replay"
+        batch rule needs them).
 
     Returns
     -------
-    impostor_sums : ndarray of shape (D,)
-        ``sum_{i,p} (number of active j for (i, p)) * (x_if - x_pf)^2``.
+    impostor_sums : ndarray of shape (D,), or (m, D) with ``per_instance``
+        ``sum_{i,p} (number of active j for (i, p)) * (x_if - x_pf)^2`` (without the sum over i).
     active_counts : ndarray of int64, shape (m, k)
         Number of rows p active for (i, j).
 
@@ -248,7 +261,7 @@ def lmba_block_terms(instance_matrix: Matrix, instance_labels, thresholds, row_m
     weighted_instances = shifted * weight_squares if dense else shifted @ sp.diags(weight_squares)
     instance_squares = _squares(shifted)
     tolerance = 8.0 * (num_features + 4) * np.finfo(float).eps
-    impostor_sums = np.zeros(num_features)
+    impostor_sums = np.zeros((num_instances, num_features) if per_instance else num_features)
     active_counts = np.zeros(thresholds.shape, dtype=np.int64)
     # A row sharing the label of every instance can never be an impostor: skip it.
     distinct = np.unique(labels)
@@ -280,6 +293,13 @@ def lmba_block_terms(instance_matrix: Matrix, instance_labels, thresholds, row_m
             continue
         per_pair_matrix = per_pair if dense else sp.csr_matrix(per_pair)
         pulled = per_pair_matrix @ block                                                # (N X_P), (m, D)
+        if per_instance:  # S_if = N_i. u_if^2 - 2 u_if (N U_P)_if + (N U_P^2)_if
+            own = instance_squares.multiply(per_pair.sum(axis=1)[:, None]) if not dense else \
+                instance_squares * per_pair.sum(axis=1)[:, None]
+            cross_term = shifted * pulled if dense else shifted.multiply(pulled)
+            impostor_sums += (_dense_array(own) - 2.0 * _dense_array(cross_term)
+                              + _dense_array(per_pair_matrix @ _squares(block)))
+            continue
         cross_term = (shifted * pulled).sum(axis=0) if dense else np.asarray(shifted.multiply(pulled).sum(axis=0))
         impostor_sums += (np.asarray(per_pair.sum(axis=1) @ instance_squares).ravel()
                           - 2.0 * np.asarray(cross_term).ravel()
@@ -316,11 +336,42 @@ def lmba_gradient(w, target_differences: Matrix, active_counts, impostor_sums, c
     it has active targets, so the sum is ``2 w_f [sum_j A_ij (x_if - x_jf)^2 - sum_p N_ip
     (x_if - x_pf)^2]``, the last sum being S_f. Summing over the m instances gives the formula.
     """
+    target_term = lmba_target_terms(target_differences, active_counts, c, target_mask).sum(axis=0)
+    return 2.0 * np.asarray(w, dtype=float) * (target_term - c * np.asarray(impostor_sums, dtype=float))
+
+
+def lmba_target_terms(target_differences: Matrix, active_counts, c, target_mask=None) -> np.ndarray:
+    """``sum_j (1 + c A_ij) (x_if - x_jf)^2`` per instance i, shape (m, D): the target part of
+    eq. (16) divided by 2 w_f (absent targets count 0)."""
     counts = np.asarray(active_counts, dtype=float)
+    num_instances, k = counts.shape
     mask = _target_mask(target_mask, counts.shape)
     coefficients = np.where(mask, 1.0 + c * counts, 0.0).ravel()                 # (m k,)
-    target_term = np.asarray(coefficients @ _squares(target_differences)).ravel()
-    return 2.0 * np.asarray(w, dtype=float) * (target_term - c * np.asarray(impostor_sums, dtype=float))
+    rows = np.repeat(np.arange(num_instances), k)
+    gather = sp.csr_matrix((coefficients, (rows, np.arange(num_instances * k))), shape=(num_instances, num_instances * k))
+    return _dense_array(gather @ _squares(target_differences)).reshape(num_instances, -1)
+
+
+def lmba_replay(w, target_terms, impostor_sums, c, step_sizes_of_instances, projection="none") -> np.ndarray:
+    """The "replay" batch rule: the batch's instances take their single-instance steps (3(d)) one
+    after another, each gradient ``2 w_f (T_if - c S_if)`` with the *current* w, while the hinge
+    terms T and S (which depend on w only through which pairs are active) come from one pass at
+    the batch's first w. A batch of one is exactly the paper's step.
+
+    Parameters
+    ----------
+    w : array-like (D,)
+    target_terms, impostor_sums : ndarrays (m, D) (:func:`lmba_target_terms`, and
+        :func:`lmba_block_terms` with ``per_instance=True`` summed over blocks)
+    c : float
+    step_sizes_of_instances : array-like (m,): beta of each instance's step
+    projection : see :func:`lmba_step`
+    """
+    w = np.array(w, dtype=float)
+    brackets = np.asarray(target_terms, dtype=float) - c * np.asarray(impostor_sums, dtype=float)
+    for bracket, beta in zip(brackets, np.asarray(step_sizes_of_instances, dtype=float)):
+        w = lmba_step(w, 2.0 * w * bracket, beta, projection)
+    return w
 
 
 def lmba_step(w, gradient, step_size, projection="none") -> np.ndarray:
@@ -370,6 +421,26 @@ def step_sizes(schedule, iterations, step_size=1.0) -> np.ndarray:
     if schedule == "constant":
         return np.full(iterations, step_size)
     return step_size / np.sqrt(np.arange(1, iterations + 1, dtype=float))
+
+
+def batch_step_sizes(batch_rule, schedule, steps, batch_size, step_size=1.0) -> np.ndarray:
+    """beta per step (rule "sum", shape (steps,)) or per picked instance (rule "replay", shape
+    (steps, batch_size): the schedule runs over instances, as in the paper's per-instance loop)."""
+    _check_choice("batch_rule", "batch_step_sizes", batch_rule, BATCH_RULES)
+    if batch_rule == "sum":
+        return step_sizes(schedule, steps, step_size)
+    return step_sizes(schedule, steps * batch_size, step_size).reshape(steps, batch_size)
+
+
+def lmba_batch_update(w, batch_rule, target_differences, active_counts, impostor_sums, c, beta, projection,
+                      target_mask=None) -> np.ndarray:
+    """w after one batch: :func:`lmba_replay` (impostor sums per instance, betas per instance) or
+    one :func:`lmba_step` along :func:`lmba_gradient` (summed impostor sums, one beta)."""
+    if batch_rule == "replay":
+        terms = lmba_target_terms(target_differences, active_counts, c, target_mask)
+        return lmba_replay(w, terms, impostor_sums, c, beta, projection)
+    gradient = lmba_gradient(w, target_differences, active_counts, impostor_sums, c, target_mask=target_mask)
+    return lmba_step(w, gradient, beta, projection)
 
 
 def number_of_steps(iterations: int, batch_size: int) -> int:
@@ -474,7 +545,7 @@ def _sorted_neighbours(X, y, queries, w2, same_class: bool, limit: int):
 
 
 def lmba_in_memory(X, y, *, k=3, c=1.0, iterations=None, batch_size=1, step_size=1.0,
-                   schedule="constant", projection="none", seed=0) -> Tuple[np.ndarray, np.ndarray]:
+                   schedule="constant", projection="none", seed=0, batch_rule="replay") -> Tuple[np.ndarray, np.ndarray]:
     """Lmba, Section 3.1 steps 1-4, on in-memory dense data, with mini-batches.
 
     Parameters
@@ -485,6 +556,10 @@ def lmba_in_memory(X, y, *, k=3, c=1.0, iterations=None, batch_size=1, step_size
         instances per step. There are ``number_of_steps(iterations, batch_size)`` steps.
     step_size, schedule, projection, seed : see :func:`step_sizes`, :func:`lmba_step`,
         :func:`instance_order`.
+    batch_rule : {"replay", "sum"}
+        How a batch moves w (:func:`batch_step_sizes`): "replay" (:func:`lmba_replay`, one step per
+        instance, the hinge terms from the batch's first w) or "sum" (one normalised step along the
+        summed gradient). Identical for batch_size = 1.
 
     Returns
     -------
@@ -507,7 +582,7 @@ def lmba_in_memory(X, y, *, k=3, c=1.0, iterations=None, batch_size=1, step_size
     n, num_features = X.shape
     iterations = n if iterations is None else _check_int("iterations", owner, iterations, 0)
     steps = number_of_steps(iterations, batch_size)
-    betas = step_sizes(schedule, steps, step_size)
+    betas = batch_step_sizes(batch_rule, schedule, steps, batch_size, step_size)
     everyone = np.arange(n)
     ones = np.ones(num_features)
     targets = _sorted_neighbours(X, y, everyone, ones, True, k)                  # Step 2: T
@@ -520,9 +595,10 @@ def lmba_in_memory(X, y, *, k=3, c=1.0, iterations=None, batch_size=1, step_size
         differences = lmba_target_differences(instances, X, targets[batch])
         thresholds = lmba_thresholds(theta[batch], differences, w)
         impostor_sums, active_counts = lmba_block_terms(instances, y[batch], thresholds, X, y, w,
-                                                        target_mask=target_mask[batch])
-        gradient = lmba_gradient(w, differences, active_counts, impostor_sums, c, target_mask=target_mask[batch])
-        w = lmba_step(w, gradient, beta, projection)
+                                                        target_mask=target_mask[batch],
+                                                        per_instance=batch_rule == "replay")
+        w = lmba_batch_update(w, batch_rule, differences, active_counts, impostor_sums, c, beta, projection,
+                              target_mask[batch])
     return lmba_ranking_weights(w), w
 
 

@@ -14,6 +14,11 @@ from sparkfs.spark.margin_weighting import lmba_statistics, simba_statistics
 from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
 
 
+#: Lmba's default instances per step (Spark job): with the "replay" rule a batch of 8 kept the
+#: batch-1 ranking on mfeat and tr11 (docs/lmba_batch_rule.md) at an eighth of the jobs.
+LMBA_DEFAULT_BATCH = 8
+
+
 def _int(name, doc):
     return Param(Params._dummy(), name, doc, typeConverter=TypeConverters.toInt)
 
@@ -57,6 +62,10 @@ class _LmbaParams(_IterativeParams):
                             "'decay' (stepSize / sqrt(t + 1))", typeConverter=TypeConverters.toString)
     projection: Param = Param(Params._dummy(), "projection", "'none' (the update as printed) or 'clip' (w to [0, 1] "
                               "after each step)", typeConverter=TypeConverters.toString)
+    batchRule: Param = Param(Params._dummy(), "batchRule", "how a batch moves w: 'replay' (each instance's own step "
+                             "in turn, hinge sets from the batch's first w) or 'sum' (one step along the summed "
+                             "gradient); the same for batchSize=1. See docs/lmba_batch_rule.md",
+                             typeConverter=TypeConverters.toString)
     _param_constraints = {
         **_IterativeParams._param_constraints,
         "k": in_range(1, kind="an int"),
@@ -64,11 +73,13 @@ class _LmbaParams(_IterativeParams):
         "stepSize": in_range(0.0, low_open=True),
         "schedule": one_of("constant", "decay"),
         "projection": one_of("none", "clip"),
+        "batchRule": one_of("replay", "sum"),
     }
 
     def __init__(self, *args):
         super().__init__(*args)
-        self._setDefault(k=3, c=1.0, stepSize=1.0, schedule="constant", projection="none")
+        self._setDefault(k=3, c=1.0, stepSize=1.0, schedule="constant", projection="none", batchRule="replay",
+                         batchSize=LMBA_DEFAULT_BATCH)
 
 
 def _fit_indexed(selector, dataset, compute, info):
@@ -97,23 +108,27 @@ class LmbaSelector(FeatureSelector, _LmbaParams):
 
     Target neighbours and theta (eq. 2) are found once, in the original metric (Step 2); each
     step picks ``batchSize`` instances, and every partition adds the hinge terms of its rows of
-    other classes. ``batchSize=1`` is the paper's procedure (one Spark job per instance); larger
-    batches sum the gradients of their instances at the same w. See
-    :mod:`sparkfs.core.margin_weighting` for the equations and the choices the paper leaves open.
+    other classes. ``batchSize=1`` is the paper's procedure (one Spark job per instance). The
+    default, 8 instances per job with ``batchRule="replay"``, takes the same per-instance steps
+    but finds each batch's active hinge pairs at the batch's first w (``docs/lmba_batch_rule.md``:
+    it kept the batch-1 ranking on mfeat and tr11; summing the gradients, ``batchRule="sum"``, did
+    not). See :mod:`sparkfs.core.margin_weighting` for the equations and the choices the paper
+    leaves open.
 
     Notes
     -----
-    Per step: O(batchSize x k x n x D) in the workers, O(batchSize x k x D) on the driver; the
-    pool's target vectors (pool x k x D) are kept on the driver.
+    Per step: O(batchSize x n x D) multiply-adds (two GEMMs; O(batchSize x nnz) on sparse rows) and
+    O(batchSize x k x n) comparisons in the workers, O(batchSize x k x D) on the driver; the pool
+    and its targets' vectors (at most pool x (k + 1) rows, CSR kept CSR) are kept on the driver.
     """
 
     _model_class = LmbaSelectorModel
 
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", numFeatures=None,
-                 threshold=None, k=3, c=1.0, iterations=None, batchSize=1, stepSize=1.0, schedule="constant",
-                 projection="none", sampleSize=None, seed=0, scaling="none", rowIdCol=None, blockSize=2048,
-                 allowManyClasses=False):
+                 threshold=None, k=3, c=1.0, iterations=None, batchSize=LMBA_DEFAULT_BATCH, stepSize=1.0,
+                 schedule="constant", projection="none", sampleSize=None, seed=0, scaling="none", rowIdCol=None,
+                 blockSize=2048, allowManyClasses=False, batchRule="replay"):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
@@ -123,10 +138,11 @@ class LmbaSelector(FeatureSelector, _LmbaParams):
                 indexed, self.getFeaturesCol(), label_col, num_features=num_features, num_classes=num_classes,
                 k=self.getOrDefault(self.k), c=self.getOrDefault(self.c), step_size=self.getOrDefault(self.stepSize),
                 schedule=self.getOrDefault(self.schedule), projection=self.getOrDefault(self.projection),
-                **self._common_args())
+                batch_rule=self.getOrDefault(self.batchRule), **self._common_args())
 
         info = {"method": "lmba", "k": self.getOrDefault(self.k), "c": self.getOrDefault(self.c),
-                "batch_size": self.getOrDefault(self.batchSize), "projection": self.getOrDefault(self.projection)}
+                "batch_size": self.getOrDefault(self.batchSize), "projection": self.getOrDefault(self.projection),
+                "batch_rule": self.getOrDefault(self.batchRule)}
         return _fit_indexed(self, dataset, compute, info)
 
 

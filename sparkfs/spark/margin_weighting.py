@@ -134,8 +134,10 @@ def lmba_statistics(df, features_col: str, label_col: str, *, num_features: int,
                     c: float = 1.0, iterations: Optional[int] = None, batch_size: int = 1, step_size: float = 1.0,
                     schedule: str = "constant", projection: str = "none", sample_size: Optional[int] = None,
                     seed: int = 0, scaling: str = "none", row_id_col: Optional[str] = None,
-                    block_size: int = 2048, transport: str = "auto") -> MarginWeightingResult:
-    """Lmba feature weights (Li & Lu 2009, Section 3), one Spark job per mini-batch step.
+                    block_size: int = 2048, transport: str = "auto", batch_rule: str = "replay") -> MarginWeightingResult:
+    """Lmba feature weights (Li & Lu 2009, Section 3), one Spark job per mini-batch step
+    (``batch_rule``: see :func:`sparkfs.core.margin_weighting.lmba_in_memory`; "replay" brings back
+    per-instance impostor sums, batch x D values per partition).
 
     Driver memory: the pool (dense or CSR, as the input) and the distinct target neighbours'
     vectors (at most pool x (k + 1) rows, CSR kept CSR). Shipped per step: the batch's instances,
@@ -161,13 +163,14 @@ def lmba_statistics(df, features_col: str, label_col: str, *, num_features: int,
             mw.weighted_squared_norms(mw.lmba_target_differences(instances, neighbours, miss_index)))
         steps = _steps(len(pool), iterations, batch_size)
         order = mw.instance_order(len(pool), steps, batch_size, seed)
-        betas = mw.step_sizes(schedule, steps, step_size)
+        betas = mw.batch_step_sizes(batch_rule, schedule, steps, batch_size, step_size)
+        per_instance = batch_rule == "replay"
         w = np.ones(num_features)
 
         def summarize(block: Block, shipped):
             impostor_sums, active_counts = mw.lmba_block_terms(
                 shipped["instances"], shipped["labels"], shipped["thresholds"], block.matrix, block.labels,
-                shipped["w"], target_mask=shipped["mask"])
+                shipped["w"], target_mask=shipped["mask"], per_instance=per_instance)
             return {"impostor_sums": impostor_sums, "active_counts": active_counts.astype(np.float64)}
 
         def merge(left, right):
@@ -183,9 +186,8 @@ def lmba_statistics(df, features_col: str, label_col: str, *, num_features: int,
                 summary = rows.run_pass("lmba step", lambda block: summarize(block, handle.value), merge)
             finally:
                 rows.release_shipped()
-            gradient = mw.lmba_gradient(w, differences, summary["active_counts"].astype(np.int64),
-                                        summary["impostor_sums"], c, target_mask=target_mask[picked])
-            w = mw.lmba_step(w, gradient, betas[step], projection)
+            w = mw.lmba_batch_update(w, batch_rule, differences, summary["active_counts"].astype(np.int64),
+                                     summary["impostor_sums"], c, betas[step], projection, target_mask[picked])
         info = {"passes": len(rows.info["passes"]), "transport": rows.transport}
         class_counts = rows.class_counts
     return MarginWeightingResult(mw.lmba_ranking_weights(w), w, int(class_counts.sum()), len(pool), steps,

@@ -55,8 +55,10 @@ def _nearest(X, y, i, same, w=None):
     return best
 
 
-def reference_lmba(X, y, k, c, order, betas, projection):
-    """Li & Lu 2009, Section 3.1 Steps 1-4, one instance per step."""
+def reference_lmba(X, y, k, c, order, betas, projection, replay_batch=1):
+    """Li & Lu 2009, Section 3.1 Steps 1-4, one instance per step. With ``replay_batch`` B > 1
+    (the "replay" batch rule), the hinge test of eq. (17) of every instance of a batch of B
+    consecutive picks uses w as it was at the batch's first instance."""
     n, D = X.shape
     B = [[1 if y[i] == y[j] else 0 for j in range(n)] for i in range(n)]           # Definition 1
     T = [[0] * n for _ in range(n)]                                               # Definition 3
@@ -66,6 +68,8 @@ def reference_lmba(X, y, k, c, order, betas, projection):
             T[i][j] = 1
     w = [1.0] * D                                                                 # Step 1
     for step in range(len(order)):
+        if step % replay_batch == 0:
+            w_at_batch_start = list(w)
         i = int(order[step][0])                                                   # Step 3(a)
         hit, _ = _nearest(X, y, i, True)                                          # Step 3(b)
         miss, _ = _nearest(X, y, i, False)
@@ -74,7 +78,8 @@ def reference_lmba(X, y, k, c, order, betas, projection):
         for j in range(n):
             for p in range(n):
                 if T[i][j] == 1 and B[i][p] == 0:
-                    if (theta + _squared(X, i, j, w)) - _squared(X, i, p, w) > 0:
+                    hinge_w = w_at_batch_start
+                    if (theta + _squared(X, i, j, hinge_w)) - _squared(X, i, p, hinge_w) > 0:
                         active.append((j, p))
         gradient = []
         for f in range(D):                                                        # Step 3(c), eq. (16)
@@ -208,6 +213,40 @@ def test_lmba_in_memory_matches_reference(num_classes, k, c, projection, schedul
     assert_close(raw, expected)
     top = np.max(np.abs(expected))
     assert_close(ranking, np.abs(expected) / top if top > 0 else np.zeros_like(expected))
+
+
+@pytest.mark.parametrize("schedule", ["constant", "decay"])
+@pytest.mark.parametrize("num_classes,batch", [(2, 4), (3, 5)])
+def test_lmba_replay_batches_match_the_reference(num_classes, batch, schedule):
+    """Rule "replay": the per-instance steps of the paper, with each batch's hinge sets taken at
+    the batch's first w."""
+    X, y = grid_data(num_classes)
+    n = X.shape[0]
+    steps = mw.number_of_steps(n, batch)
+    _, raw = mw.lmba_in_memory(X, y, k=3, batch_size=batch, seed=5, schedule=schedule, step_size=0.5)
+    order = mw.instance_order(n, steps, batch, 5).reshape(-1, 1)
+    betas = [0.5 / math.sqrt(t + 1) if schedule == "decay" else 0.5 for t in range(order.shape[0])]
+    assert_close(raw, reference_lmba(X, y, 3, 1.0, order, betas, "none", replay_batch=batch))
+    _, summed = mw.lmba_in_memory(X, y, k=3, batch_size=batch, seed=5, schedule=schedule, step_size=0.5,
+                                  batch_rule="sum")
+    assert np.max(np.abs(summed - raw)) > 1e-3  # the two rules are different procedures
+
+
+def test_per_instance_impostor_sums_add_up_to_the_total():
+    instances, labels, targets, theta, rows, row_labels, w = block_inputs(seed=13)
+    m, k, D = targets.shape
+    differences = mw.lmba_target_differences(instances, targets.reshape(m * k, D), np.arange(m * k).reshape(m, k))
+    thresholds = mw.lmba_thresholds(theta, differences, w)
+    total, counts = mw.lmba_block_terms(instances, labels, thresholds, rows, row_labels, w)
+    for matrix in (rows, sp.csr_matrix(rows)):
+        each, each_counts = mw.lmba_block_terms(instances, labels, thresholds, matrix, row_labels, w, per_instance=True)
+        assert each.shape == (m, D)
+        assert_close(each.sum(axis=0), total)
+        np.testing.assert_array_equal(each_counts, counts)
+        for i in range(m):
+            one = slice(i, i + 1)
+            single, _ = mw.lmba_block_terms(instances[one], labels[one], thresholds[one], matrix, row_labels, w)
+            assert_close(each[i], single)
 
 
 def test_lmba_small_class_uses_the_targets_it_has():

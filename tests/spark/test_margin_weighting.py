@@ -71,6 +71,11 @@ def test_mini_batches_do_not_depend_on_partitions_and_equal_the_in_memory_driver
     assert_close(lmba_runs[1], lmba_runs[0])
     assert_close(simba_runs[1], simba_runs[0])
     assert_close(lmba_runs[0], mw.lmba_in_memory(X, y, iterations=12, batch_size=4, seed=1)[1])
+    summed = [lmba_statistics(make_df(spark, X, y, parts, sparse=parts == 3), "features", "label", num_features=5,
+                              num_classes=2, iterations=12, batch_size=4, seed=1, batch_rule="sum").raw_weights
+              for parts in (1, 3)]
+    assert_close(summed[1], summed[0])
+    assert_close(summed[0], mw.lmba_in_memory(X, y, iterations=12, batch_size=4, seed=1, batch_rule="sum")[1])
     assert_close(simba_runs[0], mw.simba_in_memory(X, y, iterations=12, batch_size=4, seed=1)[1])
 
 
