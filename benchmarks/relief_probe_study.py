@@ -597,8 +597,8 @@ def write_doc(results: Dict, settings: Dict, path: Path) -> str:
         f"best accuracy {fmt_counts(best_variant_counts(all_sets, IMBALANCE_VARIANTS, 'accuracy'))}. "
         f"On the imbalanced binary sets alone, ROC AUC: {claim_line(auc_mi, 'M-Relief', 'Relief')}; best accuracy: "
         f"{claim_line(acc_mi, 'M-Relief', 'Relief')}; best balanced accuracy: {claim_line(bal_mi, 'M-Relief', 'Relief')}.",
-        f"4. *\"The performance of Relief is degraded significantly when the data is highly imbalanced\"*: Relief's "
-        f"ROC AUC, A vs C: " + ", ".join(
+        "4. *\"The performance of Relief is degraded significantly when the data is highly imbalanced\"*: Relief's "
+        "ROC AUC, A vs C: " + ", ".join(
             f"{name} {aucs(binary[name], 'relief').mean():.3f} -> {aucs(imbal[name], 'relief').mean():.3f}"
             for name in imbal if name in binary)
         + "; best balanced accuracy in C against the all-features kNN: " + ", ".join(
