@@ -78,7 +78,9 @@ def main():
             summary = json.loads((out / "summary.json").read_text())
             memory = summary.get("spark_memory_settings", {}).get("spark.driver.memory", "Spark's default")
         else:
-            error = next((line for line in finished.stderr.splitlines() if line.startswith("sparkfs: ")), "")[:400]
+            # the JVM's own stderr may run into the same line: take the message from "sparkfs: " on
+            error = next((line[line.index("sparkfs: "):] for line in finished.stderr.splitlines()
+                          if "sparkfs: " in line), "")[:400]
         rows.append([method, " ".join(params) or "-", finished.returncode, f"{seconds:.1f}", memory, error or "-"])
         shutil.rmtree(out, ignore_errors=True)
     write_table("big_input_defaults", f"sparkfs select on {args.rows:,} x {FEATURES} dense Parquet "

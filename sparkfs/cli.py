@@ -207,13 +207,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     except (InvalidInputError, ConfigError, OutputExistsError, ValueError) as error:
         print(f"sparkfs: error: {error}", file=sys.stderr)
         return 2
-    except SparkResourceError as error:
-        print(f"sparkfs: failed: {error}", file=sys.stderr)
+    except SparkResourceError as error:  # on a line of its own: the JVM may still be writing to stderr
+        print(f"\nsparkfs: failed: {error}", file=sys.stderr)
         return 1
     except Exception as error:  # a Spark failure that diagnosis could not name
         resources = resource_failure(error)
         if resources is not None:
-            print(f"sparkfs: failed: {resources}", file=sys.stderr)
+            print(f"\nsparkfs: failed: {resources}", file=sys.stderr)
             return 1
         print(f"sparkfs: failed: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}", file=sys.stderr)
         return 1
