@@ -16,7 +16,7 @@ from sparkfs.io.config import DEFAULTS, ConfigError, load_config, merge_config, 
 from sparkfs.io.output import OutputExistsError, check_output_free, features_table, is_local_path, write_selection_output
 from sparkfs.io.readers import FORMATS, find_bad_libsvm_line, read_dataset
 from sparkfs.errors import InvalidInputError, SparkResourceError
-from sparkfs.spark.failures import resource_failure
+from sparkfs.spark.failures import describe, resource_failure
 
 log = logging.getLogger("sparkfs")
 
@@ -215,7 +215,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         if resources is not None:
             print(f"\nsparkfs: failed: {resources}", file=sys.stderr)
             return 1
-        print(f"sparkfs: failed: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}", file=sys.stderr)
+        text = describe(error)
+        print(f"\nsparkfs: failed: {text.splitlines()[0] if text else type(error).__name__}", file=sys.stderr)
         return 1
     print(f"method={summary['method']} rows={summary['n_rows']} features={summary['n_features']} "
           f"classes={summary['n_classes']} selected={len(summary['selected_indices'])} seconds={summary['seconds']}")

@@ -25,6 +25,15 @@ def _chain(error: BaseException) -> Iterator[BaseException]:
         error = error.__cause__ or error.__context__
 
 
+def describe(error: BaseException) -> str:
+    """``Type: message`` of an error, safely: a Py4J error fetches its text from the JVM, which
+    fails (ConnectionRefusedError) once the JVM is gone."""
+    try:
+        return f"{type(error).__name__}: {error}"
+    except Exception as unreadable:  # noqa: BLE001 - any failure to read the text is itself the clue
+        return f"{type(error).__name__}: (its text cannot be read from the JVM: {type(unreadable).__name__})"
+
+
 def _memory_now() -> str:
     from sparkfs.spark.session import applied_settings
 
@@ -34,7 +43,7 @@ def _memory_now() -> str:
 
 def resource_failure(error: BaseException) -> Optional[SparkResourceError]:
     """A :class:`SparkResourceError` naming the setting to change, or None for other failures."""
-    text = " ".join(f"{type(link).__name__}: {link}" for link in _chain(error))
+    text = " ".join(describe(link) for link in _chain(error))
     if any(pattern in text for pattern in _OUT_OF_MEMORY):
         return SparkResourceError(
             "Spark ran out of memory (java.lang.OutOfMemoryError)" + _memory_now() + ". Give it more: "

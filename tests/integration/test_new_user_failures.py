@@ -218,3 +218,22 @@ def test_garbled_libsvm_line_found_when_spark_reads_it_lazily(spark, tmp_path):
     with pytest.raises(InvalidInputError, match="line 2 of"):
         run_select(config, spark=spark)
     assert not (tmp_path / "out").exists()
+
+
+class _DeadJvmError(Exception):
+    """Like a Py4JJavaError once the JVM is gone: reading its text fails."""
+
+    def __str__(self):
+        raise ConnectionRefusedError(111, "Connection refused")
+
+
+def test_an_error_whose_text_needs_the_dead_jvm_is_still_reported(tmp_path, capsys, monkeypatch):
+    import sparkfs.cli as cli
+
+    def dies(config, spark=None):
+        raise _DeadJvmError()
+
+    monkeypatch.setattr(cli, "run_select", dies)
+    assert main(["select", "--input", "x", "--output", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err
+    assert "sparkfs: failed: the Spark JVM stopped" in err and "--driver-memory" in err
