@@ -48,7 +48,7 @@ def test_model_of_another_class_is_refused(spark, small_df, tmp_path):
     from sparkfs.selectors.baseline import UnivariateTestSelectorModel
 
     build_selector("anova", {}).setNumFeatures(2).fit(small_df).write().save(str(tmp_path / "m"))
-    with pytest.raises(ValueError, match="not a FisherMarkovSelectorModel"):
+    with pytest.raises(ValueError, match="not a sparkfs FisherMarkovSelectorModel"):
         FisherMarkovSelectorModel.load(str(tmp_path / "m"))
     assert isinstance(UnivariateTestSelectorModel.load(str(tmp_path / "m")), UnivariateTestSelectorModel)
 
