@@ -2,6 +2,7 @@
 
 from sparkfs._version import __version__
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel
+from sparkfs.selectors.instance_weighting import MarginInstanceWeighter
 from sparkfs.selectors.fisher_markov import FisherMarkovSelector, FisherMarkovSelectorModel
 from sparkfs.selectors.margin_weighting import LmbaSelector, LmbaSelectorModel, SimbaSelector, SimbaSelectorModel
 from sparkfs.selectors.parzen_ise import ParzenISERanker, ParzenISERankerModel
@@ -16,6 +17,7 @@ __all__ = [
     "FisherMarkovSelectorModel",
     "InvalidInputError",
     "LmbaSelector",
+    "MarginInstanceWeighter",
     "LmbaSelectorModel",
     "ParzenISERanker",
     "ParzenISERankerModel",

@@ -55,15 +55,9 @@ from typing import NamedTuple, Union
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.spatial.distance import cdist
-
-from sparkfs.core.pairs import feature_kernel_sums, one_hot
+from sparkfs.core.pairs import euclidean_distance_sums, feature_kernel_sums, one_hot
 
 Matrix = Union[np.ndarray, sp.csr_matrix]
-
-#: Largest (queries x rows) distance table held at once by :func:`outlying_distance_block_terms`.
-_DISTANCE_BUDGET = 4_000_000
-
 
 def margin_vector_group_weights(num_classes: int) -> np.ndarray:
     """Class weight matrix ``A`` of eq. (6): +1 between different classes (misses), -1 within a
@@ -149,11 +143,7 @@ def outlying_distance_block_terms(query_margins, row_margins) -> np.ndarray:
     rows = np.atleast_2d(np.asarray(row_margins, dtype=float))
     if queries.shape[1] != rows.shape[1]:
         raise ValueError(f"query margins have {queries.shape[1]} features and row margins {rows.shape[1]}")
-    distance_sums = np.zeros(queries.shape[0])
-    chunk = max(1, _DISTANCE_BUDGET // max(1, queries.shape[0]))
-    for start in range(0, rows.shape[0], chunk):
-        distance_sums += cdist(queries, rows[start:start + chunk], metric="euclidean").sum(axis=1)
-    return distance_sums
+    return euclidean_distance_sums(queries, rows)
 
 
 def outlying_degrees(distance_sums, num_instances: int) -> np.ndarray:

@@ -10,6 +10,8 @@ Every margin method is a short loop over three passes (the formulas stay in
 * :func:`kernel_sums` -- ``sum_r W_qr k_f(x_qf - x_rf)`` over *all* rows with
   ``W = U_q A U_r^T`` from class indicators or soft memberships: Parzen-Relief, Han & Yu's margin
   vectors against all hits and misses, Parzen-ISE.
+* :func:`distance_sums` -- ``sum_r ||x_q - x_r||_2`` per query over all rows: Han & Yu's
+  outlying degree of margin vectors.
 
 All three share :func:`_batched_pass`: the queries are cut into batches within the channel's
 budget (:meth:`Rows.query_batches`), each batch (with its per-batch tables) is handed to the tasks
@@ -36,7 +38,14 @@ from sparkfs.core.neighbours import (
     local_neighbour_table,
     merge_neighbour_tables,
 )
-from sparkfs.core.pairs import check_difference, check_kernel, feature_kernel_sums, one_hot, pair_sums as block_pair_sums
+from sparkfs.core.pairs import (
+    check_difference,
+    check_kernel,
+    euclidean_distance_sums,
+    feature_kernel_sums,
+    one_hot,
+    pair_sums as block_pair_sums,
+)
 from sparkfs.spark.rows import Block, Rows, RowSet
 
 #: ``per_query`` choices of :func:`pair_sums` and :func:`kernel_sums`.
@@ -384,3 +393,22 @@ def kernel_sums(rows: Rows, queries: RowSet, kernel: str, *, group_weights, quer
         return _per_query_frame(rows, queries, payload, emit, extra_bytes_per_query=8.0 * query_groups.shape[1])
 
     return _summed_passes(rows, queries, "kernel sums", payload, summarize, per_query, 8.0 * query_groups.shape[1])
+
+
+def distance_sums(rows: Rows, queries: RowSet) -> np.ndarray:
+    """``sum over all rows r of ||x_q - x_r||_2`` for every query q, shape (m,).
+
+    One pass per query batch; each partition adds its rows' distances
+    (:func:`sparkfs.core.pairs.euclidean_distance_sums`, elementwise, so a query's distance to
+    itself is exactly 0 and needs no exclusion). Per task: the block, the query batch and an
+    (m_batch, chunk) distance table of at most 4 M values. Cost O(m n p).
+    """
+    totals = np.zeros(len(queries))
+
+    def summarize(block: Block, shipped):
+        return {"distance_sums": euclidean_distance_sums(shipped["matrix"], block.matrix)}
+
+    for batch, summary in _batched_pass(rows, queries, "distance sums", lambda batch: {}, summarize, _sum_merge):
+        if summary is not None:
+            totals[batch] = summary["distance_sums"]
+    return totals

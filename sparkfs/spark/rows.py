@@ -251,6 +251,15 @@ class Rows:
         return self._class_counts
 
     @property
+    def partition_offsets(self) -> Optional[Dict[int, int]]:
+        """Rows before each partition (positional ids only; None with user ids)."""
+        if self.has_user_ids:
+            return None
+        if self._offsets is None:
+            self._count_rows()
+        return dict(self._offsets)
+
+    @property
     def n_rows(self) -> int:
         return int(self.class_counts.sum())
 

@@ -1,0 +1,195 @@
+"""Han & Yu's margin-based instance weights (ICDM 2010, Algorithm 1) on the pair engine.
+
+The formulas live in :mod:`sparkfs.core.instance_weighting`; this module only moves data.
+Passes (each one Spark job per query batch):
+
+1. **all rows** to the driver (the queries: every instance gets a margin vector);
+2. **margin vectors** (eq. 6): :func:`sparkfs.spark.neighbours.kernel_sums` with the
+   absolute-difference kernel and class weights ``1 - 2 I`` (+1 misses, -1 hits) over all rows,
+   per query into a locally checkpointed DataFrame ``(row_id, sums)`` (CSR input stays CSR in
+   the tasks; the margin vectors are dense);
+3. the margin vectors to the driver (they are the queries of the next pass), and
+4. **outlying degrees** (below eq. 7): :func:`sparkfs.spark.neighbours.distance_sums` of every
+   margin vector against the DataFrame of margin vectors;
+
+then eq. (7) on the driver: weights proportional to 1 / outlying degree, summing to n.
+
+Memory: the driver holds the n x p rows and the n x p dense margin vectors (as Relief with every
+row as a query); a task holds its block, a query batch and one bounded temporary. No n x n
+matrix anywhere (Algorithm 1 as printed stores one).
+
+Row ids are those of :class:`sparkfs.spark.rows.Rows`: the user's ``row_id_col`` or the row's
+position in the input order. :func:`with_instance_weights` attaches the weights to the input
+without a join, so the input's order and partitioning are kept.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass, field
+from typing import Any, Dict, Optional
+
+import numpy as np
+import pandas as pd
+
+from sparkfs.core.instance_weighting import (
+    instance_weights_from_outlying_degrees,
+    margin_vector_group_weights,
+    outlying_degrees,
+)
+from sparkfs.errors import InvalidInputError
+from sparkfs.spark.blocks import TRANSPORTS, ship_to_tasks
+from sparkfs.spark.neighbours import distance_sums, kernel_sums
+from sparkfs.spark.row_sets import PARTITION_SHIFT
+from sparkfs.spark.rows import Rows
+
+_MARGIN_ROW_ID = "row_id"
+_MARGIN_VECTOR = "sums"
+
+
+@dataclass
+class InstanceWeightsResult:
+    """What :func:`margin_instance_weights` returns (arrays sorted by row id).
+
+    Attributes
+    ----------
+    ids : ndarray (n,) of int64
+        Row ids (the positions 0..n-1 without ``row_id_col``).
+    weights : ndarray (n,)
+        Eq. (7), scaled to sum to n.
+    outlying_degree : ndarray (n,)
+        Average Euclidean distance of each margin vector to the n - 1 others.
+    class_counts : ndarray (C,)
+    partition_offsets : dict or None
+        For positional ids: rows before each partition (what :func:`with_instance_weights` needs).
+    info : dict
+        Passes run and query batches (for the summary).
+    """
+
+    ids: np.ndarray
+    weights: np.ndarray
+    outlying_degree: np.ndarray
+    class_counts: np.ndarray
+    partition_offsets: Optional[Dict[int, int]] = None
+    info: Dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.ids.size)
+
+
+def _check_int(name: str, value, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"The '{name}' parameter of margin_instance_weights must be an int in the range "
+                         f"[{minimum}, inf). Got {value!r} instead.")
+    return int(value)
+
+
+def margin_instance_weights(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
+                            row_id_col: Optional[str] = None, transport: str = "auto",
+                            query_batch_bytes: Optional[int] = None, block_size: int = 2048) -> InstanceWeightsResult:
+    """Margin vectors (eq. 6), outlying degrees and instance weights (eq. 7) of every row of ``df``.
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+    features_col : str
+        Vector column (dense or sparse).
+    label_col : str
+        Class index 0..C-1 (see :func:`sparkfs.spark.stats.with_label_index`).
+    num_features, num_classes : int
+    row_id_col : str, optional
+        Unique integer ids; default: the row's position in the input order.
+    transport : {"auto", "context", "dataframe"}
+    query_batch_bytes : int, optional
+        Largest query batch handed to the tasks at once.
+    block_size : int
+        Rows per kernel block in the tasks.
+
+    Returns
+    -------
+    InstanceWeightsResult
+
+    Raises
+    ------
+    InvalidInputError
+        Rows of a single class (eq. 6 has no misses), NaN/inf values, bad row ids.
+    """
+    if transport not in TRANSPORTS:
+        raise ValueError(f"The 'transport' parameter of margin_instance_weights must be a str among "
+                         f"{set(TRANSPORTS)}. Got {transport!r} instead.")
+    num_features = _check_int("num_features", num_features, 1)
+    num_classes = _check_int("num_classes", num_classes, 1)
+    block_size = _check_int("block_size", block_size, 1)
+    with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
+              row_id_col=row_id_col, transport=transport, query_batch_bytes=query_batch_bytes) as rows:
+        queries = rows.collect()
+        present = np.flatnonzero(rows.class_counts > 0)
+        if present.size < 2:
+            raise InvalidInputError(
+                f"margin instance weighting needs rows of at least two classes (eq. 6 sums over the misses); "
+                f"the input has rows of class {present.tolist()} only")
+        if len(queries) < 2:
+            raise InvalidInputError("margin instance weighting needs at least two rows")
+        margins = kernel_sums(rows, queries, "abs", group_weights=margin_vector_group_weights(num_classes),
+                              exclude_self=False, per_query="dataframe", block_size=block_size)
+        margin_frame = margins.query_frame
+        try:
+            with Rows(margin_frame, _MARGIN_VECTOR, num_features=num_features, row_id_col=_MARGIN_ROW_ID,
+                      transport=rows.transport, query_batch_bytes=query_batch_bytes) as margin_rows:
+                margin_vectors = margin_rows.collect()
+                if not np.array_equal(margin_vectors.ids, queries.ids):
+                    raise RuntimeError("the margin vectors' row ids differ from the rows' ids")
+                totals = distance_sums(margin_rows, margin_vectors)
+                passes = rows.info["passes"] + [f"margin vectors: {name}" for name in margin_rows.info["passes"]]
+        finally:
+            margin_frame.unpersist()
+        degree = outlying_degrees(totals, len(queries))
+        weights = instance_weights_from_outlying_degrees(degree)
+        offsets = rows.partition_offsets
+        info = {"passes": passes, "row_ids": rows.info["row_ids"],
+                "transport": rows.transport}
+        return InstanceWeightsResult(queries.ids.astype(np.int64), weights, degree, rows.class_counts.copy(),
+                                     offsets, info)
+
+
+def with_instance_weights(df, result: InstanceWeightsResult, output_col: str, *, row_id_col: Optional[str] = None,
+                          transport: str = "auto"):
+    """``df`` with a column ``output_col`` holding each row's weight, in the input's order.
+
+    ``df`` must be the DataFrame the weights were computed from (same rows in the same
+    partitions: positional ids are recomputed from the partition offsets) or, with
+    ``row_id_col``, any DataFrame whose ids are among the result's. The weights travel to the
+    tasks (broadcast, or in the closure on Spark Connect: 16 bytes a row) and a vectorised UDF
+    looks each row up; no join, so no shuffle and no reordering.
+    """
+    from pyspark.sql import functions as F
+    from sparkfs.spark.blocks import resolve_transport
+
+
+    if output_col in df.columns:
+        raise InvalidInputError(f"column '{output_col}' already exists in the input; choose another output column")
+    if row_id_col is None and result.partition_offsets is None:
+        raise ValueError("the weights were computed with user row ids: pass row_id_col")
+    handle = ship_to_tasks(df.sparkSession, {"ids": result.ids, "weights": result.weights},
+                           resolve_transport(df.sparkSession, transport))
+
+    @F.pandas_udf("double")
+    def weight_of(ids: pd.Series) -> pd.Series:
+        shipped = handle.value
+        known_ids, known_weights = shipped["ids"], shipped["weights"]
+        wanted = ids.to_numpy(dtype=np.int64)
+        position = np.minimum(np.searchsorted(known_ids, wanted), known_ids.size - 1)
+        missing = known_ids[position] != wanted
+        if np.any(missing):
+            raise InvalidInputError(f"row id(s) {wanted[missing][:5].tolist()} have no instance weight: the "
+                                    "DataFrame is not the one the weights were computed from")
+        return pd.Series(known_weights[position])
+
+    if row_id_col is not None:
+        return df.withColumn(output_col, weight_of(F.col(row_id_col).cast("long")))
+    monotonic = F.monotonically_increasing_id()
+    pairs = [F.lit(value) for pair in sorted(result.partition_offsets.items()) for value in pair]
+    position = (F.element_at(F.create_map(*pairs), F.shiftright(monotonic, PARTITION_SHIFT))
+                + monotonic.bitwiseAND(F.lit((1 << PARTITION_SHIFT) - 1)))
+    return df.withColumn(output_col, weight_of(position))
