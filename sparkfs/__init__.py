@@ -7,6 +7,7 @@ from sparkfs.selectors.fisher_markov import FisherMarkovSelector, FisherMarkovSe
 from sparkfs.selectors.margin_weighting import LmbaSelector, LmbaSelectorModel, SimbaSelector, SimbaSelectorModel
 from sparkfs.selectors.parzen_ise import ParzenISERanker, ParzenISERankerModel
 from sparkfs.selectors.relief import ReliefSelector, ReliefSelectorModel
+from sparkfs.selectors.svm_rfe import SVMRFESelector, SVMRFESelectorModel
 from sparkfs.errors import InvalidInputError
 
 __all__ = [
@@ -25,4 +26,6 @@ __all__ = [
     "ReliefSelectorModel",
     "SimbaSelector",
     "SimbaSelectorModel",
+    "SVMRFESelector",
+    "SVMRFESelectorModel",
 ]

@@ -9,6 +9,7 @@ from sparkfs.selectors.fisher_markov import FisherMarkovSelector
 from sparkfs.selectors.margin_weighting import LmbaSelector, SimbaSelector
 from sparkfs.selectors.parzen_ise import ParzenISERanker
 from sparkfs.selectors.relief import ReliefSelector
+from sparkfs.selectors.svm_rfe import SVMRFESelector
 
 #: method name -> (Estimator class, params fixed by the method name)
 METHODS: Dict[str, Tuple[type, Dict[str, Any]]] = {
@@ -24,6 +25,7 @@ METHODS: Dict[str, Tuple[type, Dict[str, Any]]] = {
     "anova": (UnivariateTestSelector, {"test": "anova"}),
     "chi2": (UnivariateTestSelector, {"test": "chi2"}),
     "parzen-ise": (ParzenISERanker, {}),
+    "svm-rfe": (SVMRFESelector, {}),
 }
 
 #: Params the CLI sets from its own flags; --param may not set them.

@@ -197,14 +197,39 @@ def svm_rfe(X: Matrix, y, *, sample_weight=None, step=0.1, n_features_to_select:
     if not _is_int(n_features_to_select) or not 1 <= n_features_to_select <= n_features:
         raise _invalid("n_features_to_select", owner, f"an int in the range [1, {n_features}]", n_features_to_select)
     columns = sp.csc_matrix(matrix) if sp.issparse(matrix) else matrix
+
+    def fit_coef(features):
+        model = linear_svm(C=C, loss=loss, dual=dual, tol=tol, max_iter=max_iter, random_state=random_state)
+        model.fit(columns[:, features], labels, sample_weight=sample_weight)
+        return model.coef_
+
+    return recursive_elimination(fit_coef, n_features, step=step, n_features_to_select=n_features_to_select,
+                                 multiclass=multiclass)
+
+
+def recursive_elimination(fit_coef, n_features: int, *, step=0.1, n_features_to_select: int = 1,
+                          multiclass: str = "l2") -> RFEResult:
+    """The RFE loop around any linear model: ``fit_coef(features) -> coef`` of shape (d',) or
+    (K, d') for the remaining ``features`` (sorted indices); eliminate, record, repeat.
+
+    :func:`svm_rfe` passes a scikit-learn LinearSVC on the driver; the Spark layer passes
+    pyspark.ml LinearSVC fits on the sliced vectors. The elimination rule, ranking, scores and
+    weight path are the module notes 3-5.
+    """
+    owner = "recursive_elimination"
+    step = _check_step(owner, step)
+    if multiclass not in MULTICLASS:
+        raise _invalid("multiclass", owner, "a str among {'l2', 'l1'}", multiclass)
+    if not _is_int(n_features_to_select) or not 1 <= n_features_to_select <= n_features:
+        raise _invalid("n_features_to_select", owner, f"an int in the range [1, {n_features}]", n_features_to_select)
     support = np.ones(n_features, dtype=bool)
     ranking = np.ones(n_features, dtype=np.int64)
     path, remaining_counts = [], []
     while True:
         features = np.flatnonzero(support)
-        model = linear_svm(C=C, loss=loss, dual=dual, tol=tol, max_iter=max_iter, random_state=random_state)
-        model.fit(columns[:, features], labels, sample_weight=sample_weight)
-        magnitude, key = feature_magnitudes(model.coef_, multiclass)
+        magnitude, key = feature_magnitudes(fit_coef(features), multiclass)
+        if magnitude.shape != (features.size,):
+            raise ValueError(f"fit_coef returned weights for {magnitude.shape[0]} features; {features.size} remain")
         weights = np.zeros(n_features)
         total = magnitude.sum()
         if total > 0:
@@ -278,11 +303,23 @@ def ensemble_svm_rfe(X: Matrix, y, *, ensemble: int = 20, seed=0, sample_weight=
         member_rows.append(rows)
         member_rankings.append(result.ranking)
         member_scores.append(result.scores)
-    rankings = np.array(member_rankings)
+    ranking, scores, rank_sums = aggregate_rankings(member_rankings, member_scores)
+    return EnsembleRFEResult(ranking, scores, rank_sums, np.array(member_rankings), np.array(member_rows))
+
+
+def aggregate_rankings(member_rankings, member_scores):
+    """Linear aggregation of Saeys et al. (2008): ``(ranking, scores, rank_sums)``.
+
+    ``rank_sums`` is the sum of the members' rankings, ``ranking`` orders it 1..d (ties to the
+    lower index), ``scores`` are the members' mean scores (module note 6).
+    """
+    rankings = np.asarray(member_rankings, dtype=np.int64)
+    if rankings.ndim != 2 or rankings.shape[0] < 1:
+        raise ValueError(f"member_rankings must have shape (members, features); got {rankings.shape}")
     rank_sums = rankings.sum(axis=0)
     ranking = np.empty(rank_sums.size, dtype=np.int64)
     ranking[np.argsort(rank_sums, kind="stable")] = np.arange(1, rank_sums.size + 1)
-    return EnsembleRFEResult(ranking, np.mean(member_scores, axis=0), rank_sums, rankings, np.array(member_rows))
+    return ranking, np.mean(np.asarray(member_scores, dtype=float), axis=0), rank_sums
 
 
 def instance_weighted_svm_rfe(X: Matrix, y, *, block_size: int = 256, **rfe_params) -> RFEResult:

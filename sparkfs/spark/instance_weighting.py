@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Optional
 
 import numpy as np
-import pandas as pd
 
 from sparkfs.core.instance_weighting import (
     instance_weights_from_outlying_degrees,
@@ -38,9 +37,9 @@ from sparkfs.core.instance_weighting import (
     outlying_degrees,
 )
 from sparkfs.errors import InvalidInputError
-from sparkfs.spark.blocks import TRANSPORTS, ship_to_tasks
+from sparkfs.spark.blocks import TRANSPORTS
 from sparkfs.spark.neighbours import distance_sums, kernel_sums
-from sparkfs.spark.row_sets import PARTITION_SHIFT
+from sparkfs.spark.row_values import with_row_values
 from sparkfs.spark.rows import Rows
 
 _MARGIN_ROW_ID = "row_id"
@@ -155,41 +154,14 @@ def margin_instance_weights(df, features_col: str, label_col: str, *, num_featur
 
 def with_instance_weights(df, result: InstanceWeightsResult, output_col: str, *, row_id_col: Optional[str] = None,
                           transport: str = "auto"):
-    """``df`` with a column ``output_col`` holding each row's weight, in the input's order.
+    """``df`` with a column ``output_col`` holding each row's weight, in the input's order
+    (:func:`sparkfs.spark.row_values.with_row_values`).
 
     ``df`` must be the DataFrame the weights were computed from (same rows in the same
-    partitions: positional ids are recomputed from the partition offsets) or, with
-    ``row_id_col``, any DataFrame whose ids are among the result's. The weights travel to the
-    tasks (broadcast, or in the closure on Spark Connect: 16 bytes a row) and a vectorised UDF
-    looks each row up; no join, so no shuffle and no reordering.
+    partitions) or, with ``row_id_col``, any DataFrame whose ids are among the result's.
     """
-    from pyspark.sql import functions as F
-    from sparkfs.spark.blocks import resolve_transport
-
-
-    if output_col in df.columns:
-        raise InvalidInputError(f"column '{output_col}' already exists in the input; choose another output column")
     if row_id_col is None and result.partition_offsets is None:
         raise ValueError("the weights were computed with user row ids: pass row_id_col")
-    handle = ship_to_tasks(df.sparkSession, {"ids": result.ids, "weights": result.weights},
-                           resolve_transport(df.sparkSession, transport))
-
-    @F.pandas_udf("double")
-    def weight_of(ids: pd.Series) -> pd.Series:
-        shipped = handle.value
-        known_ids, known_weights = shipped["ids"], shipped["weights"]
-        wanted = ids.to_numpy(dtype=np.int64)
-        position = np.minimum(np.searchsorted(known_ids, wanted), known_ids.size - 1)
-        missing = known_ids[position] != wanted
-        if np.any(missing):
-            raise InvalidInputError(f"row id(s) {wanted[missing][:5].tolist()} have no instance weight: the "
-                                    "DataFrame is not the one the weights were computed from")
-        return pd.Series(known_weights[position])
-
-    if row_id_col is not None:
-        return df.withColumn(output_col, weight_of(F.col(row_id_col).cast("long")))
-    monotonic = F.monotonically_increasing_id()
-    pairs = [F.lit(value) for pair in sorted(result.partition_offsets.items()) for value in pair]
-    position = (F.element_at(F.create_map(*pairs), F.shiftright(monotonic, PARTITION_SHIFT))
-                + monotonic.bitwiseAND(F.lit((1 << PARTITION_SHIFT) - 1)))
-    return df.withColumn(output_col, weight_of(position))
+    return with_row_values(df, result.ids, result.weights, output_col,
+                           partition_offsets=None if row_id_col else result.partition_offsets,
+                           row_id_col=row_id_col, transport=transport, what="instance weight")

@@ -6,7 +6,6 @@ written from the paper's equations (it shares no code with sparkfs).
 
 import numpy as np
 import pytest
-from pyspark.sql import functions as F
 
 from sparkfs import MarginInstanceWeighter
 from sparkfs.errors import InvalidInputError

@@ -1,0 +1,95 @@
+"""SVMRFESelector: the driver solver equals the in-memory SVM-RFE, the Spark solver (pyspark.ml
+LinearSVC) ranks the clear features the same, ensembles and instance weighting reach both.
+
+The Spark solver runs one Spark job per optimiser iteration, so its tests use few features and
+iterations.
+"""
+
+import numpy as np
+import pytest
+
+from sparkfs import SVMRFESelector, SVMRFESelectorModel
+from sparkfs.core import svm_rfe as rfe
+from sparkfs.core.instance_weighting import margin_instance_weights
+from sparkfs.errors import InvalidInputError
+from tests.helpers import make_df
+
+
+def _data(seed=0, n=60, d=8, classes=2):
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(size=(n, d)), 3)
+    if classes == 2:
+        y = (3 * X[:, 0] + 2 * X[:, 1] - 1.5 * X[:, 2] + 0.2 * rng.normal(size=n) > 0).astype(int)
+    else:
+        y = np.argmax(X[:, :classes] * [3, 2, 1.5][:classes], axis=1)
+    return X, y
+
+
+@pytest.mark.parametrize("partitions, classes", [(1, 2), (3, 3)])
+def test_driver_solver_equals_in_memory_svm_rfe(spark, partitions, classes):
+    X, y = _data(seed=partitions, classes=classes)
+    model = SVMRFESelector(numFeatures=3).fit(make_df(spark, X, y, partitions=partitions))
+    expected = rfe.svm_rfe(X, y, step=0.1)
+    np.testing.assert_array_equal(model.featureArray("ranking"), expected.ranking)
+    np.testing.assert_array_equal(model.scores, expected.scores)
+    remaining, path = model.weightPath
+    np.testing.assert_array_equal(remaining, expected.n_remaining)
+    np.testing.assert_allclose(path, expected.weight_path, rtol=0, atol=1e-12)
+    assert model.summary["solver"] == "driver" and "within" in model.summary["solver_reason"]
+    assert model.selectedFeatures == sorted(np.argsort(expected.ranking, kind="stable")[:3].tolist())
+
+
+def test_weights_ensemble_and_margin_weighting_on_the_driver(spark):
+    X, y = _data(seed=5, n=40)
+    user_weights = np.linspace(0.5, 1.5, len(y))
+    df = make_df(spark, X, y, partitions=2, weights=user_weights)
+    weighted = SVMRFESelector(weightCol="weight", solver="driver", step=2.0).fit(df)
+    np.testing.assert_array_equal(weighted.featureArray("ranking"),
+                                  rfe.svm_rfe(X, y, sample_weight=user_weights, step=2).ranking)
+    ensemble = SVMRFESelector(ensemble=4, seed=7, solver="driver", step=2.0).fit(df)
+    expected = rfe.ensemble_svm_rfe(X, y, ensemble=4, seed=7, step=2)
+    np.testing.assert_array_equal(ensemble.featureArray("ranking"), expected.ranking)
+    assert ensemble.weightPath[0].size == 0           # no single weight path for an ensemble
+    margin = SVMRFESelector(instanceWeighting="margin", solver="driver", step=2.0).fit(df)
+    iw = margin_instance_weights(X, y).weights
+    np.testing.assert_array_equal(margin.featureArray("ranking"), rfe.svm_rfe(X, y, sample_weight=iw, step=2).ranking)
+    assert margin.summary["instance_weighting"] == "margin"
+
+
+def test_spark_solver_agrees_with_the_driver_and_runs_ensembles(spark):
+    X, y = _data(seed=2, n=40, d=3)
+    df = make_df(spark, X, y, partitions=3)
+    driver = SVMRFESelector(numFeatures=2, solver="driver", step=1.0).fit(df)
+    on_spark = SVMRFESelector(numFeatures=2, driverBudgetMB=1e-6, step=1.0, maxIter=8).fit(df)
+    assert on_spark.summary["solver"] == "spark" and "above" in on_spark.summary["solver_reason"]
+    assert on_spark.selectedFeatures == driver.selectedFeatures == [0, 1]
+    np.testing.assert_array_equal(on_spark.featureArray("ranking"), driver.featureArray("ranking"))
+    remaining, path = on_spark.weightPath
+    assert remaining.tolist() == [3, 2, 1]
+    np.testing.assert_allclose(path.sum(axis=1), 1.0)
+    # Bootstrap members as weighted fits (multiplicities attached by row position).
+    ensemble = SVMRFESelector(ensemble=2, seed=1, solver="spark", step=2.0, maxIter=5).fit(df)
+    driver_ensemble = SVMRFESelector(ensemble=2, seed=1, solver="driver", step=2.0).fit(df)
+    assert np.argmin(ensemble.featureArray("ranking")) == np.argmin(driver_ensemble.featureArray("ranking")) == 0
+
+
+def test_bad_params_and_input_are_refused(spark):
+    X, y = _data(seed=4, n=20, d=3)
+    df = make_df(spark, X, y, weights=np.ones(20))
+    with pytest.raises(ValueError, match="either weightCol or instanceWeighting"):
+        SVMRFESelector(weightCol="weight", instanceWeighting="margin").fit(df)
+    for params in ({"step": 1.5}, {"step": 0.0}, {"C": -1.0}, {"solver": "gpu"}, {"ensemble": 0}):
+        with pytest.raises(ValueError, match=list(params)[0]):
+            SVMRFESelector(**params).fit(df)
+    with pytest.raises(InvalidInputError, match="two classes"):
+        SVMRFESelector().fit(make_df(spark, X, np.zeros(20)))
+
+
+def test_model_save_and_load_keep_the_weight_path(spark, tmp_path):
+    X, y = _data(seed=6, n=30, d=4)
+    model = SVMRFESelector(numFeatures=2, solver="driver").fit(make_df(spark, X, y))
+    model.write().overwrite().save(str(tmp_path / "rfe"))
+    loaded = SVMRFESelectorModel.load(str(tmp_path / "rfe"))
+    np.testing.assert_array_equal(loaded.weightPath[0], model.weightPath[0])
+    np.testing.assert_array_equal(loaded.weightPath[1], model.weightPath[1])
+    assert loaded.selectedFeatures == model.selectedFeatures
