@@ -17,8 +17,25 @@ from sparkfs.io.output import OutputExistsError, check_output_free, features_tab
 from sparkfs.io.readers import FORMATS, find_bad_libsvm_line, read_dataset
 from sparkfs.errors import InvalidInputError, SparkResourceError
 from sparkfs.spark.failures import describe, resource_failure
+from sparkfs.study_commands import add_study_commands, run_instance_weights, run_stability
 
 log = logging.getLogger("sparkfs")
+_INSTANCE_WEIGHT = "__sparkfs_instance_weight"
+
+
+def add_input_args(parser) -> None:
+    parser.add_argument("--input", help="input path")
+    parser.add_argument("--format", choices=FORMATS, help="input format")
+    parser.add_argument("--label-col", help="label column (parquet/csv)")
+    parser.add_argument("--features-col", help="vector column (parquet); otherwise numeric columns are assembled")
+
+
+def add_spark_args(parser) -> None:
+    parser.add_argument("--master", help="Spark master URL (default local[*]; spark-submit sets its own)")
+    parser.add_argument("--driver-memory", help="spark.driver.memory, e.g. 8g (default with a local master: half the "
+                        "machine's memory; spark-submit sets its own)")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark setting for the session this command starts (repeatable)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,11 +45,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     select = commands.add_parser("select", help="score and select features, write features.parquet + summary.json")
     select.add_argument("--config", help="YAML job config (conf/*.yaml); flags override it")
-    select.add_argument("--input", help="input path")
-    select.add_argument("--format", choices=FORMATS, help="input format")
-    select.add_argument("--label-col", help="label column (parquet/csv)")
-    select.add_argument("--features-col", help="vector column (parquet); otherwise numeric columns are assembled")
+    add_input_args(select)
     select.add_argument("--weight-col", help="per-instance weight column")
+    select.add_argument("--instance-weighting", choices=["none", "margin"],
+                        help="weight the rows by Han & Yu's margin-based weights first (methods that take weightCol)")
     select.add_argument("--method", help="selector: see `sparkfs methods`")
     group = select.add_mutually_exclusive_group()
     group.add_argument("--num-features", type=int, help="select the top K features")
@@ -41,11 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     select.add_argument("--output", help="output directory: a local path, or a URI (hdfs://, s3a://, file:///...) "
                         "written through Spark's Hadoop file system")
     select.add_argument("--overwrite", action="store_true", default=None, help="replace an existing output directory")
-    select.add_argument("--master", help="Spark master URL (default local[*]; spark-submit sets its own)")
-    select.add_argument("--driver-memory", help="spark.driver.memory, e.g. 8g (default with a local master: half the "
-                        "machine's memory; spark-submit sets its own)")
-    select.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
-                        help="a Spark setting for the session this command starts (repeatable)")
+    add_spark_args(select)
+    add_study_commands(commands, add_input_args, add_spark_args)
 
     commands.add_parser("methods", help="list the --method names")
     return parser
@@ -56,6 +69,7 @@ def _flags_to_config(args) -> Dict[str, Any]:
         "input": {"path": args.input, "format": args.format, "label_col": args.label_col,
                   "features_col": args.features_col, "weight_col": args.weight_col},
         "method": args.method,
+        "instance_weighting": args.instance_weighting,
         "params": dict(parse_param(text) for text in args.param),
         "selection": {"num_features": args.num_features, "threshold": args.threshold},
         "output": {"path": args.output, "overwrite": args.overwrite},
@@ -93,6 +107,8 @@ def resolve_config(args) -> Dict[str, Any]:
     selection = config["selection"]
     if selection.get("num_features") is not None and selection.get("threshold") is not None:
         raise ConfigError("give either num_features or threshold, not both")
+    if config.get("instance_weighting") not in ("none", "margin"):
+        raise ConfigError(f"instance_weighting must be 'none' or 'margin', got {config.get('instance_weighting')!r}")
     config["input"]["label_named"] = label_named
     return config
 
@@ -149,9 +165,19 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
     selector.setFeaturesCol(dataset.features_col).setLabelCol(dataset.label_col)
     if input_conf.get("weight_col"):
         selector.setWeightCol(input_conf["weight_col"])
+    frame = dataset.df
+    if config.get("instance_weighting") == "margin":
+        if input_conf.get("weight_col"):
+            raise ConfigError("give either a weight column or instance_weighting: margin, not both")
+        from sparkfs.selectors.instance_weighting import MarginInstanceWeighter
+
+        with _Stage("instance-weights"):
+            frame = MarginInstanceWeighter(featuresCol=dataset.features_col, labelCol=dataset.label_col,
+                                           outputCol=_INSTANCE_WEIGHT).transform(frame)
+        selector.setWeightCol(_INSTANCE_WEIGHT)
     with _Stage("fit"):
         try:
-            model = selector.fit(dataset.df)
+            model = selector.fit(frame)
         except (InvalidInputError, ValueError, SparkResourceError):
             raise
         except Exception as error:  # a LIBSVM line Spark could not parse (read lazily with numFeatures)
@@ -187,6 +213,29 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
     return summary
 
 
+def _run_study_command(args) -> int:
+    """``instance-weights`` or ``stability``: a session from the flags, the command, a short report."""
+    from sparkfs.spark.session import get_spark
+
+    if not args.input:
+        raise ConfigError("no input: give --input")
+    if not args.format:
+        raise ConfigError("no input format: give --format")
+    spark = get_spark(args.master, conf=_spark_conf(args))
+    if args.command == "instance-weights":
+        summary = run_instance_weights(args, spark)
+        print(f"rows={summary['n_rows']} weights from {summary['weight_min']:.4g} to {summary['weight_max']:.4g} "
+              f"(sum {summary['weight_sum']:.6g}) seconds={summary['seconds']}")
+        print(f"output: {summary['output']}/weights.parquet, {summary['output']}/summary.json")
+        return 0
+    report = run_stability(args, spark)
+    print(f"{'k':>5} {'kuncheva':>9} {'jaccard':>8}")
+    for row in report["summary"]["subsets"]:
+        print(f"{row['k']:>5} {row['kuncheva']:9.4f} {row['jaccard']:8.4f}")
+    print("output: " + ", ".join(report["written"]))
+    return 0
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     if not log.handlers:  # our own handler: leave the root logger (py4j, pyspark) alone
         handler = logging.StreamHandler(sys.stderr)
@@ -202,6 +251,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             print(f"{name:12s} {selector_class.__name__} {fixed}")
         return 0
     try:
+        if args.command != "select":
+            return _run_study_command(args)
         config = resolve_config(args)
         summary = run_select(config)
     except (InvalidInputError, ConfigError, OutputExistsError, ValueError) as error:

@@ -462,7 +462,7 @@ class StabilityStudy:
         axes = figure.add_subplot()
         for name, points in curves.items():
             x, y = zip(*sorted(points))
-            axes.plot(x, y, marker="o", markersize=3, label=name)
+            axes.plot(x, y, marker="o", markersize=3, label=name.capitalize())
         xs = [x for points in curves.values() for x, _ in points]
         if log_x and min(xs) > 0 and max(xs) / min(xs) > 20:
             axes.set_xscale("log")

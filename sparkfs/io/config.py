@@ -21,6 +21,7 @@ DEFAULTS: Dict[str, Any] = {
     "input": {"path": None, "format": "libsvm", "label_col": "label", "features_col": "features",
               "weight_col": None, "num_features": None},
     "method": "lfs",
+    "instance_weighting": "none",
     "params": {},
     "selection": {"num_features": None, "threshold": None},
     "output": {"path": None, "overwrite": False},

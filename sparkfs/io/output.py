@@ -199,16 +199,23 @@ def write_selection_output(path: str, table, summary: Dict[str, Any], overwrite:
 
     A URI ``path`` is written through the Hadoop file system of ``spark`` (see the module doc).
     """
+    return write_output_files(path, {"features.parquet": table}, summary, overwrite=overwrite, spark=spark)
+
+
+def write_output_files(path: str, tables: Dict[str, Any], summary: Dict[str, Any], *, overwrite: bool = False,
+                       spark=None) -> str:
+    """Write pandas ``tables`` (file name -> DataFrame, as Parquet) and ``summary.json`` atomically
+    into the directory ``path`` (staged beside it, then renamed); returns the target."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     # Serialise first: an unserialisable summary or table fails before anything is written.
-    parquet_sink = io.BytesIO()
-    pq.write_table(pa.Table.from_pandas(table, preserve_index=False), parquet_sink)
-    payloads = {
-        "features.parquet": parquet_sink.getvalue(),
-        "summary.json": json.dumps(summary, indent=2, default=_json_default).encode("utf-8"),
-    }
+    payloads = {}
+    for name, table in tables.items():
+        parquet_sink = io.BytesIO()
+        pq.write_table(pa.Table.from_pandas(table, preserve_index=False), parquet_sink)
+        payloads[name] = parquet_sink.getvalue()
+    payloads["summary.json"] = json.dumps(summary, indent=2, default=_json_default).encode("utf-8")
     store = _open_store(path, spark)
     try:
         target = store.target

@@ -8,7 +8,9 @@ so the input keeps its order and partitioning.
 
 Row ids are the user's id column, or the row's position in the input order, recomputed from the
 partition offsets exactly as :class:`sparkfs.spark.rows.Rows` numbers the rows (the DataFrame
-must then be the same rows in the same partitions, i.e. a deterministic input).
+must then be the same rows in the same partitions, i.e. a deterministic input). A position is
+read from the partition the column is evaluated in: persist the result (or select from it into
+a persisted frame) before a union or anything else that renumbers partitions reads it.
 """
 
 from __future__ import annotations
