@@ -59,6 +59,14 @@ Deviations from the paper (and why)
    ``min(k, rows available)`` hits or misses, as in Kononenko's ReliefF, Weka and scikit-rebate
    (real data sets have tiny classes: a class of 2 documents in TREC tr31, of 2 rows in ecoli).
    Only a query with no hit at all (a class of one row) or no miss is refused.
+8. **Instance weights** (ReliefF only; :func:`weighted_relieff_pairs`; the papers define none,
+   Han & Yu's weighting needs them). With a weight ``s_r >= 0`` per row: the priors are weight
+   shares ``P(c) = sum_{r in c} s_r / sum_r s_r``; each class's k nearest neighbours (found as
+   without weights: weights do not move rows) are averaged with weights ``s_j / sum_j s_j``
+   instead of ``1 / k``; and the score is the weighted mean of the queries' margins,
+   ``sum_q s_q m_q / sum_q s_q``. All weights 1 is ReliefF exactly; a row of weight w counts as
+   w copies of itself everywhere except in the search (its copies would be its own nearest
+   hits). A class whose found neighbours all weigh 0 drops out of that query's margin.
 
 Scaling (:func:`feature_scale`, defined once in :mod:`sparkfs.core.scaling`): ``"range"``
 divides each feature by ``max - min`` (Kononenko's ``diff``: with Manhattan distance this is
@@ -312,6 +320,50 @@ def relieff_pairs(table: NeighbourTable, query_labels, class_priors_) -> MarginP
     positions = np.broadcast_to(np.arange(num_queries)[:, None, None], table.neighbour_ids.shape)
     per_neighbour = np.divide(class_weight, counts, out=np.zeros_like(class_weight), where=counts > 0)
     weights = np.broadcast_to(per_neighbour[:, :, None], table.neighbour_ids.shape)
+    return _pairs(positions, table.neighbour_ids, weights)
+
+
+def weighted_relieff_pairs(table: NeighbourTable, query_labels, class_priors_, query_weights,
+                           neighbour_weights) -> MarginPairs:
+    """Pairs of the instance-weighted ReliefF margin (module note 8), each scaled by s_q.
+
+    ``s_q m_q = s_q [sum_{c != y_q} P(c) / (1 - P(y_q)) sum_j s_{c,j} |x_q - M_{c,j}| / sum_j s_{c,j}
+    - sum_j s_{y,j} |x_q - H_j| / sum_j s_{y,j}]``; the score is the sum of these over the
+    queries divided by ``sum_q s_q``.
+
+    Parameters
+    ----------
+    table, query_labels : as :func:`relieff_pairs`
+    class_priors_ : array (C,)
+        Weighted priors (:func:`class_priors` of the per-class weight sums).
+    query_weights : array (m,)
+        s_q of each query.
+    neighbour_weights : array (m, C, k)
+        s of each neighbour in ``table.neighbour_ids`` (any value where the id is padding).
+    """
+    labels = _check_table(table, query_labels)
+    priors = np.asarray(class_priors_, dtype=np.float64)
+    query_weights = np.asarray(query_weights, dtype=np.float64)
+    neighbour_weights = np.asarray(neighbour_weights, dtype=np.float64)
+    num_queries = table.num_queries
+    if priors.shape != (table.num_classes,):
+        raise ValueError(f"class_priors has shape {priors.shape}; expected ({table.num_classes},)")
+    if query_weights.shape != (num_queries,) or neighbour_weights.shape != table.neighbour_ids.shape:
+        raise ValueError(f"query_weights must have shape ({num_queries},) and neighbour_weights "
+                         f"{table.neighbour_ids.shape}; got {query_weights.shape} and {neighbour_weights.shape}")
+    other_mass = 1.0 - priors[labels]
+    if np.any(other_mass <= 0):
+        raise ValueError("ReliefF needs rows of at least two classes (no misses exist)")
+    class_weight = priors[None, :] / other_mass[:, None]
+    class_weight[np.arange(num_queries), labels] = -1.0
+    present = table.neighbour_ids != PAD_ID
+    _require_some(np.where(class_weight != 0, available_neighbours(table.neighbour_ids), 1), table,
+                  "neighbour in a class it needs (no hit, or an empty class)")
+    mass = np.where(present, neighbour_weights, 0.0)
+    class_mass = mass.sum(axis=2)                                   # (m, C)
+    share = np.divide(mass, class_mass[:, :, None], out=np.zeros_like(mass), where=class_mass[:, :, None] > 0)
+    weights = query_weights[:, None, None] * class_weight[:, :, None] * share
+    positions = np.broadcast_to(np.arange(num_queries)[:, None, None], table.neighbour_ids.shape)
     return _pairs(positions, table.neighbour_ids, weights)
 
 

@@ -92,6 +92,7 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
     * ``prelief``: Parzen-Relief (eq. 14), per-feature Gaussian kernel means; no neighbour search.
 
     ``scores`` = mean margin; ``weights`` = (mean margin)^+ / ||(mean margin)^+||_2 (eq. 4).
+    ``weightCol`` (relieff only): instance-weighted ReliefF, :mod:`sparkfs.core.relief` note 8.
 
     ``scaling`` (default ``"range"``, Kononenko's diff) divides every feature by the divisor of
     :mod:`sparkfs.core.scaling` before the search and the margins (``"standard"``: the sample std,
@@ -108,7 +109,7 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
     _model_class = ReliefSelectorModel
 
     @keyword_only
-    def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features",
+    def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", weightCol=None,
                  numFeatures=None, threshold=None, variant="relieff", k=10, metric="euclidean", scaling="range",
                  sampleSize=None, seed=0, sigma=None, rowIdCol=None, blockSize=2048, allowManyClasses=False):
         super().__init__()
@@ -121,8 +122,10 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
         return self.getOrDefault(param) if self.isDefined(param) else None
 
     def _compute_scores(self, dataset) -> ScoreResult:
-        if self._weight_col():
-            raise ValueError(f"{type(self).__name__} does not support weightCol")
+        weight_col = self._weight_col()
+        if weight_col and self.getOrDefault(self.variant) != "relieff":
+            raise ValueError(f"{type(self).__name__} supports weightCol with variant='relieff' only (instance-weighted "
+                             f"ReliefF); variant {self.getOrDefault(self.variant)!r} does not take instance weights")
         labels, counts = label_counts(dataset, self.getLabelCol())
         if not labels:
             raise InvalidInputError("the input has no rows")
@@ -144,7 +147,7 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
             metric=self.getOrDefault(self.metric), scaling=self.getOrDefault(self.scaling),
             sample_size=self._optional(self.sampleSize), seed=self.getOrDefault(self.seed),
             sigma=self._optional(self.sigma), row_id_col=self._optional(self.rowIdCol),
-            block_size=self.getOrDefault(self.blockSize),
+            block_size=self.getOrDefault(self.blockSize), weight_col=weight_col,
         )
         info = {
             "method": result.variant, "k": result.k, "metric": result.metric, "scaling": result.scaling,

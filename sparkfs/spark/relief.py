@@ -137,6 +137,39 @@ def _check_class_sizes(class_counts: np.ndarray) -> None:
         )
 
 
+def _neighbour_weights(rows: Rows, neighbour_ids: np.ndarray):
+    """One pass: the weight sum of every class, and the instance weight of every neighbour in
+    ``neighbour_ids`` (0 for padding)."""
+    from sparkfs.core.neighbours import PAD_ID
+
+    wanted = np.unique(neighbour_ids[neighbour_ids != PAD_ID])
+    handle = rows.ship(wanted)
+    num_classes = rows.num_classes
+
+    def summarize(block):
+        keep = np.isin(block.ids, handle.value)
+        return {"class_weights": np.bincount(block.labels, weights=block.weights, minlength=num_classes),
+                "ids": block.ids[keep].astype(np.int64), "weights": block.weights[keep]}
+
+    def merge(left, right):
+        return {"class_weights": left["class_weights"] + right["class_weights"],
+                "ids": np.concatenate([left["ids"], right["ids"]]),
+                "weights": np.concatenate([left["weights"], right["weights"]])}
+
+    try:
+        summary = rows.run_pass("neighbour weights", summarize, merge)
+    finally:
+        rows.release_shipped()
+    order = np.argsort(summary["ids"], kind="stable")
+    ids, weights = summary["ids"][order], summary["weights"][order]
+    if not np.array_equal(ids, wanted):
+        raise RuntimeError(f"fetched {ids.size} weights for {wanted.size} neighbours: the input changed between passes")
+    neighbour_weights = np.zeros(neighbour_ids.shape)
+    present = neighbour_ids != PAD_ID
+    neighbour_weights[present] = weights[np.searchsorted(ids, neighbour_ids[present])]
+    return summary["class_weights"], neighbour_weights
+
+
 def relief_statistics(
     df,
     features_col: str,
@@ -157,6 +190,7 @@ def relief_statistics(
     tree_depth: int = 2,
     return_query_margins: bool = False,
     transport: str = "auto",
+    weight_col: Optional[str] = None,
 ) -> ReliefResult:
     """Relief-family scores of the features of ``df`` (see the module notes for the passes).
 
@@ -194,14 +228,20 @@ def relief_statistics(
         Also return the (m, p) per-query margin vectors.
     transport : {"auto", "context", "dataframe"}
         See :mod:`sparkfs.spark.blocks` ("dataframe" runs on Spark Connect).
+    weight_col : str or None
+        Instance weights (``relieff`` only; :mod:`sparkfs.core.relief` note 8): weighted priors,
+        neighbours averaged by weight, queries' margins weighted. One extra pass fetches the
+        neighbours' weights and the per-class weight sums.
     """
+    if weight_col is not None and variant != "relieff":
+        raise ValueError(f"instance weights are defined for variant 'relieff' only, not {variant!r}")
     _check_params(variant, k, metric, scaling, sample_size, seed, block_size, num_features, num_classes,
                   query_batch_bytes, tree_depth, transport)
     sigma = _check_sigma(sigma, num_features)
     per_query = "driver" if return_query_margins else None
     with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
               row_id_col=row_id_col, transport=transport, query_batch_bytes=query_batch_bytes,
-              tree_depth=tree_depth) as rows:
+              tree_depth=tree_depth, weight_col=weight_col) as rows:
         if sample_size is not None:
             _check_class_sizes(rows.class_counts)  # before drawing: fail fast on one class
         queries = rows.sample(sample_size, seed)
@@ -224,7 +264,13 @@ def relief_statistics(
                                sigma=sigma, exclude_self=True, per_query=per_query, block_size=block_size)
         else:
             table = nearest(rows, queries, k, metric=metric, block_size=block_size)
-            pairs = relief_math.margin_pairs(variant, table, queries.labels, priors)
+            if weight_col is None:
+                pairs = relief_math.margin_pairs(variant, table, queries.labels, priors)
+            else:
+                class_weights, neighbour_weights = _neighbour_weights(rows, table.neighbour_ids)
+                priors = relief_math.class_priors(class_weights)
+                pairs = relief_math.weighted_relieff_pairs(table, queries.labels, priors, queries.weights,
+                                                           neighbour_weights)
             sums = pair_sums(rows, queries, pairs.query_positions, pairs.neighbour_ids, pairs.weights,
                              difference="abs", per_query=per_query)
         info = dict(rows.info)
@@ -235,7 +281,10 @@ def relief_statistics(
         if short:
             info["short_classes"] = {str(c): used for c, used in short.items()}
     num_queries = len(queries)
-    scores = sums.feature_sums / num_queries
+    query_mass = num_queries if weight_col is None else float(queries.weights.sum())
+    if query_mass <= 0:
+        raise InvalidInputError(f"the instance weights of the {num_queries} queries sum to 0: no margin to average")
+    scores = sums.feature_sums / query_mass
     return ReliefResult(
         scores=scores, weights=relief_math.relief_weights(scores), variant=variant, metric=metric, scaling=scaling,
         k=k, n_rows=int(class_counts.sum()), n_queries=num_queries, class_counts=class_counts, class_priors=priors,
