@@ -77,7 +77,7 @@ def test_stability_study_outputs_and_resume(spark, small_csv, tmp_path, capsys):
     for run_file in run_files[2:]:
         run_file.unlink()
     (second / "stability.json").unlink()
-    assert main([*command, "--output", str(second)]) == 0
+    assert main([*command, "--parallelism", "2", "--output", str(second)]) == 0      # two fits in flight
     assert json.loads((second / "stability.json").read_text())["summary"] == result["summary"]
     # Another study in the same directory is refused.
     assert main([*command[:-2], "--seed", "4", "--output", str(first)]) == 2
