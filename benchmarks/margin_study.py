@@ -50,6 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from sparkfs.core import margin_weighting as mw  # noqa: E402
+from sparkfs.core import simba  # noqa: E402
 from sparkfs.core import neighbours as nb  # noqa: E402
 from sparkfs.core import relief as rl  # noqa: E402
 from tests.core.test_lmba_table1 import multi_class_data, range_scaled, s1_data  # noqa: E402
@@ -115,7 +116,7 @@ def lmba_weights(X, y, batch_size=1, seed=SEED):
 
 
 def simba_weights(X, y, seed=SEED):
-    weights, _ = mw.simba_in_memory(X, y, iterations=X.shape[0], batch_size=1, seed=seed)
+    weights, _ = simba.simba_in_memory(X, y, iterations=X.shape[0], batch_size=1, seed=seed)
     return weights
 
 

@@ -10,8 +10,8 @@ eq. (3) ``sum_j t_ij ||x_i - x_j||_w^2 + c sum_{j,p} t_ij (1 - b_ip) h_jp``, wit
 Definitions 1 and 3. A step is :func:`lmba_block_terms` (one pass over a block of rows; outputs
 add over disjoint blocks, which is how the Spark layer distributes it), :func:`lmba_gradient`
 (eqs. 16-17) and :func:`lmba_step` (step 3(d)); :func:`lmba_in_memory` composes them. Simba
-(Gilad-Bachrach, Navot & Tishby, ICML 2004), the paper's baseline: :func:`simba_delta`,
-:func:`simba_final_weights`, :func:`simba_in_memory`.
+(Gilad-Bachrach, Navot & Tishby, ICML 2004), the paper's baseline, is in
+:mod:`sparkfs.core.simba` and shares this module's instance order and input checks.
 
 Choices and deviations from the paper (and why)
 -----------------------------------------------
@@ -44,8 +44,6 @@ Choices and deviations from the paper (and why)
    weight carries no meaning (the unprojected update can push a weight below 0).
 8. A zero gradient leaves w unchanged (step 3(d)'s normalisation is undefined). ``c >= 0`` is
    accepted (the paper asks c > 0; c = 0 switches the hinge off).
-9. Simba: a neighbour at weighted distance 0 (a duplicate row) contributes 0 to Delta instead of
-   dividing by zero. A Simba batch sums the Deltas of its instances, all at the same w.
 
 Complexity: :func:`lmba_block_terms` costs O(m n D) multiply-adds in two matrix products
 (O(m nnz) for CSR rows) and O(m k n) hinge comparisons for a block of n rows; a step over all N
@@ -471,46 +469,6 @@ def instance_order(n_instances, iterations, batch_size, seed) -> np.ndarray:
     return order[:needed].astype(np.int64).reshape(iterations, batch_size)
 
 
-# Simba ----------------------------------------------------------------------------------------
-
-
-def _inverse_distance_terms(w2, instances, neighbours) -> np.ndarray:
-    squares = (instances - neighbours) ** 2
-    distance = np.sqrt(np.sum(squares * w2, axis=-1))
-    scale = np.divide(1.0, distance, out=np.zeros_like(distance), where=distance > 0)
-    return squares * scale[:, None]
-
-
-def simba_delta(w, instance_matrix, hit_vectors, miss_vectors) -> np.ndarray:
-    """Summed Simba update of m instances (Gilad-Bachrach et al. 2004, Algorithm 1, step 2c).
-
-    ``Delta_f = 1/2 ((x_f - nearmiss_f)^2 / ||x - nearmiss||_w - (x_f - nearhit_f)^2 /
-    ||x - nearhit||_w) w_f`` summed over the instances; a neighbour at weighted distance 0 (a
-    duplicate row) contributes 0 instead of dividing by 0.
-
-    Parameters
-    ----------
-    w : array-like of shape (D,)
-    instance_matrix, hit_vectors, miss_vectors : ndarray of shape (m, D)
-
-    Returns
-    -------
-    delta : ndarray of shape (D,)
-    """
-    weights = np.asarray(w, dtype=float)
-    instances = np.atleast_2d(np.asarray(instance_matrix, dtype=float))
-    miss = _inverse_distance_terms(weights ** 2, instances, np.atleast_2d(np.asarray(miss_vectors, dtype=float)))
-    hit = _inverse_distance_terms(weights ** 2, instances, np.atleast_2d(np.asarray(hit_vectors, dtype=float)))
-    return 0.5 * (miss - hit).sum(axis=0) * weights
-
-
-def simba_final_weights(w) -> np.ndarray:
-    """Simba's final weights ``w^2 / ||w^2||_inf`` (zeros if w is all zero)."""
-    squares = np.asarray(w, dtype=float) ** 2
-    top = squares.max(initial=0.0)
-    return squares / top if top > 0 else np.zeros_like(squares)
-
-
 # In-memory drivers (small data; the Spark layer mirrors them) -----------------------------------
 
 
@@ -600,30 +558,3 @@ def lmba_in_memory(X, y, *, k=3, c=1.0, iterations=None, batch_size=1, step_size
         w = lmba_batch_update(w, batch_rule, differences, active_counts, impostor_sums, c, beta, projection,
                               target_mask[batch])
     return lmba_ranking_weights(w), w
-
-
-def simba_in_memory(X, y, *, iterations=None, batch_size=1, seed=0) -> Tuple[np.ndarray, np.ndarray]:
-    """Simba (Gilad-Bachrach et al. 2004, Algorithm 1) on in-memory dense data, with mini-batches.
-
-    Each step finds, for every batch instance, its nearhit and nearmiss in the current weighted
-    metric ``||.||_w`` over all rows (brute force, ties by smaller index, itself excluded), sums
-    the Deltas (:func:`simba_delta`, all at the same w) and adds them to w; finally
-    :func:`simba_final_weights`.
-
-    Returns
-    -------
-    final_weights, raw_w : ndarrays of shape (D,)
-    """
-    owner = "simba_in_memory"
-    batch_size = _check_int("batch_size", owner, batch_size, 1)
-    X, y = _check_data(X, y, owner)
-    n, num_features = X.shape
-    iterations = n if iterations is None else _check_int("iterations", owner, iterations, 0)
-    steps = number_of_steps(iterations, batch_size)
-    w = np.ones(num_features)
-    for batch in instance_order(n, steps, batch_size, seed):
-        w2 = w ** 2
-        hits = _sorted_neighbours(X, y, batch, w2, True, 1)[:, 0]
-        misses = _sorted_neighbours(X, y, batch, w2, False, 1)[:, 0]
-        w = w + simba_delta(w, X[batch], X[hits], X[misses])
-    return simba_final_weights(w), w

@@ -40,6 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from sparkfs.core import margin_weighting as mw
+from sparkfs.core import simba
 from sparkfs.core.neighbours import PAD_ID
 from sparkfs.core.relief import miss_neighbours
 from sparkfs.core.scaling import feature_scale
@@ -223,8 +224,8 @@ def simba_statistics(df, features_col: str, label_col: str, *, num_features: int
                 ids, matrix = _rows_by_id(rows, np.concatenate([hit_ids, miss_ids]))
                 hit_vectors = _dense(matrix[np.searchsorted(ids, hit_ids)])
                 miss_vectors = _dense(matrix[np.searchsorted(ids, miss_ids)])
-            w = w + mw.simba_delta(w, _dense(rows.scaled(batch.matrix)), hit_vectors, miss_vectors)
+            w = w + simba.simba_delta(w, _dense(rows.scaled(batch.matrix)), hit_vectors, miss_vectors)
         info = {"passes": len(rows.info["passes"]), "transport": rows.transport}
         class_counts = rows.class_counts
-    return MarginWeightingResult(mw.simba_final_weights(w), w, int(class_counts.sum()), len(pool), steps,
+    return MarginWeightingResult(simba.simba_final_weights(w), w, int(class_counts.sum()), len(pool), steps,
                                  class_counts, info)

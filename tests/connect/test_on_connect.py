@@ -13,6 +13,7 @@ from sparkfs import (FisherMarkovSelector, LmbaSelector, LmbaSelectorModel, Parz
                      ReliefSelector, SimbaSelector, SimbaSelectorModel)
 from sparkfs.core.parzen_ise import parzen_ise_in_memory
 from sparkfs.core import margin_weighting as mw
+from sparkfs.core import simba
 from sparkfs.selectors.baseline import UnivariateTestSelector
 from sparkfs.spark.blocks import is_connect_session
 from sparkfs.spark.neighbours import kernel_sums, nearest, pair_sums
@@ -99,7 +100,7 @@ def test_selector_fit_transform_save_load_on_connect(spark, tmp_path, make_selec
     df = connect_df(spark, X, y, 2)
     model = make_selector().fit(df)
     if isinstance(model, (LmbaSelectorModel, SimbaSelectorModel)):  # equal to the in-memory driver
-        in_memory = mw.lmba_in_memory if isinstance(model, LmbaSelectorModel) else mw.simba_in_memory
+        in_memory = mw.lmba_in_memory if isinstance(model, LmbaSelectorModel) else simba.simba_in_memory
         np.testing.assert_allclose(model.featureArray("raw_weights"), in_memory(X, y, batch_size=10)[1], rtol=1e-9)
     elif isinstance(model, ParzenISERankerModel):  # unsupervised: equal to the in-memory model
         want, _ = parzen_ise_in_memory(X, num_clusters=2, max_iter=3, fixed_feature=0, fcm_max_iter=6)

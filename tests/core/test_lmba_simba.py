@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from sklearn.datasets import load_iris
 
 from sparkfs.core import margin_weighting as mw
+from sparkfs.core import simba
 
 REL_TOL = 1e-9
 
@@ -436,7 +437,7 @@ def test_batch_gradient_is_the_sum_of_single_gradients():
 def test_simba_single_instance_matches_reference(num_classes):
     X, y = continuous_data(num_classes)
     n = X.shape[0]
-    final, raw = mw.simba_in_memory(X, y, seed=2)
+    final, raw = simba.simba_in_memory(X, y, seed=2)
     want_final, want_raw = reference_simba(X, y, mw.instance_order(n, n, 1, 2))
     assert_close(raw, want_raw)
     assert_close(final, want_final)
@@ -444,7 +445,7 @@ def test_simba_single_instance_matches_reference(num_classes):
 
 def test_simba_batches_sum_the_deltas_at_fixed_w():
     X, y = continuous_data(3)
-    final, raw = mw.simba_in_memory(X, y, iterations=36, batch_size=4, seed=6)  # 36 instances = 9 steps
+    final, raw = simba.simba_in_memory(X, y, iterations=36, batch_size=4, seed=6)  # 36 instances = 9 steps
     order = mw.instance_order(X.shape[0], 9, 4, 6)
     want_final, want_raw = reference_simba(X, y, order)
     assert_close(raw, want_raw)
@@ -460,7 +461,7 @@ def test_simba_delta_zero_distance_contributes_zero():
     x = np.array([[1.0, 2.0, 3.0]])
     miss = np.array([[2.0, 2.0, 5.0]])
     w = np.array([1.0, 0.5, 2.0])
-    delta = mw.simba_delta(w, x, x.copy(), miss)
+    delta = simba.simba_delta(w, x, x.copy(), miss)
     distance = math.sqrt(1.0 + 0.0 + 4.0 * 4.0)
     assert_close(delta, 0.5 * np.array([1.0, 0.0, 4.0]) / distance * w)
 
@@ -478,8 +479,8 @@ def test_small_pieces():
     assert_close(mw.lmba_step(w, np.array([3.0, 0.0, 4.0]), 0.5, "clip"), [0.0, 0.0, 0.8])
     assert_close(mw.lmba_ranking_weights(w), [0.25, 0.5, 1.0])
     np.testing.assert_array_equal(mw.lmba_ranking_weights(np.zeros(3)), np.zeros(3))
-    assert_close(mw.simba_final_weights(w), np.array([0.09, 0.36, 1.44]) / 1.44)
-    np.testing.assert_array_equal(mw.simba_final_weights(np.zeros(2)), np.zeros(2))
+    assert_close(simba.simba_final_weights(w), np.array([0.09, 0.36, 1.44]) / 1.44)
+    np.testing.assert_array_equal(simba.simba_final_weights(np.zeros(2)), np.zeros(2))
     assert_close(mw.step_sizes("constant", 3, 0.5), [0.5, 0.5, 0.5])
     assert_close(mw.step_sizes("decay", 3, 2.0), [2.0, 2.0 / math.sqrt(2), 2.0 / math.sqrt(3)])
 
@@ -516,7 +517,7 @@ def test_iris_lmba_ranks_petal_features_first():
                    "1, 1.7e-4, 6.6e-8, 2.2e-11): petal width is third, not in the top two as Table 1 says")
 def test_iris_simba_ranks_petal_features_first():
     X, y = load_iris(return_X_y=True)
-    final, _ = mw.simba_in_memory(X, y, iterations=X.shape[0], batch_size=1)
+    final, _ = simba.simba_in_memory(X, y, iterations=X.shape[0], batch_size=1)
     assert _top_two(final) == {2, 3}, final
 
 
@@ -540,6 +541,6 @@ def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="single row"):
         mw.lmba_in_memory(X, lonely)
     with pytest.raises(ValueError, match="single row"):
-        mw.simba_in_memory(X, lonely)
+        simba.simba_in_memory(X, lonely)
     with pytest.raises(ValueError, match="'k'"):
         mw.lmba_in_memory(X, y, k=0)

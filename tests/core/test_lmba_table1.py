@@ -32,6 +32,7 @@ import pytest
 from sklearn.datasets import load_iris
 
 from sparkfs.core import margin_weighting as mw
+from sparkfs.core import simba
 
 SEED = 0
 
@@ -114,7 +115,7 @@ def lmba_paper(X, y):
 
 
 def simba_paper(X, y):
-    final_weights, _ = mw.simba_in_memory(X, y, iterations=X.shape[0], batch_size=1, seed=SEED)
+    final_weights, _ = simba.simba_in_memory(X, y, iterations=X.shape[0], batch_size=1, seed=SEED)
     return final_weights
 
 

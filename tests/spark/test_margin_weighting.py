@@ -9,6 +9,7 @@ pytest.importorskip("pyspark")
 
 from sparkfs import LmbaSelector, LmbaSelectorModel, SimbaSelector  # noqa: E402
 from sparkfs.core import margin_weighting as mw  # noqa: E402
+from sparkfs.core import simba  # noqa: E402
 from sparkfs.spark.margin_weighting import lmba_statistics, simba_statistics  # noqa: E402
 from tests.core.test_lmba_simba import continuous_data, grid_data, reference_lmba, reference_simba  # noqa: E402
 from tests.spark.test_relief_engine import make_df  # noqa: E402
@@ -59,7 +60,7 @@ def test_simba_fetches_the_neighbours_when_their_vectors_exceed_the_budget(spark
                                seed=4)
     assert fetched.info["passes"] > carried.info["passes"]
     assert_close(fetched.raw_weights, carried.raw_weights)
-    assert_close(fetched.raw_weights, mw.simba_in_memory(X, y, iterations=6, batch_size=3, seed=4)[1])
+    assert_close(fetched.raw_weights, simba.simba_in_memory(X, y, iterations=6, batch_size=3, seed=4)[1])
 
 
 def test_mini_batches_do_not_depend_on_partitions_and_equal_the_in_memory_driver(spark):
@@ -76,7 +77,7 @@ def test_mini_batches_do_not_depend_on_partitions_and_equal_the_in_memory_driver
               for parts in (1, 3)]
     assert_close(summed[1], summed[0])
     assert_close(summed[0], mw.lmba_in_memory(X, y, iterations=12, batch_size=4, seed=1, batch_rule="sum")[1])
-    assert_close(simba_runs[0], mw.simba_in_memory(X, y, iterations=12, batch_size=4, seed=1)[1])
+    assert_close(simba_runs[0], simba.simba_in_memory(X, y, iterations=12, batch_size=4, seed=1)[1])
 
 
 def test_selectors_fit_transform_save_load_and_bad_params(spark, tmp_path):
