@@ -2,6 +2,11 @@
 end to end on a small CSV: outputs, the weights against the loop reference, resume after a kill."""
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pandas as pd
@@ -71,13 +76,20 @@ def test_stability_study_outputs_and_resume(spark, small_csv, tmp_path, capsys):
     assert all(-1.0 <= row["kuncheva"] <= 1.0 for row in result["summary"]["subsets"])
     for name in ("runs.parquet", "stability.png"):
         assert (first / name).is_file()
-    # A study killed after two runs: the next start fits only the missing runs, same numbers.
-    assert main([*command, "--output", str(second)]) == 0
-    run_files = sorted((second / "runs").glob("run-*.npz"))
-    for run_file in run_files[2:]:
-        run_file.unlink()
-    (second / "stability.json").unlink()
-    assert main([*command, "--parallelism", "2", "--output", str(second)]) == 0      # two fits in flight
+    # A study killed (SIGKILL, Spark's JVM with it) once two runs are saved: the same command
+    # fits only the missing runs, two at a time, and ends with the same numbers.
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    process = subprocess.Popen([sys.executable, "-m", "sparkfs.cli", *command, "--output", str(second)], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while len(list((second / "runs").glob("run-*.npz"))) < 2 and process.poll() is None:
+        assert time.monotonic() < deadline, "the study saved no two runs in 300 s"
+        time.sleep(0.1)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    saved = len(list((second / "runs").glob("run-*.npz")))
+    assert 2 <= saved < 4 and not (second / "stability.json").exists()
+    assert main([*command, "--parallelism", "2", "--output", str(second)]) == 0
     assert json.loads((second / "stability.json").read_text())["summary"] == result["summary"]
     # Another study in the same directory is refused.
     assert main([*command[:-2], "--seed", "4", "--output", str(first)]) == 2
