@@ -27,13 +27,14 @@ from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.core import svm_rfe as rfe_math
+from sparkfs.core.scaling import MAX_MAGNITUDE
 from sparkfs.errors import InvalidInputError
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
 from sparkfs.selectors._params import in_range, one_of
 from sparkfs.spark.blocks import arrow_vectors_to_matrix
 from sparkfs.spark.instance_weighting import margin_instance_weights, with_instance_weights
 from sparkfs.spark.row_values import labels_by_position, with_row_values
-from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
+from sparkfs.spark.stats import diagnose_input, first_vector_size, label_counts, with_label_index
 from sparkfs.spark.svm_rfe import spark_svm_rfe
 
 _LABEL_INDEX = "__sparkfs_label_index"
@@ -123,19 +124,41 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
     def _optional(self, param):
         return self.getOrDefault(param) if self.isDefined(param) else None
 
-    def _solver(self, n_rows: int, num_features: int, dataset) -> Tuple[str, str]:
+    def _column_summary(self, dataset, label_col: str):
+        """One JVM pass: per-feature min, max and non-zero count. Bad values (NaN/inf, vectors of
+        other sizes, null vectors) are diagnosed and named; values whose products overflow the
+        SVM's float64 arithmetic are refused."""
+        from pyspark.ml.stat import Summarizer
+        from pyspark.sql import functions as F
+
+        features_col = self.getFeaturesCol()
+        try:
+            row = dataset.select(Summarizer.metrics("min", "max", "mean", "numNonZeros").summary(F.col(features_col))
+                                 .alias("s")).first()["s"]
+            minimum, maximum = row["min"].toArray(), row["max"].toArray()
+            mean = row["mean"].toArray()   # NaN shows in the mean (min and max skip it)
+        except (InvalidInputError, ValueError):
+            raise
+        except Exception:
+            diagnose_input(dataset, features_col, label_col, self._weight_col())
+            raise
+        if not (np.all(np.isfinite(minimum)) and np.all(np.isfinite(maximum)) and np.all(np.isfinite(mean))):
+            diagnose_input(dataset, features_col, label_col, self._weight_col())
+            raise InvalidInputError("feature vectors contain NaN or infinite values")
+        largest = np.maximum(np.abs(minimum), np.abs(maximum))
+        if np.any(largest > MAX_MAGNITUDE):
+            feature = int(np.argmax(largest))
+            raise InvalidInputError(
+                f"feature {feature} has values up to {largest[feature]:.3g}: the linear SVM multiplies values, which "
+                f"overflows float64 beyond {MAX_MAGNITUDE:.0e}; rescale the data (e.g. to [0, 1]) first")
+        return float(row["numNonZeros"].toArray().sum())
+
+    def _solver(self, n_rows: int, num_features: int, nonzeros: float) -> Tuple[str, str]:
         budget = self.getOrDefault(self.driverBudgetMB) * 2**20
         chosen = self.getOrDefault(self.solver)
         if chosen != "auto":
             return chosen, "set by the solver parameter"
-        size = 8.0 * n_rows * num_features
-        if size > budget:
-            from pyspark.ml.stat import Summarizer
-            from pyspark.sql import functions as F
-
-            nonzeros = dataset.select(Summarizer.metrics("numNonZeros").summary(F.col(self.getFeaturesCol()))
-                                      .alias("s")).first()["s"]["numNonZeros"].toArray().sum()
-            size = min(size, 12.0 * nonzeros + 8.0 * n_rows)
+        size = min(8.0 * n_rows * num_features, 12.0 * nonzeros + 8.0 * n_rows)
         within = size <= budget
         return ("driver" if within else "spark",
                 f"the rows take {size / 2**20:.1f} MiB, {'within' if within else 'above'} "
@@ -153,6 +176,7 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
         if weighting == "margin" and self._weight_col():
             raise ValueError("SVMRFESelector takes either weightCol or instanceWeighting='margin', not both")
         num_features = first_vector_size(dataset, self.getFeaturesCol())
+        nonzeros = self._column_summary(dataset, self.getLabelCol())
         n_rows = int(counts.sum())
         data = with_label_index(dataset, self.getLabelCol(), labels, _LABEL_INDEX)
         weight_col = self._weight_col()
@@ -164,7 +188,7 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
             data = with_instance_weights(data, weights, _MARGIN_WEIGHT)
             weight_col = _MARGIN_WEIGHT
             info["instance_weight_range"] = [float(weights.weights.min()), float(weights.weights.max())]
-        solver, reason = self._solver(n_rows, num_features, dataset)
+        solver, reason = self._solver(n_rows, num_features, nonzeros)
         info.update(solver=solver, solver_reason=reason)
         defaults = SOLVER_DEFAULTS[solver]
         options = dict(step=rfe_step(self.getOrDefault(self.step)), C=self.getOrDefault(self.C),

@@ -17,6 +17,7 @@ METHODS = {
     "lfs": [], "qfs": [], "relieff": [], "anova": [],
     "lmba": ["--param", "batchSize=15"], "simba": ["--param", "batchSize=15"],
     "parzen-ise": ["--label-col", "label", "--param", "maxIter=1", "--param", "fcmMaxIter=3"],
+    "svm-rfe": ["--param", "step=0.5"],
 }
 SCHEMA = StructType([StructField("features", VectorUDT()), StructField("label", DoubleType())])
 

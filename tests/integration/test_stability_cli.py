@@ -110,3 +110,5 @@ def test_stability_of_svm_rfe_with_bootstrap_and_true_relevance(spark, small_csv
     assert (out / "rfe_path.png").is_file()
     assert main(["stability", *_common(path), "--method", "lfs", "--runs", "3", "--num-features", "7",
                  "--output", str(tmp_path / "big")]) == 2
+    assert main(["stability", *_common(path), "--method", "lfs", "--runs", "1", "--num-features", "2",
+                 "--output", str(tmp_path / "one")]) == 2
