@@ -17,6 +17,7 @@ from sparkfs.io.output import OutputExistsError, check_output_free, features_tab
 from sparkfs.io.readers import FORMATS, find_bad_libsvm_line, read_dataset
 from sparkfs.errors import InvalidInputError, SparkResourceError
 from sparkfs.spark.failures import describe, resource_failure
+from sparkfs.evaluate_command import add_evaluate_commands, run_evaluate, run_report
 from sparkfs.study_commands import add_study_commands, run_instance_weights, run_stability
 
 log = logging.getLogger("sparkfs")
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     select.add_argument("--overwrite", action="store_true", default=None, help="replace an existing output directory")
     add_spark_args(select)
     add_study_commands(commands, add_input_args, add_spark_args)
+    add_evaluate_commands(commands, add_input_args, add_spark_args)
 
     commands.add_parser("methods", help="list the --method names")
     return parser
@@ -217,6 +219,9 @@ def _run_study_command(args) -> int:
     """``instance-weights`` or ``stability``: a session from the flags, the command, a short report."""
     from sparkfs.spark.session import get_spark
 
+    if args.command == "report":
+        print("written: " + ", ".join(run_report(args)["written"]))
+        return 0
     if not args.input:
         raise ConfigError("no input: give --input")
     if not args.format:
@@ -227,6 +232,10 @@ def _run_study_command(args) -> int:
         print(f"rows={summary['n_rows']} weights from {summary['weight_min']:.4g} to {summary['weight_max']:.4g} "
               f"(sum {summary['weight_sum']:.6g}) seconds={summary['seconds']}")
         print(f"output: {summary['output']}/weights.parquet, {summary['output']}/summary.json")
+        return 0
+    if args.command == "evaluate":
+        report = run_evaluate(args, spark)
+        print(f"(method, fold) pairs fitted now: {report['done']}; report: {report['written'][-1]}")
         return 0
     report = run_stability(args, spark)
     print(f"{'k':>5} {'kuncheva':>9} {'jaccard':>8}")
@@ -244,6 +253,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         log.setLevel(logging.INFO)
         log.propagate = False
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     if args.command == "methods":
         from sparkfs.methods import METHODS
 

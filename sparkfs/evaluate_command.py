@@ -1,0 +1,163 @@
+"""The ``sparkfs evaluate`` and ``sparkfs report`` commands (issue 12). No math here.
+
+``evaluate`` draws stratified folds of the rows, fits every ``--methods`` selector on each
+training fold only (on Spark, the rows of the fold chosen by position), brings the top ``max(k)``
+columns of the fold's rows to the driver and runs the scikit-learn classifiers
+(:mod:`sparkfs.evaluation.cross_validation`). Every (method, fold) is saved when it ends: the
+same command after a kill resumes. ``report`` rebuilds the tables, plots and ``report.html`` of a
+directory from its saved results.
+
+Methods are the ``--method`` names of ``sparkfs select`` (the paper methods and Spark ML's
+``anova`` / ``chi2``) plus the driver-side baselines ``mutual-info`` and ``random``. Params go
+per method: ``--param lfs.gamma=-0.5``.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any, Dict, List
+
+import numpy as np
+
+from sparkfs.errors import InvalidInputError
+
+_IN_FOLD = "__sparkfs_in_fold"
+_SLICED = "__sparkfs_sliced"
+_POSITION = "__sparkfs_position"
+
+
+def add_evaluate_commands(commands, add_input_args, add_spark_args) -> None:
+    evaluate = commands.add_parser("evaluate", help="cross-validated accuracy of selectors vs number of features, "
+                                   "with baselines, plots and report.html")
+    add_input_args(evaluate)
+    evaluate.add_argument("--methods", required=True, help="comma-separated: any `sparkfs methods` name, "
+                          "mutual-info, random")
+    evaluate.add_argument("--classifiers", default="knn,svm,nb,tree,rbf-svm",
+                          help="comma-separated among knn, svm, rbf-svm, nb, tree (default all)")
+    evaluate.add_argument("--num-features", default="1,2,5,10,20,50,100", help="subset sizes k, comma-separated")
+    evaluate.add_argument("--cv", type=int, default=10, help="folds (default 10)")
+    evaluate.add_argument("--repeats", type=int, default=1, help="repeats of the cross-validation")
+    evaluate.add_argument("--seed", type=int, default=0, help="seed of the folds and of randomised methods")
+    evaluate.add_argument("--param", action="append", default=[], metavar="METHOD.NAME=VALUE",
+                          help="a method's param, e.g. lfs.gamma=-0.5 (repeatable)")
+    evaluate.add_argument("--output", required=True, help="output directory (a local path; reused to resume)")
+    add_spark_args(evaluate)
+    report = commands.add_parser("report", help="rebuild the tables, plots and report.html of an evaluate directory")
+    report.add_argument("directory", help="the --output directory of `sparkfs evaluate`")
+
+
+def _names(text: str, flag: str) -> List[str]:
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    if not names or len(set(names)) != len(names):
+        raise ValueError(f"{flag} expects distinct comma-separated names, got '{text}'")
+    return names
+
+
+def _method_params(texts: List[str], methods: List[str]) -> Dict[str, Dict[str, Any]]:
+    from sparkfs.io.config import parse_param
+
+    params: Dict[str, Dict[str, Any]] = {method: {} for method in methods}
+    for text in texts:
+        method, separator, rest = text.partition(".")
+        if not separator or method not in params:
+            raise ValueError(f"--param {text}: write METHOD.NAME=VALUE with METHOD among {', '.join(methods)}")
+        name, value = parse_param(rest)
+        params[method][name] = value
+    return params
+
+
+def run_evaluate(args, spark) -> Dict[str, Any]:
+    """``sparkfs evaluate``: folds, selection on each training fold, classifiers, outputs."""
+    from pyspark import StorageLevel
+    from pyspark.ml.feature import VectorSlicer
+    from pyspark.sql import functions as F
+
+    from sparkfs.evaluation import cross_validation as cv
+    from sparkfs.evaluation.report import build_report
+    from sparkfs.io.readers import read_dataset
+    from sparkfs.methods import METHODS, build_selector
+    from sparkfs.spark.blocks import arrow_vectors_to_matrix
+    from sparkfs.spark.row_values import labels_by_position, position_column, with_row_values
+    from sparkfs.study_commands import _subset_sizes
+
+    methods = _names(args.methods, "--methods")
+    classifiers = _names(args.classifiers, "--classifiers")
+    unknown = [m for m in methods if m not in METHODS and m not in cv.BASELINE_METHODS]
+    if unknown:
+        raise ValueError(f"unknown method(s) {unknown}: use `sparkfs methods` names or {', '.join(cv.BASELINE_METHODS)}")
+    bad = [c for c in classifiers if c not in cv.CLASSIFIER_NAMES]
+    if bad:
+        raise ValueError(f"unknown classifier(s) {bad}: use {', '.join(cv.CLASSIFIER_NAMES)}")
+    sizes = _subset_sizes(args.num_features)
+    params = _method_params(args.param, methods)
+    for method in methods:
+        if method in METHODS:
+            build_selector(method, params[method])          # unknown params fail before any Spark work
+        elif params[method]:
+            raise ValueError(f"the baseline {method} takes no params")
+    dataset = read_dataset(spark, args.input, args.format, label_col=args.label_col or "label",
+                           features_col=args.features_col or "features")
+    df = dataset.df.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        labels, offsets = labels_by_position(df, dataset.label_col)
+        n_rows, n_features = labels.size, len(dataset.feature_names)
+        folds = cv.fold_plan(labels, cv=args.cv, repeats=args.repeats, seed=args.seed)
+        description = {
+            "name": args.input.rstrip("/").split("/")[-1], "input": args.input, "format": args.format,
+            "rows": int(n_rows), "classes": int(np.unique(labels).size),
+            "feature_names": list(dataset.feature_names), "params": params,
+            "command": "sparkfs " + " ".join(shlex.quote(part) for part in getattr(args, "argv", [])),
+            "baselines": [m for m in methods if m in cv.BASELINE_METHODS or m in ("anova", "chi2")],
+        }
+        study = cv.EvaluationStudy(args.output, folds, methods, classifiers, sizes, description,
+                                   n_features=n_features, seed=args.seed)
+        positions = np.arange(n_rows)
+
+        def training_rows(fold):
+            member = np.zeros(n_rows)
+            member[fold.train] = 1.0
+            return (with_row_values(df, positions, member, _IN_FOLD, partition_offsets=offsets, what="fold membership")
+                    .where(F.col(_IN_FOLD) > 0).drop(_IN_FOLD).persist(StorageLevel.MEMORY_AND_DISK))
+
+        def columns_of_rows(columns):
+            sliced = VectorSlicer(inputCol=dataset.features_col, outputCol=_SLICED,
+                                  indices=[int(c) for c in columns]).transform(df)
+            table = sliced.select(_SLICED, position_column(offsets).alias(_POSITION)).toArrow()
+            matrix = arrow_vectors_to_matrix(table.column(_SLICED), len(columns), dense=True)
+            order = np.argsort(table.column(_POSITION).to_numpy(), kind="stable")
+            return matrix[order]
+
+        def rank_fold(method, fold):
+            if method in cv.BASELINE_METHODS:
+                if not cv.fits_driver_budget(fold.train.size, n_features):
+                    raise InvalidInputError(f"the baseline {method} needs the {fold.train.size} x {n_features} training "
+                                            "rows on the driver, above the evaluation's driver budget")
+                return cv.baseline_scores(method, columns_of_rows(np.arange(n_features))[fold.train],
+                                          labels[fold.train], seed=cv.fold_seed(args.seed, fold))
+            selector = build_selector(method, params[method])
+            selector.setFeaturesCol(dataset.features_col).setLabelCol(dataset.label_col)
+            rows = training_rows(fold)
+            try:
+                return selector.fit(rows).scores
+            finally:
+                rows.unpersist()
+
+        def data_for_fold(fold, columns):
+            matrix = columns_of_rows(columns)
+            return matrix[fold.train], labels[fold.train], matrix[fold.test], labels[fold.test]
+
+        done = study.run(rank_fold, data_for_fold)
+        written = study.write_results()
+        report = build_report(args.output)
+        return {"done": len(done), "written": [str(path) for path in written] + [str(report)], "output": args.output}
+    finally:
+        df.unpersist()
+
+
+def run_report(args) -> Dict[str, Any]:
+    """``sparkfs report DIR``: tables and plots from the saved results, then report.html."""
+    from sparkfs.evaluation.cross_validation import write_results
+    from sparkfs.evaluation.report import build_report
+
+    written = write_results(args.directory)
+    return {"written": [str(path) for path in written] + [str(build_report(args.directory))]}

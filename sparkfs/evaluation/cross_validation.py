@@ -1,0 +1,624 @@
+"""Cross-validated evaluation of feature rankings (issue 12): selection inside each training fold,
+classifiers on the top-k features, resumable per (method, fold).
+
+:func:`fold_plan` draws the folds; :func:`score_subsets` runs the five classifiers of
+:func:`make_classifier` on the top-k features; :func:`mutual_information_scores` and
+:func:`random_scores` are driver-side baselines. :class:`EvaluationStudy` calls the caller's
+``rank_fold(method, fold)`` for every (method, fold) not yet on disk, classifies, and saves each
+result at once (``folds/<method>/repeat-000-fold-003.npz``, atomically); :func:`write_results`
+turns the saved files into tables and plots, :func:`sparkfs.evaluation.report.build_report`
+into ``report.html``.
+
+No leakage by construction: ``rank_fold`` receives the :class:`Fold` and must select on
+``fold.train`` only; the study fetches the test rows only after the ranking is fixed, and only
+the columns of the top ``max(k)`` features (``data_for_fold(fold, columns)``).
+
+Choices (where the issue and the papers are silent)
+---------------------------------------------------
+1. **Classifiers** (Fisher-Markov paper, Section V: Weka naive Bayes and C4.5, LibSVM linear and
+   RBF SVMs, multi-class one-versus-all; its Table II has no kNN): ``nb`` = GaussianNB (Weka's
+   default Gaussian estimator); ``tree`` = CART with the entropy criterion and at least 2 rows per
+   leaf (C4.5's information gain and J48's default ``-M 2``; sklearn has no gain ratio nor
+   pruning); ``svm`` = LinearSVC, hinge loss (LibSVM's C-SVC loss), C=1, one-versus-rest;
+   ``rbf-svm`` = one-versus-rest SVC(rbf), C=1, gamma = 1/k (LibSVM's default); ``knn`` = 1-NN,
+   Euclidean (the 1-NN of Li & Lu's LMBA experiments; Yang & Hu tune k, see
+   :func:`sparkfs.evaluation.probes.accuracy_curve`). Each is preceded by a MinMaxScaler fitted on
+   the training rows, as in :mod:`~sparkfs.evaluation.probes`.
+2. **k larger than the number of features** is clipped to it, and clipped counts are merged:
+   ``1,2,5,10,20,50,100`` on 13 features evaluates k = 1, 2, 5, 10, 13; ``k`` in every output is
+   the number of features actually used.
+3. **Metrics**: accuracy and macro-F1 (sklearn, over the labels present in the fold's truth or
+   predictions, 0 for a class never predicted); error = 1 - accuracy. Means and standard
+   deviations (ddof=1; NaN for a single fold) pool all folds of all repeats. Best k = lowest mean
+   error, ties (within 1e-12) to the smaller k. ``mean_fold_min_error`` is the Fisher-Markov
+   paper's Table IV statistic: the mean over folds of each fold's smallest error over k.
+4. **Seeds**: repeat r's folds use ``StratifiedKFold(random_state=SeedSequence(seed).spawn(R)[r])``,
+   so they depend on (labels, seed, r) only; classifiers use ``random_state=seed`` of the study;
+   :func:`fold_seed` gives randomised selectors and baselines a seed per fold.
+5. **Resume fingerprint** (``study.json``): description, n_features, classifiers, the effective
+   k list, seed, probe positions and a SHA-256 of the folds. The methods are not part of it (each
+   (method, fold) file stands alone): a method can be added later; outputs cover the methods of
+   the last :meth:`EvaluationStudy.run`.
+6. **Scores**: NaN ranks last (:func:`sparkfs.core.selection.rank_features`); the selection ROC
+   uses the scores' ranks (NaN lowest), which leaves the AUC of finite scores unchanged.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+from scipy import stats
+from sklearn.feature_selection import mutual_info_classif
+from sklearn.metrics import accuracy_score, f1_score
+from sklearn.model_selection import StratifiedKFold
+from sklearn.multiclass import OneVsRestClassifier
+from sklearn.naive_bayes import GaussianNB
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import MinMaxScaler
+from sklearn.svm import SVC, LinearSVC
+from sklearn.tree import DecisionTreeClassifier
+
+from sparkfs.core.selection import rank_features
+from sparkfs.evaluation.report import atomic_write_bytes, selection_roc_of_scores, write_plots
+from sparkfs.evaluation.stability_runs import StudyMismatchError, plan_hash
+
+CLASSIFIER_NAMES = ("knn", "svm", "rbf-svm", "nb", "tree")
+BASELINE_METHODS = ("mutual-info", "random")
+#: Largest (training + test rows) x columns of reduced data brought to the driver (400 MB of float64).
+DEFAULT_DRIVER_BUDGET_CELLS = 50_000_000
+TIE_TOLERANCE = 1e-12
+_METHOD_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _invalid(parameter: str, owner: str, constraint: str, value) -> ValueError:
+    return ValueError(f"The '{parameter}' parameter of {owner} must be {constraint}. Got {value!r} instead.")
+
+
+def _labels(values, parameter: str, owner: str) -> np.ndarray:
+    values = np.asarray(values)
+    if values.ndim != 1 or values.size == 0:
+        raise _invalid(parameter, owner, "a non-empty 1-d array", f"an array of shape {values.shape}")
+    if values.dtype.kind == "f" and np.isnan(values).any():
+        rows = np.flatnonzero(np.isnan(values))[:5]
+        raise ValueError(f"The '{parameter}' parameter of {owner} holds NaN (rows {rows.tolist()})")
+    return values
+
+
+# Folds -----------------------------------------------------------------------------------------
+
+
+class Fold(NamedTuple):
+    """One training/test split: sorted row positions. With ``separate_test`` the test positions
+    index the separate test set, otherwise the same data as ``train``."""
+
+    repeat: int
+    fold: int
+    train: np.ndarray
+    test: np.ndarray
+    separate_test: bool = False
+
+
+def fold_plan(labels, *, cv: int = 10, repeats: int = 1, seed: int = 0, test_labels=None) -> List[Fold]:
+    """The folds of (repeated) stratified cross-validation, or of a separate test set.
+
+    Parameters
+    ----------
+    labels : array of shape (n,)
+        Class of every (training) row.
+    cv : int, default 10
+        Folds per repeat, >= 2, at most the size of the smallest class; 1 with ``test_labels``.
+    repeats : int, default 1
+        R; repeat r shuffles with its own seed (module note 4). With a separate test set every
+        repeat has the same rows (useful for randomised selectors only).
+    seed : int >= 0
+    test_labels : array, optional
+        Labels of a separate test set: one fold per repeat trains on all rows and tests on it.
+
+    Returns
+    -------
+    list of :class:`Fold`, repeat-major; ``fold`` counts from 0 within its repeat.
+    """
+    owner = "fold_plan"
+    labels = _labels(labels, "labels", owner)
+    if not _is_int(repeats) or repeats < 1:
+        raise _invalid("repeats", owner, "an int in the range [1, inf)", repeats)
+    if not _is_int(seed) or seed < 0:
+        raise _invalid("seed", owner, "an int in the range [0, inf)", seed)
+    if test_labels is not None:
+        test_labels = _labels(test_labels, "test_labels", owner)
+        if cv != 1:
+            raise _invalid("cv", owner, "1 when test_labels is given (the test set replaces cross-validation)", cv)
+        train, test = np.arange(labels.size), np.arange(test_labels.size)
+        return [Fold(r, 0, train, test, True) for r in range(repeats)]
+    if not _is_int(cv) or cv < 2:
+        raise _invalid("cv", owner, "an int in the range [2, inf) (or 1 with a separate test set in test_labels)", cv)
+    classes, counts = np.unique(labels, return_counts=True)
+    if classes.size < 2:
+        raise _invalid("labels", owner, "labels of at least two classes", f"the single class {classes[0].item()!r}")
+    if counts.min() < cv:
+        smallest = int(np.argmin(counts))
+        raise _invalid("cv", owner, f"at most the size of the smallest class ({counts[smallest]} rows of class "
+                       f"{classes[smallest].item()!r}) so every test fold holds every class", cv)
+    plan = []
+    for repeat, child in enumerate(np.random.SeedSequence(seed).spawn(repeats)):
+        splitter = StratifiedKFold(n_splits=cv, shuffle=True, random_state=int(child.generate_state(1)[0]))
+        for index, (train, test) in enumerate(splitter.split(np.zeros((labels.size, 1)), labels)):
+            plan.append(Fold(repeat, index, np.sort(train).astype(np.int64), np.sort(test).astype(np.int64)))
+    return plan
+
+
+def fold_seed(seed: int, fold: Fold) -> int:
+    """A seed for randomised selection on one fold: a function of (seed, repeat, fold) only."""
+    return int(np.random.SeedSequence([int(seed), int(fold.repeat), int(fold.fold)]).generate_state(1)[0])
+
+
+def folds_hash(folds: Sequence[Fold]) -> str:
+    """SHA-256 of the folds (keys, flags, train and test positions), via :func:`plan_hash`."""
+    parts = []
+    for fold in folds:
+        parts += [np.array([fold.repeat, fold.fold, int(fold.separate_test)]), fold.train, fold.test]
+    return plan_hash(parts)
+
+
+# Classifiers -----------------------------------------------------------------------------------
+
+
+def make_classifier(name: str, seed: int = 0) -> Pipeline:
+    """A fresh scikit-learn pipeline: MinMaxScaler, then the classifier ``name`` (module note 1)."""
+    if name not in CLASSIFIER_NAMES:
+        raise _invalid("name", "make_classifier", f"a str among {CLASSIFIER_NAMES}", name)
+    models = {
+        "knn": lambda: KNeighborsClassifier(n_neighbors=1, algorithm="brute"),
+        "svm": lambda: LinearSVC(C=1.0, loss="hinge", dual=True, max_iter=20_000, random_state=seed),
+        "rbf-svm": lambda: OneVsRestClassifier(SVC(kernel="rbf", C=1.0, gamma="auto")),
+        "nb": lambda: GaussianNB(),
+        "tree": lambda: DecisionTreeClassifier(criterion="entropy", min_samples_leaf=2, random_state=seed),
+    }
+    return Pipeline([("scale", MinMaxScaler()), (name, models[name]())])
+
+
+def feature_counts(num_features_list: Sequence[int], n_features: int) -> List[int]:
+    """The k values evaluated: each clipped to ``n_features``, duplicates merged, ascending."""
+    ks = list(num_features_list)
+    if not ks or any(not _is_int(k) or k < 1 for k in ks):
+        raise _invalid("num_features_list", "feature_counts", "a non-empty list of ints >= 1", ks)
+    return sorted({min(int(k), int(n_features)) for k in ks})
+
+
+def score_subsets(X_train, y_train, X_test, y_test, ranking, num_features_list: Sequence[int],
+                  classifiers: Sequence[str] = CLASSIFIER_NAMES, *, seed: int = 0) -> List[dict]:
+    """Test accuracy and macro-F1 of each classifier on the top-k features of ``ranking``.
+
+    ``ranking`` lists column indices of ``X_train`` / ``X_test``, best first; only its first
+    ``max(k)`` are used, and each k is clipped to ``len(ranking)`` (module note 2). ``seed`` is the
+    ``random_state`` of the classifiers that take one. Returns a list of dict ``{"classifier",
+    "k", "accuracy", "macro_f1"}``, classifier-major, k ascending.
+    """
+    owner = "score_subsets"
+    X_train, X_test = np.asarray(X_train, dtype=np.float64), np.asarray(X_test, dtype=np.float64)
+    y_train, y_test = np.asarray(y_train), np.asarray(y_test)
+    ranking = np.asarray(ranking, dtype=np.int64)
+    if X_train.ndim != 2 or X_test.ndim != 2 or X_train.shape[1] != X_test.shape[1]:
+        raise _invalid("X_train", owner, "2-d with the columns of X_test", f"shapes {X_train.shape}, {X_test.shape}")
+    if X_train.shape[0] != y_train.shape[0] or X_test.shape[0] != y_test.shape[0]:
+        raise _invalid("y_train", owner, "as long as X has rows (per split)", f"{y_train.shape[0]}/{y_test.shape[0]}")
+    if not (np.all(np.isfinite(X_train)) and np.all(np.isfinite(X_test))):
+        raise ValueError(f"{owner}: X_train and X_test must be finite (impute or drop NaN first)")
+    if ranking.ndim != 1 or ranking.size == 0 or np.unique(ranking).size != ranking.size \
+            or ranking.min() < 0 or ranking.max() >= X_train.shape[1]:
+        raise _invalid("ranking", owner, f"distinct column indices in [0, {X_train.shape[1] - 1}]", ranking[:10])
+    unknown = [name for name in classifiers if name not in CLASSIFIER_NAMES]
+    if unknown or not classifiers:
+        raise _invalid("classifiers", owner, f"a non-empty list of names among {CLASSIFIER_NAMES}", list(classifiers))
+    rows = []
+    for name in classifiers:
+        for k in feature_counts(num_features_list, ranking.size):
+            columns = ranking[:k]
+            predicted = make_classifier(name, seed).fit(X_train[:, columns], y_train).predict(X_test[:, columns])
+            rows.append({"classifier": name, "k": k, "accuracy": float(accuracy_score(y_test, predicted)),
+                         "macro_f1": float(f1_score(y_test, predicted, average="macro", zero_division=0.0))})
+    return rows
+
+
+# Baselines -------------------------------------------------------------------------------------
+
+
+def mutual_information_scores(X, y, seed: int = 0) -> np.ndarray:
+    """Estimated mutual information between each feature and the class (sklearn's kNN estimator
+    of Kraskov et al., 3 neighbours, continuous features), seeded; larger = better."""
+    return mutual_info_classif(np.asarray(X, dtype=np.float64), np.asarray(y), discrete_features=False,
+                               n_neighbors=3, random_state=seed)
+
+
+def random_scores(n_features: int, seed: int = 0) -> np.ndarray:
+    """A seeded random ranking: i.i.d. uniform scores (the chance level of any selector)."""
+    if not _is_int(n_features) or n_features < 1:
+        raise _invalid("n_features", "random_scores", "an int in the range [1, inf)", n_features)
+    return np.random.default_rng(seed).random(int(n_features))
+
+
+def baseline_scores(method: str, X_train, y_train, seed: int = 0) -> np.ndarray:
+    """Scores of the baseline ``method`` (one of :data:`BASELINE_METHODS`) on training rows."""
+    if method == "mutual-info":
+        return mutual_information_scores(X_train, y_train, seed)
+    if method == "random":
+        return random_scores(np.asarray(X_train).shape[1], seed)
+    raise _invalid("method", "baseline_scores", f"a str among {BASELINE_METHODS}", method)
+
+
+def fits_driver_budget(n_rows: int, n_columns: int, budget_cells: int = DEFAULT_DRIVER_BUDGET_CELLS) -> bool:
+    """Whether ``n_rows x n_columns`` reduced values may be classified on the driver."""
+    return int(n_rows) * int(n_columns) <= int(budget_cells)
+
+
+# Significance ----------------------------------------------------------------------------------
+
+
+class PairedTest(NamedTuple):
+    statistic: float
+    p_value: float
+    pairs: int
+
+
+def _paired(a, b, owner: str, minimum: int) -> Tuple[np.ndarray, np.ndarray]:
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.ndim != 1 or a.shape != b.shape:
+        raise _invalid("b", owner, f"a 1-d array as long as a ({a.shape})", f"an array of shape {b.shape}")
+    if a.size < minimum or not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        raise _invalid("a", owner, f"finite, with at least {minimum} pairs", a.tolist())
+    return a, b
+
+
+def paired_t_test_across_folds(a, b) -> PairedTest:
+    """Two-sided paired t-test (``scipy.stats.ttest_rel``) of one metric of two methods on the
+    same folds. NaN statistic and p-value when every difference is equal (within 1e-12). Folds of repeated
+    cross-validation share training rows, so the p-value is optimistic (Nadeau & Bengio)."""
+    a, b = _paired(a, b, "paired_t_test_across_folds", 2)
+    if np.ptp(a - b) <= TIE_TOLERANCE:  # equal differences (up to rounding): no variance, no test
+        return PairedTest(np.nan, np.nan, int(a.size))
+    result = stats.ttest_rel(a, b)
+    return PairedTest(float(result.statistic), float(result.pvalue), int(a.size))
+
+
+def wilcoxon_across_datasets(a, b) -> PairedTest:
+    """Two-sided Wilcoxon signed-rank test (``scipy.stats.wilcoxon``, zero differences dropped,
+    exact p-value for small samples without ties) of one metric of two methods over data sets,
+    as the Fisher-Markov paper's Table V (Demsar's recommendation)."""
+    a, b = _paired(a, b, "wilcoxon_across_datasets", 1)
+    result = stats.wilcoxon(a, b, alternative="two-sided")
+    return PairedTest(float(result.statistic), float(result.pvalue), int(a.size))
+
+
+# Summaries -------------------------------------------------------------------------------------
+
+
+def _means(results: pd.DataFrame) -> pd.DataFrame:
+    frame = results.assign(error=1.0 - results["accuracy"])
+    return frame.groupby(["method", "classifier", "k"], sort=False).agg(
+        folds=("accuracy", "size"), accuracy_mean=("accuracy", "mean"), accuracy_std=("accuracy", "std"),
+        macro_f1_mean=("macro_f1", "mean"), macro_f1_std=("macro_f1", "std"),
+        error_mean=("error", "mean"), error_std=("error", "std")).reset_index()
+
+
+def best_k_table(results: pd.DataFrame) -> pd.DataFrame:
+    """Per method x classifier: the k of lowest mean error (ties to the smaller k) and its means,
+    plus the paper's mean over folds of each fold's smallest error (module note 3)."""
+    means, rows = _means(results), []
+    for (method, classifier), group in means.groupby(["method", "classifier"], sort=False):
+        lowest = group["error_mean"].min()
+        chosen = group[group["error_mean"] <= lowest + TIE_TOLERANCE].sort_values("k").iloc[0]
+        runs = results[(results["method"] == method) & (results["classifier"] == classifier)]
+        fold_min_error = 1.0 - runs.groupby(["repeat", "fold"])["accuracy"].max()
+        rows.append({"method": method, "classifier": classifier, "best_k": int(chosen["k"]),
+                     "error_mean": chosen["error_mean"], "error_std": chosen["error_std"],
+                     "accuracy_mean": chosen["accuracy_mean"], "macro_f1_mean": chosen["macro_f1_mean"],
+                     "mean_fold_min_error": float(fold_min_error.mean()),
+                     "fold_min_error_std": float(fold_min_error.std())})
+    return pd.DataFrame(rows)
+
+
+def summary_table(results: pd.DataFrame, selection_auc: Optional[pd.DataFrame] = None) -> pd.DataFrame:
+    """Mean and std over folds and repeats per method x classifier x k.
+
+    ``results`` has the columns of ``results.parquet``; ``selection_auc`` (method, repeat, fold,
+    auc) adds each method's mean and std AUC (NaN without probes). ``best_k`` marks the rows of
+    :func:`best_k_table`.
+    """
+    table = _means(results)
+    best = best_k_table(results)[["method", "classifier", "best_k"]]
+    table = table.merge(best, on=["method", "classifier"], how="left", sort=False)
+    table["best_k"] = table["k"] == table["best_k"]
+    if selection_auc is not None and not selection_auc.empty:
+        auc = selection_auc.groupby("method", sort=False)["auc"].agg(selection_auc_mean="mean",
+                                                                     selection_auc_std="std").reset_index()
+        return table.merge(auc, on="method", how="left", sort=False)
+    return table.assign(selection_auc_mean=np.nan, selection_auc_std=np.nan)
+
+
+def significance_table(results: pd.DataFrame) -> pd.DataFrame:
+    """Paired t-tests across folds of every pair of methods, per classifier, each at its best k."""
+    best, rows = best_k_table(results), []
+    for classifier, chosen in best.groupby("classifier", sort=False):
+        errors = {}
+        for method, k in zip(chosen["method"], chosen["best_k"]):
+            runs = results[(results["method"] == method) & (results["classifier"] == classifier) & (results["k"] == k)]
+            errors[method] = (k, 1.0 - runs.set_index(["repeat", "fold"])["accuracy"].sort_index())
+        names = list(errors)
+        for i, first in enumerate(names):
+            for second in names[i + 1:]:
+                (k_a, a), (k_b, b) = errors[first], errors[second]
+                if len(a) < 2:
+                    continue
+                test = paired_t_test_across_folds(a.to_numpy(), b.reindex(a.index).to_numpy())
+                rows.append({"classifier": classifier, "method_a": first, "k_a": k_a, "method_b": second, "k_b": k_b,
+                             "error_a": float(a.mean()), "error_b": float(b.mean()), "pairs": test.pairs,
+                             "t_statistic": test.statistic, "p_value": test.p_value})
+    return pd.DataFrame(rows, columns=["classifier", "method_a", "k_a", "method_b", "k_b", "error_a", "error_b",
+                                       "pairs", "t_statistic", "p_value"])
+
+
+# The study -------------------------------------------------------------------------------------
+
+
+class _Progress:
+    """One line per step to ``callback``, else to stderr: a bar redrawn in place on a terminal."""
+
+    def __init__(self, total: int, callback: Optional[Callable[[str], None]]):
+        self.total, self.done, self.seconds, self.callback = total, 0, 0.0, callback
+
+    def step(self, label: str, seconds: float) -> None:
+        self.done, self.seconds = self.done + 1, self.seconds + seconds
+        left = self.seconds / self.done * (self.total - self.done)
+        message = f"{self.done}/{self.total} {label} ({seconds:.1f} s; about {left:.0f} s left)"
+        if self.callback is None and sys.stderr.isatty():
+            filled = int(round(30 * self.done / self.total))
+            message = f"\r\033[K[{'#' * filled}{'.' * (30 - filled)}] {message}" + "\n" * (self.done == self.total)
+            sys.stderr.write(message)
+            sys.stderr.flush()
+        else:
+            (self.callback or (lambda line: print(line, file=sys.stderr, flush=True)))(message)
+
+
+class EvaluationStudy:
+    """Selection on each training fold, classifiers on its test fold, saved per (method, fold).
+
+    Parameters
+    ----------
+    directory : str or Path
+        Holds ``study.json``, ``folds/<method>/repeat-RRR-fold-FFF.npz`` and the outputs.
+    folds : list of :class:`Fold` (:func:`fold_plan`)
+    methods : list of str, names passed to ``rank_fold`` (letters, digits and ``_.+-``)
+    classifiers : names from :data:`CLASSIFIER_NAMES`
+    num_features_list : list of int, the k values (module note 2)
+    description : dict
+        JSON-able; part of the fingerprint and shown in the report. Keys read by the outputs:
+        ``input``, ``test_input``, ``rows``, ``classes``, ``command`` (str or argv list),
+        ``feature_names`` (n_features names, or the real features' names when probes follow),
+        ``baselines`` (method names).
+    n_features : int, columns of the data, probes included
+    probe_mask : bool array of shape (n_features,), optional
+        True for probe features: adds the selection ROC/AUC per (method, fold).
+    seed : int, default 0, ``random_state`` of the classifiers
+    driver_budget_cells : int, largest (training + test rows) x columns fetched by ``data_for_fold``
+    """
+
+    def __init__(self, directory, folds: Sequence[Fold], methods: Sequence[str], classifiers: Sequence[str],
+                 num_features_list: Sequence[int], description: dict, *, n_features: int, probe_mask=None,
+                 seed: int = 0, driver_budget_cells: int = DEFAULT_DRIVER_BUDGET_CELLS):
+        owner = "EvaluationStudy"
+        if not _is_int(n_features) or n_features < 1:
+            raise _invalid("n_features", owner, "an int in the range [1, inf)", n_features)
+        if not folds or not all(isinstance(fold, Fold) for fold in folds):
+            raise _invalid("folds", owner, "a non-empty list of Fold (see fold_plan)", folds)
+        for parameter, names, constraint, valid in (
+                ("methods", methods, "letters, digits and _.+-",
+                 lambda name: isinstance(name, str) and bool(_METHOD_NAME.match(name))),
+                ("classifiers", classifiers, f"among {CLASSIFIER_NAMES}", lambda name: name in CLASSIFIER_NAMES)):
+            if not names or len(set(names)) != len(names) or not all(valid(name) for name in names):
+                raise _invalid(parameter, owner, f"a non-empty list of distinct names of {constraint}", names)
+        try:
+            self.description = json.loads(json.dumps(description, sort_keys=True))
+        except (TypeError, ValueError) as error:
+            raise _invalid("description", owner, "a JSON-able dict", description) from error
+        if not isinstance(self.description, dict):
+            raise _invalid("description", owner, "a JSON-able dict", description)
+        probe_features = None
+        if probe_mask is not None:
+            probe_mask = np.asarray(probe_mask)
+            if probe_mask.dtype != bool or probe_mask.shape != (n_features,) or len(set(probe_mask.tolist())) < 2:
+                raise _invalid("probe_mask", owner, f"a bool array of shape ({n_features},) with real features and "
+                               "probes", f"dtype {probe_mask.dtype}, shape {probe_mask.shape}")
+            probe_features = np.flatnonzero(probe_mask).tolist()
+        names = self.description.get("feature_names")
+        n_real = n_features - len(probe_features or [])
+        if names is not None and (not isinstance(names, list) or len(names) not in (n_features, n_real)):
+            raise _invalid("description", owner, f"a dict whose 'feature_names' lists {n_features} (or {n_real} real) "
+                           "names", f"{len(names) if isinstance(names, list) else names!r} names")
+        if not _is_int(seed) or seed < 0:
+            raise _invalid("seed", owner, "an int in the range [0, inf)", seed)
+        if not _is_int(driver_budget_cells) or driver_budget_cells < 1:
+            raise _invalid("driver_budget_cells", owner, "an int in the range [1, inf)", driver_budget_cells)
+        self.directory, self.folds = Path(directory), list(folds)
+        self.methods, self.classifiers = list(methods), list(classifiers)
+        self.feature_counts = feature_counts(num_features_list, n_features)
+        self.n_features, self.probe_mask, self.seed = int(n_features), probe_mask, int(seed)
+        self.driver_budget_cells = int(driver_budget_cells)
+        self.fingerprint = {"description": self.description, "n_features": self.n_features,
+                            "classifiers": self.classifiers, "feature_counts": self.feature_counts,
+                            "seed": self.seed, "probe_features": probe_features, "folds": len(self.folds),
+                            "folds_sha256": folds_hash(self.folds)}
+
+    def _config(self) -> dict:
+        return {**self.fingerprint, "methods": self.methods, "separate_test": bool(self.folds[0].separate_test),
+                "fold_keys": [[int(f.repeat), int(f.fold)] for f in self.folds]}
+
+    def fold_path(self, method: str, fold: Fold) -> Path:
+        return _fold_path(self.directory, method, fold.repeat, fold.fold)
+
+    def missing(self) -> List[Tuple[str, Fold]]:
+        """The (method, fold) pairs without a saved file, fold-major."""
+        return [(method, fold) for fold in self.folds for method in self.methods
+                if not self.fold_path(method, fold).exists()]
+
+    def _check_fingerprint(self, create: bool) -> None:
+        study_file = self.directory / "study.json"
+        if study_file.exists():
+            stored = json.loads(study_file.read_text())
+            differing = [key for key in self.fingerprint if stored.get(key) != self.fingerprint[key]]
+            if differing:
+                raise StudyMismatchError(
+                    f"{self.directory} holds another evaluation ({', '.join(differing)} differ); use another output "
+                    "directory, or remove this one to start again")
+        elif not create:
+            raise FileNotFoundError(f"{study_file} does not exist; run the study first")
+        if create:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(study_file, json.dumps(self._config(), indent=2).encode())
+
+    def run(self, rank_fold: Callable[[str, Fold], np.ndarray],
+            data_for_fold: Callable[[Fold, np.ndarray], tuple], *,
+            progress: Optional[Callable[[str], None]] = None) -> List[Tuple[str, int, int]]:
+        """Select, classify and save every (method, fold) not yet saved; returns those done now.
+
+        ``rank_fold(method, fold)`` returns the (n_features,) scores of ``method`` fitted on the
+        rows ``fold.train`` only (larger = better). ``data_for_fold(fold, columns)`` returns
+        ``(X_train, y_train, X_test, y_test)`` restricted to the sorted feature indices
+        ``columns`` (the top ``max(k)`` features of that ranking): rows ``fold.train`` and
+        ``fold.test`` (of the test set when ``fold.separate_test``), in that order. Each result
+        is saved when done; an exception propagates and leaves the saved files. ``progress``
+        gets one line per step (default: stderr, a bar on a terminal).
+        """
+        self._check_fingerprint(create=True)
+        for stale in self.directory.glob("folds/*/.*.tmp"):  # left by a killed process
+            stale.unlink()
+        pending = self.missing()
+        meter, done = _Progress(len(pending), progress), []
+        for method, fold in pending:
+            start = time.perf_counter()
+            arrays = self._evaluate(method, fold, rank_fold, data_for_fold)
+            buffer = io.BytesIO()
+            np.savez(buffer, **arrays)
+            self.fold_path(method, fold).parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(self.fold_path(method, fold), buffer.getvalue())
+            done.append((method, fold.repeat, fold.fold))
+            meter.step(f"{method} repeat {fold.repeat + 1} fold {fold.fold + 1}", time.perf_counter() - start)
+        return done
+
+    def _evaluate(self, method: str, fold: Fold, rank_fold, data_for_fold) -> Dict[str, np.ndarray]:
+        """The arrays saved for one (method, fold): scores, one metric row per classifier x k, AUC, times."""
+        where = f"repeat {fold.repeat} fold {fold.fold} of {method!r}"
+        start = time.perf_counter()
+        scores = np.asarray(rank_fold(method, fold), dtype=np.float64)
+        if scores.shape != (self.n_features,):
+            raise ValueError(f"rank_fold returned scores of shape {scores.shape} for {where}; expected "
+                             f"({self.n_features},)")
+        selected = time.perf_counter()
+        ranking = rank_features(scores)[:self.feature_counts[-1]]
+        columns, n_rows = np.sort(ranking), fold.train.size + fold.test.size
+        if not fits_driver_budget(n_rows, columns.size, self.driver_budget_cells):
+            raise _invalid("driver_budget_cells", "EvaluationStudy", f"at least the {n_rows * columns.size} reduced "
+                           "values of a fold (or lower the largest k, or classify on Spark)", self.driver_budget_cells)
+        X_train, y_train, X_test, y_test = data_for_fold(fold, columns)
+        for name, X, rows in (("X_train", X_train, fold.train), ("X_test", X_test, fold.test)):
+            if np.shape(X) != (rows.size, columns.size):
+                raise ValueError(f"data_for_fold returned {name} of shape {np.shape(X)} for {where}; expected "
+                                 f"({rows.size}, {columns.size})")
+        rows = score_subsets(X_train, y_train, X_test, y_test, np.searchsorted(columns, ranking),
+                             self.feature_counts, self.classifiers, seed=self.seed)
+        auc = np.nan if self.probe_mask is None else selection_roc_of_scores(scores, ~self.probe_mask)[2]
+        arrays = {name: np.array([row[name] for row in rows]) for name in ("classifier", "k", "accuracy", "macro_f1")}
+        return {"scores": scores, **arrays, "test_rows": np.int64(fold.test.size), "selection_auc": np.float64(auc),
+                "selection_seconds": np.float64(selected - start),
+                "classifier_seconds": np.float64(time.perf_counter() - selected)}
+
+    def write_results(self) -> List[Path]:
+        """The outputs of :func:`write_results`, after checking the fingerprint."""
+        self._check_fingerprint(create=False)
+        return _write_outputs(self.directory, self._config())
+
+
+def _fold_path(directory: Path, method: str, repeat: int, fold: int) -> Path:
+    return Path(directory) / "folds" / method / f"repeat-{repeat:03d}-fold-{fold:03d}.npz"
+
+
+def _read_study(directory) -> dict:
+    study_file = Path(directory) / "study.json"
+    if not study_file.exists():
+        raise FileNotFoundError(f"{study_file} does not exist; run the evaluation first")
+    return json.loads(study_file.read_text())
+
+
+def load_results(directory, config: Optional[dict] = None):
+    """``(results, selection_auc, timings, scores)`` from the saved fold files.
+
+    ``results``: the rows of ``results.parquet``; ``selection_auc``: method, repeat, fold, auc
+    (empty without probes); ``timings``: method, repeat, fold, selection_seconds,
+    classifier_seconds; ``scores``: ``{method: (folds, n_features) array}``.
+    """
+    directory = Path(directory)
+    config = config or _read_study(directory)
+    keys = [(method, r, f) for method in config["methods"] for r, f in config["fold_keys"]]
+    missing = [key for key in keys if not _fold_path(directory, *key).exists()]
+    if missing:
+        raise RuntimeError(f"the evaluation in {directory} misses {len(missing)} of {len(keys)} (method, fold) "
+                           f"results (first: {missing[:3]}); run it again to finish")
+    parts, aucs, timings, scores = [], [], [], {}
+    for method, repeat, fold in keys:
+        with np.load(_fold_path(directory, method, repeat, fold), allow_pickle=False) as stored:
+            saved = {name: stored[name] for name in stored.files}
+        parts.append(pd.DataFrame({"method": method, "repeat": repeat, "fold": fold, "classifier": saved["classifier"],
+                                   "k": saved["k"], "test_rows": int(saved["test_rows"]),
+                                   "accuracy": saved["accuracy"], "macro_f1": saved["macro_f1"]}))
+        if np.isfinite(saved["selection_auc"]):
+            aucs.append({"method": method, "repeat": repeat, "fold": fold, "auc": float(saved["selection_auc"])})
+        timings.append({"method": method, "repeat": repeat, "fold": fold,
+                        "selection_seconds": float(saved["selection_seconds"]),
+                        "classifier_seconds": float(saved["classifier_seconds"])})
+        scores.setdefault(method, []).append(saved["scores"])
+    results = pd.concat(parts, ignore_index=True).astype({"classifier": str, "k": np.int64})
+    return (results, pd.DataFrame(aucs, columns=["method", "repeat", "fold", "auc"]), pd.DataFrame(timings),
+            {method: np.vstack(rows) for method, rows in scores.items()})
+
+
+_RESULTS_SCHEMA = pa.schema([("method", pa.string()), ("classifier", pa.string()), ("k", pa.int32()),
+                             ("repeat", pa.int32()), ("fold", pa.int32()), ("test_rows", pa.int32()),
+                             ("accuracy", pa.float64()), ("macro_f1", pa.float64())])
+
+
+def _write_outputs(directory: Path, config: dict) -> List[Path]:
+    results, selection_auc, timings, scores = load_results(directory, config)
+    summary, best = summary_table(results, selection_auc), best_k_table(results)
+    table = pa.Table.from_pandas(results[_RESULTS_SCHEMA.names], schema=_RESULTS_SCHEMA, preserve_index=False)
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    written = [atomic_write_bytes(directory / "results.parquet", buffer.getvalue())]
+    frames = {"summary.csv": summary, "best.csv": best, "significance.csv": significance_table(results),
+              "timings.csv": timings}
+    if not selection_auc.empty:
+        frames["selection_auc.csv"] = selection_auc
+    for name, frame in frames.items():
+        written.append(atomic_write_bytes(directory / name, frame.to_csv(index=False).encode()))
+    return written + write_plots(directory, config, summary, selection_auc, scores)
+
+
+def write_results(directory) -> List[Path]:
+    """Write ``results.parquet``, ``summary.csv``, ``best.csv``, ``significance.csv``,
+    ``timings.csv`` (``selection_auc.csv`` with probes), the PNG plots and ``plots.json`` from the
+    saved fold files of ``directory`` (all (method, fold) pairs must be saved); returns the paths.
+    """
+    return _write_outputs(Path(directory), _read_study(directory))

@@ -1,0 +1,163 @@
+"""The self-contained HTML report (sparkfs.evaluation.report) of a small evaluation study (no Spark)."""
+
+import base64
+import json
+from html.parser import HTMLParser
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.feature_selection import f_classif
+
+from sparkfs.evaluation.cross_validation import (EvaluationStudy, fold_plan, fold_seed, mutual_information_scores,
+                                                 random_scores, write_results)
+from sparkfs.evaluation.probes import add_probes
+from sparkfs.evaluation.report import build_report, comparison_sentences, feature_names, mean_selection_roc
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+HOSTILE_NAME = "<script>alert('x')</script>"
+
+
+class PageParser(HTMLParser):
+    """Collects the tags, the img sources and the text of a page."""
+
+    def __init__(self):
+        super().__init__()
+        self.tags, self.images, self.text = [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        if tag == "img":
+            self.images.append(dict(attrs)["src"])
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+@pytest.fixture(scope="module")
+def evaluation_directory(tmp_path_factory):
+    """Three classes, 4 real features (one named HOSTILE_NAME) + 6 probes; lfs (F test), two baselines."""
+    directory = tmp_path_factory.mktemp("evaluation")
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1, 2], [15, 12, 9])
+    X = rng.standard_normal((y.size, 4))
+    X[:, :2] += 2.0 * np.eye(3)[y][:, :2]
+    X = add_probes(X, 6, seed=1)
+    description = {"input": "data/<b>wine</b> & co.csv", "rows": int(y.size), "classes": [0, 1, 2],
+                   "command": ["sparkfs", "evaluate", "--input", "data/<b>wine</b> & co.csv", "--methods",
+                               "lfs,mutual-info,random"],
+                   "feature_names": ["alcohol", HOSTILE_NAME, "ash", "magnesium"]}
+
+    def rank_fold(method, fold):
+        if method == "mutual-info":
+            return mutual_information_scores(X[fold.train], y[fold.train], fold_seed(0, fold))
+        if method == "random":
+            return random_scores(X.shape[1], fold_seed(0, fold))
+        return f_classif(X[fold.train], y[fold.train])[0]
+
+    def data_for_fold(fold, columns):
+        return X[fold.train][:, columns], y[fold.train], X[fold.test][:, columns], y[fold.test]
+
+    study = EvaluationStudy(directory, fold_plan(y, cv=3, seed=0), ["lfs", "mutual-info", "random"], ["knn", "nb"],
+                            [1, 2, 5, 100], description, n_features=X.shape[1], probe_mask=np.arange(10) >= 4)
+    study.run(rank_fold, data_for_fold, progress=lambda line: None)
+    write_results(directory)
+    build_report(directory)
+    return directory
+
+
+def test_report_is_one_self_contained_page(evaluation_directory):
+    page = (evaluation_directory / "report.html").read_text(encoding="utf-8")
+    parser = PageParser()
+    parser.feed(page)
+    parser.close()
+    plots = json.loads((evaluation_directory / "plots.json").read_text())
+    assert [plot["file"] for plot in plots] == ["error-knn.png", "error-nb.png", "roc.png", "scores-lfs.png",
+                                                "scores-mutual-info.png", "scores-random.png"]
+    assert len(parser.images) == len(plots)
+    for source in parser.images:
+        assert source.startswith("data:image/png;base64,")
+        assert base64.b64decode(source.split(",", 1)[1], validate=True).startswith(PNG_MAGIC)
+    assert "http://" not in page and "https://" not in page
+    assert not {"script", "link", "iframe", "object", "embed"} & set(parser.tags)
+    text = "".join(parser.text)
+    for heading in ("Data set", "Command", "Best test error per method and classifier",
+                    "Feature-selection ROC (probes)", "Paired t-tests across folds", "Plots"):
+        assert heading in text
+
+
+def test_strings_from_data_are_escaped(evaluation_directory):
+    page = (evaluation_directory / "report.html").read_text(encoding="utf-8")
+    assert "<b>wine</b>" not in page and "data/&lt;b&gt;wine&lt;/b&gt; &amp; co.csv" in page
+    assert "<script" not in page
+    # the command is shown exactly (shell-quoted argv), once the page is unescaped by a browser
+    parser = PageParser()
+    parser.feed(page)
+    assert "sparkfs evaluate --input 'data/<b>wine</b> & co.csv' --methods lfs,mutual-info,random" \
+        in "".join(parser.text)
+    # the hostile feature name is drawn in the score bars, not written into the page
+    study = json.loads((evaluation_directory / "study.json").read_text())
+    assert feature_names(study)[1] == HOSTILE_NAME and feature_names(study)[4:] == [f"probe {j}" for j in range(4, 10)]
+
+
+def test_escaping_of_data_in_tables(tmp_path):
+    """A method and a classifier name with markup in the saved tables come out escaped."""
+    best = pd.DataFrame([{"method": "<i>m</i>", "classifier": "knn", "best_k": 2, "error_mean": 0.25,
+                          "error_std": 0.05, "accuracy_mean": 0.75, "macro_f1_mean": 0.7,
+                          "mean_fold_min_error": 0.2, "fold_min_error_std": 0.01}])
+    summary = pd.DataFrame([{"method": "<i>m</i>", "classifier": "knn", "k": 2, "folds": 2, "accuracy_mean": 0.75,
+                             "accuracy_std": 0.05, "macro_f1_mean": 0.7, "macro_f1_std": 0.1, "error_mean": 0.25,
+                             "error_std": 0.05, "best_k": True, "selection_auc_mean": np.nan,
+                             "selection_auc_std": np.nan}])
+    best.to_csv(tmp_path / "best.csv", index=False)
+    summary.to_csv(tmp_path / "summary.csv", index=False)
+    (tmp_path / "plots.json").write_text("[]")
+    (tmp_path / "study.json").write_text(json.dumps({
+        "description": {"command": "run <now>"}, "n_features": 3, "classifiers": ["knn"], "feature_counts": [2],
+        "methods": ["<i>m</i>"], "fold_keys": [[0, 0], [0, 1]], "separate_test": False, "probe_features": None}))
+    page = build_report(tmp_path).read_text(encoding="utf-8")
+    assert "<i>" not in page and "&lt;i&gt;m&lt;/i&gt;" in page and "run &lt;now&gt;" in page
+    assert "Paired t-tests" not in page and "<img" not in page
+
+
+def test_build_report_needs_the_results(tmp_path):
+    with pytest.raises(FileNotFoundError, match="study.json, best.csv, summary.csv, plots.json"):
+        build_report(tmp_path)
+
+
+def test_comparison_sentences_name_the_winner_and_the_gap_to_the_best_baseline():
+    best = pd.DataFrame({"method": ["lfs", "qfs", "mutual-info", "random"], "classifier": ["svm"] * 4,
+                         "best_k": [10, 20, 5, 50], "error_mean": [0.10, 0.12, 0.15, 0.40]})
+    sentence, = comparison_sentences(best, ["svm"], baselines=["mutual-info", "random"])
+    assert sentence.startswith("svm: the lowest mean error is lfs's, 10.00% at k=10.")
+    assert "lfs: 10.00%, 5.00 points lower than the best baseline mutual-info (15.00%) (33% of the baseline's" \
+        in sentence
+    only_baselines, = comparison_sentences(best.iloc[2:], ["svm"], baselines=["mutual-info", "random"])
+    assert "baseline" not in only_baselines
+
+
+def test_mean_selection_roc_averages_vertically():
+    grid, mean_tpr = mean_selection_roc([(np.array([0.0, 0.0, 1.0]), np.array([0.0, 1.0, 1.0])),
+                                         (np.array([0.0, 1.0]), np.array([0.0, 1.0]))], grid_size=3)
+    assert grid.tolist() == [0.0, 0.5, 1.0]
+    assert np.allclose(mean_tpr, [0.5, 0.75, 1.0])  # perfect curve (1 at 0) and the diagonal
+
+
+def test_report_of_a_separate_test_set(tmp_path):
+    """One fold (train on all rows, test on another set): std and t-tests are undefined, the page still builds."""
+    rng = np.random.default_rng(3)
+    y, y_test = np.repeat([0, 1], [20, 16]), np.repeat([0, 1], [10, 8])
+    X, X_test = rng.standard_normal((y.size, 5)), rng.standard_normal((y_test.size, 5))
+    X[:, 0] += 2.0 * y
+    X_test[:, 0] += 2.0 * y_test
+    folds = fold_plan(y, cv=1, test_labels=y_test)
+    study = EvaluationStudy(tmp_path, folds, ["lfs", "random"], ["svm"], [1, 3], {"test_input": "test.csv"},
+                            n_features=5)
+    study.run(lambda method, fold: f_classif(X, y)[0] if method == "lfs" else random_scores(5, 1),
+              lambda fold, columns: (X[:, columns], y, X_test[:, columns], y_test), progress=lambda line: None)
+    study.write_results()
+    assert pd.read_csv(tmp_path / "best.csv")["error_std"].isna().all()
+    assert pd.read_csv(tmp_path / "significance.csv").empty
+    page = build_report(tmp_path).read_text(encoding="utf-8")
+    assert "a separate test set, 1 repeat(s)" in page and "test.csv" in page
+    assert "Paired t-tests" not in page

@@ -1,0 +1,82 @@
+"""`sparkfs evaluate` and `sparkfs report` end to end: selection on Spark inside each training fold,
+classifiers on the driver, outputs and the self-contained report; numbers equal an in-memory
+recomputation of the same folds."""
+
+import json
+from html.parser import HTMLParser
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sparkfs.cli import main
+from tests.core.test_fisher_markov import theta_eq19_literal
+from sparkfs.evaluation import cross_validation as cv
+
+
+@pytest.fixture(scope="module")
+def small_csv(tmp_path_factory):
+    rng = np.random.default_rng(21)
+    X = np.round(rng.normal(size=(48, 8)), 3)
+    y = (X[:, 0] + 0.8 * X[:, 1] + 0.3 * rng.normal(size=48) > 0).astype(int)
+    path = tmp_path_factory.mktemp("data") / "small.csv"
+    pd.DataFrame(X, columns=[f"g{i}" for i in range(8)]).assign(label=y).to_csv(path, index=False)
+    return str(path), X, y
+
+
+class _Images(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.sources = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "img":
+            self.sources.append(dict(attrs)["src"])
+
+
+def test_evaluate_outputs_report_and_the_fold_numbers(spark, small_csv, tmp_path, capsys):
+    path, X, y = small_csv
+    out = tmp_path / "eval"
+    command = ["evaluate", "--input", path, "--format", "csv", "--label-col", "label", "--master", "local[2]",
+               "--methods", "lfs,relieff,mutual-info,random", "--classifiers", "knn,nb", "--num-features", "1,2,4",
+               "--cv", "3", "--param", "lfs.gamma=-0.5", "--param", "relieff.k=3", "--output", str(out)]
+    assert main(command) == 0
+    results = pd.read_parquet(out / "results.parquet")
+    assert len(results) == 4 * 2 * 3 * 3                      # methods x classifiers x k x folds
+    assert set(results["method"]) == {"lfs", "relieff", "mutual-info", "random"}
+    # The lfs rows equal the same folds recomputed in memory: LFS on the training rows only.
+    folds = cv.fold_plan(y, cv=3, seed=0)
+    for fold in folds:
+        scores = theta_eq19_literal(X[fold.train], y[fold.train], -0.5)
+        expected = pd.DataFrame(cv.score_subsets(X[fold.train], y[fold.train], X[fold.test], y[fold.test],
+                                                 np.argsort(-scores, kind="stable"), [1, 2, 4], ["knn", "nb"]))
+        got = results[(results["method"] == "lfs") & (results["fold"] == fold.fold)].sort_values(["classifier", "k"])
+        expected = expected.sort_values(["classifier", "k"])
+        np.testing.assert_allclose(got["accuracy"].to_numpy(), expected["accuracy"].to_numpy())
+    html = (out / "report.html").read_text()
+    parser = _Images()
+    parser.feed(html)
+    assert parser.sources and all(src.startswith("data:image/png;base64,") for src in parser.sources)
+    assert "http://" not in html and "https://" not in html and "lfs.gamma=-0.5" in html
+    summary = pd.read_csv(out / "summary.csv")
+    assert {"method", "classifier", "k", "accuracy_mean", "macro_f1_mean"} <= set(summary.columns)
+    # report rebuilds the page from the saved results alone; a second evaluate fits nothing.
+    (out / "report.html").unlink()
+    assert main(["report", str(out)]) == 0 and (out / "report.html").is_file()
+    capsys.readouterr()
+    assert main(command) == 0
+    assert "fitted now: 0" in capsys.readouterr().out
+    study = json.loads((out / "study.json").read_text())
+    assert study["n_features"] == 8
+
+
+def test_evaluate_refuses_bad_requests(spark, small_csv, tmp_path, capsys):
+    path, _, _ = small_csv
+    base = ["evaluate", "--input", path, "--format", "csv", "--label-col", "label", "--output", str(tmp_path / "x")]
+    assert main([*base, "--methods", "lfs,nope"]) == 2
+    assert "unknown method(s) ['nope']" in capsys.readouterr().err
+    assert main([*base, "--methods", "lfs", "--classifiers", "gbm"]) == 2
+    assert "unknown classifier(s) ['gbm']" in capsys.readouterr().err
+    assert main([*base, "--methods", "lfs", "--param", "relieff.k=3"]) == 2
+    assert "METHOD.NAME=VALUE" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
