@@ -24,6 +24,7 @@ from sparkfs.errors import InvalidInputError
 _IN_FOLD = "__sparkfs_in_fold"
 _SLICED = "__sparkfs_sliced"
 _POSITION = "__sparkfs_position"
+_WITH_PROBES = "__sparkfs_with_probes"
 
 
 def add_evaluate_commands(commands, add_input_args, add_spark_args) -> None:
@@ -38,6 +39,12 @@ def add_evaluate_commands(commands, add_input_args, add_spark_args) -> None:
     evaluate.add_argument("--cv", type=int, default=10, help="folds (default 10)")
     evaluate.add_argument("--repeats", type=int, default=1, help="repeats of the cross-validation")
     evaluate.add_argument("--seed", type=int, default=0, help="seed of the folds and of randomised methods")
+    evaluate.add_argument("--test-input", help="a separate test set (same format and columns): train on all of "
+                          "--input, test on it (instead of --cv)")
+    evaluate.add_argument("--probes", type=int, default=0, help="append this many irrelevant Gaussian probe "
+                          "features and report the selection ROC (Yang & Hu)")
+    evaluate.add_argument("--probe-distribution", default="normal:0,20",
+                          help="normal:MEAN,VARIANCE of the probes (default the paper's normal:0,20)")
     evaluate.add_argument("--param", action="append", default=[], metavar="METHOD.NAME=VALUE",
                           help="a method's param, e.g. lfs.gamma=-0.5 (repeatable)")
     evaluate.add_argument("--output", required=True, help="output directory (a local path; reused to resume)")
@@ -66,6 +73,17 @@ def _method_params(texts: List[str], methods: List[str]) -> Dict[str, Dict[str, 
     return params
 
 
+def _probe_distribution(text: str):
+    kind, _, numbers = text.partition(":")
+    try:
+        mean, variance = (float(part) for part in numbers.split(","))
+    except ValueError:
+        raise ValueError(f"--probe-distribution expects normal:MEAN,VARIANCE, got '{text}'") from None
+    if kind != "normal" or not variance > 0:
+        raise ValueError(f"--probe-distribution expects normal:MEAN,VARIANCE with VARIANCE > 0, got '{text}'")
+    return mean, variance
+
+
 def run_evaluate(args, spark) -> Dict[str, Any]:
     """``sparkfs evaluate``: folds, selection on each training fold, classifiers, outputs."""
     from pyspark import StorageLevel
@@ -77,7 +95,7 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
     from sparkfs.io.readers import read_dataset
     from sparkfs.methods import METHODS, build_selector
     from sparkfs.spark.blocks import arrow_vectors_to_matrix
-    from sparkfs.spark.row_values import labels_by_position, position_column, with_row_values
+    from sparkfs.spark.row_values import labels_by_position, position_column, with_probe_features, with_row_values
     from sparkfs.study_commands import _subset_sizes
 
     methods = _names(args.methods, "--methods")
@@ -95,22 +113,42 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
             build_selector(method, params[method])          # unknown params fail before any Spark work
         elif params[method]:
             raise ValueError(f"the baseline {method} takes no params")
-    dataset = read_dataset(spark, args.input, args.format, label_col=args.label_col or "label",
-                           features_col=args.features_col or "features")
-    df = dataset.df.persist(StorageLevel.MEMORY_AND_DISK)
+    if args.probes < 0:
+        raise ValueError(f"--probes must be >= 0, got {args.probes}")
+    probe_mean, probe_variance = _probe_distribution(args.probe_distribution)
+
+    def load(path):
+        dataset = read_dataset(spark, path, args.format, label_col=args.label_col or "label",
+                               features_col=args.features_col or "features")
+        labels, offsets = labels_by_position(dataset.df, dataset.label_col)
+        frame = dataset.df
+        if args.probes:
+            frame = with_probe_features(frame, dataset.features_col, offsets, n_probes=args.probes, mean=probe_mean,
+                                        variance=probe_variance, seed=args.seed, output_col=_WITH_PROBES)
+            frame = frame.drop(dataset.features_col).withColumnRenamed(_WITH_PROBES, dataset.features_col)
+        return dataset, frame.persist(StorageLevel.MEMORY_AND_DISK), labels, offsets
+
+    dataset, df, labels, offsets = load(args.input)
+    test = load(args.test_input) if args.test_input else None
     try:
-        labels, offsets = labels_by_position(df, dataset.label_col)
-        n_rows, n_features = labels.size, len(dataset.feature_names)
-        folds = cv.fold_plan(labels, cv=args.cv, repeats=args.repeats, seed=args.seed)
+        n_rows, n_real = labels.size, len(dataset.feature_names)
+        n_features = n_real + args.probes
+        names = list(dataset.feature_names) + [f"probe{i}" for i in range(args.probes)]
+        if test is not None and len(test[0].feature_names) != n_real:
+            raise InvalidInputError(f"--test-input has {len(test[0].feature_names)} features; --input has {n_real}")
+        folds = cv.fold_plan(labels, cv=1 if test is not None else args.cv, repeats=args.repeats, seed=args.seed,
+                             test_labels=None if test is None else test[2])
         description = {
             "name": args.input.rstrip("/").split("/")[-1], "input": args.input, "format": args.format,
             "rows": int(n_rows), "classes": int(np.unique(labels).size),
-            "feature_names": list(dataset.feature_names), "params": params,
+            "feature_names": names, "params": params, "test_input": args.test_input,
+            "probes": {"count": args.probes, "distribution": args.probe_distribution} if args.probes else None,
             "command": "sparkfs " + " ".join(shlex.quote(part) for part in getattr(args, "argv", [])),
             "baselines": [m for m in methods if m in cv.BASELINE_METHODS or m in ("anova", "chi2")],
         }
         study = cv.EvaluationStudy(args.output, folds, methods, classifiers, sizes, description,
-                                   n_features=n_features, seed=args.seed)
+                                   n_features=n_features, seed=args.seed,
+                                   probe_mask=(np.arange(n_features) >= n_real) if args.probes else None)
         positions = np.arange(n_rows)
 
         def training_rows(fold):
@@ -119,10 +157,10 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
             return (with_row_values(df, positions, member, _IN_FOLD, partition_offsets=offsets, what="fold membership")
                     .where(F.col(_IN_FOLD) > 0).drop(_IN_FOLD).persist(StorageLevel.MEMORY_AND_DISK))
 
-        def columns_of_rows(columns):
+        def columns_of_rows(columns, frame=df, frame_offsets=offsets):
             sliced = VectorSlicer(inputCol=dataset.features_col, outputCol=_SLICED,
-                                  indices=[int(c) for c in columns]).transform(df)
-            table = sliced.select(_SLICED, position_column(offsets).alias(_POSITION)).toArrow()
+                                  indices=[int(c) for c in columns]).transform(frame)
+            table = sliced.select(_SLICED, position_column(frame_offsets).alias(_POSITION)).toArrow()
             matrix = arrow_vectors_to_matrix(table.column(_SLICED), len(columns), dense=True)
             order = np.argsort(table.column(_POSITION).to_numpy(), kind="stable")
             return matrix[order]
@@ -144,6 +182,9 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
 
         def data_for_fold(fold, columns):
             matrix = columns_of_rows(columns)
+            if fold.separate_test:
+                test_matrix = columns_of_rows(columns, test[1], test[3])
+                return matrix[fold.train], labels[fold.train], test_matrix[fold.test], test[2][fold.test]
             return matrix[fold.train], labels[fold.train], matrix[fold.test], labels[fold.test]
 
         done = study.run(rank_fold, data_for_fold)
@@ -152,6 +193,8 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
         return {"done": len(done), "written": [str(path) for path in written] + [str(report)], "output": args.output}
     finally:
         df.unpersist()
+        if test is not None:
+            test[1].unpersist()
 
 
 def run_report(args) -> Dict[str, Any]:

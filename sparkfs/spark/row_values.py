@@ -92,3 +92,31 @@ def with_row_values(df, ids, values, output_col: str, *, partition_offsets: Opti
 
     key = F.col(row_id_col).cast("long") if row_id_col is not None else position_column(partition_offsets)
     return df.withColumn(output_col, value_of(key))
+
+
+def with_probe_features(df, features_col: str, partition_offsets: Dict[int, int], *, n_probes: int, mean: float,
+                        variance: float, seed: int, output_col: str):
+    """``df`` with ``output_col`` = the features followed by ``n_probes`` irrelevant Gaussian
+    N(mean, variance) values (Yang & Hu's probe protocol, :mod:`sparkfs.evaluation.probes`).
+
+    Row i's probes come from ``numpy.random.default_rng([seed, i])`` with i its position in the
+    input order: the same for any partitioning, drawn for all rows before any fold is cut. Persist
+    the result before use (positions, see the module notes).
+    """
+    from pyspark.ml.feature import VectorAssembler
+    from pyspark.ml.functions import array_to_vector
+    from pyspark.sql import functions as F
+
+    if n_probes < 1 or not variance > 0:
+        raise ValueError(f"probes need n_probes >= 1 and a positive variance; got {n_probes} and {variance}")
+    scale = float(np.sqrt(variance))
+
+    @F.pandas_udf("array<double>")
+    def probes_of(positions: pd.Series) -> pd.Series:
+        return pd.Series([np.random.default_rng([int(seed), int(position)]).normal(mean, scale, n_probes)
+                          for position in positions.to_numpy(dtype=np.int64)])
+
+    probe_col = output_col + "__probes"
+    with_probes = df.withColumn(probe_col, array_to_vector(probes_of(position_column(partition_offsets))))
+    assembled = VectorAssembler(inputCols=[features_col, probe_col], outputCol=output_col).transform(with_probes)
+    return assembled.drop(probe_col)
