@@ -36,6 +36,8 @@ def add_study_commands(commands, add_input_args, add_spark_args) -> None:
     add_input_args(weights)
     weights.add_argument("--output", required=True, help="output directory (local path or URI)")
     weights.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    weights.add_argument("--driver-budget-mb", type=float, default=2048.0,
+                         help="largest driver memory for the rows and margin vectors (default 2048)")
     add_spark_args(weights)
 
     study = commands.add_parser("stability", help="stability of a selector over seeded subsamples (Han & Yu 2010)")
@@ -74,7 +76,8 @@ def run_instance_weights(args, spark) -> Dict[str, Any]:
     check_output_free(args.output, bool(args.overwrite), spark=spark)
     started = time.perf_counter()
     dataset = _read(args, spark)
-    weighter = MarginInstanceWeighter(featuresCol=dataset.features_col, labelCol=dataset.label_col)
+    weighter = MarginInstanceWeighter(featuresCol=dataset.features_col, labelCol=dataset.label_col,
+                                      driverBudgetMB=args.driver_budget_mb)
     weighter.transform(dataset.df)
     result = weighter.result
     table = pd.DataFrame({"row": result.ids.astype(np.int64), "weight": result.weights})

@@ -38,7 +38,8 @@ class MarginInstanceWeighter(Transformer, HasFeaturesCol, HasLabelCol, HasOutput
 
     Params: ``featuresCol`` (vector), ``labelCol`` (class labels), ``outputCol`` (default
     "weight"), ``rowIdCol`` (unique integer ids; unset = row position), ``blockSize``,
-    ``allowManyClasses``. After ``transform``, :attr:`summary` holds the run's facts and
+    ``driverBudgetMB`` (default 2048: the rows and margin vectors held on the driver; refused
+    before any pass above it), ``allowManyClasses``. After ``transform``, :attr:`summary` holds the run's facts and
     :attr:`result` the arrays (ids, weights, outlying degrees).
 
     Cost: O(n^2 p) twice (margin vectors, then distances between them), spread over the
@@ -49,16 +50,19 @@ class MarginInstanceWeighter(Transformer, HasFeaturesCol, HasLabelCol, HasOutput
                             typeConverter=TypeConverters.toString)
     blockSize: Param = Param(Params._dummy(), "blockSize", "rows per kernel block in the tasks",
                              typeConverter=TypeConverters.toInt)
+    driverBudgetMB: Param = Param(Params._dummy(), "driverBudgetMB", "largest driver memory for the rows and their "
+                                  "margin vectors (2 x n x p doubles); refused before any pass above it",
+                                  typeConverter=TypeConverters.toFloat)
     allowManyClasses: Param = Param(Params._dummy(), "allowManyClasses",
                                     "take every distinct label value as a class even when the label looks continuous",
                                     typeConverter=TypeConverters.toBoolean)
 
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="weight", rowIdCol=None,
-                 blockSize=2048, allowManyClasses=False):
+                 blockSize=2048, driverBudgetMB=2048.0, allowManyClasses=False):
         super().__init__()
         self._setDefault(featuresCol="features", labelCol="label", outputCol="weight", blockSize=2048,
-                         allowManyClasses=False)
+                         driverBudgetMB=2048.0, allowManyClasses=False)
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
         self.summary: Dict[str, Any] = {}
         self.result = None
@@ -71,6 +75,10 @@ class MarginInstanceWeighter(Transformer, HasFeaturesCol, HasLabelCol, HasOutput
         if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
             raise ValueError(f"The 'blockSize' parameter of MarginInstanceWeighter must be an int in the range "
                              f"[1, inf). Got {block_size!r} instead.")
+        budget = self.getOrDefault(self.driverBudgetMB)
+        if not budget > 0:
+            raise ValueError(f"The 'driverBudgetMB' parameter of MarginInstanceWeighter must be positive. "
+                             f"Got {budget!r} instead.")
         wanted = [self.getFeaturesCol(), self.getLabelCol()] + ([self._row_id_col()] if self._row_id_col() else [])
         missing = [name for name in wanted if name not in dataset.columns]
         if missing:
@@ -89,11 +97,19 @@ class MarginInstanceWeighter(Transformer, HasFeaturesCol, HasLabelCol, HasOutput
                 f"margin instance weighting needs at least two classes (eq. 6 sums over the misses); the input "
                 f"has only label {labels[0]!r} in column '{self.getLabelCol()}' ({int(counts[0])} rows)")
         check_class_labels(labels, counts, self.getLabelCol(), self.getOrDefault(self.allowManyClasses))
+        num_features = first_vector_size(dataset, self.getFeaturesCol())
+        needed_mb = 2 * 8.0 * int(counts.sum()) * num_features / 2**20
+        budget_mb = self.getOrDefault(self.driverBudgetMB)
+        if needed_mb > budget_mb:
+            raise InvalidInputError(
+                f"margin instance weighting holds the {int(counts.sum())} x {num_features} rows and their margin vectors "
+                f"on the driver ({needed_mb:.0f} MiB), above driverBudgetMB={budget_mb:g}: raise driverBudgetMB "
+                "(sparkfs instance-weights --driver-budget-mb; and spark.driver.memory with it), or weight a sample of the rows")
         indexed = with_label_index(dataset, self.getLabelCol(), labels, _LABEL_INDEX)
         try:
             result = margin_instance_weights(
                 indexed, self.getFeaturesCol(), _LABEL_INDEX,
-                num_features=first_vector_size(dataset, self.getFeaturesCol()), num_classes=len(labels),
+                num_features=num_features, num_classes=len(labels),
                 row_id_col=self._row_id_col(), block_size=self.getOrDefault(self.blockSize))
         except (InvalidInputError, ValueError, SparkResourceError):
             raise

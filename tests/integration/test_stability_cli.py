@@ -44,6 +44,8 @@ def test_instance_weights_command_writes_the_reference_weights(spark, small_csv,
     assert summary["n_rows"] == 40 and summary["weight_sum"] == pytest.approx(40)
     assert "weights.parquet" in capsys.readouterr().out
     assert main(["instance-weights", *_common(path), "--output", str(out)]) == 2     # exists: refused
+    assert main(["instance-weights", *_common(path), "--driver-budget-mb", "0.001", "--output", str(tmp_path / "b")]) == 2
+    assert "--driver-budget-mb" in capsys.readouterr().err and not (tmp_path / "b").exists()
 
 
 def test_select_with_margin_instance_weighting(spark, small_csv, tmp_path, capsys):

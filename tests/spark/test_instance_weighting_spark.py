@@ -78,6 +78,8 @@ def test_bad_input_is_refused_with_the_problem_named(spark):
         MarginInstanceWeighter(labelCol="class").transform(df)
     with pytest.raises(ValueError, match="blockSize"):
         MarginInstanceWeighter(blockSize=0).transform(df)
+    with pytest.raises(InvalidInputError, match="above driverBudgetMB=1e-05: raise driverBudgetMB"):
+        MarginInstanceWeighter(driverBudgetMB=1e-5).transform(df)
     missing = make_df(spark, X, [None] + list(y[1:]))
     with pytest.raises(InvalidInputError, match="null label"):
         MarginInstanceWeighter().transform(missing)
