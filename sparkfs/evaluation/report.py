@@ -21,9 +21,7 @@ import base64
 import html
 import io
 import json
-import os
 import shlex
-import tempfile
 import warnings
 from pathlib import Path
 from typing import Dict, List, Sequence
@@ -35,6 +33,7 @@ from matplotlib.figure import Figure
 from scipy.stats import rankdata
 
 from sparkfs.evaluation.probes import selection_roc
+from sparkfs.evaluation.stability_runs import atomic_write
 
 #: Method names treated as baselines by the report when the description has no ``baselines``
 #: list: the driver-side ones of :mod:`~sparkfs.evaluation.cross_validation` and Spark ML's tests.
@@ -43,20 +42,7 @@ BASELINE_METHOD_NAMES = ("mutual-info", "random", "anova", "chi2")
 
 def atomic_write_bytes(path, data: bytes) -> Path:
     """Write ``data`` to a hidden temp file next to ``path``, then rename it into place."""
-    path = Path(path)
-    handle, staging = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.chmod(staging, 0o644)  # mkstemp makes it private; outputs are for everyone who may read the folder
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(staging, path)
-    except BaseException:
-        if os.path.exists(staging):
-            os.unlink(staging)
-        raise
-    return path
+    return atomic_write(path, lambda stream: stream.write(data))
 
 
 def png_bytes(figure: Figure) -> bytes:

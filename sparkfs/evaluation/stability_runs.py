@@ -187,10 +187,13 @@ def _checked_arrays(result, index: int, n_features: int, measured: float) -> dic
     return arrays
 
 
-def _atomic_write(path: Path, write: Callable) -> Path:
-    """``write(binary_file)`` into a hidden temp file next to ``path``, then rename it into place."""
+def atomic_write(path, write: Callable) -> Path:
+    """``write(binary_file)`` into a hidden temp file next to ``path``, then rename it into place
+    (readable by everyone who may read the folder, like any other output)."""
+    path = Path(path)
     handle, staging = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.chmod(staging, 0o644)  # mkstemp makes it private
         with os.fdopen(handle, "wb") as stream:
             write(stream)
             stream.flush()
@@ -303,7 +306,7 @@ class StabilityStudy:
             if create:
                 (self.directory / "runs").mkdir(parents=True, exist_ok=True)
                 text = json.dumps({**self.fingerprint, "num_features_list": self.num_features_list}, indent=2)
-                _atomic_write(plan_file, lambda stream: stream.write(text.encode()))
+                atomic_write(plan_file, lambda stream: stream.write(text.encode()))
             return
         stored = json.loads(plan_file.read_text())
         differing = [key for key in self.fingerprint if stored.get(key) != self.fingerprint[key]]
@@ -337,7 +340,7 @@ class StabilityStudy:
             start = time.perf_counter()
             result = fit_run(index, self.plan[index])
             arrays = _checked_arrays(result, index, self.n_features, time.perf_counter() - start)
-            _atomic_write(self._run_path(index), lambda stream: np.savez(stream, **arrays))
+            atomic_write(self._run_path(index), lambda stream: np.savez(stream, **arrays))
             return float(arrays["seconds"])
 
         def finished(index: int, seconds: float) -> None:
@@ -431,7 +434,7 @@ class StabilityStudy:
         document = {"description": self.description, "runs": len(runs), "seconds": [run.seconds for run in runs],
                     "run_info": [run.info for run in runs], "summary": summary}
         text = json.dumps(document, indent=2)
-        written = [_atomic_write(self.directory / "stability.json", lambda stream: stream.write(text.encode()))]
+        written = [atomic_write(self.directory / "stability.json", lambda stream: stream.write(text.encode()))]
         scores = np.vstack([run.scores for run in runs])
         selections = {k: top_k_subsets(scores, k) for k in self.num_features_list}
         rows = [(index, k, selections[k][index].tolist(), run.seconds)
@@ -439,7 +442,7 @@ class StabilityStudy:
         schema = pa.schema([("run", pa.int32()), ("k", pa.int32()), ("selected", pa.list_(pa.int64())),
                             ("seconds", pa.float64())])
         arrow_table = pa.table(dict(zip(schema.names, map(list, zip(*rows)))), schema=schema)
-        written.append(_atomic_write(self.directory / "runs.parquet",
+        written.append(atomic_write(self.directory / "runs.parquet",
                                      lambda stream: pq.write_table(arrow_table, stream)))
         title = str(self.description.get("method", "feature selection"))
         written.append(self._plot(self.directory / "stability.png", f"Subset stability of {title} ({len(runs)} runs)",
@@ -473,4 +476,4 @@ class StabilityStudy:
         axes.grid(True, alpha=0.3)
         axes.legend()
         figure.tight_layout()
-        return _atomic_write(path, canvas.print_png)
+        return atomic_write(path, canvas.print_png)

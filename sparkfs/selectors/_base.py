@@ -19,9 +19,9 @@ from pyspark.ml.util import DefaultParamsReader, DefaultParamsWriter, MLReadable
 
 from sparkfs.core.selection import rank_features, select_features
 from sparkfs.selectors._params import SelectorParams
-from sparkfs.errors import InvalidInputError, SparkResourceError
+from sparkfs.errors import InvalidInputError
 from sparkfs.spark.blocks import is_connect_session
-from sparkfs.spark.failures import resource_failure
+from sparkfs.spark.failures import with_resource_errors
 
 
 @dataclass
@@ -89,15 +89,7 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
         label_col = self.getLabelCol() if self._requires_label else None
         check_columns(dataset, self.getFeaturesCol(), label_col, self._weight_col())
         started = time.perf_counter()
-        try:
-            result = self._compute_scores(dataset)
-        except (InvalidInputError, ValueError, SparkResourceError):
-            raise
-        except Exception as error:
-            resources = resource_failure(error)
-            if resources is None:
-                raise
-            raise resources from error
+        result = with_resource_errors(lambda: self._compute_scores(dataset))
         if self._requires_label:
             check_supervised(result, type(self).__name__)
             self._check_labels(result.label_values, result.class_counts)

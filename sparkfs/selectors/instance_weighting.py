@@ -23,8 +23,8 @@ from pyspark.ml.param.shared import HasFeaturesCol, HasLabelCol, HasOutputCol
 from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
 
 from sparkfs.core.labels import check_class_labels
-from sparkfs.errors import InvalidInputError, SparkResourceError
-from sparkfs.spark.failures import resource_failure
+from sparkfs.errors import InvalidInputError
+from sparkfs.spark.failures import with_resource_errors
 from sparkfs.spark.instance_weighting import margin_instance_weights, with_instance_weights
 from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
 
@@ -106,18 +106,9 @@ class MarginInstanceWeighter(Transformer, HasFeaturesCol, HasLabelCol, HasOutput
                 f"on the driver ({needed_mb:.0f} MiB), above driverBudgetMB={budget_mb:g}: raise driverBudgetMB "
                 "(sparkfs instance-weights --driver-budget-mb; and spark.driver.memory with it), or weight a sample of the rows")
         indexed = with_label_index(dataset, self.getLabelCol(), labels, _LABEL_INDEX)
-        try:
-            result = margin_instance_weights(
-                indexed, self.getFeaturesCol(), _LABEL_INDEX,
-                num_features=num_features, num_classes=len(labels),
-                row_id_col=self._row_id_col(), block_size=self.getOrDefault(self.blockSize))
-        except (InvalidInputError, ValueError, SparkResourceError):
-            raise
-        except Exception as error:
-            resources = resource_failure(error)
-            if resources is None:
-                raise
-            raise resources from error
+        result = with_resource_errors(lambda: margin_instance_weights(
+            indexed, self.getFeaturesCol(), _LABEL_INDEX, num_features=num_features, num_classes=len(labels),
+            row_id_col=self._row_id_col(), block_size=self.getOrDefault(self.blockSize)))
         self.result = result
         self.summary = {
             "method": "margin instance weighting (Han & Yu 2010, eqs. 6-7)",

@@ -6,7 +6,7 @@ They reach the user as what they are, with the setting to change, instead of the
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from sparkfs.errors import SparkResourceError
 
@@ -55,3 +55,19 @@ def resource_failure(error: BaseException) -> Optional[SparkResourceError]:
             "see the Java messages above). Give it more memory: --driver-memory 8g (or spark.driver.memory in "
             "the job config's spark.conf) with a local master, spark.executor.memory on a cluster")
     return None
+
+
+def with_resource_errors(action: Callable[[], Any]):
+    """Run ``action``; a Spark failure for lack of memory (or a dead JVM) becomes a
+    :class:`SparkResourceError` naming the setting; input errors and other failures pass as they are."""
+    from sparkfs.errors import InvalidInputError
+
+    try:
+        return action()
+    except (InvalidInputError, ValueError, SparkResourceError):
+        raise
+    except Exception as error:
+        resources = resource_failure(error)
+        if resources is None:
+            raise
+        raise resources from error
