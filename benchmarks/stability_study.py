@@ -19,7 +19,7 @@ A. The synthetic study of Section V-B. R training sets of 100 rows from
 B. Microarray sets (colon, ALLAML; Prostate_GE in the full run): R = 10 stratified subsamples of
    90 % of the rows (``subsample_plan(labels, 10, sample_fraction=0.9, seed=MICROARRAY_SEED)``),
    the other 10 % held out. Each run scales its training rows to [0, 1] (test rows by the same
-   minimum and range) and runs svm-rfe, en-svm-rfe, iw-svm-rfe, relieff (k = 10, unweighted), lfs
+   minimum and range) and runs svm-rfe, en-svm-rfe, iw-svm-rfe, relieff and iw-relieff (k = 10), lfs
    and iw-lfs (gamma = -0.5), plus the two extras of part A. Per method and k = 10, ..., 50:
    Kuncheva (with a leave-one-run-out jackknife standard error), Jaccard, and the held-out accuracy
    of a linear SVM (C = 1) on the top k; the variance of the RFE weights per iteration (Figure 4).
@@ -88,7 +88,7 @@ RFE_METHODS = {
     "svm-rfe (C = 1/n)": {"weights": None, "c_over_n": True},
 }
 EXTRAS = ("iw-svm-rfe (sum 1)", "svm-rfe (C = 1/n)")
-MICROARRAY_METHODS = ("svm-rfe", "en-svm-rfe", "iw-svm-rfe", "relieff", "lfs", "iw-lfs") + EXTRAS
+MICROARRAY_METHODS = ("svm-rfe", "en-svm-rfe", "iw-svm-rfe", "relieff", "iw-relieff", "lfs", "iw-lfs") + EXTRAS
 INPUTS = ("scaled", "raw")
 
 
@@ -349,12 +349,26 @@ def lfs_scores(X, y, weights=None):
     return markov_coefficients(members.T @ X, members.sum(axis=0), (w[:, None] * X ** 2).sum(axis=0), LFS_GAMMA)
 
 
-def relieff_scores(X, y):
-    """Mean ReliefF margin (k = 10 hits and misses per class, Euclidean), every training row a query."""
+def relieff_scores(X, y, weights=None):
+    """Mean ReliefF margin (k = 10 hits and misses per class, Euclidean), every training row a query.
+
+    With instance weights: sparkfs's weighted ReliefF (note 8 of ``sparkfs/core/relief.py``, what
+    ``ReliefSelector(weightCol=...)`` computes): weighted priors, each class's neighbours averaged by
+    weight, the queries' margins averaged by weight.
+    """
     ids = np.arange(X.shape[0])
     classes = int(y.max()) + 1
     table = nb.local_neighbour_table(X, ids, X, ids, y, num_classes=classes, k=RELIEFF_K)
-    return rl.relieff(X, ids, table, y, rl.class_priors(np.bincount(y, minlength=classes))).mean(axis=0)
+    if weights is None:
+        return rl.relieff(X, ids, table, y, rl.class_priors(np.bincount(y, minlength=classes))).mean(axis=0)
+    weights = np.asarray(weights, dtype=float)
+    found = table.neighbour_ids >= 0
+    neighbour_weights = np.where(found, weights[np.where(found, table.neighbour_ids, 0)], 0.0)
+    pairs = rl.weighted_relieff_pairs(table, y, rl.class_priors(np.bincount(y, weights=weights, minlength=classes)),
+                                      weights, neighbour_weights)
+    _, margins = rl.margin_sums(X, X, pairs.query_positions, pairs.neighbour_ids, pairs.weights,
+                                per_query=True, num_queries=X.shape[0])
+    return margins.sum(axis=0) / weights.sum()
 
 
 def load_set(name):
@@ -377,6 +391,9 @@ def microarray_fit(method, X, y, bootstraps):
             scores = rank_sum_scores(result, [ENSEMBLE_SEED, index, 1])
         elif method == "relieff":
             scores, info = relieff_scores(train, y_train), {}
+        elif method == "iw-relieff":
+            weights, info = instance_weights(train, y_train, "n")
+            scores = relieff_scores(train, y_train, weights)
         else:
             weights, info = instance_weights(train, y_train, "n" if method == "iw-lfs" else None)
             scores = lfs_scores(train, y_train, weights)
@@ -409,8 +426,8 @@ def microarray_set(name, args, output: Path) -> dict:
                                                                                            PATH_MAX_REMAINING]}
         elif method == "en-svm-rfe":
             description |= {"bootstraps": args.bootstraps, "step": STEP, "ensemble_seed": f"[{ENSEMBLE_SEED}, i]"}
-        elif method == "relieff":
-            description |= {"k": RELIEFF_K, "metric": "euclidean"}
+        elif method in ("relieff", "iw-relieff"):
+            description |= {"k": RELIEFF_K, "metric": "euclidean", "instance_weights": method == "iw-relieff"}
         else:
             description |= {"gamma": LFS_GAMMA, "instance_weights": method == "iw-lfs"}
         say(f"B. {name} ({X.shape[0]} x {X.shape[1]}), {method}")
@@ -426,7 +443,7 @@ def microarray_set(name, args, output: Path) -> dict:
         studies[method]["kuncheva_se"] = {str(k): jackknife(kuncheva(method, k), MICROARRAY_RUNS) for k in MICROARRAY_KS}
     differences = {}
     for a, b in (("iw-svm-rfe", "svm-rfe"), ("en-svm-rfe", "svm-rfe"), ("iw-svm-rfe", "en-svm-rfe"),
-                 ("iw-lfs", "lfs"), ("iw-svm-rfe (sum 1)", "svm-rfe"), ("svm-rfe (C = 1/n)", "svm-rfe")):
+                 ("iw-lfs", "lfs"), ("iw-relieff", "relieff"), ("iw-svm-rfe (sum 1)", "svm-rfe"), ("svm-rfe (C = 1/n)", "svm-rfe")):
         rows = {}
         for k in MICROARRAY_KS:
             full = kuncheva(a, k)(list(range(MICROARRAY_RUNS))) - kuncheva(b, k)(list(range(MICROARRAY_RUNS)))
@@ -453,7 +470,7 @@ def save(figure, path: Path) -> Path:
 
 
 STYLE = {"svm-rfe": ("C0", "-"), "iw-svm-rfe": ("C1", "--"), "iw-svm-rfe (sum 1)": ("C2", "-"),
-         "svm-rfe (C = 1/n)": ("C3", ":"), "en-svm-rfe": ("C4", "-"), "relieff": ("C5", "-"), "lfs": ("C6", "-"),
+         "svm-rfe (C = 1/n)": ("C3", ":"), "en-svm-rfe": ("C4", "-"), "relieff": ("C5", "-"), "iw-relieff": ("C5", "--"), "lfs": ("C6", "-"),
          "iw-lfs": ("C7", "--")}
 
 
@@ -648,7 +665,7 @@ def render(results, command, started_at) -> str:
         add("")
         add(f"`subsample_plan(y, {MICROARRAY_RUNS}, sample_fraction={SAMPLE_FRACTION}, seed={MICROARRAY_SEED})`; each "
             "run's training rows scaled to [0, 1] (held-out rows by the same minimum and range). en-svm-rfe: "
-            f"{microarray['bootstraps']} bootstraps. relieff: k = {RELIEFF_K}, Euclidean, unweighted (mean margin). "
+            f"{microarray['bootstraps']} bootstraps. relieff: k = {RELIEFF_K}, Euclidean (mean margin); iw-relieff: the same, instance-weighted (note 8 of core/relief.py). "
             f"lfs: gamma = {LFS_GAMMA}; iw-lfs: the same with instance-weighted class moments. Cells: Kuncheva ± "
             "jackknife SE / Jaccard / held-out accuracy mean (std over the runs) of the linear SVM (hinge, C = 1) on "
             "the top k.")

@@ -107,15 +107,52 @@ def average_pairwise_similarity(subsets: Sequence, similarity) -> float:
     return float(np.mean(values))
 
 
+def _pair_overlaps(subsets: Sequence, n_features: int):
+    """Sizes (q,) and the overlaps ``|S_i & S_j|`` of all pairs i < j, in the order of
+    ``itertools.combinations`` (row-major upper triangle), from one indicator product."""
+    members = np.zeros((len(subsets), n_features))
+    for row, subset in enumerate(subsets):
+        members[row, _as_subset(subset, n_features)] = 1.0
+    first, second = np.triu_indices(len(subsets), 1)
+    overlaps = (members @ members.T)[first, second].astype(np.int64)   # counts: exact in float64
+    sizes = members.sum(axis=1).astype(np.int64)
+    return sizes, first, second, overlaps
+
+
 def kuncheva_stability(subsets: Sequence, n_features: int) -> float:
-    """Average Kuncheva index over all pairs of the subsets (eqs. 8-9)."""
+    """Average Kuncheva index over all pairs of the subsets (eqs. 8-9).
+
+    Every pair's index is :func:`kuncheva_index`'s expression, computed for all pairs at once from
+    the overlaps of one indicator product, and averaged in the same order as
+    :func:`average_pairwise_similarity` (so the value is the same to the last bit).
+    """
     n_features = _check_n_features("kuncheva_stability", n_features)
-    return average_pairwise_similarity(subsets, lambda a, b: kuncheva_index(a, b, n_features))
+    subsets = list(subsets)
+    if len(subsets) < 2:
+        raise ValueError(f"eq. (8) needs at least two subsets; got {len(subsets)}")
+    sizes, first, second, overlaps = _pair_overlaps(subsets, n_features)
+    if np.any(sizes != sizes[0]):
+        raise ValueError(f"kuncheva_index needs subsets of equal size; got sizes {sorted(set(sizes.tolist()))}")
+    k = int(sizes[0])
+    if k == 0 or k == n_features:
+        return 0.0
+    values = (overlaps * n_features - k * k).astype(float) / float(k * (n_features - k))
+    return float(np.mean(values))
 
 
 def jaccard_stability(subsets: Sequence) -> float:
-    """Average Jaccard index over all pairs of the subsets (eq. 8 with Jaccard)."""
-    return average_pairwise_similarity(subsets, jaccard_index)
+    """Average Jaccard index over all pairs of the subsets (eq. 8 with Jaccard), computed for all
+    pairs at once as :func:`kuncheva_stability` is (same value as pair by pair)."""
+    subsets = [np.unique(np.asarray(subset, dtype=np.int64).ravel()) for subset in subsets]
+    if len(subsets) < 2:
+        raise ValueError(f"eq. (8) needs at least two subsets; got {len(subsets)}")
+    features, compact = np.unique(np.concatenate(subsets), return_inverse=True)
+    bounds = np.cumsum([0] + [subset.size for subset in subsets])
+    compact_subsets = [compact[bounds[i]:bounds[i + 1]] for i in range(len(subsets))]
+    sizes, first, second, overlaps = _pair_overlaps(compact_subsets, max(int(features.size), 1))
+    unions = sizes[first] + sizes[second] - overlaps
+    values = np.where(unions == 0, 1.0, overlaps / np.maximum(unions, 1))
+    return float(np.mean(values))
 
 
 def top_k_subsets(scores, k: int) -> list:

@@ -162,3 +162,19 @@ def test_generator_is_seeded_and_labels_by_sign():
     assert np.array_equal(X3, X1) and np.array_equal(y3, np.where(X1 @ truth >= 0, 1, -1))
     with pytest.raises(ValueError):
         st.correlated_groups_data(10, seed=0, labels="other")
+
+
+def test_all_pairs_at_once_equals_pair_by_pair_to_the_last_bit():
+    from sparkfs.core import stability as stability_math
+
+    rng = np.random.default_rng(8)
+    for runs, n, k in [(2, 5, 2), (9, 40, 7), (30, 300, 25), (4, 12, 12), (3, 9, 0)]:
+        subsets = [rng.choice(n, k, replace=False) for _ in range(runs)]
+        pairwise = stability_math.average_pairwise_similarity(
+            subsets, lambda a, b: stability_math.kuncheva_index(a, b, n))
+        assert stability_math.kuncheva_stability(subsets, n) == pairwise
+        uneven = [rng.choice(n, int(rng.integers(0, n + 1)), replace=False) for _ in range(runs)]
+        assert (stability_math.jaccard_stability(uneven)
+                == stability_math.average_pairwise_similarity(uneven, stability_math.jaccard_index))
+    with pytest.raises(ValueError, match="equal size"):
+        stability_math.kuncheva_stability([[0, 1], [2]], 5)

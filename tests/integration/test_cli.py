@@ -174,9 +174,8 @@ def test_sparse_text_set_lfs(spark, tmp_path, shared_data):
     ("anova", []),
     # unsupervised: FCM passes, group moments, ISE pair sums per query batch
     ("parzen-ise", ["--param", "maxIter=2", "--param", "fcmMaxIter=5", "--param", "heldOutFeature=none"]),
-    # Han & Yu: margin instance weights across executor JVMs (per-query DataFrame, distance sums,
-    # weights attached by row position), then SVM-RFE
-    ("svm-rfe", ["--param", "instanceWeighting=margin", "--param", "step=0.5"]),
+    # SVM-RFE: the label pass, the column summary and the rows collected from executor JVMs
+    ("svm-rfe", ["--param", "step=0.5"]),
 ])
 def test_spark_submit_job(spark, tmp_path, breast_libsvm, method, params):
     """jobs/select_features.py under spark-submit on a 2-executor local cluster (separate executor JVMs),

@@ -27,7 +27,7 @@ def _expected(X, y):
     return weights, degree
 
 
-@pytest.mark.parametrize("sparse, partitions, classes", [(False, 1, 2), (False, 3, 3), (True, 1, 3), (True, 3, 2)])
+@pytest.mark.parametrize("sparse, partitions, classes", [(False, 1, 2), (True, 3, 3)])
 def test_weights_column_equals_the_reference_in_input_order(spark, sparse, partitions, classes):
     X, y = _data(seed=partitions + classes, classes=classes, density=0.5 if sparse else 1.0)
     df = make_df(spark, X, y, partitions=partitions, sparse=sparse)
@@ -47,13 +47,13 @@ def test_spark_passes_match_with_several_query_batches_and_both_transports(spark
     expected, degree = _expected(X, y)
     df = make_df(spark, X, y, partitions=3)
     for transport in ("context", "dataframe"):
-        # 4 rows of 4 doubles per batch: 8 batches in each pass
+        # 12 rows of 4 doubles per batch: 3 batches in each pass
         result = margin_instance_weights(df, "features", "label", num_features=4, num_classes=3,
-                                         transport=transport, query_batch_bytes=4 * 4 * 8, block_size=5)
+                                         transport=transport, query_batch_bytes=12 * 4 * 8, block_size=5)
         assert_close(result.weights, expected)
         assert_close(result.outlying_degree, degree)
         np.testing.assert_array_equal(result.ids, np.arange(30))
-        assert result.info["passes"].count("margin vectors: distance sums") >= 8
+        assert result.info["passes"].count("margin vectors: distance sums") >= 3
 
 
 def test_user_row_ids_survive_a_shuffle(spark):
