@@ -427,7 +427,9 @@ def microarray_set(name, args, output: Path) -> dict:
         elif method == "en-svm-rfe":
             description |= {"bootstraps": args.bootstraps, "step": STEP, "ensemble_seed": f"[{ENSEMBLE_SEED}, i]"}
         elif method in ("relieff", "iw-relieff"):
-            description |= {"k": RELIEFF_K, "metric": "euclidean", "instance_weights": method == "iw-relieff"}
+            description |= {"k": RELIEFF_K, "metric": "euclidean"}
+            if method == "iw-relieff":
+                description["instance_weights"] = True
         else:
             description |= {"gamma": LFS_GAMMA, "instance_weights": method == "iw-lfs"}
         say(f"B. {name} ({X.shape[0]} x {X.shape[1]}), {method}")
