@@ -57,7 +57,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
-from scipy import stats
 from sklearn.feature_selection import mutual_info_classif
 from sklearn.metrics import accuracy_score, f1_score
 from sklearn.model_selection import StratifiedKFold
@@ -71,13 +70,13 @@ from sklearn.tree import DecisionTreeClassifier
 
 from sparkfs.core.selection import rank_features
 from sparkfs.evaluation.report import atomic_write_bytes, selection_roc_of_scores, write_plots
+from sparkfs.evaluation.significance import TIE_TOLERANCE, paired_t_test_across_folds
 from sparkfs.evaluation.stability_runs import StudyMismatchError, plan_hash
 
 CLASSIFIER_NAMES = ("knn", "svm", "rbf-svm", "nb", "tree")
 BASELINE_METHODS = ("mutual-info", "random")
 #: Largest (training + test rows) x columns of reduced data brought to the driver (400 MB of float64).
 DEFAULT_DRIVER_BUDGET_CELLS = 50_000_000
-TIE_TOLERANCE = 1e-12
 _METHOD_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 
 
@@ -264,44 +263,6 @@ def baseline_scores(method: str, X_train, y_train, seed: int = 0) -> np.ndarray:
 def fits_driver_budget(n_rows: int, n_columns: int, budget_cells: int = DEFAULT_DRIVER_BUDGET_CELLS) -> bool:
     """Whether ``n_rows x n_columns`` reduced values may be classified on the driver."""
     return int(n_rows) * int(n_columns) <= int(budget_cells)
-
-
-# Significance ----------------------------------------------------------------------------------
-
-
-class PairedTest(NamedTuple):
-    statistic: float
-    p_value: float
-    pairs: int
-
-
-def _paired(a, b, owner: str, minimum: int) -> Tuple[np.ndarray, np.ndarray]:
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if a.ndim != 1 or a.shape != b.shape:
-        raise _invalid("b", owner, f"a 1-d array as long as a ({a.shape})", f"an array of shape {b.shape}")
-    if a.size < minimum or not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
-        raise _invalid("a", owner, f"finite, with at least {minimum} pairs", a.tolist())
-    return a, b
-
-
-def paired_t_test_across_folds(a, b) -> PairedTest:
-    """Two-sided paired t-test (``scipy.stats.ttest_rel``) of one metric of two methods on the
-    same folds. NaN statistic and p-value when every difference is equal (within 1e-12). Folds of repeated
-    cross-validation share training rows, so the p-value is optimistic (Nadeau & Bengio)."""
-    a, b = _paired(a, b, "paired_t_test_across_folds", 2)
-    if np.ptp(a - b) <= TIE_TOLERANCE:  # equal differences (up to rounding): no variance, no test
-        return PairedTest(np.nan, np.nan, int(a.size))
-    result = stats.ttest_rel(a, b)
-    return PairedTest(float(result.statistic), float(result.pvalue), int(a.size))
-
-
-def wilcoxon_across_datasets(a, b) -> PairedTest:
-    """Two-sided Wilcoxon signed-rank test (``scipy.stats.wilcoxon``, zero differences dropped,
-    exact p-value for small samples without ties) of one metric of two methods over data sets,
-    as the Fisher-Markov paper's Table V (Demsar's recommendation)."""
-    a, b = _paired(a, b, "wilcoxon_across_datasets", 1)
-    result = stats.wilcoxon(a, b, alternative="two-sided")
-    return PairedTest(float(result.statistic), float(result.pvalue), int(a.size))
 
 
 # Summaries -------------------------------------------------------------------------------------

@@ -13,8 +13,8 @@ from sklearn.preprocessing import MinMaxScaler
 from sparkfs.evaluation.cross_validation import (CLASSIFIER_NAMES, EvaluationStudy, Fold, StudyMismatchError,
                                                  baseline_scores, best_k_table, feature_counts, fold_plan, fold_seed,
                                                  load_results, make_classifier, mutual_information_scores,
-                                                 paired_t_test_across_folds, random_scores, score_subsets,
-                                                 summary_table, wilcoxon_across_datasets, write_results)
+                                                 random_scores, score_subsets, summary_table, write_results)
+from sparkfs.evaluation.significance import paired_t_test_across_folds, wilcoxon_across_datasets
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
