@@ -8,7 +8,7 @@ from sparkfs.selectors.margin_weighting import LmbaSelector, LmbaSelectorModel, 
 from sparkfs.selectors.parzen_ise import ParzenISERanker, ParzenISERankerModel
 from sparkfs.selectors.relief import ReliefSelector, ReliefSelectorModel
 from sparkfs.selectors.svm_rfe import SVMRFESelector, SVMRFESelectorModel
-from sparkfs.errors import InvalidInputError
+from sparkfs.errors import DriverBudgetError, InvalidInputError
 
 __all__ = [
     "__version__",
@@ -16,6 +16,7 @@ __all__ = [
     "FeatureSelectorModel",
     "FisherMarkovSelector",
     "FisherMarkovSelectorModel",
+    "DriverBudgetError",
     "InvalidInputError",
     "LmbaSelector",
     "MarginInstanceWeighter",

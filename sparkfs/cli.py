@@ -17,7 +17,7 @@ from sparkfs.io.output import OutputExistsError, check_output_free, features_tab
 from sparkfs.io.readers import FORMATS, find_bad_libsvm_line, read_dataset
 from sparkfs.errors import InvalidInputError, SparkResourceError
 from sparkfs.spark.failures import describe, resource_failure
-from sparkfs.evaluate_command import add_evaluate_commands, run_evaluate, run_report
+from sparkfs.evaluate_command import add_evaluate_commands, run_compare, run_evaluate, run_report
 from sparkfs.study_commands import add_study_commands, run_instance_weights, run_stability
 
 log = logging.getLogger("sparkfs")
@@ -222,6 +222,10 @@ def _run_study_command(args) -> int:
     if args.command == "report":
         print("written: " + ", ".join(run_report(args)["written"]))
         return 0
+    if args.command == "compare":
+        compared = run_compare(args)
+        print(compared["text"] + "written: " + ", ".join(compared["written"]))
+        return 0
     if not args.input:
         raise ConfigError("no input: give --input")
     if not args.format:
@@ -265,7 +269,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             return _run_study_command(args)
         config = resolve_config(args)
         summary = run_select(config)
-    except (InvalidInputError, ConfigError, OutputExistsError, ValueError) as error:
+    except (InvalidInputError, ConfigError, OutputExistsError, ValueError, FileNotFoundError) as error:
         print(f"sparkfs: error: {error}", file=sys.stderr)
         return 2
     except SparkResourceError as error:  # on a line of its own: the JVM may still be writing to stderr

@@ -7,3 +7,8 @@ class InvalidInputError(ValueError):
 
 class SparkResourceError(RuntimeError):
     """Spark ran out of memory or its JVM stopped; the message names the setting to change."""
+
+
+class DriverBudgetError(ValueError):
+    """A configuration whose driver-side arrays would exceed the configured budget, refused before
+    any work; the message names the Param (or flag) to change."""

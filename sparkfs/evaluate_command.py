@@ -25,6 +25,8 @@ _IN_FOLD = "__sparkfs_in_fold"
 _SLICED = "__sparkfs_sliced"
 _POSITION = "__sparkfs_position"
 _WITH_PROBES = "__sparkfs_with_probes"
+_CLASS_CODE = "__sparkfs_class_code"
+_CLASS_INDEX = "__sparkfs_class_index"
 
 
 def add_evaluate_commands(commands, add_input_args, add_spark_args) -> None:
@@ -47,10 +49,21 @@ def add_evaluate_commands(commands, add_input_args, add_spark_args) -> None:
                           help="normal:MEAN,VARIANCE of the probes (default the paper's normal:0,20)")
     evaluate.add_argument("--param", action="append", default=[], metavar="METHOD.NAME=VALUE",
                           help="a method's param, e.g. lfs.gamma=-0.5 (repeatable)")
+    evaluate.add_argument("--driver-budget-mb", type=float, default=400.0,
+                          help="largest reduced data of a fold (rows x max k doubles) classified by scikit-learn on the "
+                          "driver; above it svm, nb and tree run on pyspark.ml (default 400)")
     evaluate.add_argument("--output", required=True, help="output directory (a local path; reused to resume)")
     add_spark_args(evaluate)
     report = commands.add_parser("report", help="rebuild the tables, plots and report.html of an evaluate directory")
     report.add_argument("directory", help="the --output directory of `sparkfs evaluate`")
+    compare = commands.add_parser("compare", help="several evaluations: lowest error per method (the Fisher-Markov "
+                                  "paper's Table II) and Wilcoxon signed-rank tests over data sets (its Table V)")
+    compare.add_argument("directories", nargs="+", help="--output directories of `sparkfs evaluate` (one per data set)")
+    compare.add_argument("--reference", default="lfs", help="the method tested against every other one (default lfs)")
+    compare.add_argument("--statistic", default="error_mean", choices=["error_mean", "mean_fold_min_error"],
+                         help="error at the best k (default), or the mean over folds of each fold's lowest error")
+    compare.add_argument("--output", required=True, help="directory for comparison.md, lowest_errors.csv, "
+                         "wilcoxon.csv")
 
 
 def _names(text: str, flag: str) -> List[str]:
@@ -116,6 +129,8 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
     if args.probes < 0:
         raise ValueError(f"--probes must be >= 0, got {args.probes}")
     probe_mean, probe_variance = _probe_distribution(args.probe_distribution)
+    if not args.driver_budget_mb > 0:
+        raise ValueError(f"--driver-budget-mb must be > 0, got {args.driver_budget_mb}")
 
     def load(path):
         dataset = read_dataset(spark, path, args.format, label_col=args.label_col or "label",
@@ -146,10 +161,45 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
             "command": "sparkfs " + " ".join(shlex.quote(part) for part in getattr(args, "argv", [])),
             "baselines": [m for m in methods if m in cv.BASELINE_METHODS or m in ("anova", "chi2")],
         }
+        positions = np.arange(n_rows)
+        label_values = np.unique(labels if test is None else np.concatenate([labels, test[2]]))
+
+        def fold_frame(frame, frame_offsets, frame_labels, members, columns):
+            """The rows ``members`` of ``frame``: the sorted ``columns`` of the features, the class
+            index and the position (both attached before any filter, then persisted)."""
+            code = np.zeros(frame_labels.size)
+            code[members] = np.searchsorted(label_values, frame_labels[members]) + 1.0
+            coded = with_row_values(frame, np.arange(frame_labels.size), code, _CLASS_CODE,
+                                    partition_offsets=frame_offsets, what="fold membership")
+            sliced = VectorSlicer(inputCol=dataset.features_col, outputCol=_SLICED,
+                                  indices=[int(c) for c in columns]).transform(coded)
+            kept = sliced.select(_SLICED, (F.col(_CLASS_CODE) - 1.0).alias(_CLASS_INDEX),
+                                 position_column(frame_offsets).alias(_POSITION))
+            kept = kept.persist(StorageLevel.MEMORY_AND_DISK)
+            return kept, kept.where(F.col(_CLASS_INDEX) >= 0)
+
+        def classify_on_spark(fold, columns, ranking, ks, names, seed):
+            from sparkfs.spark.classifiers import fold_predictions
+
+            train_all, train = fold_frame(df, offsets, labels, fold.train, columns)
+            test_source = (test[1], test[3], test[2]) if fold.separate_test else (df, offsets, labels)
+            test_all, test_rows = fold_frame(*test_source, fold.test, columns)
+            try:
+                predicted = fold_predictions(train, test_rows, features_col=_SLICED, label_col=_CLASS_INDEX,
+                                             key_col=_POSITION, ranking=ranking, ks=ks, classifiers=names,
+                                             num_classes=label_values.size, seed=seed)
+            finally:
+                train_all.unpersist()
+                test_all.unpersist()
+            truth = test_source[2]
+            return {key: (truth[keys.astype(np.int64)], label_values[classes.astype(np.int64)])
+                    for key, (keys, classes) in predicted.items()}
+
         study = cv.EvaluationStudy(args.output, folds, methods, classifiers, sizes, description,
                                    n_features=n_features, seed=args.seed,
-                                   probe_mask=(np.arange(n_features) >= n_real) if args.probes else None)
-        positions = np.arange(n_rows)
+                                   probe_mask=(np.arange(n_features) >= n_real) if args.probes else None,
+                                   driver_budget_cells=max(1, int(args.driver_budget_mb * 2**20 / 8)),
+                                   classify_above_budget=classify_on_spark)
 
         def training_rows(fold):
             member = np.zeros(n_rows)
@@ -167,7 +217,7 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
 
         def rank_fold(method, fold):
             if method in cv.BASELINE_METHODS:
-                if not cv.fits_driver_budget(fold.train.size, n_features):
+                if not cv.fits_driver_budget(fold.train.size, n_features, study.driver_budget_cells):
                     raise InvalidInputError(f"the baseline {method} needs the {fold.train.size} x {n_features} training "
                                             "rows on the driver, above the evaluation's driver budget")
                 return cv.baseline_scores(method, columns_of_rows(np.arange(n_features))[fold.train],
@@ -197,9 +247,31 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
             test[1].unpersist()
 
 
+def run_compare(args) -> Dict[str, Any]:
+    """``sparkfs compare DIR...``: the lowest-error table and the Wilcoxon tests, as Markdown and CSV."""
+    from pathlib import Path
+
+    from sparkfs.evaluation import comparison
+    from sparkfs.evaluation.report import atomic_write_bytes
+
+    best = comparison.best_errors(args.directories)
+    lowest = comparison.lowest_error_table(best, args.statistic)
+    tests = comparison.wilcoxon_table(best, args.reference, args.statistic)
+    output = Path(args.output)
+    output.mkdir(parents=True, exist_ok=True)
+    text = (f"# Lowest error (%) per data set, classifier and method ({args.statistic})\n\n"
+            + comparison.markdown_table(lowest, bold_lowest=True)
+            + f"\n\n# Wilcoxon signed-rank tests of {args.reference} against each method over the "
+            f"{len(lowest)} (data set, classifier) cells\n\n" + comparison.markdown_table(tests, digits=4) + "\n")
+    written = [atomic_write_bytes(output / "lowest_errors.csv", lowest.to_csv(index=False).encode()),
+               atomic_write_bytes(output / "wilcoxon.csv", tests.to_csv(index=False).encode()),
+               atomic_write_bytes(output / "comparison.md", text.encode())]
+    return {"written": [str(path) for path in written], "text": text}
+
+
 def run_report(args) -> Dict[str, Any]:
     """``sparkfs report DIR``: tables and plots from the saved results, then report.html."""
-    from sparkfs.evaluation.cross_validation import write_results
+    from sparkfs.evaluation.result_tables import write_results
     from sparkfs.evaluation.report import build_report
 
     written = write_results(args.directory)

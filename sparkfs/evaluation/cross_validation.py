@@ -39,6 +39,15 @@ Choices (where the issue and the papers are silent)
    k list, seed, probe positions and a SHA-256 of the folds. The methods are not part of it (each
    (method, fold) file stands alone): a method can be added later; outputs cover the methods of
    the last :meth:`EvaluationStudy.run`.
+7. **Above the driver budget** (a fold's (training + test rows) x max(k) reduced values over
+   ``driver_budget_cells``) the study hands the fold to ``classify_above_budget``, which
+   ``sparkfs evaluate`` runs on pyspark.ml: ``svm`` = LinearSVC (one-vs-rest for more classes)
+   with ``regParam = 1 / (C n_train)``, the same objective as the driver's C = 1; ``nb`` =
+   NaiveBayes, Gaussian; ``tree`` = DecisionTreeClassifier, entropy, at least 2 rows per leaf,
+   depth at most 30 (Spark's limit); each after a MinMaxScaler fitted on the training rows.
+   Only the predictions come back; the metrics are computed here as for the driver. Every
+   result row says which ``engine`` ran it, and a plan needing Spark for ``knn`` or ``rbf-svm``
+   is refused before any work.
 6. **Scores**: NaN ranks last (:func:`sparkfs.core.selection.rank_features`); the selection ROC
    uses the scores' ranks (NaN lowest), which leaves the AUC of finite scores unchanged.
 """
@@ -54,9 +63,6 @@ from pathlib import Path
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 from sklearn.feature_selection import mutual_info_classif
 from sklearn.metrics import accuracy_score, f1_score
 from sklearn.model_selection import StratifiedKFold
@@ -69,11 +75,14 @@ from sklearn.svm import SVC, LinearSVC
 from sklearn.tree import DecisionTreeClassifier
 
 from sparkfs.core.selection import rank_features
-from sparkfs.evaluation.report import atomic_write_bytes, selection_roc_of_scores, write_plots
-from sparkfs.evaluation.significance import TIE_TOLERANCE, paired_t_test_across_folds
+from sparkfs.evaluation.report import atomic_write_bytes, selection_roc_of_scores
+from sparkfs.evaluation.result_tables import _fold_path, _write_outputs
 from sparkfs.evaluation.stability_runs import StudyMismatchError, plan_hash
 
 CLASSIFIER_NAMES = ("knn", "svm", "rbf-svm", "nb", "tree")
+#: The classifiers that also run on Spark (pyspark.ml) when a fold's reduced data exceed the
+#: driver budget (module note 7); pyspark.ml has no kNN and no kernel SVM.
+SPARK_CLASSIFIERS = ("svm", "nb", "tree")
 BASELINE_METHODS = ("mutual-info", "random")
 #: Largest (training + test rows) x columns of reduced data brought to the driver (400 MB of float64).
 DEFAULT_DRIVER_BUDGET_CELLS = 50_000_000
@@ -229,9 +238,14 @@ def score_subsets(X_train, y_train, X_test, y_test, ranking, num_features_list: 
         for k in feature_counts(num_features_list, ranking.size):
             columns = ranking[:k]
             predicted = make_classifier(name, seed).fit(X_train[:, columns], y_train).predict(X_test[:, columns])
-            rows.append({"classifier": name, "k": k, "accuracy": float(accuracy_score(y_test, predicted)),
-                         "macro_f1": float(f1_score(y_test, predicted, average="macro", zero_division=0.0))})
+            rows.append(prediction_metrics(name, k, y_test, predicted))
     return rows
+
+
+def prediction_metrics(classifier: str, k: int, y_true, y_pred) -> dict:
+    """``{"classifier", "k", "accuracy", "macro_f1"}`` of one set of test predictions (note 3)."""
+    return {"classifier": classifier, "k": int(k), "accuracy": float(accuracy_score(y_true, y_pred)),
+            "macro_f1": float(f1_score(y_true, y_pred, average="macro", zero_division=0.0))}
 
 
 # Baselines -------------------------------------------------------------------------------------
@@ -263,74 +277,6 @@ def baseline_scores(method: str, X_train, y_train, seed: int = 0) -> np.ndarray:
 def fits_driver_budget(n_rows: int, n_columns: int, budget_cells: int = DEFAULT_DRIVER_BUDGET_CELLS) -> bool:
     """Whether ``n_rows x n_columns`` reduced values may be classified on the driver."""
     return int(n_rows) * int(n_columns) <= int(budget_cells)
-
-
-# Summaries -------------------------------------------------------------------------------------
-
-
-def _means(results: pd.DataFrame) -> pd.DataFrame:
-    frame = results.assign(error=1.0 - results["accuracy"])
-    return frame.groupby(["method", "classifier", "k"], sort=False).agg(
-        folds=("accuracy", "size"), accuracy_mean=("accuracy", "mean"), accuracy_std=("accuracy", "std"),
-        macro_f1_mean=("macro_f1", "mean"), macro_f1_std=("macro_f1", "std"),
-        error_mean=("error", "mean"), error_std=("error", "std")).reset_index()
-
-
-def best_k_table(results: pd.DataFrame) -> pd.DataFrame:
-    """Per method x classifier: the k of lowest mean error (ties to the smaller k) and its means,
-    plus the paper's mean over folds of each fold's smallest error (module note 3)."""
-    means, rows = _means(results), []
-    for (method, classifier), group in means.groupby(["method", "classifier"], sort=False):
-        lowest = group["error_mean"].min()
-        chosen = group[group["error_mean"] <= lowest + TIE_TOLERANCE].sort_values("k").iloc[0]
-        runs = results[(results["method"] == method) & (results["classifier"] == classifier)]
-        fold_min_error = 1.0 - runs.groupby(["repeat", "fold"])["accuracy"].max()
-        rows.append({"method": method, "classifier": classifier, "best_k": int(chosen["k"]),
-                     "error_mean": chosen["error_mean"], "error_std": chosen["error_std"],
-                     "accuracy_mean": chosen["accuracy_mean"], "macro_f1_mean": chosen["macro_f1_mean"],
-                     "mean_fold_min_error": float(fold_min_error.mean()),
-                     "fold_min_error_std": float(fold_min_error.std())})
-    return pd.DataFrame(rows)
-
-
-def summary_table(results: pd.DataFrame, selection_auc: Optional[pd.DataFrame] = None) -> pd.DataFrame:
-    """Mean and std over folds and repeats per method x classifier x k.
-
-    ``results`` has the columns of ``results.parquet``; ``selection_auc`` (method, repeat, fold,
-    auc) adds each method's mean and std AUC (NaN without probes). ``best_k`` marks the rows of
-    :func:`best_k_table`.
-    """
-    table = _means(results)
-    best = best_k_table(results)[["method", "classifier", "best_k"]]
-    table = table.merge(best, on=["method", "classifier"], how="left", sort=False)
-    table["best_k"] = table["k"] == table["best_k"]
-    if selection_auc is not None and not selection_auc.empty:
-        auc = selection_auc.groupby("method", sort=False)["auc"].agg(selection_auc_mean="mean",
-                                                                     selection_auc_std="std").reset_index()
-        return table.merge(auc, on="method", how="left", sort=False)
-    return table.assign(selection_auc_mean=np.nan, selection_auc_std=np.nan)
-
-
-def significance_table(results: pd.DataFrame) -> pd.DataFrame:
-    """Paired t-tests across folds of every pair of methods, per classifier, each at its best k."""
-    best, rows = best_k_table(results), []
-    for classifier, chosen in best.groupby("classifier", sort=False):
-        errors = {}
-        for method, k in zip(chosen["method"], chosen["best_k"]):
-            runs = results[(results["method"] == method) & (results["classifier"] == classifier) & (results["k"] == k)]
-            errors[method] = (k, 1.0 - runs.set_index(["repeat", "fold"])["accuracy"].sort_index())
-        names = list(errors)
-        for i, first in enumerate(names):
-            for second in names[i + 1:]:
-                (k_a, a), (k_b, b) = errors[first], errors[second]
-                if len(a) < 2:
-                    continue
-                test = paired_t_test_across_folds(a.to_numpy(), b.reindex(a.index).to_numpy())
-                rows.append({"classifier": classifier, "method_a": first, "k_a": k_a, "method_b": second, "k_b": k_b,
-                             "error_a": float(a.mean()), "error_b": float(b.mean()), "pairs": test.pairs,
-                             "t_statistic": test.statistic, "p_value": test.p_value})
-    return pd.DataFrame(rows, columns=["classifier", "method_a", "k_a", "method_b", "k_b", "error_a", "error_b",
-                                       "pairs", "t_statistic", "p_value"])
 
 
 # The study -------------------------------------------------------------------------------------
@@ -376,11 +322,17 @@ class EvaluationStudy:
         True for probe features: adds the selection ROC/AUC per (method, fold).
     seed : int, default 0, ``random_state`` of the classifiers
     driver_budget_cells : int, largest (training + test rows) x columns fetched by ``data_for_fold``
+    classify_above_budget : callable, optional
+        ``(fold, columns, ranking, ks, classifiers, seed) -> {(classifier, k): (y_true, y_pred)}``
+        for the folds above the budget (module note 7): ``columns`` are the sorted top-max(k)
+        feature indices, ``ranking`` their order as positions in ``columns``. Without it such a
+        fold is refused before any work.
     """
 
     def __init__(self, directory, folds: Sequence[Fold], methods: Sequence[str], classifiers: Sequence[str],
                  num_features_list: Sequence[int], description: dict, *, n_features: int, probe_mask=None,
-                 seed: int = 0, driver_budget_cells: int = DEFAULT_DRIVER_BUDGET_CELLS):
+                 seed: int = 0, driver_budget_cells: int = DEFAULT_DRIVER_BUDGET_CELLS,
+                 classify_above_budget: Optional[Callable] = None):
         owner = "EvaluationStudy"
         if not _is_int(n_features) or n_features < 1:
             raise _invalid("n_features", owner, "an int in the range [1, inf)", n_features)
@@ -419,6 +371,7 @@ class EvaluationStudy:
         self.feature_counts = feature_counts(num_features_list, n_features)
         self.n_features, self.probe_mask, self.seed = int(n_features), probe_mask, int(seed)
         self.driver_budget_cells = int(driver_budget_cells)
+        self.classify_above_budget = classify_above_budget
         self.fingerprint = {"description": self.description, "n_features": self.n_features,
                             "classifiers": self.classifiers, "feature_counts": self.feature_counts,
                             "seed": self.seed, "probe_features": probe_features, "folds": len(self.folds),
@@ -464,6 +417,7 @@ class EvaluationStudy:
         is saved when done; an exception propagates and leaves the saved files. ``progress``
         gets one line per step (default: stderr, a bar on a terminal).
         """
+        self._check_budget_plan()
         self._check_fingerprint(create=True)
         for stale in self.directory.glob("folds/*/.*.tmp"):  # left by a killed process
             stale.unlink()
@@ -480,6 +434,26 @@ class EvaluationStudy:
             meter.step(f"{method} repeat {fold.repeat + 1} fold {fold.fold + 1}", time.perf_counter() - start)
         return done
 
+    def _above_budget(self, fold: Fold) -> bool:
+        return not fits_driver_budget(fold.train.size + fold.test.size, self.feature_counts[-1], self.driver_budget_cells)
+
+    def _check_budget_plan(self) -> None:
+        """Refuse, before any work, folds above the budget that no engine can classify (note 7)."""
+        above = [fold for fold in self.folds if self._above_budget(fold)]
+        if not above:
+            return
+        cells = (above[0].train.size + above[0].test.size) * self.feature_counts[-1]
+        if self.classify_above_budget is None:
+            raise _invalid("driver_budget_cells", "EvaluationStudy", f"at least the {cells} reduced values of a fold "
+                           "(or lower the largest k, or classify on Spark)", self.driver_budget_cells)
+        driver_only = [name for name in self.classifiers if name not in SPARK_CLASSIFIERS]
+        if driver_only:
+            raise ValueError(
+                f"{len(above)} fold(s) have {cells} reduced values or more, above the driver budget of "
+                f"{self.driver_budget_cells} values, so they are classified on Spark, which has no {driver_only} "
+                f"(pyspark.ml has {list(SPARK_CLASSIFIERS)}): drop those classifiers, lower the largest k, or "
+                "raise the driver budget")
+
     def _evaluate(self, method: str, fold: Fold, rank_fold, data_for_fold) -> Dict[str, np.ndarray]:
         """The arrays saved for one (method, fold): scores, one metric row per classifier x k, AUC, times."""
         where = f"repeat {fold.repeat} fold {fold.fold} of {method!r}"
@@ -490,10 +464,13 @@ class EvaluationStudy:
                              f"({self.n_features},)")
         selected = time.perf_counter()
         ranking = rank_features(scores)[:self.feature_counts[-1]]
-        columns, n_rows = np.sort(ranking), fold.train.size + fold.test.size
-        if not fits_driver_budget(n_rows, columns.size, self.driver_budget_cells):
-            raise _invalid("driver_budget_cells", "EvaluationStudy", f"at least the {n_rows * columns.size} reduced "
-                           "values of a fold (or lower the largest k, or classify on Spark)", self.driver_budget_cells)
+        columns = np.sort(ranking)
+        if self._above_budget(fold):
+            predictions = self.classify_above_budget(fold, columns, np.searchsorted(columns, ranking),
+                                                     list(self.feature_counts), list(self.classifiers), self.seed)
+            rows = [prediction_metrics(name, k, *predictions[(name, k)])
+                    for name in self.classifiers for k in self.feature_counts]
+            return self._arrays(scores, rows, fold, "spark", start, selected)
         X_train, y_train, X_test, y_test = data_for_fold(fold, columns)
         for name, X, rows in (("X_train", X_train, fold.train), ("X_test", X_test, fold.test)):
             if np.shape(X) != (rows.size, columns.size):
@@ -501,9 +478,13 @@ class EvaluationStudy:
                                  f"({rows.size}, {columns.size})")
         rows = score_subsets(X_train, y_train, X_test, y_test, np.searchsorted(columns, ranking),
                              self.feature_counts, self.classifiers, seed=self.seed)
+        return self._arrays(scores, rows, fold, "scikit-learn", start, selected)
+
+    def _arrays(self, scores, rows, fold: Fold, engine: str, start: float, selected: float) -> Dict[str, np.ndarray]:
         auc = np.nan if self.probe_mask is None else selection_roc_of_scores(scores, ~self.probe_mask)[2]
         arrays = {name: np.array([row[name] for row in rows]) for name in ("classifier", "k", "accuracy", "macro_f1")}
-        return {"scores": scores, **arrays, "test_rows": np.int64(fold.test.size), "selection_auc": np.float64(auc),
+        return {"scores": scores, **arrays, "engine": np.array([engine] * len(rows)),
+                "test_rows": np.int64(fold.test.size), "selection_auc": np.float64(auc),
                 "selection_seconds": np.float64(selected - start),
                 "classifier_seconds": np.float64(time.perf_counter() - selected)}
 
@@ -511,75 +492,3 @@ class EvaluationStudy:
         """The outputs of :func:`write_results`, after checking the fingerprint."""
         self._check_fingerprint(create=False)
         return _write_outputs(self.directory, self._config())
-
-
-def _fold_path(directory: Path, method: str, repeat: int, fold: int) -> Path:
-    return Path(directory) / "folds" / method / f"repeat-{repeat:03d}-fold-{fold:03d}.npz"
-
-
-def _read_study(directory) -> dict:
-    study_file = Path(directory) / "study.json"
-    if not study_file.exists():
-        raise FileNotFoundError(f"{study_file} does not exist; run the evaluation first")
-    return json.loads(study_file.read_text())
-
-
-def load_results(directory, config: Optional[dict] = None):
-    """``(results, selection_auc, timings, scores)`` from the saved fold files.
-
-    ``results``: the rows of ``results.parquet``; ``selection_auc``: method, repeat, fold, auc
-    (empty without probes); ``timings``: method, repeat, fold, selection_seconds,
-    classifier_seconds; ``scores``: ``{method: (folds, n_features) array}``.
-    """
-    directory = Path(directory)
-    config = config or _read_study(directory)
-    keys = [(method, r, f) for method in config["methods"] for r, f in config["fold_keys"]]
-    missing = [key for key in keys if not _fold_path(directory, *key).exists()]
-    if missing:
-        raise RuntimeError(f"the evaluation in {directory} misses {len(missing)} of {len(keys)} (method, fold) "
-                           f"results (first: {missing[:3]}); run it again to finish")
-    parts, aucs, timings, scores = [], [], [], {}
-    for method, repeat, fold in keys:
-        with np.load(_fold_path(directory, method, repeat, fold), allow_pickle=False) as stored:
-            saved = {name: stored[name] for name in stored.files}
-        parts.append(pd.DataFrame({"method": method, "repeat": repeat, "fold": fold, "classifier": saved["classifier"],
-                                   "k": saved["k"], "test_rows": int(saved["test_rows"]),
-                                   "accuracy": saved["accuracy"], "macro_f1": saved["macro_f1"]}))
-        if np.isfinite(saved["selection_auc"]):
-            aucs.append({"method": method, "repeat": repeat, "fold": fold, "auc": float(saved["selection_auc"])})
-        timings.append({"method": method, "repeat": repeat, "fold": fold,
-                        "selection_seconds": float(saved["selection_seconds"]),
-                        "classifier_seconds": float(saved["classifier_seconds"])})
-        scores.setdefault(method, []).append(saved["scores"])
-    results = pd.concat(parts, ignore_index=True).astype({"classifier": str, "k": np.int64})
-    return (results, pd.DataFrame(aucs, columns=["method", "repeat", "fold", "auc"]), pd.DataFrame(timings),
-            {method: np.vstack(rows) for method, rows in scores.items()})
-
-
-_RESULTS_SCHEMA = pa.schema([("method", pa.string()), ("classifier", pa.string()), ("k", pa.int32()),
-                             ("repeat", pa.int32()), ("fold", pa.int32()), ("test_rows", pa.int32()),
-                             ("accuracy", pa.float64()), ("macro_f1", pa.float64())])
-
-
-def _write_outputs(directory: Path, config: dict) -> List[Path]:
-    results, selection_auc, timings, scores = load_results(directory, config)
-    summary, best = summary_table(results, selection_auc), best_k_table(results)
-    table = pa.Table.from_pandas(results[_RESULTS_SCHEMA.names], schema=_RESULTS_SCHEMA, preserve_index=False)
-    buffer = io.BytesIO()
-    pq.write_table(table, buffer)
-    written = [atomic_write_bytes(directory / "results.parquet", buffer.getvalue())]
-    frames = {"summary.csv": summary, "best.csv": best, "significance.csv": significance_table(results),
-              "timings.csv": timings}
-    if not selection_auc.empty:
-        frames["selection_auc.csv"] = selection_auc
-    for name, frame in frames.items():
-        written.append(atomic_write_bytes(directory / name, frame.to_csv(index=False).encode()))
-    return written + write_plots(directory, config, summary, selection_auc, scores)
-
-
-def write_results(directory) -> List[Path]:
-    """Write ``results.parquet``, ``summary.csv``, ``best.csv``, ``significance.csv``,
-    ``timings.csv`` (``selection_auc.csv`` with probes), the PNG plots and ``plots.json`` from the
-    saved fold files of ``directory`` (all (method, fold) pairs must be saved); returns the paths.
-    """
-    return _write_outputs(Path(directory), _read_study(directory))

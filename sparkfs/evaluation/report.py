@@ -79,7 +79,7 @@ def mean_selection_roc(curves, grid_size: int = 101):
 def error_curve_figure(summary: pd.DataFrame, classifier: str) -> Figure:
     """Mean test error (1 - accuracy) against k for one classifier, one line per method.
 
-    ``summary`` has the columns of :func:`~sparkfs.evaluation.cross_validation.summary_table`.
+    ``summary`` has the columns of :func:`~sparkfs.evaluation.result_tables.summary_table`.
     The shaded band is +- one standard deviation over folds and repeats; the x axis is
     logarithmic when the feature counts span more than a factor 20.
     """
@@ -294,7 +294,22 @@ def _image(path: Path, title: str) -> str:
             f"<figcaption>{_text(title)}</figcaption></figure>")
 
 
-def _data_set_section(study: dict) -> str:
+def _engines_text(directory: Path) -> str:
+    """Where the classifiers ran (``engines.csv``): scikit-learn on the driver, or pyspark.ml."""
+    path = directory / "engines.csv"
+    if not path.exists():
+        return "scikit-learn on the driver"
+    engines = _read_table(path)
+    words = {"scikit-learn": "scikit-learn on the driver", "spark": "pyspark.ml on Spark (reduced data above the "
+             "driver budget)"}
+    parts = []
+    for engine, group in engines.groupby("engine", sort=False):
+        counts = ", ".join(f"{c} ({n})" for c, n in zip(group["classifier"], group["fold_results"]))
+        parts.append(f"{words.get(engine, engine)}: {counts}")
+    return "; ".join(parts)
+
+
+def _data_set_section(study: dict, engines: str = "scikit-learn on the driver") -> str:
     description = study.get("description", {})
     n_probes = len(study.get("probe_features") or [])
     folds = study.get("fold_keys", [])
@@ -308,6 +323,7 @@ def _data_set_section(study: dict) -> str:
              ("features", f"{study['n_features']}" + (f" ({n_probes} of them probes)" if n_probes else "")),
              ("classes", description.get("classes", "-")), ("protocol", protocol),
              ("classifiers", ", ".join(study.get("classifiers", []))),
+             ("classifiers ran on (fold results)", engines),
              ("numbers of features k", ", ".join(map(str, study.get("feature_counts", []))))]
     rows = "".join(f'<tr><th class="name">{_text(name)}</th><td class="name">{_text(value)}</td></tr>'
                    for name, value in facts)
@@ -319,7 +335,7 @@ def build_report(directory) -> Path:
 
     Reads ``study.json``, ``best.csv``, ``summary.csv``, ``plots.json`` with its PNGs and, when
     present, ``significance.csv`` (all written by
-    :func:`~sparkfs.evaluation.cross_validation.write_results`); computes nothing new except the
+    :func:`~sparkfs.evaluation.result_tables.write_results`); computes nothing new except the
     comparison sentences. Returns the path of the report.
     """
     directory = Path(directory)
@@ -327,7 +343,7 @@ def build_report(directory) -> Path:
     missing = [name for name in required if not (directory / name).exists()]
     if missing:
         raise FileNotFoundError(f"{directory} misses {', '.join(missing)}; run the evaluation (or "
-                                f"sparkfs.evaluation.cross_validation.write_results) first")
+                                f"sparkfs.evaluation.result_tables.write_results) first")
     study = json.loads((directory / "study.json").read_text())
     description = study.get("description", {})
     best, summary = _read_table(directory / "best.csv"), _read_table(directory / "summary.csv")
@@ -336,7 +352,7 @@ def build_report(directory) -> Path:
     baselines = _baselines(description, methods)
     title = f"Feature selection evaluation: {description.get('name') or description.get('input') or directory.name}"
 
-    parts = [f"<h1>{_text(title)}</h1>", _data_set_section(study),
+    parts = [f"<h1>{_text(title)}</h1>", _data_set_section(study, _engines_text(directory)),
              f"<h2>Command</h2><pre>{_text(_command_text(description.get('command')) or '-')}</pre>",
              "<h2>Best test error per method and classifier</h2>",
              "<p>Mean over folds and repeats at the number of features k with the lowest mean error "

@@ -58,6 +58,25 @@ class HasScaling(Params):
         return self.getOrDefault(self.scaling)
 
 
+class HasDriverBudget(Params):
+    """The ``driverBudgetMB`` Param of the selectors that hold rows on the driver; each sets its own
+    default and says in its docstring what the budget covers."""
+
+    driverBudgetMB: Param = Param(
+        Params._dummy(),
+        "driverBudgetMB",
+        "largest driver memory in MiB for the rows (and arrays of them) the method holds on the driver; a "
+        "configuration above it is refused before any pass, naming this Param (SVMRFESelector with solver='auto' "
+        "runs on Spark instead). Raise spark.driver.memory with it",
+        typeConverter=TypeConverters.toFloat,
+    )
+
+    _param_constraints: Dict[str, Constraint] = {"driverBudgetMB": in_range(0.0, low_open=True)}
+
+    def getDriverBudgetMB(self) -> float:
+        return self.getOrDefault(self.driverBudgetMB)
+
+
 class SelectorParams(HasFeaturesCol, HasLabelCol, HasOutputCol, HasWeightCol):
     """featuresCol, labelCol, outputCol, weightCol and the selection rule (numFeatures | threshold).
 

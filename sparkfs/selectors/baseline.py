@@ -83,12 +83,27 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         except Exception:  # a failed JVM test: name the bad input if there is one
             diagnose_input(dataset, self.getFeaturesCol(), self.getLabelCol())
             raise
+        if self.getOrDefault(self.test) == "anova":
+            scores = self._constant_features_score_zero(dataset, scores)
         if not np.all(np.isfinite(scores)):
             scores = self._defined_scores(dataset, scores)
         return ScoreResult(
             scores=scores, label_values=labels, class_counts=counts.tolist(), n_rows=int(counts.sum()),
             info={"method": self.getOrDefault(self.test)},
         )
+
+    def _constant_features_score_zero(self, dataset, scores) -> np.ndarray:
+        """F of a constant feature is 0 / 0, but the sums of squares behind it are rounding noise,
+        which gave any value (0 with two partitions, 24 with one, on the same rows): one JVM
+        pass finds the constant features (min == max) and scores them 0."""
+        from pyspark.ml.stat import Summarizer
+        from pyspark.sql import functions as F
+
+        summary = dataset.select(Summarizer.metrics("min", "max").summary(F.col(self.getFeaturesCol())).alias("s")).first()["s"]
+        minimum, maximum = summary["min"].toArray(), summary["max"].toArray()
+        if minimum.shape != scores.shape:
+            return scores
+        return np.where(minimum == maximum, 0.0, scores)
 
     def _defined_scores(self, dataset, scores) -> np.ndarray:
         """Non-finite statistics: bad input is named (NaN/inf rows, values whose squares

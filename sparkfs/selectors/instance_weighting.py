@@ -23,7 +23,8 @@ from pyspark.ml.param.shared import HasFeaturesCol, HasLabelCol, HasOutputCol
 from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
 
 from sparkfs.core.labels import check_class_labels
-from sparkfs.errors import InvalidInputError
+from sparkfs.errors import DriverBudgetError, InvalidInputError
+from sparkfs.selectors._params import HasDriverBudget
 from sparkfs.spark.failures import with_resource_errors
 from sparkfs.spark.instance_weighting import margin_instance_weights, with_instance_weights
 from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
@@ -31,7 +32,7 @@ from sparkfs.spark.stats import first_vector_size, label_counts, with_label_inde
 _LABEL_INDEX = "__sparkfs_label_index"
 
 
-class MarginInstanceWeighter(Transformer, HasFeaturesCol, HasLabelCol, HasOutputCol,
+class MarginInstanceWeighter(Transformer, HasDriverBudget, HasFeaturesCol, HasLabelCol, HasOutputCol,
                              DefaultParamsReadable, DefaultParamsWritable):
     """Instance weights of Han & Yu (2010), Algorithm 1: eq. (6) margin vectors against all hits
     and misses, outlying degree, eq. (7) weights scaled to sum to n.
@@ -50,9 +51,6 @@ class MarginInstanceWeighter(Transformer, HasFeaturesCol, HasLabelCol, HasOutput
                             typeConverter=TypeConverters.toString)
     blockSize: Param = Param(Params._dummy(), "blockSize", "rows per kernel block in the tasks",
                              typeConverter=TypeConverters.toInt)
-    driverBudgetMB: Param = Param(Params._dummy(), "driverBudgetMB", "largest driver memory for the rows and their "
-                                  "margin vectors (2 x n x p doubles); refused before any pass above it",
-                                  typeConverter=TypeConverters.toFloat)
     allowManyClasses: Param = Param(Params._dummy(), "allowManyClasses",
                                     "take every distinct label value as a class even when the label looks continuous",
                                     typeConverter=TypeConverters.toBoolean)
@@ -101,7 +99,7 @@ class MarginInstanceWeighter(Transformer, HasFeaturesCol, HasLabelCol, HasOutput
         needed_mb = 2 * 8.0 * int(counts.sum()) * num_features / 2**20
         budget_mb = self.getOrDefault(self.driverBudgetMB)
         if needed_mb > budget_mb:
-            raise InvalidInputError(
+            raise DriverBudgetError(
                 f"margin instance weighting holds the {int(counts.sum())} x {num_features} rows and their margin vectors "
                 f"on the driver ({needed_mb:.0f} MiB), above driverBudgetMB={budget_mb:g}: raise driverBudgetMB "
                 "(sparkfs instance-weights --driver-budget-mb; and spark.driver.memory with it), or weight a sample of the rows")

@@ -9,7 +9,7 @@ from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.errors import InvalidInputError
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
-from sparkfs.selectors._params import HasScaling, in_range, one_of
+from sparkfs.selectors._params import HasDriverBudget, HasScaling, in_range, one_of
 from sparkfs.spark.margin_weighting import lmba_statistics, simba_statistics
 from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
 
@@ -23,7 +23,7 @@ def _int(name, doc):
     return Param(Params._dummy(), name, doc, typeConverter=TypeConverters.toInt)
 
 
-class _IterativeParams(HasScaling):
+class _IterativeParams(HasScaling, HasDriverBudget):
     iterations: Param = _int("iterations", "instances picked in total (the paper's I); unset = the pool size")
     batchSize: Param = _int("batchSize", "instances per step (one Spark job); 1 = the paper's per-instance update")
     sampleSize: Param = _int("sampleSize", "pool of instances to pick from, drawn by `seed`; unset = every row")
@@ -41,7 +41,7 @@ class _IterativeParams(HasScaling):
 
     def __init__(self, *args):
         super().__init__(*args)
-        self._setDefault(batchSize=1, seed=0, blockSize=2048, scaling="none")
+        self._setDefault(batchSize=1, seed=0, blockSize=2048, scaling="none", driverBudgetMB=2048.0)
 
     def _optional(self, param):
         return self.getOrDefault(param) if self.isDefined(param) else None
@@ -50,7 +50,7 @@ class _IterativeParams(HasScaling):
         return dict(iterations=self._optional(self.iterations), batch_size=self.getOrDefault(self.batchSize),
                     sample_size=self._optional(self.sampleSize), seed=self.getOrDefault(self.seed),
                     scaling=self.getScaling(), row_id_col=self._optional(self.rowIdCol),
-                    block_size=self.getOrDefault(self.blockSize))
+                    block_size=self.getOrDefault(self.blockSize), driver_budget_mb=self.getDriverBudgetMB())
 
 
 class _LmbaParams(_IterativeParams):
@@ -128,7 +128,7 @@ class LmbaSelector(FeatureSelector, _LmbaParams):
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", numFeatures=None,
                  threshold=None, k=3, c=1.0, iterations=None, batchSize=LMBA_DEFAULT_BATCH, stepSize=1.0,
                  schedule="constant", projection="none", sampleSize=None, seed=0, scaling="none", rowIdCol=None,
-                 blockSize=2048, allowManyClasses=False, batchRule="replay"):
+                 blockSize=2048, allowManyClasses=False, batchRule="replay", driverBudgetMB=2048.0):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
@@ -162,7 +162,7 @@ class SimbaSelector(FeatureSelector, _IterativeParams):
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", numFeatures=None,
                  threshold=None, iterations=None, batchSize=1, sampleSize=None, seed=0, scaling="none", rowIdCol=None,
-                 blockSize=2048, allowManyClasses=False):
+                 blockSize=2048, allowManyClasses=False, driverBudgetMB=2048.0):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 

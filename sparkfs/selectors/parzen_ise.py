@@ -9,7 +9,7 @@ from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.errors import InvalidInputError
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
-from sparkfs.selectors._params import in_range, one_of
+from sparkfs.selectors._params import HasDriverBudget, in_range, one_of
 from sparkfs.spark.parzen_ise import parzen_ise_statistics
 from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
 
@@ -29,7 +29,7 @@ def _is_held_out(value) -> bool:
     return value in ("auto", "none") or (isinstance(value, str) and value.isdigit())
 
 
-class _ParzenISEParams(Params):
+class _ParzenISEParams(HasDriverBudget):
     groups: Param = _param("groups", "'auto' (the classes when the label column exists, else clusters), 'labels' "
                            "or 'clusters' (fuzzy c-means, also on labelled data)", TypeConverters.toString)
     numClusters: Param = _param("numClusters", "clusters C of fuzzy c-means", TypeConverters.toInt)
@@ -77,7 +77,7 @@ class _ParzenISEParams(Params):
         super().__init__(*args)
         self._setDefault(groups="auto", numClusters=3, fuzzifier=2.0, memberships="hard", learningRate=0.1,
                          maxIter=100, tol=1e-6, heldOutFeature="auto", seed=0, varianceFloor=1e-6, fcmTol=1e-6,
-                         fcmMaxIter=300, blockSize=1024)
+                         fcmMaxIter=300, blockSize=1024, driverBudgetMB=2048.0)
 
     def _optional(self, param):
         return self.getOrDefault(param) if self.isDefined(param) else None
@@ -107,7 +107,7 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
                  threshold=None, groups="auto", numClusters=3, fuzzifier=2.0, memberships="hard", windowWidth=None,
                  learningRate=0.1, maxIter=100, tol=1e-6, heldOutFeature="auto", landmarks=None, seed=0,
                  varianceFloor=1e-6, fcmTol=1e-6, fcmMaxIter=300, rowIdCol=None, blockSize=1024,
-                 allowManyClasses=False):
+                 driverBudgetMB=2048.0, allowManyClasses=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
@@ -135,7 +135,8 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
             (None if held_out == "none" else "auto"), landmarks=self._optional(self.landmarks),
             seed=self.getOrDefault(self.seed), variance_floor=self.getOrDefault(self.varianceFloor),
             fcm_tol=self.getOrDefault(self.fcmTol), fcm_max_iter=self.getOrDefault(self.fcmMaxIter),
-            row_id_col=self._optional(self.rowIdCol), block_size=self.getOrDefault(self.blockSize))
+            row_id_col=self._optional(self.rowIdCol), block_size=self.getOrDefault(self.blockSize),
+            driver_budget_mb=self.getDriverBudgetMB())
         labels, counts = [], []
         if self._uses_labels(dataset):
             labels, counts = label_counts(dataset, self.getLabelCol())

@@ -7,7 +7,7 @@ from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
-from sparkfs.selectors._params import HasScaling, in_range, one_of
+from sparkfs.selectors._params import HasDriverBudget, HasScaling, in_range, one_of
 from sparkfs.spark.relief import relief_statistics
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
@@ -32,7 +32,7 @@ def _valid_sigma(value) -> bool:
     return len(values) > 0 and all(np.isfinite(v) and v > 0 for v in values)
 
 
-class _ReliefParams(HasScaling):
+class _ReliefParams(HasScaling, HasDriverBudget):
     variant: Param = Param(
         Params._dummy(), "variant",
         "'relief' (margin of eq. 3, I-Relief for multi-class), 'relieff' (Kononenko), 'mrelief' (MAP-Relief, "
@@ -66,7 +66,8 @@ class _ReliefParams(HasScaling):
 
     def __init__(self, *args):
         super().__init__(*args)
-        self._setDefault(variant="relieff", k=10, metric="euclidean", scaling="range", seed=0, blockSize=2048)
+        self._setDefault(variant="relieff", k=10, metric="euclidean", scaling="range", seed=0, blockSize=2048,
+                         driverBudgetMB=2048.0)
 
 
 class ReliefSelectorModel(FeatureSelectorModel, _ReliefParams):
@@ -101,9 +102,9 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
     Notes
     -----
     Neighbours are found by a blocked distance computation against broadcast query batches and
-    merged with ``treeAggregate``: no n x n matrix, sparse rows stay sparse. With every row as a
+    merged in a fixed order: no n x n matrix, sparse rows stay sparse. With every row as a
     query (``sampleSize`` unset) the data are collected to the driver once to be broadcast: use a
-    sample for large n. Ties are broken by row id (``rowIdCol``, else the row position).
+    sample for large n (above ``driverBudgetMB``, default 2048, the fit is refused before any pass). Ties are broken by row id (``rowIdCol``, else the row position).
     """
 
     _model_class = ReliefSelectorModel
@@ -111,7 +112,8 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", weightCol=None,
                  numFeatures=None, threshold=None, variant="relieff", k=10, metric="euclidean", scaling="range",
-                 sampleSize=None, seed=0, sigma=None, rowIdCol=None, blockSize=2048, allowManyClasses=False):
+                 sampleSize=None, seed=0, sigma=None, rowIdCol=None, blockSize=2048, driverBudgetMB=2048.0,
+                 allowManyClasses=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
@@ -148,6 +150,7 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
             sample_size=self._optional(self.sampleSize), seed=self.getOrDefault(self.seed),
             sigma=self._optional(self.sigma), row_id_col=self._optional(self.rowIdCol),
             block_size=self.getOrDefault(self.blockSize), weight_col=weight_col,
+            driver_budget_mb=self.getDriverBudgetMB(),
         )
         info = {
             "method": result.variant, "k": result.k, "metric": result.metric, "scaling": result.scaling,

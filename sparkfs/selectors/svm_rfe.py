@@ -30,7 +30,7 @@ from sparkfs.core import svm_rfe as rfe_math
 from sparkfs.core.scaling import MAX_MAGNITUDE
 from sparkfs.errors import InvalidInputError
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
-from sparkfs.selectors._params import in_range, one_of
+from sparkfs.selectors._params import HasDriverBudget, in_range, one_of
 from sparkfs.spark.blocks import arrow_vectors_to_matrix
 from sparkfs.spark.instance_weighting import margin_instance_weights, with_instance_weights
 from sparkfs.spark.row_values import labels_by_position, with_row_values
@@ -54,7 +54,7 @@ def rfe_step(value: float):
     return float(value) if value < 1.0 else int(value)
 
 
-class _SVMRFEParams(Params):
+class _SVMRFEParams(HasDriverBudget):
     step: Param = Param(Params._dummy(), "step", "share of the remaining features eliminated per iteration (0, 1), "
                         "rounded up, or a whole number of features >= 1", typeConverter=TypeConverters.toFloat)
     C: Param = Param(Params._dummy(), "C", "the linear SVM's C (scikit-learn's meaning)",
@@ -72,8 +72,6 @@ class _SVMRFEParams(Params):
                                      "eq. 7 weights, IW-SVM-RFE)", typeConverter=TypeConverters.toString)
     solver: Param = Param(Params._dummy(), "solver", "'auto', 'driver' (scikit-learn) or 'spark' (pyspark.ml)",
                           typeConverter=TypeConverters.toString)
-    driverBudgetMB: Param = Param(Params._dummy(), "driverBudgetMB", "largest size of the collected rows for "
-                                  "which solver='auto' runs on the driver", typeConverter=TypeConverters.toFloat)
     _param_constraints = {
         "step": (_valid_step, "a float in (0, 1) or a whole number >= 1"),
         "C": in_range(0.0, low_open=True),
@@ -84,7 +82,6 @@ class _SVMRFEParams(Params):
         "seed": (lambda v: isinstance(v, int), "an int"),
         "instanceWeighting": one_of("none", "margin"),
         "solver": one_of("auto", "driver", "spark"),
-        "driverBudgetMB": in_range(0.0, low_open=True),
     }
 
     def __init__(self, *args):

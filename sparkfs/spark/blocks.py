@@ -18,8 +18,12 @@ Two ways to run a pass (one switch, :data:`TRANSPORTS`; both give the same numbe
   and the driver merges the few group results, again in order: a DataFrame-only tree reduction
   whose merge order is fixed, so results are repeatable bit for bit.
 * ``"context"`` (classic Spark only) uses the SparkContext: values are ``sc.broadcast`` (read once
-  per executor instead of shipped with every task) and summaries are merged by ``treeAggregate``
-  (no shuffle). It is the default where a SparkContext exists (``"auto"``).
+  per executor instead of shipped with every task). Up to :data:`DRIVER_MERGE_PARTITIONS`
+  partitions, the summaries are collected and merged on the driver in partition order (no
+  shuffle); above it, the same fixed two-level merge as the DataFrame path (groups by partition
+  index modulo :data:`REDUCE_FANOUT`, each merged in partition order). Not ``treeAggregate``:
+  its middle level merges in the order shuffle blocks arrive, which changes the last bits from
+  run to run. It is the default where a SparkContext exists (``"auto"``).
 """
 
 from __future__ import annotations
@@ -47,6 +51,8 @@ TRANSPORTS = ("auto", "context", "dataframe")
 CONNECT_CLOSURE_BYTES = 48 * 2**20
 #: Groups of the DataFrame-only reduction: the driver receives at most this many summaries.
 REDUCE_FANOUT = 8
+#: Partitions whose summaries the "context" transport merges directly on the driver.
+DRIVER_MERGE_PARTITIONS = 16
 
 
 def is_vector_struct(arrow_type: pa.DataType) -> bool:
@@ -299,7 +305,7 @@ def aggregate_partitions(
     merge : associative, commutative merge of two summaries.
     num_features : the size of the vector columns.
     dense : see :func:`arrow_vectors_to_matrix`.
-    depth : depth of the ``treeAggregate`` (``"context"`` transport).
+    depth : kept for callers of the former ``treeAggregate``; the merge is fixed (module notes).
     transport : see the module notes.
     blocks_of_batch : batch -> blocks; default :func:`arrow_blocks` (``cached_blocks`` reads a
         DataFrame of blocks encoded once, see :class:`sparkfs.spark.rows.Rows`).
@@ -329,17 +335,16 @@ def aggregate_partitions(
     summaries = df.select(*columns).mapInArrow(summarize_partition, schema)
 
     if transport == "context":
-        partials = summaries.rdd.map(lambda row: deserialize_summary(bytes(row[1])))
+        partials = summaries.rdd.map(lambda row: (int(row[0]), bytes(row[1])))
+        if partials.getNumPartitions() > DRIVER_MERGE_PARTITIONS:
+            def merge_payloads(pairs):
+                items = [(index, deserialize_summary(payload)) for index, payload in pairs]
+                return min(index for index, _ in items), serialize_summary(_merge_in_order(items, merge))
 
-        def merge_optional(left: Optional[Summary], right: Optional[Summary]) -> Optional[Summary]:
-            if left is None:
-                return right
-            if right is None:
-                return left
-            return merge(left, right)
-
-        # treeAggregate with a None zero: one job, and an empty DataFrame gives None, not an error.
-        return partials.treeAggregate(None, merge_optional, merge_optional, depth=depth)
+            partials = (partials.map(lambda pair: (pair[0] % REDUCE_FANOUT, pair))
+                        .groupByKey(REDUCE_FANOUT).map(lambda group: merge_payloads(group[1])))
+        pairs = [(index, deserialize_summary(payload)) for index, payload in partials.collect()]
+        return _merge_in_order(pairs, merge) if pairs else None
 
     def merge_group(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         pairs = []

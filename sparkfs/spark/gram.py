@@ -4,8 +4,7 @@ QFS needs, for the candidate features, G_i = X_i^T W_i X_i per class, H = (X*X)^
 sizes and the class sums (for the unary LFS term and centring). Each Arrow batch is turned into a
 dense ndarray or a CSR matrix by :func:`sparkfs.spark.blocks.aggregate_partitions` (sparse rows stay
 sparse), summarised by :func:`sparkfs.core.qfs.block_gram_statistics` and the summaries are added up
-in the partition and then with ``treeAggregate``: the driver receives one merged summary, never one
-per task.
+in the partition and then across partitions in a fixed order (:mod:`sparkfs.spark.blocks`).
 
 Memory: every task holds and ships (C + 1) p^2 + C p + C doubles (p = number of candidates), the
 driver the same; with p = 500 and C = 2 that is 6 MB. Work: O(n p^2) (three GEMM-sized products

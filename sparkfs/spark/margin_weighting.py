@@ -108,6 +108,7 @@ def _rows_by_id(rows: Rows, wanted) -> Tuple[np.ndarray, Any]:
 
     Returns the sorted distinct ids and their matrix, in that order."""
     wanted = np.unique(np.asarray(wanted, dtype=np.int64))
+    rows.check_driver_rows(wanted.size, "the target and miss neighbours' rows")
     handle = rows.ship(wanted)
     num_features = rows.num_features
 
@@ -131,11 +132,16 @@ def _rows_by_id(rows: Rows, wanted) -> Tuple[np.ndarray, Any]:
     return ids[order], matrix_from_summary(summary, "rows_", num_features)[order]
 
 
+#: How to use fewer rows on the driver (Lmba and Simba keep their pool there).
+POOL_HINT = "set sampleSize to draw a smaller pool of instances"
+
+
 def lmba_statistics(df, features_col: str, label_col: str, *, num_features: int, num_classes: int, k: int = 3,
                     c: float = 1.0, iterations: Optional[int] = None, batch_size: int = 1, step_size: float = 1.0,
                     schedule: str = "constant", projection: str = "none", sample_size: Optional[int] = None,
                     seed: int = 0, scaling: str = "none", row_id_col: Optional[str] = None,
-                    block_size: int = 2048, transport: str = "auto", batch_rule: str = "replay") -> MarginWeightingResult:
+                    block_size: int = 2048, transport: str = "auto", batch_rule: str = "replay",
+                    driver_budget_mb: Optional[float] = None) -> MarginWeightingResult:
     """Lmba feature weights (Li & Lu 2009, Section 3), one Spark job per mini-batch step
     (``batch_rule``: see :func:`sparkfs.core.margin_weighting.lmba_in_memory`; "replay" brings back
     per-instance impostor sums, batch x D values per partition).
@@ -145,7 +151,8 @@ def lmba_statistics(df, features_col: str, label_col: str, *, num_features: int,
     their (batch, k) hinge thresholds and w.
     """
     with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
-              row_id_col=row_id_col, transport=transport, cache_blocks=True) as rows:
+              row_id_col=row_id_col, transport=transport, cache_blocks=True, driver_budget_mb=driver_budget_mb,
+              fewer_rows_hint=POOL_HINT) as rows:
         pool = _prepare(rows, sample_size, seed, scaling, "Lmba")
         positions = np.arange(len(pool))
         table = nearest(rows, pool, k, metric="euclidean", block_size=block_size)
@@ -198,10 +205,11 @@ def lmba_statistics(df, features_col: str, label_col: str, *, num_features: int,
 def simba_statistics(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
                      iterations: Optional[int] = None, batch_size: int = 1, sample_size: Optional[int] = None,
                      seed: int = 0, scaling: str = "none", row_id_col: Optional[str] = None, block_size: int = 2048,
-                     transport: str = "auto") -> MarginWeightingResult:
+                     transport: str = "auto", driver_budget_mb: Optional[float] = None) -> MarginWeightingResult:
     """Simba feature weights (Gilad-Bachrach et al. 2004), one Spark job per mini-batch step."""
     with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
-              row_id_col=row_id_col, transport=transport, cache_blocks=True) as rows:
+              row_id_col=row_id_col, transport=transport, cache_blocks=True, driver_budget_mb=driver_budget_mb,
+              fewer_rows_hint=POOL_HINT) as rows:
         pool = _prepare(rows, sample_size, seed, scaling, "Simba")
         steps = _steps(len(pool), iterations, batch_size)
         order = mw.instance_order(len(pool), steps, batch_size, seed)

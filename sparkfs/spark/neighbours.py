@@ -17,7 +17,7 @@ All three share :func:`_batched_pass`: the queries are cut into batches within t
 budget (:meth:`Rows.query_batches`), each batch (with its per-batch tables) is handed to the tasks
 (broadcast with a SparkContext, inside the closure on Spark Connect), every partition turns its
 Arrow batches into dense or CSR blocks and computes its partial result, and the partials are
-reduced (``treeAggregate``, or a DataFrame-only two-stage merge on Connect). One pass -- one
+reduced in a fixed order (:func:`sparkfs.spark.blocks.aggregate_partitions`). One pass -- one
 Spark job -- per query batch; what a task holds: its block, the query batch, and one
 ``block_size x block_size`` temporary (distances or kernel values).
 """

@@ -124,17 +124,20 @@ def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None
                           max_iter: int = 100, tol: float = 1e-6, fixed_feature="auto", landmarks: Optional[int] = None,
                           seed: int = 0, variance_floor: float = 1e-6, fcm_tol: float = 1e-6, fcm_max_iter: int = 300,
                           row_id_col: Optional[str] = None, block_size: int = 1024,
-                          transport: str = "auto") -> ParzenISEResult:
+                          transport: str = "auto", driver_budget_mb: Optional[float] = None) -> ParzenISEResult:
     """Parzen-ISE weights on a DataFrame; equal to :func:`parzen_ise_in_memory` on the same rows
     (``label_col``: a class index column 0..num_classes-1, else FCM groups)."""
     options = pi.check_options(num_features, memberships=memberships, fixed_feature=fixed_feature, landmarks=landmarks,
                                max_iter=max_iter, block_size=block_size, learning_rate=learning_rate, tol=tol,
                                variance_floor=variance_floor, h=h)
     with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
-              row_id_col=row_id_col, transport=transport, cache_blocks=True) as rows:
+              row_id_col=row_id_col, transport=transport, cache_blocks=True, driver_budget_mb=driver_budget_mb,
+              fewer_rows_hint="set landmarks to use a sample of the rows as queries") as rows:
         num_rows = rows.n_rows
         if num_rows < 2:
             raise InvalidInputError(f"Parzen-ISE needs at least 2 rows; the input has {num_rows}")
+        num_queries = num_rows if landmarks is None or landmarks >= num_rows else landmarks
+        rows.check_driver_rows(num_queries, "the queries")  # before any other pass
         statistics = rows.column_statistics()
         rows.check_magnitude("Parzen-ISE")
         mean = np.asarray(statistics.mean, dtype=np.float64)

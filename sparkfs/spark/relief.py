@@ -191,6 +191,7 @@ def relief_statistics(
     return_query_margins: bool = False,
     transport: str = "auto",
     weight_col: Optional[str] = None,
+    driver_budget_mb: Optional[float] = None,
 ) -> ReliefResult:
     """Relief-family scores of the features of ``df`` (see the module notes for the passes).
 
@@ -241,7 +242,8 @@ def relief_statistics(
     per_query = "driver" if return_query_margins else None
     with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
               row_id_col=row_id_col, transport=transport, query_batch_bytes=query_batch_bytes,
-              tree_depth=tree_depth, weight_col=weight_col) as rows:
+              tree_depth=tree_depth, weight_col=weight_col, driver_budget_mb=driver_budget_mb,
+              fewer_rows_hint="set sampleSize to use a sample of the rows as queries") as rows:
         if sample_size is not None:
             _check_class_sizes(rows.class_counts)  # before drawing: fail fast on one class
         queries = rows.sample(sample_size, seed)

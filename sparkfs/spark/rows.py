@@ -45,7 +45,7 @@ import numpy as np
 
 from sparkfs.core.sampling import ColumnStatistics, column_statistics as driver_column_statistics, sample_keys
 from sparkfs.core.scaling import check_magnitude
-from sparkfs.errors import InvalidInputError
+from sparkfs.errors import DriverBudgetError, InvalidInputError
 from sparkfs.spark.row_sets import (  # noqa: F401  (Block, RowSet, scale_columns, check_finite are public here)
     PARTITION_SHIFT,
     Block,
@@ -135,7 +135,7 @@ class Rows:
         Largest query batch (plus its per-batch tables) handed to the tasks at once; default
         128 MiB with a SparkContext, 48 MiB inside a Connect closure (never above that there).
     tree_depth : int
-        Depth of the ``treeAggregate`` merges ("context" transport).
+        Unused since the merge order is fixed (:mod:`sparkfs.spark.blocks`); kept for callers.
     cache_blocks : bool
         For iterative methods (many passes over the same rows): convert every Arrow batch to its
         dense/CSR matrix once, keep the encoded blocks persisted, and let every later pass read
@@ -146,7 +146,8 @@ class Rows:
     def __init__(self, df, features_col: str, *, num_features: int, label_col: Optional[str] = None,
                  num_classes: Optional[int] = None, weight_col: Optional[str] = None,
                  row_id_col: Optional[str] = None, transport: str = "auto",
-                 query_batch_bytes: Optional[int] = None, tree_depth: int = 2, cache_blocks: bool = False):
+                 query_batch_bytes: Optional[int] = None, tree_depth: int = 2, cache_blocks: bool = False,
+                 driver_budget_mb: Optional[float] = None, fewer_rows_hint: str = "use fewer rows"):
         from pyspark import StorageLevel
         from pyspark.sql import functions as F
 
@@ -163,6 +164,8 @@ class Rows:
         budget = DEFAULT_QUERY_BATCH_BYTES if query_batch_bytes is None else int(query_batch_bytes)
         self.query_batch_bytes = budget if self.transport == "context" else min(budget, CONNECT_CLOSURE_BYTES)
         self.tree_depth = tree_depth
+        self.driver_budget_mb = driver_budget_mb
+        self.fewer_rows_hint = fewer_rows_hint
         columns = [F.col(features_col).alias(_FEATURES)]
         columns.append(F.col(label_col).cast("double").alias(_LABEL) if label_col else F.lit(0.0).alias(_LABEL))
         if weight_col:
@@ -181,6 +184,7 @@ class Rows:
         self._class_counts: Optional[np.ndarray] = None
         self._all_rows: Optional[RowSet] = None
         self._statistics: Optional[ColumnStatistics] = None
+        self._nonzero_count: Optional[float] = None
         self._prepared = None
         self.cache_blocks = cache_blocks
         self._block_frame = None
@@ -308,6 +312,7 @@ class Rows:
     def collect(self) -> RowSet:
         """Every row to the driver (sorted by id); gives the counts and offsets in the same job."""
         if self._all_rows is None:
+            self.check_driver_rows(self.n_rows if self.driver_budget_mb is not None else 0, "all rows")
             self._all_rows = self.diagnosed(self._collect_all_rows)
             self.info["passes"].append("all rows")
         return self._all_rows
@@ -344,6 +349,38 @@ class Rows:
         order = np.argsort(ids, kind="stable")
         rows = RowSet(matrix, ids, raw_labels.astype(np.int64), weights)
         return rows if np.array_equal(order, np.arange(order.size)) else rows.take(order)
+
+    def check_driver_rows(self, count: int, what: str) -> None:
+        """Refuse, before any row travels, to bring ``count`` rows to the driver when their matrix
+        (dense, or CSR: one more JVM pass counts the non-zeros when the dense size is above the
+        budget) would exceed ``driver_budget_mb``. The message names the Param to change."""
+        if self.driver_budget_mb is None or count == 0:
+            return
+        budget = float(self.driver_budget_mb) * 2**20
+        per_row_overhead = 24.0  # id, label, weight
+        needed = count * (8.0 * self.num_features + per_row_overhead)
+        if needed > budget:
+            nonzeros_per_row = self._nonzeros() / max(self.n_rows, 1)
+            needed = count * (min(8.0 * self.num_features, 12.0 * nonzeros_per_row + 8.0) + per_row_overhead)
+        if needed > budget:
+            raise DriverBudgetError(
+                f"{what} ({count} x {self.num_features}) would take about {needed / 2**20:.0f} MiB on the driver, "
+                f"above driverBudgetMB={float(self.driver_budget_mb):g}: raise driverBudgetMB (and "
+                f"spark.driver.memory with it) or {self.fewer_rows_hint}")
+
+    def _nonzeros(self) -> float:
+        """Non-zero feature values over all rows (JVM Summarizer pass)."""
+        from pyspark.ml.stat import Summarizer
+        from pyspark.sql import functions as F
+
+        def compute():
+            metric = Summarizer.metrics("numNonZeros").summary(F.col(_FEATURES)).alias("s")
+            return self._base.select(metric).first()["s"]["numNonZeros"].toArray()
+
+        if self._nonzero_count is None:
+            self._nonzero_count = float(np.sum(self.diagnosed(compute)))
+            self.info["passes"].append("non-zero count")
+        return self._nonzero_count
 
     def column_statistics(self) -> ColumnStatistics:
         """min, max, mean, sample std per feature (from the collected rows if on the driver)."""
@@ -416,6 +453,7 @@ class Rows:
             return rows.take(keep)
         if size >= self.n_rows:
             return self.collect()
+        self.check_driver_rows(size, f"a sample of {size} rows")
         return self.diagnosed(lambda: self._sample_rows(size, seed))
 
     def _sample_rows(self, size: int, seed: int) -> RowSet:

@@ -8,8 +8,8 @@ Two engines compute the same numbers:
   the JVM on Spark's own vector types, sparse vectors update only their non-zeros, and no row
   crosses to Python. sum of squares = normL2^2 (one sqrt/square round trip: relative error
   ~1e-16).
-* ``"arrow"``: ``mapInArrow`` blocks summarised with NumPy/SciPy and merged by ``treeAggregate``
-  (see :mod:`sparkfs.spark.blocks`).
+* ``"arrow"``: ``mapInArrow`` blocks summarised with NumPy/SciPy and merged in partition
+  order (see :mod:`sparkfs.spark.blocks`).
 
 ``benchmarks/bench_lfs.py`` measures both. Bad input (null vectors, vectors of different sizes,
 NaN/inf, null labels) is diagnosed only when the pass fails or returns non-finite sums, so the

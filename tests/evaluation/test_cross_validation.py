@@ -11,9 +11,10 @@ from sklearn.feature_selection import f_classif
 from sklearn.preprocessing import MinMaxScaler
 
 from sparkfs.evaluation.cross_validation import (CLASSIFIER_NAMES, EvaluationStudy, Fold, StudyMismatchError,
-                                                 baseline_scores, best_k_table, feature_counts, fold_plan, fold_seed,
-                                                 load_results, make_classifier, mutual_information_scores,
-                                                 random_scores, score_subsets, summary_table, write_results)
+                                                 baseline_scores, feature_counts, fold_plan, fold_seed,
+                                                 make_classifier, mutual_information_scores, random_scores,
+                                                 score_subsets)
+from sparkfs.evaluation.result_tables import best_k_table, load_results, summary_table, write_results
 from sparkfs.evaluation.significance import paired_t_test_across_folds, wilcoxon_across_datasets
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -178,8 +179,8 @@ def test_selection_inside_the_training_folds_does_not_leak(tmp_path):
 # the study: resume, fingerprint, outputs -------------------------------------------------------
 
 
-def make_study(directory, X, folds, **extra):
-    return EvaluationStudy(directory, folds, ["anova", "random"], ["knn", "nb"], [1, 2, 4, 40],
+def make_study(directory, X, folds, classifiers=("knn", "nb"), num_features_list=(1, 2, 4, 40), **extra):
+    return EvaluationStudy(directory, folds, ["anova", "random"], list(classifiers), list(num_features_list),
                            {"input": "synthetic", "command": "sparkfs evaluate"}, n_features=X.shape[1], **extra)
 
 
@@ -252,7 +253,8 @@ def test_study_writes_outputs_and_checks_what_callbacks_return(tmp_path):
             "scores-anova.png", "plots.json"} <= written
     results = pq.read_table(tmp_path / "results.parquet").to_pandas()
     assert list(results.columns) == ["method", "classifier", "k", "repeat", "fold", "test_rows", "accuracy",
-                                     "macro_f1"]
+                                     "macro_f1", "engine"]
+    assert set(results["engine"]) == {"scikit-learn"}
     assert len(results) == 2 * 2 * 4 * 6  # methods x classifiers x k (1, 2, 4, 12) x folds
     assert sorted(results["k"].unique()) == [1, 2, 4, 12]
     summary = pd.read_csv(tmp_path / "summary.csv")
@@ -267,6 +269,57 @@ def test_study_writes_outputs_and_checks_what_callbacks_return(tmp_path):
         make_study(tmp_path / "data", X, folds).run(anova_ranker(X, y), lambda f, c: (X, y, X, y), progress=quiet)
     with pytest.raises(ValueError, match="'driver_budget_cells' parameter of EvaluationStudy"):
         make_study(tmp_path / "budget", X, folds, driver_budget_cells=100).run(anova_ranker(X, y), fold_data(X, y))
+
+
+def test_folds_above_the_driver_budget_go_to_the_other_engine(tmp_path):
+    """Above driver_budget_cells the study asks classify_above_budget for predictions (sparkfs
+    evaluate: pyspark.ml), computes the same metrics from them and records the engine; a plan
+    with a classifier that engine lacks is refused before any work."""
+    X, y = informative_data()
+    folds = fold_plan(y, cv=3, seed=0)
+    asked, ranked = [], []
+
+    def classify_above_budget(fold, columns, ranking, ks, classifiers, seed):
+        asked.append((fold.fold, columns.tolist(), ranking.tolist(), ks, classifiers))
+        predictions = {}
+        for name in classifiers:
+            for k in ks:  # stand-in engine: scikit-learn itself on the same top-k columns
+                top = columns[ranking[:k]]
+                model = make_classifier(name, seed).fit(X[fold.train][:, top], y[fold.train])
+                predictions[(name, k)] = (y[fold.test], model.predict(X[fold.test][:, top]))
+        return predictions
+
+    def ranker(method, fold):
+        ranked.append(fold.fold)
+        return anova_ranker(X, y)(method, fold)
+
+    budget = folds[0].train.size * 4 + 1  # below the 54 x 4 values of a fold at k = 4
+    study = make_study(tmp_path / "spark", X, folds, classifiers=["svm", "nb"], num_features_list=[1, 4],
+                       driver_budget_cells=budget, classify_above_budget=classify_above_budget)
+    study.run(anova_ranker(X, y), lambda fold, columns: pytest.fail("no driver data above the budget"), progress=quiet)
+    assert [entry[0] for entry in asked] == [0, 0, 1, 1, 2, 2] and asked[0][3:] == ([1, 4], ["svm", "nb"])
+    study.write_results()
+    results = pq.read_table(tmp_path / "spark" / "results.parquet").to_pandas()
+    assert set(results["engine"]) == {"spark"}
+    driver = make_study(tmp_path / "driver", X, folds, classifiers=["svm", "nb"], num_features_list=[1, 4])
+    driver.run(anova_ranker(X, y), fold_data(X, y), progress=quiet)
+    driver.write_results()
+    on_driver = pq.read_table(tmp_path / "driver" / "results.parquet").to_pandas()
+    np.testing.assert_array_equal(results["accuracy"], on_driver["accuracy"])
+    np.testing.assert_array_equal(results["macro_f1"], on_driver["macro_f1"])
+    engines = pd.read_csv(tmp_path / "spark" / "engines.csv")
+    assert engines.to_dict("records") == [{"classifier": "svm", "engine": "spark", "fold_results": 6},
+                                          {"classifier": "nb", "engine": "spark", "fold_results": 6}]
+    from sparkfs.evaluation.report import build_report
+
+    page = build_report(tmp_path / "spark").read_text()
+    assert "pyspark.ml on Spark (reduced data above the driver budget): svm (6), nb (6)" in page
+    assert "scikit-learn on the driver: svm (6), nb (6)" in build_report(tmp_path / "driver").read_text()
+    with pytest.raises(ValueError, match=r"classified on Spark, which has no \['knn'\]"):
+        make_study(tmp_path / "knn", X, folds, classifiers=["knn", "nb"], num_features_list=[1, 4],
+                   driver_budget_cells=budget, classify_above_budget=classify_above_budget).run(
+            ranker, fold_data(X, y), progress=quiet)
+    assert ranked == [] and not (tmp_path / "knn").exists()
 
 
 def test_study_parameter_errors(tmp_path):

@@ -10,7 +10,8 @@ import pytest
 from sklearn.feature_selection import f_classif
 
 from sparkfs.evaluation.cross_validation import (EvaluationStudy, fold_plan, fold_seed, mutual_information_scores,
-                                                 random_scores, write_results)
+                                                 random_scores)
+from sparkfs.evaluation.result_tables import write_results
 from sparkfs.evaluation.probes import add_probes
 from sparkfs.evaluation.report import build_report, comparison_sentences, feature_names, mean_selection_roc
 
@@ -161,3 +162,43 @@ def test_report_of_a_separate_test_set(tmp_path):
     page = build_report(tmp_path).read_text(encoding="utf-8")
     assert "a separate test set, 1 repeat(s)" in page and "test.csv" in page
     assert "Paired t-tests" not in page
+
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--enable-logging=stderr", "--v=0"]
+#: Appended to a copy of the page for the browser check only: reports every image the browser
+#: could not decode (naturalWidth 0) and how many decoded, on the console.
+IMAGE_PROBE = """<script>window.addEventListener("load", () => {
+  const images = Array.from(document.images);
+  images.filter(image => !image.complete || image.naturalWidth === 0)
+        .forEach(image => console.error("image not rendered: " + image.src.slice(0, 40)));
+  console.log("images rendered: " + images.filter(image => image.naturalWidth > 0).length);
+});</script>"""
+
+
+def test_report_renders_in_headless_chromium_without_console_errors(evaluation_directory, tmp_path):
+    """Opens report.html in headless Chromium (when installed; .ci/run installs Debian's package):
+    the page loads with no console message of its own, and every embedded plot decodes."""
+    import shutil
+    import subprocess
+
+    browser = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if browser is None:
+        pytest.skip("no Chromium on this machine (the page is still parsed by the other tests)")
+    page = (evaluation_directory / "report.html").read_text(encoding="utf-8")
+    plain = subprocess.run([browser, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile-1'}", "--dump-dom",
+                            (evaluation_directory / "report.html").as_uri()],
+                           capture_output=True, text=True, timeout=120)
+    assert plain.returncode == 0, plain.stderr[-2000:]
+    console = [line for line in plain.stderr.splitlines() if ":CONSOLE" in line]
+    assert console == [], console
+    assert "Best test error per method and classifier" in plain.stdout
+    assert plain.stdout.count("<img") == page.count("<img") == 6
+    probed = tmp_path / "probed.html"
+    probed.write_text(page.replace("</body>", IMAGE_PROBE + "</body>"), encoding="utf-8")
+    checked = subprocess.run([browser, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile-2'}", "--dump-dom",
+                              probed.as_uri()], capture_output=True, text=True, timeout=120)
+    messages = [line.split(":CONSOLE", 1)[1] for line in checked.stderr.splitlines() if ":CONSOLE" in line]
+    assert any('"images rendered: 6"' in message for message in messages), checked.stderr[-2000:]
+    assert not any("image not rendered" in message for message in messages), messages

@@ -99,3 +99,63 @@ def test_evaluate_with_probes_and_a_separate_test_set(spark, small_csv, tmp_path
     study = json.loads((out / "study.json").read_text())
     assert study["n_features"] == 14 and study["description"]["feature_names"][-1] == "probe5"
     assert "roc.png" in (out / "report.html").read_text() or (out / "roc.png").is_file()
+
+
+def test_evaluate_classifies_on_spark_above_the_driver_budget(spark, small_csv, tmp_path, capsys):
+    """With the fold's reduced data above --driver-budget-mb, svm, nb and tree run on pyspark.ml;
+    the results say so, and Gaussian naive Bayes agrees with scikit-learn's on the same folds."""
+    path, X, y = small_csv
+    base = ["evaluate", "--input", path, "--format", "csv", "--label-col", "label", "--master", "local[2]",
+            "--methods", "lfs", "--num-features", "2", "--cv", "2"]
+    tiny = ["--driver-budget-mb", "0.0001"]  # 13 values: every fold is above it
+    out = tmp_path / "spark"
+    assert main([*base, *tiny, "--classifiers", "svm,nb,tree", "--output", str(out)]) == 0
+    results = pd.read_parquet(out / "results.parquet")
+    assert set(results["engine"]) == {"spark"} and len(results) == 3 * 2
+    assert "pyspark.ml on Spark (reduced data above the driver budget): svm (2), nb (2), tree (2)" \
+        in (out / "report.html").read_text()
+    driver = tmp_path / "driver"
+    assert main([*base, "--classifiers", "svm,nb,tree", "--output", str(driver)]) == 0
+    on_driver = pd.read_parquet(driver / "results.parquet")
+    assert set(on_driver["engine"]) == {"scikit-learn"}
+    key = ["classifier", "k", "fold"]
+    both = results.merge(on_driver, on=key, suffixes=("_spark", "_driver"))
+    nb = both[both["classifier"] == "nb"]
+    np.testing.assert_allclose(nb["accuracy_spark"], nb["accuracy_driver"], atol=1.0 / 24 + 1e-12)
+    for name in ("svm", "tree"):
+        assert results.loc[results["classifier"] == name, "accuracy"].mean() > 0.7, name
+    capsys.readouterr()
+    assert main([*base, *tiny, "--classifiers", "knn,nb", "--output", str(tmp_path / "knn")]) == 2
+    assert "classified on Spark, which has no ['knn']" in capsys.readouterr().err
+    assert not (tmp_path / "knn").exists()
+
+
+def test_evaluate_killed_halfway_resumes_to_the_same_results(spark, small_csv, tmp_path, capsys):
+    """An evaluation killed (SIGKILL, its Spark JVM with it) once two (method, fold) results are
+    saved: the same command fits only the missing ones and ends with the same results."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    path, _, _ = small_csv
+    command = ["evaluate", "--input", path, "--format", "csv", "--label-col", "label", "--methods", "lfs,random",
+               "--classifiers", "nb", "--num-features", "1,3", "--cv", "4", "--master", "local[2]"]
+    assert main([*command, "--output", str(tmp_path / "whole")]) == 0
+    second = tmp_path / "killed"
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    process = subprocess.Popen([sys.executable, "-m", "sparkfs.cli", *command, "--output", str(second)], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while len(list(second.glob("folds/*/*.npz"))) < 2 and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    saved = len(list(second.glob("folds/*/*.npz")))
+    assert 2 <= saved < 8 and not (second / "results.parquet").exists()
+    capsys.readouterr()
+    assert main([*command, "--output", str(second)]) == 0
+    assert f"fitted now: {8 - saved}" in capsys.readouterr().out
+    whole, resumed = (pd.read_parquet(tmp_path / name / "results.parquet") for name in ("whole", "killed"))
+    pd.testing.assert_frame_equal(whole, resumed)

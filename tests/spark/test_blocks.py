@@ -59,3 +59,26 @@ def test_wrong_size_is_named(spark):
 def test_empty_dataframe_gives_none(spark):
     df = make_df(spark, np.zeros((2, 3)), [0, 1]).limit(0)
     assert _collect_blocks(df, 3) is None
+
+
+def test_merge_order_is_fixed_in_both_transports(spark):
+    """20 partitions (above the driver-merge threshold): each transport merges in a fixed order,
+    so it gives the same bits run after run; values spanning 1e16 make the sum's last bits depend
+    on the order, so a merge in arrival order would show. (The two transports group the partitions
+    differently, so they agree to rounding.)"""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(120, 4)) * np.array([1e16, 1.0, 1e-3, 3.0])
+    df = make_df(spark, X, np.zeros(120), partitions=20).cache()
+
+    def summarize(block):
+        return {"sum": block["features"].sum(0)}
+
+    def merge(a, b):
+        return {"sum": a["sum"] + b["sum"]}
+
+    for transport in ("context", "dataframe"):
+        runs = [aggregate_partitions(df, ["features"], summarize, merge, num_features=4, transport=transport)["sum"]
+                for _ in range(3)]
+        assert runs[0].tobytes() == runs[1].tobytes() == runs[2].tobytes(), transport
+        np.testing.assert_allclose(runs[0], X.sum(0), rtol=1e-9, atol=1e-9 * 1e16)
+    df.unpersist()

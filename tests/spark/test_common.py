@@ -81,3 +81,14 @@ def test_scaling_param_is_declared_once_with_each_selectors_default():
             cls(scaling="log").validate_params()
     with pytest.raises(ValueError, match="The 'scaling' parameter of ReliefSelector"):
         build_selector("relieff", {"scaling": "minmax"})
+
+
+@pytest.mark.parametrize("partitions", [1, 2])
+def test_anova_scores_a_constant_feature_zero_for_any_partitioning(spark, partitions):
+    """Spark ML's ANOVA F of a constant feature is 0 / 0 computed from rounding noise (24.0 with one
+    partition, 0.0 with two, on these rows: found by tests/spark/test_partition_property.py)."""
+    x = np.array([-2.33, 0.25, 0.96, 0.41, 1.37, -0.67, 0.9, 0.76, -0.46, 0.49, -0.16, 1.71, 0.85, 0.78])
+    y = np.array([1, 0, 0, 1, 0, 1, 1, 0, 1, 0, 1, 0, 0, 1], dtype=float)
+    X = np.column_stack([x, np.full(x.size, 1.28)])
+    model = build_selector("anova", {}).setNumFeatures(1).fit(make_df(spark, X, y, partitions=partitions))
+    assert model.scores[1] == 0.0 and model.scores[0] > 0.0

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from sparkfs import MarginInstanceWeighter
-from sparkfs.errors import InvalidInputError
+from sparkfs.errors import DriverBudgetError, InvalidInputError
 from sparkfs.spark.instance_weighting import margin_instance_weights
 from tests.core.test_instance_weighting import assert_close, reference_margin_vectors, reference_weights
 from tests.helpers import make_df, to_vectors
@@ -78,7 +78,7 @@ def test_bad_input_is_refused_with_the_problem_named(spark):
         MarginInstanceWeighter(labelCol="class").transform(df)
     with pytest.raises(ValueError, match="blockSize"):
         MarginInstanceWeighter(blockSize=0).transform(df)
-    with pytest.raises(InvalidInputError, match="above driverBudgetMB=1e-05: raise driverBudgetMB"):
+    with pytest.raises(DriverBudgetError, match="above driverBudgetMB=1e-05: raise driverBudgetMB"):
         MarginInstanceWeighter(driverBudgetMB=1e-5).transform(df)
     missing = make_df(spark, X, [None] + list(y[1:]))
     with pytest.raises(InvalidInputError, match="null label"):
