@@ -24,9 +24,12 @@ STATISTICS = ("error_mean", "mean_fold_min_error")
 
 
 def data_set_name(directory) -> str:
-    """The data set's name in an evaluation directory (its description's name, else the folder)."""
+    """The data set's name in an evaluation directory: its description's name (the input file's,
+    without a data-format extension), else the folder's."""
     study = json.loads((Path(directory) / "study.json").read_text())
-    return str(study.get("description", {}).get("name") or Path(directory).name)
+    name = str(study.get("description", {}).get("name") or Path(directory).name)
+    stem, _, extension = name.rpartition(".")
+    return stem if stem and extension.lower() in ("libsvm", "svm", "csv", "parquet", "txt") else name
 
 
 def best_errors(directories: Sequence) -> pd.DataFrame:

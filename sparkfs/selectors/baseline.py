@@ -99,7 +99,14 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         from pyspark.ml.stat import Summarizer
         from pyspark.sql import functions as F
 
-        summary = dataset.select(Summarizer.metrics("min", "max").summary(F.col(self.getFeaturesCol())).alias("s")).first()["s"]
+        if scores.size == 0:  # empty vectors: refused by the base's checks, with the rows named
+            return scores
+        try:
+            summary = dataset.select(Summarizer.metrics("min", "max").summary(F.col(self.getFeaturesCol()))
+                                     .alias("s")).first()["s"]
+        except Exception:
+            diagnose_input(dataset, self.getFeaturesCol(), self.getLabelCol())
+            raise
         minimum, maximum = summary["min"].toArray(), summary["max"].toArray()
         if minimum.shape != scores.shape:
             return scores
