@@ -224,6 +224,10 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
                                           labels[fold.train], seed=cv.fold_seed(args.seed, fold))
             selector = build_selector(method, params[method])
             selector.setFeaturesCol(dataset.features_col).setLabelCol(dataset.label_col)
+            if "numFeatures" not in params[method] and "num_features" not in params[method]:
+                # the ranking is what is evaluated; the selection size only has to exist (QFS refuses
+                # more than its candidates, and its default of 50 exceeds small data sets)
+                selector.setNumFeatures(min(max(sizes), n_features))
             rows = training_rows(fold)
             try:
                 return selector.fit(rows).scores
