@@ -178,7 +178,7 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
             kept = kept.persist(StorageLevel.MEMORY_AND_DISK)
             return kept, kept.where(F.col(_CLASS_INDEX) >= 0)
 
-        def classify_on_spark(fold, columns, ranking, ks, names, seed):
+        def classify_on_spark(fold, columns, subsets, names, seed):
             from sparkfs.spark.classifiers import fold_predictions
 
             train_all, train = fold_frame(df, offsets, labels, fold.train, columns)
@@ -186,7 +186,7 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
             test_all, test_rows = fold_frame(*test_source, fold.test, columns)
             try:
                 predicted = fold_predictions(train, test_rows, features_col=_SLICED, label_col=_CLASS_INDEX,
-                                             key_col=_POSITION, ranking=ranking, ks=ks, classifiers=names,
+                                             key_col=_POSITION, subsets=subsets, classifiers=names,
                                              num_classes=label_values.size, seed=seed)
             finally:
                 train_all.unpersist()
@@ -225,14 +225,16 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
             selector = build_selector(method, params[method])
             selector.setFeaturesCol(dataset.features_col).setLabelCol(dataset.label_col)
             if "numFeatures" not in params[method] and "num_features" not in params[method]:
-                # the ranking is what is evaluated; the selection size only has to exist (QFS refuses
-                # more than its candidates, and its default of 50 exceeds small data sets)
+                # each k's selection is asked of the model below; the fit's own size only has to
+                # exist (QFS refuses more than its candidates; its default 50 exceeds small data)
                 selector.setNumFeatures(min(max(sizes), n_features))
             rows = training_rows(fold)
             try:
-                return selector.fit(rows).scores
+                model = selector.fit(rows)
             finally:
                 rows.unpersist()
+            # each k on the features the selector picks for k (QFS: not the top k of its scores)
+            return cv.FoldSelection(model.scores, model.selectionsForCounts(study.feature_counts))
 
         def data_for_fold(fold, columns):
             matrix = columns_of_rows(columns)

@@ -26,7 +26,8 @@ Choices (where the issue and the papers are silent)
    the training rows, as in :mod:`~sparkfs.evaluation.probes`.
 2. **k larger than the number of features** is clipped to it, and clipped counts are merged:
    ``1,2,5,10,20,50,100`` on 13 features evaluates k = 1, 2, 5, 10, 13; ``k`` in every output is
-   the number of features actually used.
+   that clipped count, and ``n_selected`` the number of features the classifiers used (the same
+   except under note 8).
 3. **Metrics**: accuracy and macro-F1 (sklearn, over the labels present in the fold's truth or
    predictions, 0 for a class never predicted); error = 1 - accuracy. Means and standard
    deviations (ddof=1; NaN for a single fold) pool all folds of all repeats. Best k = lowest mean
@@ -50,6 +51,12 @@ Choices (where the issue and the papers are silent)
    is refused before any work.
 6. **Scores**: NaN ranks last (:func:`sparkfs.core.selection.rank_features`); the selection ROC
    uses the scores' ranks (NaN lowest), which leaves the AUC of finite scores unchanged.
+8. **Selections that are not a ranking's prefix** (QFS: the k-feature selection is an MRF
+   optimum, not the top k by theta_j): ``rank_fold`` returns a :class:`FoldSelection` whose
+   ``subsets`` give the features of each k (``sparkfs evaluate`` asks every fitted model's
+   ``selectionsForCounts``); each k is classified on its own subset, and ``n_selected`` in the
+   results is that subset's size (a QFS size k that no beta reaches gives the nearest reachable
+   size). The ROC and the score plots still use ``scores``.
 """
 
 from __future__ import annotations
@@ -59,8 +66,9 @@ import json
 import re
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from sklearn.feature_selection import mutual_info_classif
@@ -208,43 +216,74 @@ def feature_counts(num_features_list: Sequence[int], n_features: int) -> List[in
     return sorted({min(int(k), int(n_features)) for k in ks})
 
 
-def score_subsets(X_train, y_train, X_test, y_test, ranking, num_features_list: Sequence[int],
-                  classifiers: Sequence[str] = CLASSIFIER_NAMES, *, seed: int = 0) -> List[dict]:
+@dataclass(frozen=True)
+class FoldSelection:
+    """What ``rank_fold`` returns for a method whose k-feature selection is not the top k of its
+    scores (module note 8): the (n_features,) ``scores`` and ``subsets``, k -> feature indices."""
+
+    scores: np.ndarray
+    subsets: Mapping[int, np.ndarray]
+
+
+def score_subsets(X_train, y_train, X_test, y_test, ranking: Union[Sequence[int], Mapping[int, Sequence[int]]],
+                  num_features_list: Sequence[int], classifiers: Sequence[str] = CLASSIFIER_NAMES, *,
+                  seed: int = 0) -> List[dict]:
     """Test accuracy and macro-F1 of each classifier on the top-k features of ``ranking``.
 
     ``ranking`` lists column indices of ``X_train`` / ``X_test``, best first; only its first
-    ``max(k)`` are used, and each k is clipped to ``len(ranking)`` (module note 2). ``seed`` is the
-    ``random_state`` of the classifiers that take one. Returns a list of dict ``{"classifier",
-    "k", "accuracy", "macro_f1"}``, classifier-major, k ascending.
+    ``max(k)`` are used, and each k is clipped to ``len(ranking)`` (module note 2). It may instead
+    map each k of ``num_features_list`` to its own column indices (module note 8). ``seed`` is
+    the ``random_state`` of the classifiers that take one. Returns a list of dict
+    ``{"classifier", "k", "n_selected", "accuracy", "macro_f1"}``, classifier-major, k ascending.
     """
     owner = "score_subsets"
     X_train, X_test = np.asarray(X_train, dtype=np.float64), np.asarray(X_test, dtype=np.float64)
     y_train, y_test = np.asarray(y_train), np.asarray(y_test)
-    ranking = np.asarray(ranking, dtype=np.int64)
     if X_train.ndim != 2 or X_test.ndim != 2 or X_train.shape[1] != X_test.shape[1]:
         raise _invalid("X_train", owner, "2-d with the columns of X_test", f"shapes {X_train.shape}, {X_test.shape}")
     if X_train.shape[0] != y_train.shape[0] or X_test.shape[0] != y_test.shape[0]:
         raise _invalid("y_train", owner, "as long as X has rows (per split)", f"{y_train.shape[0]}/{y_test.shape[0]}")
     if not (np.all(np.isfinite(X_train)) and np.all(np.isfinite(X_test))):
         raise ValueError(f"{owner}: X_train and X_test must be finite (impute or drop NaN first)")
-    if ranking.ndim != 1 or ranking.size == 0 or np.unique(ranking).size != ranking.size \
-            or ranking.min() < 0 or ranking.max() >= X_train.shape[1]:
-        raise _invalid("ranking", owner, f"distinct column indices in [0, {X_train.shape[1] - 1}]", ranking[:10])
+    if isinstance(ranking, Mapping):
+        subsets = _checked_subsets(ranking, num_features_list, X_train.shape[1], owner)
+    else:
+        ranking = _checked_columns(ranking, X_train.shape[1], owner, "ranking")
+        subsets = {k: ranking[:k] for k in feature_counts(num_features_list, ranking.size)}
     unknown = [name for name in classifiers if name not in CLASSIFIER_NAMES]
     if unknown or not classifiers:
         raise _invalid("classifiers", owner, f"a non-empty list of names among {CLASSIFIER_NAMES}", list(classifiers))
     rows = []
     for name in classifiers:
-        for k in feature_counts(num_features_list, ranking.size):
-            columns = ranking[:k]
+        for k, columns in subsets.items():
             predicted = make_classifier(name, seed).fit(X_train[:, columns], y_train).predict(X_test[:, columns])
-            rows.append(prediction_metrics(name, k, y_test, predicted))
+            rows.append(prediction_metrics(name, k, y_test, predicted, n_selected=columns.size))
     return rows
 
 
-def prediction_metrics(classifier: str, k: int, y_true, y_pred) -> dict:
-    """``{"classifier", "k", "accuracy", "macro_f1"}`` of one set of test predictions (note 3)."""
-    return {"classifier": classifier, "k": int(k), "accuracy": float(accuracy_score(y_true, y_pred)),
+def _checked_columns(columns, n_columns: int, owner: str, parameter: str) -> np.ndarray:
+    """``columns`` as int64 if they are distinct indices in [0, n_columns), else a ValueError."""
+    columns = np.asarray(columns)
+    if columns.ndim != 1 or columns.size == 0 or not np.issubdtype(columns.dtype, np.integer) \
+            or np.unique(columns).size != columns.size or columns.min() < 0 or columns.max() >= n_columns:
+        raise _invalid(parameter, owner, f"distinct column indices in [0, {n_columns - 1}]", columns[:10])
+    return columns.astype(np.int64)
+
+
+def _checked_subsets(subsets: Mapping, num_features_list: Sequence[int], n_columns: int, owner: str) -> dict:
+    """``{k: columns}`` for each k of ``num_features_list`` (counts as given: a selection may hold
+    fewer or more features than its k, note 8), k ascending."""
+    ks = sorted({int(k) for k in num_features_list})
+    if sorted(int(k) for k in subsets) != ks:
+        raise _invalid("subsets", owner, f"a mapping with the counts {ks} as keys", sorted(subsets)[:10])
+    return {k: _checked_columns(subsets[k], n_columns, owner, f"subsets[{k}]") for k in ks}
+
+
+def prediction_metrics(classifier: str, k: int, y_true, y_pred, *, n_selected: Optional[int] = None) -> dict:
+    """``{"classifier", "k", "n_selected", "accuracy", "macro_f1"}`` of one set of test predictions
+    (note 3); ``n_selected`` is the number of features used (k unless note 8 says otherwise)."""
+    return {"classifier": classifier, "k": int(k), "n_selected": int(k if n_selected is None else n_selected),
+            "accuracy": float(accuracy_score(y_true, y_pred)),
             "macro_f1": float(f1_score(y_true, y_pred, average="macro", zero_division=0.0))}
 
 
@@ -323,10 +362,10 @@ class EvaluationStudy:
     seed : int, default 0, ``random_state`` of the classifiers
     driver_budget_cells : int, largest (training + test rows) x columns fetched by ``data_for_fold``
     classify_above_budget : callable, optional
-        ``(fold, columns, ranking, ks, classifiers, seed) -> {(classifier, k): (y_true, y_pred)}``
-        for the folds above the budget (module note 7): ``columns`` are the sorted top-max(k)
-        feature indices, ``ranking`` their order as positions in ``columns``. Without it such a
-        fold is refused before any work.
+        ``(fold, columns, subsets, classifiers, seed) -> {(classifier, k): (y_true, y_pred)}``
+        for the folds above the budget (module note 7): ``columns`` are the sorted feature
+        indices of every k's selection, ``subsets`` maps each k to the positions in ``columns``
+        of its features. Without it such a fold is refused before any work.
     """
 
     def __init__(self, directory, folds: Sequence[Fold], methods: Sequence[str], classifiers: Sequence[str],
@@ -410,9 +449,10 @@ class EvaluationStudy:
         """Select, classify and save every (method, fold) not yet saved; returns those done now.
 
         ``rank_fold(method, fold)`` returns the (n_features,) scores of ``method`` fitted on the
-        rows ``fold.train`` only (larger = better). ``data_for_fold(fold, columns)`` returns
-        ``(X_train, y_train, X_test, y_test)`` restricted to the sorted feature indices
-        ``columns`` (the top ``max(k)`` features of that ranking): rows ``fold.train`` and
+        rows ``fold.train`` only (larger = better), or a :class:`FoldSelection` (module note 8).
+        ``data_for_fold(fold, columns)`` returns ``(X_train, y_train, X_test, y_test)`` restricted
+        to the sorted feature indices ``columns`` (the top ``max(k)`` features of that ranking, or
+        the union of the selections): rows ``fold.train`` and
         ``fold.test`` (of the test set when ``fold.separate_test``), in that order. Each result
         is saved when done; an exception propagates and leaves the saved files. ``progress``
         gets one line per step (default: stderr, a bar on a terminal).
@@ -434,8 +474,10 @@ class EvaluationStudy:
             meter.step(f"{method} repeat {fold.repeat + 1} fold {fold.fold + 1}", time.perf_counter() - start)
         return done
 
-    def _above_budget(self, fold: Fold) -> bool:
-        return not fits_driver_budget(fold.train.size + fold.test.size, self.feature_counts[-1], self.driver_budget_cells)
+    def _above_budget(self, fold: Fold, n_columns: Optional[int] = None) -> bool:
+        """Whether the fold's reduced data (max(k) columns unless told) exceed the driver budget."""
+        n_columns = self.feature_counts[-1] if n_columns is None else n_columns
+        return not fits_driver_budget(fold.train.size + fold.test.size, n_columns, self.driver_budget_cells)
 
     def _check_budget_plan(self) -> None:
         """Refuse, before any work, folds above the budget that no engine can classify (note 7)."""
@@ -458,17 +500,28 @@ class EvaluationStudy:
         """The arrays saved for one (method, fold): scores, one metric row per classifier x k, AUC, times."""
         where = f"repeat {fold.repeat} fold {fold.fold} of {method!r}"
         start = time.perf_counter()
-        scores = np.asarray(rank_fold(method, fold), dtype=np.float64)
+        picked = rank_fold(method, fold)
+        subsets = None
+        if isinstance(picked, FoldSelection):
+            picked, subsets = picked.scores, picked.subsets
+        scores = np.asarray(picked, dtype=np.float64)
         if scores.shape != (self.n_features,):
             raise ValueError(f"rank_fold returned scores of shape {scores.shape} for {where}; expected "
                              f"({self.n_features},)")
         selected = time.perf_counter()
-        ranking = rank_features(scores)[:self.feature_counts[-1]]
-        columns = np.sort(ranking)
-        if self._above_budget(fold):
-            predictions = self.classify_above_budget(fold, columns, np.searchsorted(columns, ranking),
-                                                     list(self.feature_counts), list(self.classifiers), self.seed)
-            rows = [prediction_metrics(name, k, *predictions[(name, k)])
+        if subsets is None:
+            ranking = rank_features(scores)
+            subsets = {k: ranking[:k] for k in self.feature_counts}
+        else:
+            subsets = _checked_subsets(subsets, self.feature_counts, self.n_features, f"rank_fold for {where}")
+        columns = np.unique(np.concatenate(list(subsets.values())))
+        positions = {k: np.searchsorted(columns, subset) for k, subset in subsets.items()}
+        if self._above_budget(fold, columns.size):
+            if self.classify_above_budget is None:  # selections larger than max(k) (note 8)
+                raise _invalid("driver_budget_cells", "EvaluationStudy", f"at least the {columns.size} columns x "
+                               f"{fold.train.size + fold.test.size} rows of {where}'s selections", self.driver_budget_cells)
+            predictions = self.classify_above_budget(fold, columns, positions, list(self.classifiers), self.seed)
+            rows = [prediction_metrics(name, k, *predictions[(name, k)], n_selected=subsets[k].size)
                     for name in self.classifiers for k in self.feature_counts]
             return self._arrays(scores, rows, fold, "spark", start, selected)
         X_train, y_train, X_test, y_test = data_for_fold(fold, columns)
@@ -476,13 +529,14 @@ class EvaluationStudy:
             if np.shape(X) != (rows.size, columns.size):
                 raise ValueError(f"data_for_fold returned {name} of shape {np.shape(X)} for {where}; expected "
                                  f"({rows.size}, {columns.size})")
-        rows = score_subsets(X_train, y_train, X_test, y_test, np.searchsorted(columns, ranking),
-                             self.feature_counts, self.classifiers, seed=self.seed)
+        rows = score_subsets(X_train, y_train, X_test, y_test, positions, self.feature_counts, self.classifiers,
+                             seed=self.seed)
         return self._arrays(scores, rows, fold, "scikit-learn", start, selected)
 
     def _arrays(self, scores, rows, fold: Fold, engine: str, start: float, selected: float) -> Dict[str, np.ndarray]:
         auc = np.nan if self.probe_mask is None else selection_roc_of_scores(scores, ~self.probe_mask)[2]
-        arrays = {name: np.array([row[name] for row in rows]) for name in ("classifier", "k", "accuracy", "macro_f1")}
+        arrays = {name: np.array([row[name] for row in rows])
+                  for name in ("classifier", "k", "n_selected", "accuracy", "macro_f1")}
         return {"scores": scores, **arrays, "engine": np.array([engine] * len(rows)),
                 "test_rows": np.int64(fold.test.size), "selection_auc": np.float64(auc),
                 "selection_seconds": np.float64(selected - start),

@@ -309,6 +309,18 @@ def _engines_text(directory: Path) -> str:
     return "; ".join(parts)
 
 
+def size_sentences(summary: pd.DataFrame) -> List[str]:
+    """One sentence per method whose selections of k features held another number of features
+    (``n_selected_mean`` of ``summary.csv`` != k: a size the method cannot reach, e.g. QFS)."""
+    if "n_selected_mean" not in summary.columns:
+        return []
+    sizes = summary.drop_duplicates(["method", "k"])
+    off = sizes[(sizes["n_selected_mean"] - sizes["k"]).abs() > 1e-9]
+    return [f"{method}: no selection of exactly k features for k = {', '.join(map(str, group['k']))}; the "
+            f"classifiers used the nearest size it selects (mean {', '.join(f'{v:g}' for v in group['n_selected_mean'])}"
+            " features)" for method, group in off.groupby("method", sort=False)]
+
+
 def _data_set_section(study: dict, engines: str = "scikit-learn on the driver") -> str:
     description = study.get("description", {})
     n_probes = len(study.get("probe_features") or [])
@@ -358,8 +370,8 @@ def build_report(directory) -> Path:
              "<p>Mean over folds and repeats at the number of features k with the lowest mean error "
              "(ties to the smaller k), &plusmn; its standard deviation; the lowest per classifier in bold.</p>",
              _best_error_table(best, methods, classifiers, baselines),
-             "<ul>" + "".join(f"<li>{_text(s)}</li>" for s in comparison_sentences(best, classifiers, baselines))
-             + "</ul>"]
+             "<ul>" + "".join(f"<li>{_text(s)}</li>" for s in comparison_sentences(best, classifiers, baselines)
+                              + size_sentences(summary)) + "</ul>"]
     if summary["selection_auc_mean"].notna().any():
         auc = summary.groupby("method", sort=False)[["selection_auc_mean", "selection_auc_std"]].first().reset_index()
         parts += ["<h2>Feature-selection ROC (probes)</h2>",

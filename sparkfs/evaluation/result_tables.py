@@ -23,11 +23,12 @@ from sparkfs.evaluation.significance import TIE_TOLERANCE, paired_t_test_across_
 
 
 def _means(results: pd.DataFrame) -> pd.DataFrame:
-    frame = results.assign(error=1.0 - results["accuracy"])
+    frame = results.assign(error=1.0 - results["accuracy"], n_selected=results.get("n_selected", results["k"]))
     return frame.groupby(["method", "classifier", "k"], sort=False).agg(
         folds=("accuracy", "size"), accuracy_mean=("accuracy", "mean"), accuracy_std=("accuracy", "std"),
         macro_f1_mean=("macro_f1", "mean"), macro_f1_std=("macro_f1", "std"),
-        error_mean=("error", "mean"), error_std=("error", "std")).reset_index()
+        error_mean=("error", "mean"), error_std=("error", "std"),
+        n_selected_mean=("n_selected", "mean")).reset_index()
 
 
 def best_k_table(results: pd.DataFrame) -> pd.DataFrame:
@@ -123,7 +124,8 @@ def load_results(directory, config: Optional[dict] = None):
         with np.load(_fold_path(directory, method, repeat, fold), allow_pickle=False) as stored:
             saved = {name: stored[name] for name in stored.files}
         parts.append(pd.DataFrame({"method": method, "repeat": repeat, "fold": fold, "classifier": saved["classifier"],
-                                   "k": saved["k"], "test_rows": int(saved["test_rows"]),
+                                   "k": saved["k"], "n_selected": saved.get("n_selected", saved["k"]),
+                                   "test_rows": int(saved["test_rows"]),
                                    "engine": saved.get("engine", "scikit-learn"),
                                    "accuracy": saved["accuracy"], "macro_f1": saved["macro_f1"]}))
         if np.isfinite(saved["selection_auc"]):
@@ -132,13 +134,14 @@ def load_results(directory, config: Optional[dict] = None):
                         "selection_seconds": float(saved["selection_seconds"]),
                         "classifier_seconds": float(saved["classifier_seconds"])})
         scores.setdefault(method, []).append(saved["scores"])
-    results = pd.concat(parts, ignore_index=True).astype({"classifier": str, "k": np.int64, "engine": str})
+    results = pd.concat(parts, ignore_index=True).astype({"classifier": str, "k": np.int64, "n_selected": np.int64,
+                                                          "engine": str})
     return (results, pd.DataFrame(aucs, columns=["method", "repeat", "fold", "auc"]), pd.DataFrame(timings),
             {method: np.vstack(rows) for method, rows in scores.items()})
 
 
 _RESULTS_SCHEMA = pa.schema([("method", pa.string()), ("classifier", pa.string()), ("k", pa.int32()),
-                             ("repeat", pa.int32()), ("fold", pa.int32()), ("test_rows", pa.int32()),
+                             ("n_selected", pa.int32()), ("repeat", pa.int32()), ("fold", pa.int32()), ("test_rows", pa.int32()),
                              ("accuracy", pa.float64()), ("macro_f1", pa.float64()), ("engine", pa.string())])
 
 

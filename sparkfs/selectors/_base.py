@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 from pyspark.ml import Estimator, Model
@@ -38,6 +38,9 @@ class ScoreResult:
     info: Dict[str, Any] = field(default_factory=dict)
     #: Extra per-feature arrays stored with the model (e.g. Relief's normalised weights).
     feature_arrays: Dict[str, np.ndarray] = field(default_factory=dict)
+    #: Driver-side objects the fitted model keeps for this session only (never saved), e.g. the
+    #: QFS objective that :meth:`FeatureSelectorModel.selectionsForCounts` re-solves per size.
+    session_state: Dict[str, Any] = field(default_factory=dict)
 
 
 def check_columns(dataset, *columns: Optional[str]) -> None:
@@ -120,6 +123,7 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
             summary=summary,
             feature_arrays=result.feature_arrays,
         )
+        model._session_state = dict(result.session_state)
         model._resetUid(self.uid)
         return self._copyValues(model)
 
@@ -142,6 +146,7 @@ class FeatureSelectorModel(Model, SelectorParams, MLReadable, MLWritable):
         self._label_values = list(label_values or [])
         self._summary = dict(summary or {})
         self._feature_arrays = {k: np.asarray(v, dtype=np.float64) for k, v in (feature_arrays or {}).items()}
+        self._session_state: Dict[str, Any] = {}
 
     @property
     def scores(self) -> np.ndarray:
@@ -171,6 +176,26 @@ class FeatureSelectorModel(Model, SelectorParams, MLReadable, MLWritable):
     def summary(self) -> Dict[str, Any]:
         """Facts of the fit (rows, classes, method-specific certificates), JSON-serialisable."""
         return json.loads(json.dumps(self._summary))
+
+    def selectionsForCounts(self, counts: Sequence[int]) -> Dict[int, np.ndarray]:
+        """The features this selector picks when asked for k features, for each k in ``counts``.
+
+        Returns ``{k: feature indices, best score first}``. For a ranking selector that is the
+        first k of :attr:`ranking`; a selector whose selection is not the top k by score (QFS)
+        overrides it and may return another size when k is not reachable (its summary says so).
+        Each k must be an int in [1, numInputFeatures].
+        """
+        return {k: self.ranking[:k] for k in self._checked_counts(counts)}
+
+    def _checked_counts(self, counts: Sequence[int]) -> List[int]:
+        p = self.numInputFeatures
+        checked = []
+        for k in counts:
+            if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= p:
+                raise ValueError(f"selectionsForCounts of {type(self).__name__}: each count must be an int in the "
+                                 f"range [1, {p}] (the features this model was fitted on); got {k!r}")
+            checked.append(int(k))
+        return checked
 
     def get_support(self) -> np.ndarray:
         """Boolean mask over input features, as scikit-learn's ``SelectorMixin.get_support``."""

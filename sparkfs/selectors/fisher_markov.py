@@ -89,7 +89,34 @@ class FisherMarkovSelectorModel(FeatureSelectorModel, _FisherMarkovParams):
     ``scores`` are the LFS Markov coefficients theta_j (eq. 19) of every feature. For degree 2 the
     selection is the QFS optimum over the candidates, which need not be the top-k by theta_j;
     ``summary`` holds its certificate (``certified_optimal``, ``optimality_gap``, ``gamma_max_exact``...).
+    :meth:`selectionsForCounts` re-solves the QFS objective (kept on the fitted model, not saved)
+    for each size, as a fit with that ``numFeatures`` would.
     """
+
+    def selectionsForCounts(self, counts):
+        """Degree 1: the top k by theta_j. Degree 2: for each k, the QFS selection a fit with
+        ``numFeatures=k`` makes (the beta search of :func:`select_by_count` on the same
+        objective), best theta_j first; when no beta gives exactly k features, the nearest
+        reachable size (the rule of :func:`select_by_count`)."""
+        if self.getOrDefault(self.degree) == 1:
+            return super().selectionsForCounts(counts)
+        counts = self._checked_counts(counts)
+        objective = self._session_state.get("qfs_objective")
+        if objective is None:
+            raise ValueError("selectionsForCounts of a QFS model needs the QFS objective, which is kept only on a "
+                             "model fitted in this session (it is not saved); refit the selector")
+        candidates, unary, pairwise = objective
+        too_many = [k for k in counts if k > candidates.size]
+        if too_many:
+            raise ValueError(f"selectionsForCounts: {too_many} exceed the QFS candidate set ({candidates.size} "
+                             "features); raise 'candidates'")
+        rank_of = np.empty(self.numInputFeatures, dtype=np.int64)
+        rank_of[self.ranking] = np.arange(self.numInputFeatures)
+        selections = {}
+        for k in counts:
+            chosen = candidates[np.asarray(select_by_count(unary, pairwise, k).selected, dtype=bool)]
+            selections[k] = chosen[np.argsort(rank_of[chosen], kind="mergesort")]
+        return selections
 
 
 class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
@@ -267,3 +294,4 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
         })
         result.selected = candidates[np.asarray(solution.selected, dtype=bool)]
         result.info.update(info)
+        result.session_state["qfs_objective"] = (candidates, unary, pairwise)

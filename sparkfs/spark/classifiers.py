@@ -7,7 +7,7 @@ computed on the driver by the same function as for scikit-learn's predictions.
 
 from __future__ import annotations
 
-from typing import Dict, Sequence, Tuple
+from typing import Dict, Mapping, Sequence, Tuple
 
 import numpy as np
 
@@ -34,15 +34,15 @@ def _classifier(name: str, n_train: int, num_classes: int, seed: int):
     raise ValueError(f"no pyspark.ml classifier for {name!r}; pyspark.ml has {list(SPARK_CLASSIFIER_NAMES)}")
 
 
-def fold_predictions(train, test, *, features_col: str, label_col: str, key_col: str, ranking: Sequence[int],
-                     ks: Sequence[int], classifiers: Sequence[str], num_classes: int,
+def fold_predictions(train, test, *, features_col: str, label_col: str, key_col: str,
+                     subsets: Mapping[int, Sequence[int]], classifiers: Sequence[str], num_classes: int,
                      seed: int = 0) -> Dict[Tuple[str, int], Tuple[np.ndarray, np.ndarray]]:
     """Per (classifier, k): the test rows' keys and predicted class indices.
 
-    ``train`` and ``test`` hold ``features_col`` (the sorted top-max(k) columns), ``label_col``
-    (class index 0..C-1, as double) and ``key_col`` (a row key); ``ranking`` orders the columns
-    of ``features_col`` best first. Each k: the first k ranked columns, a MinMaxScaler fitted on
-    ``train``, the classifier; ``train`` and ``test`` should be persisted by the caller.
+    ``train`` and ``test`` hold ``features_col`` (the columns of every k's selection), ``label_col``
+    (class index 0..C-1, as double) and ``key_col`` (a row key); ``subsets`` maps each k to the
+    positions in ``features_col`` of its features. Each k: those columns, a MinMaxScaler fitted
+    on ``train``, the classifier; ``train`` and ``test`` should be persisted by the caller.
     """
     from pyspark.ml.feature import MinMaxScaler, VectorSlicer
 
@@ -51,8 +51,8 @@ def fold_predictions(train, test, *, features_col: str, label_col: str, key_col:
         raise ValueError(f"no pyspark.ml classifier for {unknown}; pyspark.ml has {list(SPARK_CLASSIFIER_NAMES)}")
     n_train = train.count()
     results: Dict[Tuple[str, int], Tuple[np.ndarray, np.ndarray]] = {}
-    for k in ks:
-        slicer = VectorSlicer(inputCol=features_col, outputCol=_TOP_K, indices=[int(c) for c in ranking[:k]])
+    for k, positions in subsets.items():
+        slicer = VectorSlicer(inputCol=features_col, outputCol=_TOP_K, indices=[int(c) for c in positions])
         scaler = MinMaxScaler(inputCol=_TOP_K, outputCol=_SCALED).fit(slicer.transform(train))
         train_k = scaler.transform(slicer.transform(train)).select(_SCALED, label_col)
         test_k = scaler.transform(slicer.transform(test)).select(_SCALED, key_col)

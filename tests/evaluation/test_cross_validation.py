@@ -10,7 +10,8 @@ from scipy import stats
 from sklearn.feature_selection import f_classif
 from sklearn.preprocessing import MinMaxScaler
 
-from sparkfs.evaluation.cross_validation import (CLASSIFIER_NAMES, EvaluationStudy, Fold, StudyMismatchError,
+from sparkfs.evaluation.cross_validation import (CLASSIFIER_NAMES, EvaluationStudy, Fold, FoldSelection,
+                                                 StudyMismatchError,
                                                  baseline_scores, feature_counts, fold_plan, fold_seed,
                                                  make_classifier, mutual_information_scores, random_scores,
                                                  score_subsets)
@@ -252,7 +253,7 @@ def test_study_writes_outputs_and_checks_what_callbacks_return(tmp_path):
     assert {"results.parquet", "summary.csv", "best.csv", "selection_auc.csv", "roc.png", "error-knn.png",
             "scores-anova.png", "plots.json"} <= written
     results = pq.read_table(tmp_path / "results.parquet").to_pandas()
-    assert list(results.columns) == ["method", "classifier", "k", "repeat", "fold", "test_rows", "accuracy",
+    assert list(results.columns) == ["method", "classifier", "k", "n_selected", "repeat", "fold", "test_rows", "accuracy",
                                      "macro_f1", "engine"]
     assert set(results["engine"]) == {"scikit-learn"}
     assert len(results) == 2 * 2 * 4 * 6  # methods x classifiers x k (1, 2, 4, 12) x folds
@@ -279,12 +280,12 @@ def test_folds_above_the_driver_budget_go_to_the_other_engine(tmp_path):
     folds = fold_plan(y, cv=3, seed=0)
     asked, ranked = [], []
 
-    def classify_above_budget(fold, columns, ranking, ks, classifiers, seed):
-        asked.append((fold.fold, columns.tolist(), ranking.tolist(), ks, classifiers))
+    def classify_above_budget(fold, columns, subsets, classifiers, seed):
+        asked.append((fold.fold, columns.tolist(), sorted(subsets), classifiers))
         predictions = {}
         for name in classifiers:
-            for k in ks:  # stand-in engine: scikit-learn itself on the same top-k columns
-                top = columns[ranking[:k]]
+            for k, positions in subsets.items():  # stand-in engine: scikit-learn on the same columns
+                top = columns[positions]
                 model = make_classifier(name, seed).fit(X[fold.train][:, top], y[fold.train])
                 predictions[(name, k)] = (y[fold.test], model.predict(X[fold.test][:, top]))
         return predictions
@@ -297,7 +298,7 @@ def test_folds_above_the_driver_budget_go_to_the_other_engine(tmp_path):
     study = make_study(tmp_path / "spark", X, folds, classifiers=["svm", "nb"], num_features_list=[1, 4],
                        driver_budget_cells=budget, classify_above_budget=classify_above_budget)
     study.run(anova_ranker(X, y), lambda fold, columns: pytest.fail("no driver data above the budget"), progress=quiet)
-    assert [entry[0] for entry in asked] == [0, 0, 1, 1, 2, 2] and asked[0][3:] == ([1, 4], ["svm", "nb"])
+    assert [entry[0] for entry in asked] == [0, 0, 1, 1, 2, 2] and asked[0][2:] == ([1, 4], ["svm", "nb"])
     study.write_results()
     results = pq.read_table(tmp_path / "spark" / "results.parquet").to_pandas()
     assert set(results["engine"]) == {"spark"}
@@ -320,6 +321,58 @@ def test_folds_above_the_driver_budget_go_to_the_other_engine(tmp_path):
                    driver_budget_cells=budget, classify_above_budget=classify_above_budget).run(
             ranker, fold_data(X, y), progress=quiet)
     assert ranked == [] and not (tmp_path / "knn").exists()
+
+
+def test_a_fold_selection_classifies_each_k_on_its_own_subset(tmp_path):
+    """A method whose k-feature selections are not its ranking's prefixes (QFS) returns a
+    FoldSelection: each k is classified on its subset, n_selected records the subset's size, and
+    the results differ from the ranking's prefixes when the subsets do (module note 8)."""
+    X, y = informative_data()
+    folds = fold_plan(y, cv=3, seed=0)
+    # scores rank noise columns 11, 10, 9, ... first; the subsets hold the informative 0-2 instead,
+    # and k = 4 gets 3 features (a size no beta reaches)
+    scores = np.arange(X.shape[1], dtype=float)
+    subsets = {1: np.array([2]), 2: np.array([1, 2]), 4: np.array([0, 1, 2])}
+    fetched = []
+
+    def data_for_fold(fold, columns):
+        fetched.append(columns.tolist())
+        return fold_data(X, y)(fold, columns)
+
+    def make(directory):
+        return EvaluationStudy(directory, folds, ["picked", "ranked"], ["knn", "nb"], [1, 2, 4], {"input": "synthetic"},
+                               n_features=X.shape[1])
+
+    study = make(tmp_path / "study")
+    study.run(lambda method, fold: FoldSelection(scores, subsets) if method == "picked" else scores, data_for_fold,
+              progress=quiet)
+    assert fetched[:2] == [[0, 1, 2], [8, 9, 10, 11]]
+    study.write_results()
+    results = pq.read_table(tmp_path / "study" / "results.parquet").to_pandas()
+    picked = results[results["method"] == "picked"]
+    assert picked.groupby("k")["n_selected"].first().to_dict() == {1: 1, 2: 2, 4: 3}
+    assert (results.loc[results["method"] == "ranked", "n_selected"] == results.loc[results["method"] == "ranked",
+                                                                                     "k"]).all()
+    for fold in folds:
+        expected = score_subsets(X[fold.train], y[fold.train], X[fold.test], y[fold.test], subsets, [1, 2, 4],
+                                 ["knn", "nb"])
+        got = picked[picked["fold"] == fold.fold].sort_values(["classifier", "k"])
+        expected = pd.DataFrame(expected).sort_values(["classifier", "k"])
+        np.testing.assert_array_equal(got["accuracy"].to_numpy(), expected["accuracy"].to_numpy())
+    means = results.groupby("method")["accuracy"].mean()
+    assert means["picked"] > 0.7 > means["ranked"]
+    summary = pd.read_csv(tmp_path / "study" / "summary.csv")
+    assert summary.loc[(summary["method"] == "picked") & (summary["k"] == 4), "n_selected_mean"].eq(3).all()
+    from sparkfs.evaluation.report import build_report
+
+    page = build_report(tmp_path / "study").read_text()
+    assert "picked: no selection of exactly k features for k = 4; the classifiers used the nearest size it " \
+        "selects (mean 3 features)" in page and "ranked: no selection" not in page
+    with pytest.raises(ValueError, match=r"'subsets' parameter of rank_fold for repeat 0 fold 0 of 'bad'.*\[1, 2, 4\]"):
+        EvaluationStudy(tmp_path / "bad", folds, ["bad"], ["knn"], [1, 2, 4], {}, n_features=X.shape[1]).run(
+            lambda method, fold: FoldSelection(scores, {1: [0], 2: [0, 1]}), fold_data(X, y), progress=quiet)
+    with pytest.raises(ValueError, match=r"'subsets\[2\]' parameter of score_subsets"):
+        score_subsets(X, y, X, y, {1: [0], 2: [0, 0]}, [1, 2], ["knn"])
 
 
 def test_study_parameter_errors(tmp_path):

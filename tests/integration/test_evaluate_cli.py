@@ -11,6 +11,8 @@ import pytest
 
 from sparkfs.cli import main
 from tests.core.test_fisher_markov import theta_eq19_literal
+from tests.core.test_qfs import literal_pairwise_eq29, literal_unary_eq19
+from tests.spark.test_qfs_selector import brute_force_best_of_size
 from sparkfs.evaluation import cross_validation as cv
 
 
@@ -38,12 +40,12 @@ def test_evaluate_outputs_report_and_the_fold_numbers(spark, small_csv, tmp_path
     path, X, y = small_csv
     out = tmp_path / "eval"
     command = ["evaluate", "--input", path, "--format", "csv", "--label-col", "label", "--master", "local[2]",
-               "--methods", "lfs,mutual-info,random", "--classifiers", "knn,nb", "--num-features", "1,2,4",
-               "--cv", "3", "--param", "lfs.gamma=-0.5", "--output", str(out)]
+               "--methods", "lfs,qfs,mutual-info,random", "--classifiers", "knn,nb", "--num-features", "1,2,4",
+               "--cv", "3", "--param", "lfs.gamma=-0.5", "--param", "qfs.gamma=0", "--output", str(out)]
     assert main(command) == 0
     results = pd.read_parquet(out / "results.parquet")
-    assert len(results) == 3 * 2 * 3 * 3                      # methods x classifiers x k x folds
-    assert set(results["method"]) == {"lfs", "mutual-info", "random"}
+    assert len(results) == 4 * 2 * 3 * 3                      # methods x classifiers x k x folds
+    assert set(results["method"]) == {"lfs", "qfs", "mutual-info", "random"}
     # The lfs rows equal the same folds recomputed in memory: LFS on the training rows only.
     folds = cv.fold_plan(y, cv=3, seed=0)
     for fold in folds:
@@ -53,6 +55,24 @@ def test_evaluate_outputs_report_and_the_fold_numbers(spark, small_csv, tmp_path
         got = results[(results["method"] == "lfs") & (results["fold"] == fold.fold)].sort_values(["classifier", "k"])
         expected = expected.sort_values(["classifier", "k"])
         np.testing.assert_allclose(got["accuracy"].to_numpy(), expected["accuracy"].to_numpy())
+    # The qfs rows: each k classified on the best k-subset of the QFS objective (eq. 19 and 29 on
+    # the training rows, brute force), not on LFS's top k. (At gamma = -0.5 on these raw data no
+    # beta selects fewer than 7 features: every k would get the nearest reachable size.)
+    exact = 0
+    for fold in folds:
+        unary = literal_unary_eq19(X[fold.train], y[fold.train], 0.0)
+        pairwise = literal_pairwise_eq29(X[fold.train], y[fold.train], 0.0)
+        got = results[(results["method"] == "qfs") & (results["fold"] == fold.fold)]
+        for k in (1, 2, 4):
+            rows = got[got["k"] == k].sort_values("classifier")
+            best, unique = brute_force_best_of_size(unary, pairwise, k)
+            if rows["n_selected"].iloc[0] != k or not unique:
+                continue
+            exact += 1
+            expected = pd.DataFrame(cv.score_subsets(X[fold.train], y[fold.train], X[fold.test], y[fold.test],
+                                                     {k: sorted(best)}, [k], ["knn", "nb"])).sort_values("classifier")
+            np.testing.assert_allclose(rows["accuracy"].to_numpy(), expected["accuracy"].to_numpy())
+    assert exact >= 6
     html = (out / "report.html").read_text()
     parser = _Images()
     parser.feed(html)

@@ -52,6 +52,63 @@ def test_qfs_selection_is_the_brute_force_optimum(spark, partitions, sparse, ker
     assert model.summary["method"] == kernel
 
 
+def brute_force_best_of_size(unary, pairwise, k):
+    """The best k-subset of f0(a) = unary . a + 1/2 a' P a, and whether it is the only one."""
+    values = {}
+    for subset in itertools.combinations(range(len(unary)), k):
+        a = np.zeros(len(unary))
+        a[list(subset)] = 1.0
+        values[subset] = unary @ a + 0.5 * a @ pairwise @ a
+    ordered = sorted(values.values(), reverse=True)
+    return set(max(values, key=values.get)), len(ordered) == 1 or ordered[0] - ordered[1] > 1e-9
+
+
+def test_selections_for_counts_are_the_best_subsets_of_each_size(spark, tmp_path):
+    """selectionsForCounts of a QFS model: for each k, what a fit with numFeatures=k selects; when
+    that has k features it is the best k-subset of the QFS objective (brute force over all
+    k-subsets, from eq. 19 and 29 written in the tests), ordered by theta_j; LFS gives the
+    ranking's prefixes. The objective is not saved: a loaded QFS model says to refit."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(60, 8)) * np.linspace(0.5, 2.0, 8)
+    y = rng.integers(0, 3, 60)
+    X[y == 1, :3] += 1.2
+    X[y == 2, 5] -= 1.0
+    df = make_df(spark, X, y, partitions=3)
+    gamma = -0.5
+    unary, pairwise = literal_unary_eq19(X, y, gamma), literal_pairwise_eq29(X, y, gamma)
+    model = FisherMarkovSelector(degree=2, gamma=gamma, numFeatures=4).fit(df)
+    counts = list(range(1, 9))
+    selections = model.selectionsForCounts(counts)
+    assert sorted(selections) == counts
+    exact = 0
+    for k in counts:
+        chosen = selections[k]
+        refit = FisherMarkovSelector(degree=2, gamma=gamma, numFeatures=k).fit(df)
+        assert sorted(chosen.tolist()) == refit.selectedFeatures
+        assert np.all(np.diff(model.scores[chosen]) <= 0)  # best theta_j first
+        if chosen.size == k:
+            best, unique = brute_force_best_of_size(unary, pairwise, k)
+            if unique:
+                assert set(chosen.tolist()) == best
+                exact += 1
+        else:
+            assert not refit.summary["requested_reachable"]
+    assert exact >= 4
+    lfs = FisherMarkovSelector(numFeatures=2).fit(df)
+    assert {k: v.tolist() for k, v in lfs.selectionsForCounts([1, 3]).items()} == {
+        1: lfs.ranking[:1].tolist(), 3: lfs.ranking[:3].tolist()}
+    with pytest.raises(ValueError, match=r"each count must be an int in the range \[1, 8\].*got 9"):
+        model.selectionsForCounts([2, 9])
+    model.write().overwrite().save(str(tmp_path / "qfs"))
+    from sparkfs.selectors.fisher_markov import FisherMarkovSelectorModel
+
+    with pytest.raises(ValueError, match="not saved.*refit"):
+        FisherMarkovSelectorModel.load(str(tmp_path / "qfs")).selectionsForCounts([2])
+    few = FisherMarkovSelector(degree=2, gamma=gamma, numFeatures=2, candidates=3).fit(df)
+    with pytest.raises(ValueError, match=r"\[4\] exceed the QFS candidate set \(3 features\)"):
+        few.selectionsForCounts([1, 4])
+
+
 def test_synthetic_2_qfs_selects_x1_x2(spark):
     """Fig. 7: two features give x1, x2. Reproduced at gamma = 0 and gamma = 'auto' (Corollary IV.5,
     about 1e-9 here), raw or centred; at the paper's gamma = -0.5 the variance term makes the N(0, 20)
