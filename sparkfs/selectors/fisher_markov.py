@@ -49,7 +49,8 @@ class _FisherMarkovParams(HasScaling):
     )
     statsEngine: Param = Param(
         Params._dummy(), "statsEngine",
-        "how the one-pass class moments are computed: 'jvm' (Summarizer, default) or 'arrow' (mapInArrow + NumPy)",
+        "how the one-pass class moments are computed: 'jvm' (Summarizer, default, fastest) or 'arrow' "
+        "(mapInArrow + exact sums: the same bits for any partitioning)",
         typeConverter=TypeConverters.toString,
     )
     center: Param = Param(

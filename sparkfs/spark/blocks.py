@@ -294,6 +294,9 @@ def aggregate_partitions(
     depth: int = 2,
     transport: str = "auto",
     blocks_of_batch: Optional[Callable[[pa.RecordBatch], Iterable[Dict[str, object]]]] = None,
+    regroup: Optional[Callable[[Iterable[pa.RecordBatch]], Iterable[pa.RecordBatch]]] = None,
+    key_of_block: Optional[Callable[[Dict[str, object]], int]] = None,
+    n_keys: int = 0,
 ) -> Optional[Summary]:
     """One pass over ``df``: summarise each Arrow batch, merge within and across partitions.
 
@@ -309,6 +312,10 @@ def aggregate_partitions(
     transport : see the module notes.
     blocks_of_batch : batch -> blocks; default :func:`arrow_blocks` (``cached_blocks`` reads a
         DataFrame of blocks encoded once, see :class:`sparkfs.spark.rows.Rows`).
+    regroup : a partition's batches -> the batches to cut into blocks (e.g. one per chunk).
+    key_of_block, n_keys : the canonical merge (:mod:`sparkfs.spark.canonical`): blocks with the
+        same key (consecutive in a partition) are folded in order and emitted per key, and the
+        ``n_keys`` keyed summaries are folded in key order whatever the partitioning.
 
     Returns
     -------
@@ -323,18 +330,27 @@ def aggregate_partitions(
         from pyspark import TaskContext
 
         _injected_fault(TaskContext.get())
-        partition_summary = None
-        for batch in batches:
+        partition_summary, key = None, TaskContext.get().partitionId()
+        for batch in (batches if regroup is None else regroup(batches)):
             for block in blocks_of_batch(batch):
-                block_summary = summarize_block(block)
+                block_key = key if key_of_block is None else key_of_block(block)
+                if block_key != key and partition_summary is not None:
+                    yield _summary_batch(partition_summary, key)
+                    partition_summary = None
+                key, block_summary = block_key, summarize_block(block)
                 partition_summary = block_summary if partition_summary is None else merge(partition_summary, block_summary)
         if partition_summary is not None:
-            yield _summary_batch(partition_summary, TaskContext.get().partitionId())
+            yield _summary_batch(partition_summary, key)
 
     schema = StructType([StructField("partition", LongType(), False), StructField("summary", BinaryType(), False)])
     summaries = df.select(*columns).mapInArrow(summarize_partition, schema)
 
-    if transport == "context":
+    if key_of_block is not None and n_keys <= DRIVER_MERGE_PARTITIONS:
+        table = summaries.toArrow()
+        pairs = [(index, deserialize_summary(payload))
+                 for index, payload in zip(table.column("partition").to_pylist(), table.column("summary").to_pylist())]
+        return _merge_in_order(pairs, merge) if pairs else None
+    if transport == "context" and key_of_block is None:
         partials = summaries.rdd.map(lambda row: (int(row[0]), bytes(row[1])))
         if partials.getNumPartitions() > DRIVER_MERGE_PARTITIONS:
             def merge_payloads(pairs):

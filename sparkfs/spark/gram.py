@@ -4,13 +4,14 @@ QFS needs, for the candidate features, G_i = X_i^T W_i X_i per class, H = (X*X)^
 sizes and the class sums (for the unary LFS term and centring). Each Arrow batch is turned into a
 dense ndarray or a CSR matrix by :func:`sparkfs.spark.blocks.aggregate_partitions` (sparse rows stay
 sparse), summarised by :func:`sparkfs.core.qfs.block_gram_statistics` and the summaries are added up
-in the partition and then across partitions in a fixed order (:mod:`sparkfs.spark.blocks`).
+in the canonical order of :class:`sparkfs.spark.rows.Rows` (chunks and groups of row positions,
+:mod:`sparkfs.spark.canonical`), the same bits for any partitioning.
 
 Memory: every task holds and ships (C + 1) p^2 + C p + C doubles (p = number of candidates), the
 driver the same; with p = 500 and C = 2 that is 6 MB. Work: O(n p^2) (three GEMM-sized products
 per dense block), O(sum over rows of nnz^2) for sparse rows.
 
-Passes: one. With ``center="mean"`` one more, cheap O(n p) JVM pass (Spark's ``Summarizer``, via
+Passes: one over the rows, after the counts pass and the one shuffle of the layout. With ``center="mean"`` one more, cheap O(n p) JVM pass (Spark's ``Summarizer``, via
 :func:`sparkfs.spark.stats.class_moments`) computes the weighted column means first; the data are
 then centred block by block before the products. Centring afterwards from uncentred moments would
 need third-order sums for H and suffers the catastrophic cancellation of one-pass moment formulas
@@ -25,7 +26,7 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from sparkfs.core.qfs import GramStatistics, block_gram_statistics
-from sparkfs.spark.blocks import aggregate_partitions
+from sparkfs.spark.rows import Rows
 
 _STATISTIC_KEYS = ("class_counts", "class_sums", "class_grams", "squared_gram")
 
@@ -66,7 +67,7 @@ def class_gram_statistics(
     num_features : int, optional
         The vector size; read from the first row when None.
     depth : int
-        Depth of the tree aggregation.
+        Unused (the merge order is fixed by the canonical layout); kept for callers.
 
     Returns
     -------
@@ -107,18 +108,18 @@ def class_gram_statistics(
             raise ValueError("center must be finite")
 
     def summarize(block):
-        matrix = block[features_col]
-        if candidates is not None:
-            matrix = matrix[:, candidates]
-        weights = None if weight_col is None else np.asarray(block[weight_col], dtype=np.float64)
-        statistics = block_gram_statistics(matrix, block[label_col], num_classes, weights=weights, center=center)
+        matrix = block.matrix if candidates is None else block.matrix[:, candidates]
+        statistics = block_gram_statistics(matrix, block.labels, num_classes, weights=block.weights, center=center)
         return dict(zip(_STATISTIC_KEYS, statistics))
 
     def merge(left, right):
         return {key: left[key] + right[key] for key in _STATISTIC_KEYS}
 
-    columns = [features_col, label_col] + ([weight_col] if weight_col else [])
-    summary = aggregate_partitions(df, columns, summarize, merge, num_features=num_features, depth=depth)
+    # The canonical layout of Rows: blocks and merge order fixed by row position, so the Grams
+    # are the same bits for any partitioning (one shuffle; docs/architecture.md, Determinism).
+    with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
+              weight_col=weight_col) as rows:
+        summary = rows.run_pass("gram", summarize, merge)
     if summary is None:
         raise ValueError("the input has no rows")
     statistics = GramStatistics(*(summary[key] for key in _STATISTIC_KEYS))

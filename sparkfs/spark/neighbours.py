@@ -46,6 +46,7 @@ from sparkfs.core.pairs import (
     one_hot,
     pair_sums as block_pair_sums,
 )
+from sparkfs.spark.blocks import aggregate_partitions
 from sparkfs.spark.rows import Block, Rows, RowSet
 
 #: ``per_query`` choices of :func:`pair_sums` and :func:`kernel_sums`.
@@ -106,6 +107,10 @@ def _summed_passes(rows: Rows, queries: RowSet, name: str, payload, summarize, p
     return PairSumsResult(feature_sums, query_sums)
 
 
+def _sum_total(left, right):
+    return {"total": left["total"] + right["total"]}
+
+
 def _per_query_frame(rows: Rows, queries: RowSet, batch_payload, emit, extra_bytes_per_query: float = 0.0):
     """Per-query sums as a DataFrame ``(row_id, sums)`` without an (m, p) array on the driver.
 
@@ -117,7 +122,6 @@ def _per_query_frame(rows: Rows, queries: RowSet, batch_payload, emit, extra_byt
     import pyarrow as pa
     import pandas as pd
     from pyspark.ml.functions import array_to_vector
-    from pyspark.ml.stat import Summarizer
     from pyspark.sql import functions as F
     from pyspark.sql.types import ArrayType, DoubleType, LongType, StructField, StructType
 
@@ -161,11 +165,14 @@ def _per_query_frame(rows: Rows, queries: RowSet, batch_payload, emit, extra_byt
     try:
         # Checkpointed (computed now, lineage cut): the frame no longer needs the shipped batches.
         frame = rows.diagnosed(lambda: lazy.localCheckpoint(eager=True))
-        total = frame.select(Summarizer.sum(F.col("sums")).alias("total")).first()["total"]
+        # each partition's sums in its (key) order, merged in partition order: the same bits for
+        # any partitioning of the input (the frame's partitions depend on the query ids only)
+        total = aggregate_partitions(frame, ["sums"], lambda block: {"total": np.asarray(block["sums"]).sum(axis=0)},
+                                     _sum_total, num_features=num_features, dense=True, transport=rows.transport)
     finally:
         rows.release_shipped()
     rows.info["passes"].append("per-query sums (DataFrame)")
-    feature_sums = np.zeros(num_features) if total is None else total.toArray()
+    feature_sums = np.zeros(num_features) if total is None else total["total"]
     return PairSumsResult(feature_sums, None, frame)
 
 

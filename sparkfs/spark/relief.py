@@ -6,7 +6,7 @@ variant is chosen there, by :func:`sparkfs.core.relief.margin_pairs`); the passe
 
 * all rows as queries (``sample_size=None``): one collection gives the queries, counts, row ids
   and (if needed) the column statistics;
-* with a sample: counts (JVM), column statistics (JVM ``Summarizer``, only for scaling or
+* with a sample: counts (JVM), column statistics (chunk moments in the canonical order, only for scaling or
   Parzen's default bandwidth) and the seeded sample;
 * then per query batch: neighbour search + pair sums (relief, relieff, mrelief), or one pass of
   kernel sums (prelief, no search).

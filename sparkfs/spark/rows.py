@@ -58,6 +58,8 @@ from sparkfs.spark.row_sets import (  # noqa: F401  (Block, RowSet, scale_column
     check_finite,
     scale_columns,
 )
+from sparkfs.spark.canonical import (chunk_batches, chunk_column_moments, chunk_rows, first_id_divided, group_rows,
+                                     lay_out, merged_column_moments)
 from sparkfs.spark.blocks import (
     CONNECT_CLOSURE_BYTES,
     aggregate_partitions,
@@ -136,6 +138,10 @@ class Rows:
         128 MiB with a SparkContext, 48 MiB inside a Connect closure (never above that there).
     tree_depth : int
         Unused since the merge order is fixed (:mod:`sparkfs.spark.blocks`); kept for callers.
+    canonical : bool, default True
+        Lay the rows out by row id once (one shuffle, :mod:`sparkfs.spark.canonical`) so that
+        every pass sums in an order fixed by the row ids: bit-identical results for any
+        partitioning. False skips the shuffle; results then agree to rounding only.
     cache_blocks : bool
         For iterative methods (many passes over the same rows): convert every Arrow batch to its
         dense/CSR matrix once, keep the encoded blocks persisted, and let every later pass read
@@ -147,7 +153,8 @@ class Rows:
                  num_classes: Optional[int] = None, weight_col: Optional[str] = None,
                  row_id_col: Optional[str] = None, transport: str = "auto",
                  query_batch_bytes: Optional[int] = None, tree_depth: int = 2, cache_blocks: bool = False,
-                 driver_budget_mb: Optional[float] = None, fewer_rows_hint: str = "use fewer rows"):
+                 driver_budget_mb: Optional[float] = None, fewer_rows_hint: str = "use fewer rows",
+                 canonical: bool = True):
         from pyspark import StorageLevel
         from pyspark.sql import functions as F
 
@@ -164,6 +171,7 @@ class Rows:
         budget = DEFAULT_QUERY_BATCH_BYTES if query_batch_bytes is None else int(query_batch_bytes)
         self.query_batch_bytes = budget if self.transport == "context" else min(budget, CONNECT_CLOSURE_BYTES)
         self.tree_depth = tree_depth
+        self.canonical = bool(canonical)
         self.driver_budget_mb = driver_budget_mb
         self.fewer_rows_hint = fewer_rows_hint
         columns = [F.col(features_col).alias(_FEATURES)]
@@ -212,6 +220,9 @@ class Rows:
         if self._persisted:
             self._base.unpersist()
             self._persisted = False
+        if self.canonical and self._prepared is not None:
+            self._prepared.unpersist()
+            self._prepared = None
 
     def ship(self, value):
         """Hand ``value`` to the tasks of the next passes (broadcast or closure); read ``.value``."""
@@ -298,7 +309,7 @@ class Rows:
             return self._prepared
         keep = [_FEATURES, _LABEL] + ([_WEIGHT] if self.weight_col else [])
         if self.has_user_ids:
-            self._prepared = self._base.select(*keep, _ROW_ID)
+            prepared = self._base.select(*keep, _ROW_ID)
         else:
             if self._offsets is None:
                 self._count_rows()
@@ -306,8 +317,30 @@ class Rows:
             offset_map = F.create_map(*pairs)
             position = F.col(_MONOTONIC_ID).bitwiseAND(F.lit((1 << PARTITION_SHIFT) - 1))
             partition = F.shiftright(F.col(_MONOTONIC_ID), PARTITION_SHIFT)
-            self._prepared = self._base.select(*keep, (F.element_at(offset_map, partition) + position).alias(_ROW_ID))
+            prepared = self._base.select(*keep, (F.element_at(offset_map, partition) + position).alias(_ROW_ID))
+        if self.canonical:
+            from pyspark import StorageLevel
+
+            partitions = int(self.df.sparkSession.conf.get("spark.sql.shuffle.partitions", "200"))
+            prepared = lay_out(prepared, _ROW_ID, self.num_features, self.n_rows, partitions)
+            prepared = prepared.persist(StorageLevel.MEMORY_AND_DISK)
+        self._prepared = prepared
         return self._prepared
+
+    def _canonical_pass(self) -> dict:
+        """aggregate_partitions arguments of the canonical merge (none without the layout)."""
+        if not self.canonical:
+            return {}
+        rows_per_group = group_rows(self.num_features)
+        return {"key_of_block": lambda raw: first_id_divided(raw[_ROW_ID], rows_per_group),
+                "n_keys": -(-self.n_rows // rows_per_group)}
+
+    def _chunks(self):
+        """A partition's batches -> one batch per chunk (None without the layout)."""
+        if not self.canonical:
+            return None
+        rows_per_chunk = chunk_rows(self.num_features)
+        return lambda batches: chunk_batches(batches, _ROW_ID, rows_per_chunk)
 
     def collect(self) -> RowSet:
         """Every row to the driver (sorted by id); gives the counts and offsets in the same job."""
@@ -393,11 +426,19 @@ class Rows:
         from pyspark.sql import functions as F
 
         def compute():
+            if self.canonical:  # chunk moments merged in the canonical order: the same bits always
+                moments = aggregate_partitions(
+                    self.prepared, [_FEATURES, _ROW_ID], lambda raw: chunk_column_moments(raw[_FEATURES]),
+                    merged_column_moments, num_features=self.num_features, transport=self.transport,
+                    regroup=self._chunks(), **self._canonical_pass())
+                rows = moments["rows"][0]
+                std = np.sqrt(moments["m2"] / (rows - 1)) if rows > 1 else np.zeros_like(moments["m2"])
+                return moments["min"], moments["max"], moments["mean"], std
             metrics = Summarizer.metrics("min", "max", "mean", "std")
-            return self._base.select(metrics.summary(F.col(_FEATURES)).alias("s")).first()["s"]
+            summary = self._base.select(metrics.summary(F.col(_FEATURES)).alias("s")).first()["s"]
+            return tuple(summary[name].toArray() for name in ("min", "max", "mean", "std"))
 
-        summary = self.diagnosed(compute)
-        minimum, maximum, mean, std = (summary[name].toArray() for name in ("min", "max", "mean", "std"))
+        minimum, maximum, mean, std = self.diagnosed(compute)
         if minimum.shape[0] != self.num_features:
             raise InvalidInputError(f"feature vectors have size {minimum.shape[0]}, not num_features={self.num_features}")
         if not (np.all(np.isfinite(minimum)) and np.all(np.isfinite(maximum))):
@@ -509,20 +550,21 @@ class Rows:
     # -- the passes ------------------------------------------------------------------------
 
     def _pass_source(self):
-        """(DataFrame, columns, batch -> blocks) of the passes: the prepared rows, or cached blocks."""
+        """(DataFrame, columns, batch -> blocks, regroup) of the passes: the prepared rows (cut
+        into chunks by ``regroup`` in the canonical layout), or cached blocks (one per chunk)."""
         from pyspark import StorageLevel
         from pyspark.sql.types import BinaryType, StructField, StructType
 
         columns = [_FEATURES, _LABEL] + ([_WEIGHT] if self.weight_col else []) + [_ROW_ID]
         if not self.cache_blocks:
-            return self.prepared, columns, arrow_blocks(self.num_features)
+            return self.prepared, columns, arrow_blocks(self.num_features), self._chunks()
         if self._block_frame is None:
-            to_blocks = arrow_blocks(self.num_features)
+            to_blocks, regroup = arrow_blocks(self.num_features), self._chunks()
 
             def encode_partition(batches):
                 import pyarrow as pa
 
-                for batch in batches:
+                for batch in (batches if regroup is None else regroup(batches)):
                     payloads = [encode_block(block) for block in to_blocks(batch)]
                     if payloads:
                         yield pa.RecordBatch.from_arrays([pa.array(payloads, pa.binary())], names=["block"])
@@ -533,7 +575,7 @@ class Rows:
             self.diagnosed(frame.count)
             self._block_frame = frame
             self.info["passes"].append("blocks (cached)")
-        return self._block_frame, ["block"], cached_blocks(self.num_features)
+        return self._block_frame, ["block"], cached_blocks(self.num_features), None
 
     def keyed_partials(self, emit_block: Callable[[Block], Any]):
         """A lazy DataFrame ``(key long, partition long, values array<double>)`` of per-key partials.
@@ -546,13 +588,17 @@ class Rows:
         from pyspark.sql.types import ArrayType, DoubleType, LongType, StructField, StructType
 
         num_features, inverse_scale, has_weights = self.num_features, self.inverse_scale, bool(self.weight_col)
-        source, columns, blocks_of_batch = self._pass_source()
+        source, columns, blocks_of_batch, regroup = self._pass_source()
+        rows_per_chunk = chunk_rows(num_features) if self.canonical else 0
 
         def emit_partition(batches):
             from pyspark import TaskContext
 
             partition = TaskContext.get().partitionId()
+            batches = batches if regroup is None else regroup(batches)
             for block in (block for batch in batches for block in blocks_of_batch(batch)):
+                if rows_per_chunk:  # the chunk index orders the partials (module notes of canonical)
+                    partition = first_id_divided(block[_ROW_ID], rows_per_chunk)
                 keys, values = emit_block(_as_block(block, inverse_scale, has_weights))
                 values = np.ascontiguousarray(values, dtype=np.float64)
                 offsets = np.arange(keys.size + 1, dtype=np.int32) * num_features
@@ -575,10 +621,10 @@ class Rows:
         def summarize(raw):
             return summarize_block(_as_block(raw, inverse_scale, has_weights))
 
-        source, columns, blocks_of_batch = self._pass_source()
+        source, columns, blocks_of_batch, regroup = self._pass_source()
         summary = self.diagnosed(lambda: aggregate_partitions(
             source, columns, summarize, merge, num_features=self.num_features, depth=self.tree_depth,
-            transport=self.transport, blocks_of_batch=blocks_of_batch,
+            transport=self.transport, blocks_of_batch=blocks_of_batch, regroup=regroup, **self._canonical_pass(),
         ))
         self.info["passes"].append(name)
         return summary

@@ -9,7 +9,9 @@ Two engines compute the same numbers:
   crosses to Python. sum of squares = normL2^2 (one sqrt/square round trip: relative error
   ~1e-16).
 * ``"arrow"``: ``mapInArrow`` blocks summarised with NumPy/SciPy and merged in partition
-  order (see :mod:`sparkfs.spark.blocks`).
+  order (see :mod:`sparkfs.spark.blocks`). The sums are exact (:mod:`sparkfs.core.exact_sums`:
+  integer limbs, rounded once on the driver), so they are the correctly rounded sums of the
+  terms, the same bits for any partitioning; the JVM engine's agree with them to rounding.
 
 ``benchmarks/bench_lfs.py`` measures both. Bad input (null vectors, vectors of different sizes,
 NaN/inf, null labels) is diagnosed only when the pass fails or returns non-finite sums, so the
@@ -23,6 +25,8 @@ from typing import List, Optional
 
 import numpy as np
 
+from sparkfs.core.exact_sums import (ExactSums, as_arrays, exact_class_moment_sums, exact_column_sums, from_arrays,
+                                     merged_exact_sums, rounded_sums)
 from sparkfs.core.scaling import check_magnitude
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.blocks import aggregate_partitions
@@ -140,6 +144,15 @@ def _moments_jvm(df, features_col, label_col, weight_col, num_features):
     return result
 
 
+def _exact_sums_in_key_space(part, prefix: str, positions, num_keys: int, width: int) -> ExactSums:
+    """A summary's per-class exact sums (classes ``positions`` of ``num_keys``, ``width`` columns
+    each) laid out over all ``num_keys`` classes, zeros elsewhere."""
+    sums = from_arrays(part, prefix)
+    limbs = np.zeros((num_keys, width, sums.limbs.shape[1]), dtype=np.int64)
+    limbs[positions] = sums.limbs.reshape(len(positions), width, -1)
+    return ExactSums(sums.lowest, limbs.reshape(num_keys * width, -1))
+
+
 def _moments_arrow(df, features_col, label_col, weight_col, num_features):
     def summarize(block):
         matrix, labels = block[features_col], block[label_col]
@@ -149,10 +162,14 @@ def _moments_arrow(df, features_col, label_col, weight_col, num_features):
         # A string key keeps int/str/float labels apart; a null (NaN after Arrow) label keys as "None".
         label_keys = np.array(["None" if v is None or (isinstance(v, float) and v != v) else repr(v) for v in labels])
         unique_keys, inverse = np.unique(label_keys, return_inverse=True)
-        indicator = np.zeros((len(unique_keys), len(labels)))
-        indicator[inverse, np.arange(len(labels))] = weights
         is_sparse = hasattr(matrix, "tocsr")
-        squared = matrix.multiply(matrix) if is_sparse else matrix * matrix
+        # exact per-class sums of w x and w x^2 (core.exact_sums): the same bits for any partitioning
+        non_finite = False
+        try:
+            sums, squares = exact_class_moment_sums(matrix, inverse, weights, len(unique_keys))
+        except ValueError:  # NaN/inf values or squares: the driver's check names the problem
+            non_finite = True
+            sums = squares = exact_column_sums([], [], len(unique_keys) * matrix.shape[1])
         class_min = np.empty((len(unique_keys), matrix.shape[1]))
         class_max = np.empty((len(unique_keys), matrix.shape[1]))
         for position in range(len(unique_keys)):
@@ -168,9 +185,10 @@ def _moments_arrow(df, features_col, label_col, weight_col, num_features):
             "values": np.array([str(labels[i]) for i in first_label_position]),
             "is_numeric": np.array([isinstance(labels[i], (int, float, np.number)) for i in first_label_position]),
             "counts": np.bincount(inverse, minlength=len(unique_keys)).astype(np.float64),
-            "weights": indicator.sum(axis=1),
-            "sums": np.asarray(indicator @ matrix if not hasattr(matrix, "tocsr") else (matrix.T @ indicator.T).T),
-            "squares": np.asarray((squared.T @ indicator.T).T),
+            **as_arrays(exact_column_sums(weights, inverse, len(unique_keys)), "weights_"),
+            **as_arrays(sums, "sums_"),
+            **as_arrays(squares, "squares_"),
+            "non_finite": np.array([non_finite]),
             "min": class_min,
             "max": class_max,
         }
@@ -185,11 +203,14 @@ def _moments_arrow(df, features_col, label_col, weight_col, num_features):
             column[left["position"]] = left[name]
             column[right["position"]] = right[name]
             merged[name] = column
-        for name in ("counts", "weights", "sums", "squares"):
-            total = np.zeros((len(keys),) + left[name].shape[1:])
-            np.add.at(total, left["position"], left[name])
-            np.add.at(total, right["position"], right[name])
-            merged[name] = total
+        merged["non_finite"] = left["non_finite"] | right["non_finite"]
+        total = np.zeros(len(keys))
+        np.add.at(total, left["position"], left["counts"])
+        np.add.at(total, right["position"], right["counts"])
+        merged["counts"] = total
+        for name, width in (("weights_", 1), ("sums_", num_features), ("squares_", num_features)):
+            parts = [_exact_sums_in_key_space(part, name, part["position"], len(keys), width) for part in (left, right)]
+            merged.update(as_arrays(merged_exact_sums(*parts), name))
         for name, reduce in (("min", np.minimum), ("max", np.maximum)):
             extreme = np.full((len(keys),) + left[name].shape[1:], np.inf if name == "min" else -np.inf)
             for part in (left, right):
@@ -204,6 +225,11 @@ def _moments_arrow(df, features_col, label_col, weight_col, num_features):
     if summary is None:
         return {}
     result = {}
+    class_weights = rounded_sums(from_arrays(summary, "weights_"))
+    class_sums, class_squares = (rounded_sums(from_arrays(summary, name)).reshape(-1, num_features)
+                                 for name in ("sums_", "squares_"))
+    if summary["non_finite"][0]:  # NaN/inf values or squares: the caller's check names the problem
+        class_sums = np.full_like(class_sums, np.nan)
     for i in range(len(summary["keys"])):
         raw = summary["values"][i]
         if summary["keys"][i] == "None":
@@ -212,8 +238,8 @@ def _moments_arrow(df, features_col, label_col, weight_col, num_features):
             value = float(raw)
         else:
             value = str(raw)
-        result[value] = (int(summary["counts"][i]), float(summary["weights"][i]), summary["sums"][i],
-                         summary["squares"][i], summary["min"][i], summary["max"][i])
+        result[value] = (int(summary["counts"][i]), float(class_weights[i]), class_sums[i],
+                         class_squares[i], summary["min"][i], summary["max"][i])
     return result
 
 

@@ -1,8 +1,10 @@
 """Property test (hypothesis): on random small data sets every selector family gives the same
 scores with 1, 2 and 7 partitions of the same ordered rows (issue 13). It found that Spark ML's
-ANOVA F of a constant feature was rounding noise (24 with one partition, 0 with two). Scores agree to rounding
-(sums merge per partition, so the last bits may differ: docs/architecture.md), and the selected
-features are the same whenever the scores are not within rounding of a tie at the cut."""
+ANOVA F of a constant feature was rounding noise (24 with one partition, 0 with two). The families
+on Rows are bit-identical (the canonical layout, here with 4-row chunks so that a small set spans
+several chunks and groups), and so are lfs and qfs on the exact statistics engine
+(statsEngine="arrow"); Spark ML's anova agrees to rounding (docs/architecture.md), with the same
+selection whenever the scores are not within rounding of a tie at the cut."""
 
 import os
 
@@ -17,8 +19,8 @@ from tests.helpers import make_df  # noqa: E402
 
 #: Every family with small settings (each fit is a few Spark jobs).
 FAMILIES = {
-    "lfs": {},
-    "qfs": {},
+    "lfs": {"statsEngine": "arrow"},   # the exact engine (the default jvm one agrees to rounding)
+    "qfs": {"statsEngine": "arrow"},
     "relieff": {"k": 2},
     "prelief": {},
     "lmba": {"k": 1, "iterations": 8, "batchSize": 4},
@@ -27,6 +29,8 @@ FAMILIES = {
     "svm-rfe": {"step": 0.5},
     "anova": {},
 }
+#: The families whose scores must not differ in a single bit.
+BIT_IDENTICAL = {"lfs", "qfs", "relieff", "prelief", "lmba", "simba", "parzen-ise", "svm-rfe"}
 
 
 @st.composite
@@ -52,7 +56,11 @@ EXAMPLES = int(os.environ.get("SPARKFS_PROPERTY_EXAMPLES", "1"))
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=small_data())
-def test_scores_do_not_depend_on_the_number_of_partitions(spark, data):
+def test_scores_do_not_depend_on_the_number_of_partitions(spark, monkeypatch, data):
+    from sparkfs.spark import canonical
+
+    for name, value in (("MIN_CHUNK_ROWS", 4), ("MAX_CHUNK_ROWS", 4), ("CHUNKS_PER_GROUP", 2)):
+        monkeypatch.setattr(canonical, name, value)
     X, y = data
     frames = {partitions: make_df(spark, X, y, partitions=partitions).cache() for partitions in (1, 2, 7)}
     try:
@@ -63,6 +71,8 @@ def test_scores_do_not_depend_on_the_number_of_partitions(spark, data):
             scale = max(float(np.max(np.abs(reference))), 1e-300)
             for partitions in (2, 7):
                 scores = runs[partitions].scores
+                if method in BIT_IDENTICAL:
+                    assert np.array_equal(scores, reference), (method, partitions, scores - reference)
                 np.testing.assert_allclose(scores, reference, rtol=1e-9, atol=1e-12 * scale,
                                            err_msg=f"{method} with {partitions} partitions")
                 ordered = np.sort(reference)[::-1]
