@@ -49,8 +49,8 @@ class _FisherMarkovParams(HasScaling):
     )
     statsEngine: Param = Param(
         Params._dummy(), "statsEngine",
-        "how the one-pass class moments are computed: 'jvm' (Summarizer, default, fastest) or 'arrow' "
-        "(mapInArrow + exact sums: the same bits for any partitioning)",
+        "how the one-pass class moments are computed: 'arrow' (default: mapInArrow + exact sums, the same "
+        "bits for any partitioning) or 'jvm' (Spark's Summarizer: 2.5-6x faster, equal to rounding only)",
         typeConverter=TypeConverters.toString,
     )
     center: Param = Param(
@@ -80,7 +80,7 @@ class _FisherMarkovParams(HasScaling):
 
     def __init__(self, *args):
         super().__init__(*args)
-        self._setDefault(degree=1, kernel="qfs", gamma=-0.5, statsEngine="jvm", scaling="none", center=False,
+        self._setDefault(degree=1, kernel="qfs", gamma=-0.5, statsEngine="arrow", scaling="none", center=False,
                          candidates=500, driverMemoryMB=1024.0)
 
 
@@ -165,7 +165,7 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features",
                  numFeatures=None, threshold=None, weightCol=None, degree=1, kernel="qfs", gamma=-0.5,
-                 statsEngine="jvm", scaling="none", center=False, candidates=500, driverMemoryMB=1024.0,
+                 statsEngine="arrow", scaling="none", center=False, candidates=500, driverMemoryMB=1024.0,
                  allowManyClasses=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})

@@ -4,14 +4,16 @@
 per class, the row count (or weight sum), the column sums and the column sums of squares.
 Two engines compute the same numbers:
 
-* ``"jvm"`` (default): ``groupBy(label).agg(Summarizer(sum, normL2))``. The aggregation runs in
+* ``"jvm"`` (this function's default, for the label discovery of every selector):
+  ``groupBy(label).agg(Summarizer(sum, normL2))``. The aggregation runs in
   the JVM on Spark's own vector types, sparse vectors update only their non-zeros, and no row
   crosses to Python. sum of squares = normL2^2 (one sqrt/square round trip: relative error
   ~1e-16).
 * ``"arrow"``: ``mapInArrow`` blocks summarised with NumPy/SciPy and merged in partition
   order (see :mod:`sparkfs.spark.blocks`). The sums are exact (:mod:`sparkfs.core.exact_sums`:
   integer limbs, rounded once on the driver), so they are the correctly rounded sums of the
-  terms, the same bits for any partitioning; the JVM engine's agree with them to rounding.
+  terms, the same bits for any partitioning; the JVM engine's agree with them to rounding. LFS and
+  QFS use this engine unless told otherwise (``statsEngine``).
 
 ``benchmarks/bench_lfs.py`` measures both. Bad input (null vectors, vectors of different sizes,
 NaN/inf, null labels) is diagnosed only when the pass fails or returns non-finite sums, so the

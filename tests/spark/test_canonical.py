@@ -7,7 +7,7 @@ import pyarrow as pa
 import pytest
 from pyspark.ml.linalg import Vectors
 
-from sparkfs import LmbaSelector, MarginInstanceWeighter
+from sparkfs import LmbaSelector, MarginInstanceWeighter, ReliefSelector
 from sparkfs.methods import build_selector
 from sparkfs.spark import canonical
 from sparkfs.spark.rows import Rows
@@ -94,6 +94,9 @@ def test_with_a_row_id_column_the_row_order_does_not_matter(spark, small_chunks)
     lmba = {name: LmbaSelector(k=1, iterations=5, batchSize=8, rowIdCol="row_id", numFeatures=2).fit(df).scores
             for name, df in (("ordered", ordered), ("shuffled", shuffled))}
     assert np.array_equal(lmba["ordered"], lmba["shuffled"])
+    relieff = [ReliefSelector(variant="relieff", k=3, rowIdCol="row_id", numFeatures=2).fit(df).scores
+               for df in (ordered, shuffled)]
+    assert np.array_equal(*relieff)
     weights = {}
     for name, df in (("ordered", ordered), ("shuffled", shuffled)):
         table = MarginInstanceWeighter(rowIdCol="row_id").transform(df).select("row_id", "weight").toPandas()

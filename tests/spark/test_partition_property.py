@@ -2,7 +2,7 @@
 scores with 1, 2 and 7 partitions of the same ordered rows (issue 13). It found that Spark ML's
 ANOVA F of a constant feature was rounding noise (24 with one partition, 0 with two). The families
 on Rows are bit-identical (the canonical layout, here with 4-row chunks so that a small set spans
-several chunks and groups), and so are lfs and qfs on the exact statistics engine
+several chunks and groups), and so are lfs and qfs on their default exact statistics engine
 (statsEngine="arrow"); Spark ML's anova agrees to rounding (docs/architecture.md), with the same
 selection whenever the scores are not within rounding of a tie at the cut."""
 
@@ -19,8 +19,8 @@ from tests.helpers import make_df  # noqa: E402
 
 #: Every family with small settings (each fit is a few Spark jobs).
 FAMILIES = {
-    "lfs": {"statsEngine": "arrow"},   # the exact engine (the default jvm one agrees to rounding)
-    "qfs": {"statsEngine": "arrow"},
+    "lfs": {},   # the default exact engine (statsEngine="jvm" agrees to rounding only)
+    "qfs": {},
     "relieff": {"k": 2},
     "prelief": {},
     "lmba": {"k": 1, "iterations": 8, "batchSize": 4},
