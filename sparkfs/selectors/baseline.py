@@ -1,9 +1,17 @@
-"""Baselines through the sparkfs API: Spark ML's own univariate tests (ANOVA F, chi-squared).
+"""Baselines through the sparkfs API: Spark ML's univariate tests (ANOVA F, chi-squared).
 
 These are the statistics Spark ML's ``UnivariateFeatureSelector`` ranks by
 (``ANOVATest`` for continuous features / categorical label, ``ChiSquareTest`` for categorical
 features); wrapping them gives every comparison with what users already have the same CLI,
 output format and Model.
+
+ANOVA F has two engines (``statsEngine``), as LFS: ``"arrow"`` (default) computes F
+(:func:`sparkfs.core.univariate.anova_f_values`) from the exact class moments of
+:func:`sparkfs.spark.stats.class_moments`, so the scores are the same bits for any partitioning
+and row order; ``"jvm"`` calls Spark ML's own ``ANOVATest``, whose sums follow the order tasks
+finish in and agree with the exact ones to rounding (``tests/spark/test_common.py`` checks the two
+against each other). chi2 is always Spark ML's ``ChiSquareTest``: its contingency counts are
+integers, so it is exact already.
 """
 
 from __future__ import annotations
@@ -24,11 +32,17 @@ from sparkfs.spark.stats import class_moments, diagnose_input, label_counts, wit
 class _UnivariateParams(Params):
     test: Param = Param(Params._dummy(), "test", "Spark ML test: 'anova' (F value) or 'chi2' (chi-squared statistic)",
                         typeConverter=TypeConverters.toString)
-    _param_constraints = {"test": one_of("anova", "chi2")}
+    statsEngine: Param = Param(
+        Params._dummy(), "statsEngine",
+        "anova only: 'arrow' (default: F from exact class sums, the same bits for any partitioning) or "
+        "'jvm' (Spark ML's own ANOVATest, as UnivariateFeatureSelector; equal to rounding only)",
+        typeConverter=TypeConverters.toString,
+    )
+    _param_constraints = {"test": one_of("anova", "chi2"), "statsEngine": one_of("arrow", "jvm")}
 
     def __init__(self, *args):
         super().__init__(*args)
-        self._setDefault(test="anova")
+        self._setDefault(test="anova", statsEngine="arrow")
 
 
 class UnivariateTestSelectorModel(FeatureSelectorModel, _UnivariateParams):
@@ -49,7 +63,8 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
 
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features",
-                 numFeatures=None, threshold=None, weightCol=None, test="anova", allowManyClasses=False):
+                 numFeatures=None, threshold=None, weightCol=None, test="anova", statsEngine="arrow",
+                 allowManyClasses=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
@@ -64,17 +79,19 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         if len(labels) < 2:
             return ScoreResult(scores=np.zeros(0), label_values=labels, class_counts=counts.tolist(), n_rows=int(counts.sum()))
         self._check_labels(labels, counts)
+        test, engine = self.getOrDefault(self.test), self.getOrDefault(self.statsEngine)
         try:
-            if self.getOrDefault(self.test) == "anova" and is_connect_session(indexed.sparkSession):
-                # No JVM access on Spark Connect: the same F values from one pass of class moments.
-                moments = class_moments(indexed, self.getFeaturesCol(), "__label_index")
+            if test == "anova" and (engine == "arrow" or is_connect_session(indexed.sparkSession)):
+                # Exact moments (arrow), or on Spark Connect, which has no JVM access, Summarizer's (jvm).
+                moments = class_moments(indexed, self.getFeaturesCol(), "__label_index", engine=engine)
                 scores = anova_f_values(moments.class_counts, moments.class_sums, moments.class_sum_squares)
-            elif self.getOrDefault(self.test) == "anova":
+                scores = np.where(moments.feature_min == moments.feature_max, 0.0, scores)
+            elif test == "anova":
                 # pyspark has no wrapper for ml.stat.ANOVATest: call the JVM class UnivariateFeatureSelector uses.
                 session = indexed.sparkSession
                 java_test = session._jvm.org.apache.spark.ml.stat.ANOVATest
                 result = DataFrame(java_test.test(indexed._jdf, self.getFeaturesCol(), "__label_index"), session)
-                scores = result.first()["fValues"].toArray()
+                scores = self._constant_features_score_zero(dataset, result.first()["fValues"].toArray())
             else:
                 row = ChiSquareTest.test(indexed, self.getFeaturesCol(), "__label_index").first()
                 scores = row["statistics"].toArray()
@@ -83,13 +100,11 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         except Exception:  # a failed JVM test: name the bad input if there is one
             diagnose_input(dataset, self.getFeaturesCol(), self.getLabelCol())
             raise
-        if self.getOrDefault(self.test) == "anova":
-            scores = self._constant_features_score_zero(dataset, scores)
         if not np.all(np.isfinite(scores)):
             scores = self._defined_scores(dataset, scores)
         return ScoreResult(
             scores=scores, label_values=labels, class_counts=counts.tolist(), n_rows=int(counts.sum()),
-            info={"method": self.getOrDefault(self.test)},
+            info={"method": test, **({"stats_engine": engine} if test == "anova" else {})},
         )
 
     def _constant_features_score_zero(self, dataset, scores) -> np.ndarray:

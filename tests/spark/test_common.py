@@ -83,12 +83,36 @@ def test_scaling_param_is_declared_once_with_each_selectors_default():
         build_selector("relieff", {"scaling": "minmax"})
 
 
+@pytest.mark.parametrize("engine", ["arrow", "jvm"])
 @pytest.mark.parametrize("partitions", [1, 2])
-def test_anova_scores_a_constant_feature_zero_for_any_partitioning(spark, partitions):
+def test_anova_scores_a_constant_feature_zero_for_any_partitioning(spark, partitions, engine):
     """Spark ML's ANOVA F of a constant feature is 0 / 0 computed from rounding noise (24.0 with one
     partition, 0.0 with two, on these rows: found by tests/spark/test_partition_property.py)."""
     x = np.array([-2.33, 0.25, 0.96, 0.41, 1.37, -0.67, 0.9, 0.76, -0.46, 0.49, -0.16, 1.71, 0.85, 0.78])
     y = np.array([1, 0, 0, 1, 0, 1, 1, 0, 1, 0, 1, 0, 0, 1], dtype=float)
     X = np.column_stack([x, np.full(x.size, 1.28)])
-    model = build_selector("anova", {}).setNumFeatures(1).fit(make_df(spark, X, y, partitions=partitions))
+    selector = build_selector("anova", {"statsEngine": engine}).setNumFeatures(1)
+    model = selector.fit(make_df(spark, X, y, partitions=partitions))
     assert model.scores[1] == 0.0 and model.scores[0] > 0.0
+
+
+def test_anova_exact_engine_is_bit_identical_and_equals_spark_ml_to_rounding(spark):
+    """anova's default engine (exact class sums) gives the same bits for 1 and 5 partitions and for
+    shuffled rows; Spark ML's own ANOVATest (statsEngine="jvm") gives the same F to rounding, and
+    both equal the one-way ANOVA F written here from its definition."""
+    rng = np.random.default_rng(7)
+    y = np.arange(90) % 3
+    X = rng.normal(size=(90, 6)) * [1, 1e3, 1e-3, 1, 5, 1] + np.outer(y, [0.5, 300.0, 0.0, 0.1, 0.0, 2.0])
+    exact = {}
+    for partitions, order in ((1, np.arange(90)), (5, np.arange(90)), (3, rng.permutation(90))):
+        df = make_df(spark, X[order], y[order].astype(float), partitions=partitions)
+        exact[partitions] = build_selector("anova", {}).setNumFeatures(2).fit(df).scores
+    assert np.array_equal(exact[1], exact[5]) and np.array_equal(exact[1], exact[3])
+    spark_ml = build_selector("anova", {"statsEngine": "jvm"}).setNumFeatures(2).fit(
+        make_df(spark, X, y.astype(float), partitions=4)).scores
+    np.testing.assert_allclose(spark_ml, exact[1], rtol=1e-9)
+
+    grand = X.mean(axis=0)
+    between = sum((y == c).sum() * (X[y == c].mean(axis=0) - grand) ** 2 for c in range(3)) / (3 - 1)
+    within = sum(((X[y == c] - X[y == c].mean(axis=0)) ** 2).sum(axis=0) for c in range(3)) / (90 - 3)
+    np.testing.assert_allclose(exact[1], between / within, rtol=1e-9)

@@ -1,10 +1,10 @@
 """Property test (hypothesis): on random small data sets every selector family gives the same
 scores with 1, 2 and 7 partitions of the same ordered rows (issue 13). It found that Spark ML's
-ANOVA F of a constant feature was rounding noise (24 with one partition, 0 with two). The families
-on Rows are bit-identical (the canonical layout, here with 4-row chunks so that a small set spans
-several chunks and groups), and so are lfs and qfs on their default exact statistics engine
-(statsEngine="arrow"); Spark ML's anova agrees to rounding (docs/architecture.md), with the same
-selection whenever the scores are not within rounding of a tie at the cut."""
+ANOVA F of a constant feature was rounding noise (24 with one partition, 0 with two). Every family is
+bit-identical: those on Rows through the canonical layout (here with 4-row chunks so that a small
+set spans several chunks and groups), lfs, qfs and anova through their default exact statistics
+engine (statsEngine="arrow"). Spark ML's own ANOVATest (anova with statsEngine="jvm") agrees to
+rounding only: tests/spark/test_common.py compares it with the exact engine."""
 
 import os
 
@@ -30,7 +30,7 @@ FAMILIES = {
     "anova": {},
 }
 #: The families whose scores must not differ in a single bit.
-BIT_IDENTICAL = {"lfs", "qfs", "relieff", "prelief", "lmba", "simba", "parzen-ise", "svm-rfe"}
+BIT_IDENTICAL = {"lfs", "qfs", "relieff", "prelief", "lmba", "simba", "parzen-ise", "svm-rfe", "anova"}
 
 
 @st.composite
