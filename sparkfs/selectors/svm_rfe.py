@@ -5,8 +5,10 @@ Two solvers run the same elimination loop (:func:`sparkfs.core.svm_rfe.recursive
 
 * ``"driver"``: the rows are collected and scikit-learn's ``LinearSVC`` (liblinear, hinge loss)
   fits every iteration on the driver -- fast for the n << d data RFE is usually run on;
-* ``"spark"``: pyspark.ml ``LinearSVC`` on the sliced vectors, for data that do not fit the
-  driver (:mod:`sparkfs.spark.svm_rfe`: C is translated to ``regParam = 1 / (C sum s)``).
+* ``"spark"``: for data that do not fit the driver, the same SVM objective (liblinear's, intercept
+  penalty included) minimised by L-BFGS on the driver with one pass over the rows per evaluation
+  (:mod:`sparkfs.spark.svm_rfe`, :mod:`sparkfs.core.linear_svm`); its sums follow the canonical
+  row order, so its scores are the same bits for any partitioning.
 
 ``solver="auto"`` takes the driver when the rows fit ``driverBudgetMB`` (dense n x d doubles,
 or the CSR size when smaller); the summary says which ran and why.
@@ -60,7 +62,7 @@ class _SVMRFEParams(HasDriverBudget):
     C: Param = Param(Params._dummy(), "C", "the linear SVM's C (scikit-learn's meaning)",
                      typeConverter=TypeConverters.toFloat)
     maxIter: Param = Param(Params._dummy(), "maxIter", "solver iterations per SVM fit; unset = 10,000 on the "
-                           "driver (liblinear), 100 on Spark", typeConverter=TypeConverters.toInt)
+                           "driver (liblinear), 100 L-BFGS iterations on Spark", typeConverter=TypeConverters.toInt)
     tol: Param = Param(Params._dummy(), "tol", "solver tolerance; unset = 1e-4 on the driver, 1e-6 on Spark",
                        typeConverter=TypeConverters.toFloat)
     multiclass: Param = Param(Params._dummy(), "multiclass", "how one-vs-rest weights combine per feature: "
@@ -70,7 +72,8 @@ class _SVMRFEParams(HasDriverBudget):
     seed: Param = Param(Params._dummy(), "seed", "seed of the bootstrap samples", typeConverter=TypeConverters.toInt)
     instanceWeighting: Param = Param(Params._dummy(), "instanceWeighting", "'none' or 'margin' (Han & Yu's "
                                      "eq. 7 weights, IW-SVM-RFE)", typeConverter=TypeConverters.toString)
-    solver: Param = Param(Params._dummy(), "solver", "'auto', 'driver' (scikit-learn) or 'spark' (pyspark.ml)",
+    solver: Param = Param(Params._dummy(), "solver", "'auto', 'driver' (scikit-learn) or 'spark' "
+                          "(L-BFGS over distributed sums)",
                           typeConverter=TypeConverters.toString)
     _param_constraints = {
         "step": (_valid_step, "a float in (0, 1) or a whole number >= 1"),
@@ -222,7 +225,8 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
 
         def fit(frame, weights):
             return spark_svm_rfe(frame, self.getFeaturesCol(), _LABEL_INDEX, num_features=num_features,
-                                 num_classes=num_classes, weight_col=weights, **options)
+                                 num_classes=num_classes, weight_col=weights,
+                                 driver_budget_mb=self.getOrDefault(self.driverBudgetMB), **options)
 
         ensemble = self.getOrDefault(self.ensemble)
         if ensemble == 1:

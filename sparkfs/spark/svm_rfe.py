@@ -1,30 +1,32 @@
-"""SVM-RFE on Spark: the elimination loop of :mod:`sparkfs.core.svm_rfe` around pyspark.ml
-``LinearSVC`` fits, for data that do not fit the driver.
+"""SVM-RFE on Spark: the elimination loop of :mod:`sparkfs.core.svm_rfe` around linear SVM fits
+whose data term is summed over the rows where they are, for data that do not fit the driver.
 
 :func:`spark_svm_rfe` hands :func:`sparkfs.core.svm_rfe.recursive_elimination` a function that
-slices the remaining features (JVM ``VectorSlicer``) and fits a ``LinearSVC`` on them (one per
-class, one-vs-rest, for more than two classes). The elimination rule, ranking, scores and weight
-path are the driver path's; only the solver differs.
+fits the one-vs-rest SVMs (one problem for two classes, one per class otherwise) on the remaining
+features with :func:`sparkfs.core.linear_svm.minimise_hinge_objective`: L-BFGS on the driver,
+one pass over the rows (:class:`sparkfs.spark.rows.Rows`) per evaluation of the objective, each
+block contributing :func:`sparkfs.core.linear_svm.hinge_terms` for all problems at once. The
+elimination rule, ranking, scores and weight path are the driver path's; only the solver differs.
 
-The objective matched to scikit-learn's
---------------------------------------
-scikit-learn's ``LinearSVC(C, loss="hinge")`` minimises ``||w||^2 / 2 + C sum_i s_i hinge_i``;
-Spark's ``LinearSVC`` minimises ``(1 / S) sum_i s_i hinge_i + regParam ||w||^2 / 2`` with
-``S = sum_i s_i`` (s the instance weights, 1 without). Dividing the first by ``C S`` gives the
-second with ``regParam = 1 / (C S)``; ``standardization=False`` keeps the features as they are
-(Spark would otherwise penalise standardised coefficients). Remaining differences: liblinear
-penalises the intercept and Spark does not, and the solvers (liblinear's dual coordinate
-descent; Spark's OWL-QN on the non-smooth hinge, stopped by ``maxIter`` / ``tol``) stop at
-different points, so weights agree to the solvers' tolerance, and rankings where features'
-weights are clearly apart.
+The objective is liblinear's, intercept penalty included (module notes of
+:mod:`sparkfs.core.linear_svm`), so both solvers aim at the same minimiser; they stop at
+different points (liblinear's dual coordinate descent at ``tol`` 1e-4; L-BFGS at ``max_iter``
+or a relative decrease below ``tol``), so weights agree to the solvers' tolerance and rankings
+where features' weights are clearly apart.
 
+Why not pyspark.ml's ``LinearSVC``: its gradient sums are merged in the order tasks finish, so
+the same rows gave weights (and sometimes rankings) that differed with the partitioning. Here the
+sums run over the canonical layout of ``Rows`` (merged in row-id order), so every pass, and so
+every L-BFGS step, the ranking and the scores, are the same bits for any partitioning.
+
+Each refit starts from the previous fit's weights on the surviving features (warm start).
 Bootstrap members (the ensemble) are fitted on the whole input with each row's multiplicity as
 its weight (a row drawn twice counts twice, as in the driver path's duplicated rows; rows not
-drawn have weight 0 and are filtered out).
+drawn have weight 0).
 
-Cost per SVM fit: one Spark job per optimiser iteration over the cached input (at most
-``max_iter``); RFE runs ``O(log d / log(1 / (1 - step)))`` fits, times the number of classes
-for one-vs-rest.
+Cost per SVM fit: at most ``2 max_iter + 20`` passes over the cached blocks; RFE runs
+``O(log d / log(1 / (1 - step)))`` fits. Driver memory: the L-BFGS history, about
+``(2 * 10 + 8) K (d + 1)`` doubles, checked against ``driver_budget_mb`` before any pass.
 """
 
 from __future__ import annotations
@@ -33,70 +35,98 @@ from typing import Optional
 
 import numpy as np
 
+from sparkfs.core.linear_svm import hinge_terms, minimise_hinge_objective
 from sparkfs.core.svm_rfe import RFEResult, recursive_elimination
+from sparkfs.spark.row_sets import Block
+from sparkfs.spark.rows import Rows
 
-_SLICED = "__sparkfs_rfe_features"
-_BINARY_LABEL = "__sparkfs_rfe_label"
+#: Vectors of K (d + 1) doubles the driver keeps during a fit: 2 x 10 L-BFGS pairs and the
+#: iterates, gradients and work arrays around them.
+DRIVER_VECTORS = 28
 
 
-def svm_reg_param(C: float, total_weight: float) -> float:
-    """Spark's ``regParam`` equivalent to scikit-learn's ``C``: ``1 / (C S)`` (module notes)."""
-    if not C > 0 or not total_weight > 0:
-        raise ValueError(f"C and the total instance weight must be positive; got C={C!r}, total={total_weight!r}")
-    return 1.0 / (C * total_weight)
+def _added(left, right):
+    return {name: left[name] + right[name] for name in left}
+
+
+def check_solver_memory(num_problems: int, num_features: int, driver_budget_mb: Optional[float]) -> None:
+    """Refuse, before any pass, an SVM whose driver-side arrays exceed ``driver_budget_mb``."""
+    need_mb = DRIVER_VECTORS * 8.0 * num_problems * (num_features + 1) / 2**20
+    if driver_budget_mb is not None and need_mb > driver_budget_mb:
+        raise MemoryError(
+            f"the Spark SVM solver keeps about {need_mb:.0f} MiB on the driver ({num_problems} one-vs-rest "
+            f"problem(s) x {num_features + 1} weights x {DRIVER_VECTORS} vectors), above driverBudgetMB="
+            f"{driver_budget_mb:g}: raise driverBudgetMB (and the driver's memory, --driver-memory) or "
+            f"select among fewer features first")
 
 
 def spark_svm_rfe(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
                   weight_col: Optional[str] = None, step=0.1, n_features_to_select: int = 1, C: float = 1.0,
                   max_iter: int = 100, tol: float = 1e-6, multiclass: str = "l2",
-                  aggregation_depth: int = 2) -> RFEResult:
-    """SVM-RFE with pyspark.ml LinearSVC; same result type as :func:`sparkfs.core.svm_rfe.svm_rfe`.
+                  driver_budget_mb: Optional[float] = None, transport: str = "auto") -> RFEResult:
+    """SVM-RFE with the distributed L-BFGS SVM; same result type as :func:`sparkfs.core.svm_rfe.svm_rfe`.
 
     Parameters
     ----------
     df : DataFrame
         ``features_col`` (vectors of size ``num_features``), ``label_col`` (class index
-        0..C-1 as double) and optional ``weight_col`` (non-negative instance weights).
+        0..C-1) and optional ``weight_col`` (non-negative instance weights), in a fixed order
+        (rows are numbered by position).
     step, n_features_to_select, multiclass
         As :func:`sparkfs.core.svm_rfe.recursive_elimination`.
     C : float
-        scikit-learn's C, translated to ``regParam`` (module notes).
-    max_iter, tol, aggregation_depth
-        Of Spark's LinearSVC.
+        scikit-learn's C.
+    max_iter, tol
+        Of the L-BFGS fit (:func:`sparkfs.core.linear_svm.minimise_hinge_objective`).
     """
-    from pyspark import StorageLevel
-    from pyspark.ml.classification import LinearSVC
-    from pyspark.ml.feature import VectorSlicer
-    from pyspark.sql import functions as F
-
-    columns = [F.col(features_col), F.col(label_col).cast("double").alias(label_col)]
-    if weight_col:
-        columns.append(F.col(weight_col).cast("double").alias(weight_col))
-    data = df.select(*columns)
-    if weight_col:
-        data = data.where(F.col(weight_col) > 0)
-    data = data.persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        total_weight = data.agg(F.sum(F.col(weight_col)) if weight_col else F.count(F.lit(1))).first()[0]
-        if not total_weight:
+    positive_classes = [1] if num_classes == 2 else list(range(num_classes))
+    check_solver_memory(len(positive_classes), num_features, driver_budget_mb)
+    with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
+              weight_col=weight_col, transport=transport, cache_blocks=True, driver_budget_mb=driver_budget_mb,
+              fewer_rows_hint="use solver='driver' on a sample") as rows:
+        total_weight = _total_weight(rows)
+        if not total_weight > 0:
             raise ValueError("the instance weights sum to 0: no row to train the SVM on")
-        reg_param = svm_reg_param(float(C), float(total_weight))
+        previous = {"features": np.arange(num_features), "coef": None, "intercept": None}
 
         def fit_coef(features):
-            sliced = VectorSlicer(inputCol=features_col, outputCol=_SLICED,
-                                  indices=[int(i) for i in features]).transform(data)
-            rows = []
-            for positive in ([1] if num_classes == 2 else range(num_classes)):
-                svm = LinearSVC(featuresCol=_SLICED, labelCol=_BINARY_LABEL, regParam=reg_param, maxIter=max_iter,
-                                tol=tol, standardization=False, fitIntercept=True,
-                                aggregationDepth=aggregation_depth)
-                if weight_col:
-                    svm.setWeightCol(weight_col)
-                binary = sliced.withColumn(_BINARY_LABEL, (F.col(label_col) == float(positive)).cast("double"))
-                rows.append(svm.fit(binary).coefficients.toArray())
-            return np.array(rows)
+            start = None
+            if previous["coef"] is not None:
+                kept = np.isin(previous["features"], features)
+                start = np.concatenate([previous["coef"][:, kept].ravel(), previous["intercept"]])
+            fit = minimise_hinge_objective(
+                lambda coef, intercept: _summed_hinge_terms(rows, features, coef, intercept, positive_classes),
+                len(positive_classes), features.size, C=float(C), total_weight=total_weight,
+                max_iter=max_iter, tol=tol, start=start)
+            previous.update(features=features, coef=fit.coef, intercept=fit.intercept)
+            return fit.coef
 
         return recursive_elimination(fit_coef, num_features, step=step, n_features_to_select=n_features_to_select,
                                      multiclass=multiclass)
+
+
+def _total_weight(rows: Rows) -> float:
+    """S = sum of the instance weights (the row count without), summed in the canonical order."""
+    if not rows.weight_col:
+        return float(rows.n_rows)
+    totals = rows.run_pass("instance weight total", lambda block: {"total": np.array([block.weights.sum()])},
+                           _added)
+    return float(totals["total"][0]) if totals else 0.0
+
+
+def _summed_hinge_terms(rows: Rows, features: np.ndarray, coef: np.ndarray, intercept: np.ndarray,
+                        positive_classes) -> dict:
+    """One pass: :func:`hinge_terms` of every block on the remaining ``features``, summed."""
+    handle = rows.ship({"features": features, "coef": coef, "intercept": intercept})
+    all_features = features.size == rows.num_features
+
+    def summarize(block: Block):
+        shipped = handle.value
+        matrix = block.matrix if all_features else block.matrix[:, shipped["features"]]
+        return hinge_terms(matrix, block.labels, block.weights, shipped["coef"], shipped["intercept"],
+                           positive_classes)
+
+    try:
+        return rows.run_pass("svm objective", summarize, _added)
     finally:
-        data.unpersist()
+        rows.release_shipped()

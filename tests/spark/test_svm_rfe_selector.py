@@ -1,8 +1,9 @@
-"""SVMRFESelector: the driver solver equals the in-memory SVM-RFE, the Spark solver (pyspark.ml
-LinearSVC) ranks the clear features the same, ensembles and instance weighting reach both.
+"""SVMRFESelector: the driver solver equals the in-memory SVM-RFE, the Spark solver (L-BFGS over
+distributed sums) ranks the clear features the same and gives the same bits for any partitioning,
+ensembles and instance weighting reach both.
 
-The Spark solver runs one Spark job per optimiser iteration, so its tests use few features and
-iterations.
+The Spark solver runs one Spark job per evaluation of the objective, so its tests use few features
+and iterations.
 """
 
 import numpy as np
@@ -57,10 +58,11 @@ def test_weights_ensemble_and_margin_weighting_on_the_driver(spark):
 
 
 def test_spark_solver_agrees_with_the_driver_and_runs_ensembles(spark):
-    X, y = _data(seed=2, n=40, d=3)
+    X, y = _data(seed=2, n=60, d=3)
     df = make_df(spark, X, y, partitions=3)
     driver = SVMRFESelector(numFeatures=2, solver="driver", step=1.0).fit(df)
-    on_spark = SVMRFESelector(numFeatures=2, driverBudgetMB=1e-6, step=1.0, maxIter=8).fit(df)
+    # 0.001 MiB: the rows (1.4 KiB) are above it, the solver's arrays (0.9 KiB) within.
+    on_spark = SVMRFESelector(numFeatures=2, driverBudgetMB=0.001, step=1.0, maxIter=8).fit(df)
     assert on_spark.summary["solver"] == "spark" and "above" in on_spark.summary["solver_reason"]
     assert on_spark.selectedFeatures == driver.selectedFeatures == [0, 1]
     np.testing.assert_array_equal(on_spark.featureArray("ranking"), driver.featureArray("ranking"))
@@ -71,6 +73,23 @@ def test_spark_solver_agrees_with_the_driver_and_runs_ensembles(spark):
     ensemble = SVMRFESelector(ensemble=2, seed=1, solver="spark", step=2.0, maxIter=5).fit(df)
     driver_ensemble = SVMRFESelector(ensemble=2, seed=1, solver="driver", step=2.0).fit(df)
     assert np.argmin(ensemble.featureArray("ranking")) == np.argmin(driver_ensemble.featureArray("ranking")) == 0
+
+
+def test_spark_solver_is_bit_identical_for_any_partitioning(spark):
+    X, y = _data(seed=5, n=30, d=3, classes=3)
+    weights = np.random.default_rng(5).uniform(0.5, 2.0, 30)
+    runs = [SVMRFESelector(solver="spark", step=2.0, maxIter=3, weightCol="weight")
+            .fit(make_df(spark, X, y, weights=weights, partitions=partitions)) for partitions in (1, 2, 7)]
+    for run in runs[1:]:
+        assert np.array_equal(run.scores, runs[0].scores)
+        assert np.array_equal(run.weightPath[1], runs[0].weightPath[1])
+    assert runs[0].summary["solver"] == "spark"
+
+
+def test_spark_solver_refuses_driver_arrays_above_the_budget(spark):
+    X, y = _data(seed=6, n=20, d=3)
+    with pytest.raises(MemoryError, match="driverBudgetMB=1e-06"):
+        SVMRFESelector(solver="spark", driverBudgetMB=1e-6).fit(make_df(spark, X, y))
 
 
 def test_bad_params_and_input_are_refused(spark):
