@@ -113,7 +113,7 @@ def bench_gram_pass(rows_out):
 
 def mincut_instances():
     """Two 2,000-feature instances with every pair theta_jl > 0 (about 2M pairwise terms)."""
-    from sparkfs.core.binary_quadratic import select_by_count
+    from sparkfs.core.count_selection import select_by_count
     from sparkfs.core.qfs import (
         block_gram_statistics,
         pairwise_markov_coefficients,

@@ -84,26 +84,38 @@ class SVMFit:
 
 def minimise_hinge_objective(summed_terms: Callable[[np.ndarray, np.ndarray], dict], num_problems: int,
                              num_features: int, *, C: float, total_weight: float, max_iter: int = 100,
-                             tol: float = 1e-6, start: Optional[np.ndarray] = None) -> SVMFit:
+                             tol: float = 1e-6, start: Optional[np.ndarray] = None,
+                             feature_scale: Optional[np.ndarray] = None) -> SVMFit:
     """L-BFGS on f (module notes). ``summed_terms(coef, intercept)`` returns the
-    :func:`hinge_terms` of all rows (one data pass); ``start`` is a flattened warm start."""
+    :func:`hinge_terms` of all rows (one data pass); ``start`` is a flattened warm start
+    ``[coef, intercept]``.
+
+    ``feature_scale`` (r,) preconditions the search, as pyspark.ml does with the features'
+    standard deviations: L-BFGS moves ``v_kj = w_kj sigma_j`` (sigma_j <= 0 counts as 1), so that
+    features of very different spreads take comparable steps. The objective, and so the minimiser,
+    are unchanged: f is evaluated at ``w = v / sigma`` and its gradient is divided by sigma.
+    """
     from scipy.optimize import minimize
 
     if not C > 0 or not total_weight > 0:
         raise ValueError(f"C and the total instance weight must be positive; got C={C!r}, total={total_weight!r}")
     size = num_problems * num_features
+    sigma = np.ones(num_features) if feature_scale is None else np.asarray(feature_scale, dtype=np.float64)
+    sigma = np.where(np.isfinite(sigma) & (sigma > 0), sigma, 1.0)
+    to_search = np.concatenate([np.tile(sigma, num_problems), np.ones(num_problems)])
 
     def unpacked(theta):
         return theta[:size].reshape(num_problems, num_features), theta[size:]
 
-    def objective(theta):
-        coef, intercept = unpacked(theta)
-        return regularised_objective(summed_terms(coef, intercept), coef, intercept, C, total_weight)
+    def objective(searched):
+        coef, intercept = unpacked(searched / to_search)
+        value, gradient = regularised_objective(summed_terms(coef, intercept), coef, intercept, C, total_weight)
+        return value, gradient / to_search
 
     theta0 = np.zeros(size + num_problems) if start is None else np.asarray(start, dtype=np.float64)
-    result = minimize(objective, theta0, jac=True, method="L-BFGS-B",
+    result = minimize(objective, theta0 * to_search, jac=True, method="L-BFGS-B",
                       options={"maxiter": int(max_iter), "ftol": float(tol), "gtol": 0.0, "maxcor": 10,
                                "maxfun": 2 * int(max_iter) + 20})
-    coef, intercept = unpacked(result.x)
+    coef, intercept = unpacked(result.x / to_search)
     return SVMFit(coef.copy(), intercept.copy(), float(result.fun), int(result.nit), int(result.nfev),
                   str(result.message))

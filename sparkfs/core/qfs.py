@@ -24,7 +24,7 @@ Three pieces, all pure NumPy/SciPy (the third in :mod:`sparkfs.core.binary_quadr
   with a certificate of optimality; see the Notes of
   :func:`~sparkfs.core.binary_quadratic.maximise_binary_quadratic`); otherwise the problem is
   NP-hard and the solver returns a cut of the relaxation without the negative pairs, improved by
-  local search, with a valid upper bound. :func:`~sparkfs.core.binary_quadratic.select_by_count`
+  local search, with a valid upper bound. :func:`~sparkfs.core.count_selection.select_by_count`
   finds beta for a requested number of features.
 
 Memory: the statistics of p candidate features take p x p x (C + 2) doubles on the driver
@@ -45,7 +45,7 @@ Numeric policy and preprocessing (deviations from / additions to the paper):
   :func:`rescale_gram_statistics`.
 * **All-or-nothing paths.** Every feature has p - 1 partners, so with many candidates the summed
   pairwise reward outweighs the unary terms and the path over beta often jumps from 0 to all
-  features even on centred data; :func:`~sparkfs.core.binary_quadratic.select_by_count` detects and
+  features even on centred data; :func:`~sparkfs.core.count_selection.select_by_count` detects and
   reports such jumps.
 * Instance weights are frequency weights: every count and sum over rows is weighted.
 """

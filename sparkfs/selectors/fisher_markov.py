@@ -8,7 +8,7 @@ import numpy as np
 from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
-from sparkfs.core.binary_quadratic import select_by_count
+from sparkfs.core.count_selection import select_by_count
 from sparkfs.core.fisher_markov import affine_class_moments, markov_coefficients
 from sparkfs.core.qfs import (
     check_driver_budget,

@@ -8,7 +8,9 @@ Two solvers run the same elimination loop (:func:`sparkfs.core.svm_rfe.recursive
 * ``"spark"``: for data that do not fit the driver, the same SVM objective (liblinear's, intercept
   penalty included) minimised by L-BFGS on the driver with one pass over the rows per evaluation
   (:mod:`sparkfs.spark.svm_rfe`, :mod:`sparkfs.core.linear_svm`); its sums follow the canonical
-  row order, so its scores are the same bits for any partitioning.
+  row order, so its scores are the same bits for any partitioning;
+* ``"sparkml"``: pyspark.ml's ``LinearSVC`` on the sliced vectors (``regParam = 1 / (C sum s)``),
+  faster on wide sparse data but equal across partitionings to rounding only.
 
 ``solver="auto"`` takes the driver when the rows fit ``driverBudgetMB`` (dense n x d doubles,
 or the CSR size when smaller); the summary says which ran and why.
@@ -37,14 +39,15 @@ from sparkfs.spark.blocks import arrow_vectors_to_matrix
 from sparkfs.spark.instance_weighting import margin_instance_weights, with_instance_weights
 from sparkfs.spark.row_values import labels_by_position, with_row_values
 from sparkfs.spark.stats import diagnose_input, first_vector_size, label_counts, with_label_index
-from sparkfs.spark.svm_rfe import spark_svm_rfe
+from sparkfs.spark.svm_rfe import spark_svm_rfe, sparkml_svm_rfe
 
 _LABEL_INDEX = "__sparkfs_label_index"
 _MARGIN_WEIGHT = "__sparkfs_margin_weight"
 _BOOTSTRAP_COUNT = "__sparkfs_bootstrap_count"
 _MEMBER_WEIGHT = "__sparkfs_member_weight"
 #: Defaults of the solvers when maxIter / tol are unset.
-SOLVER_DEFAULTS = {"driver": {"max_iter": 10_000, "tol": 1e-4}, "spark": {"max_iter": 100, "tol": 1e-6}}
+SOLVER_DEFAULTS = {"driver": {"max_iter": 10_000, "tol": 1e-4}, "spark": {"max_iter": 100, "tol": 1e-6},
+                   "sparkml": {"max_iter": 100, "tol": 1e-6}}
 
 
 def _valid_step(value) -> bool:
@@ -72,8 +75,9 @@ class _SVMRFEParams(HasDriverBudget):
     seed: Param = Param(Params._dummy(), "seed", "seed of the bootstrap samples", typeConverter=TypeConverters.toInt)
     instanceWeighting: Param = Param(Params._dummy(), "instanceWeighting", "'none' or 'margin' (Han & Yu's "
                                      "eq. 7 weights, IW-SVM-RFE)", typeConverter=TypeConverters.toString)
-    solver: Param = Param(Params._dummy(), "solver", "'auto', 'driver' (scikit-learn) or 'spark' "
-                          "(L-BFGS over distributed sums)",
+    solver: Param = Param(Params._dummy(), "solver", "'auto' (driver or spark), 'driver' (scikit-learn), "
+                          "'spark' (L-BFGS over distributed sums: the same bits for any partitioning) or 'sparkml' "
+                          "(pyspark.ml LinearSVC: faster on wide sparse data, equal to rounding only)",
                           typeConverter=TypeConverters.toString)
     _param_constraints = {
         "step": (_valid_step, "a float in (0, 1) or a whole number >= 1"),
@@ -84,7 +88,7 @@ class _SVMRFEParams(HasDriverBudget):
         "ensemble": in_range(1, kind="an int"),
         "seed": (lambda v: isinstance(v, int), "an int"),
         "instanceWeighting": one_of("none", "margin"),
-        "solver": one_of("auto", "driver", "spark"),
+        "solver": one_of("auto", "driver", "spark", "sparkml"),
     }
 
     def __init__(self, *args):
@@ -194,8 +198,10 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
         options = dict(step=rfe_step(self.getOrDefault(self.step)), C=self.getOrDefault(self.C),
                        max_iter=self._optional(self.maxIter) or defaults["max_iter"],
                        tol=self._optional(self.tol) or defaults["tol"], multiclass=self.getOrDefault(self.multiclass))
-        run = self._on_driver if solver == "driver" else self._on_spark
-        result, feature_arrays, extra = run(data, weight_col, num_features, len(labels), options)
+        if solver == "driver":
+            result, feature_arrays, extra = self._on_driver(data, weight_col, num_features, len(labels), options)
+        else:
+            result, feature_arrays, extra = self._on_spark(data, weight_col, num_features, len(labels), options, solver)
         info.update(extra)
         return ScoreResult(scores=result.scores, label_values=labels, class_counts=counts.tolist(), n_rows=n_rows,
                            info=info, feature_arrays={"ranking": result.ranking, **feature_arrays})
@@ -220,11 +226,12 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
         arrays, extra = self._path_arrays(result)
         return result, arrays, extra
 
-    def _on_spark(self, data, weight_col: Optional[str], num_features: int, num_classes: int, options):
+    def _on_spark(self, data, weight_col: Optional[str], num_features: int, num_classes: int, options, solver: str):
         from pyspark.sql import functions as F
 
         def fit(frame, weights):
-            return spark_svm_rfe(frame, self.getFeaturesCol(), _LABEL_INDEX, num_features=num_features,
+            solve = spark_svm_rfe if solver == "spark" else sparkml_svm_rfe
+            return solve(frame, self.getFeaturesCol(), _LABEL_INDEX, num_features=num_features,
                                  num_classes=num_classes, weight_col=weights,
                                  driver_budget_mb=self.getOrDefault(self.driverBudgetMB), **options)
 

@@ -291,7 +291,6 @@ def aggregate_partitions(
     *,
     num_features: int,
     dense: Optional[bool] = None,
-    depth: int = 2,
     transport: str = "auto",
     blocks_of_batch: Optional[Callable[[pa.RecordBatch], Iterable[Dict[str, object]]]] = None,
     regroup: Optional[Callable[[Iterable[pa.RecordBatch]], Iterable[pa.RecordBatch]]] = None,
@@ -308,7 +307,6 @@ def aggregate_partitions(
     merge : associative, commutative merge of two summaries.
     num_features : the size of the vector columns.
     dense : see :func:`arrow_vectors_to_matrix`.
-    depth : kept for callers of the former ``treeAggregate``; the merge is fixed (module notes).
     transport : see the module notes.
     blocks_of_batch : batch -> blocks; default :func:`arrow_blocks` (``cached_blocks`` reads a
         DataFrame of blocks encoded once, see :class:`sparkfs.spark.rows.Rows`).

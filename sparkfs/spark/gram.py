@@ -41,7 +41,6 @@ def class_gram_statistics(
     center: Union[None, str, Sequence[float], np.ndarray] = None,
     *,
     num_features: Optional[int] = None,
-    depth: int = 2,
 ) -> GramStatistics:
     """One pass over ``df``: per-class counts, sums and Gram matrices and the squared-value Gram.
 
@@ -66,8 +65,6 @@ def class_gram_statistics(
         column means in a first pass. Centred sparse rows are densified one chunk at a time.
     num_features : int, optional
         The vector size; read from the first row when None.
-    depth : int
-        Unused (the merge order is fixed by the canonical layout); kept for callers.
 
     Returns
     -------

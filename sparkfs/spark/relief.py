@@ -95,7 +95,7 @@ def _check_int(name: str, value, minimum: int) -> int:
 
 
 def _check_params(variant, k, metric, scaling, sample_size, seed, block_size, num_features, num_classes,
-                  query_batch_bytes, tree_depth, transport):
+                  query_batch_bytes, transport):
     for name, value, choices in (("variant", variant, relief_math.VARIANTS), ("metric", metric, METRICS),
                                  ("scaling", scaling, relief_math.SCALINGS), ("transport", transport, TRANSPORTS)):
         if value not in choices:
@@ -106,7 +106,7 @@ def _check_params(variant, k, metric, scaling, sample_size, seed, block_size, nu
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise _param_error("seed", "an int", seed)
     for name, value, minimum in (("block_size", block_size, 1), ("num_features", num_features, 1),
-                                 ("num_classes", num_classes, 2), ("tree_depth", tree_depth, 1)):
+                                 ("num_classes", num_classes, 2)):
         _check_int(name, value, minimum)
     if query_batch_bytes is not None:
         _check_int("query_batch_bytes", query_batch_bytes, 1)
@@ -187,7 +187,6 @@ def relief_statistics(
     row_id_col: Optional[str] = None,
     block_size: int = 2048,
     query_batch_bytes: Optional[int] = None,
-    tree_depth: int = 2,
     return_query_margins: bool = False,
     transport: str = "auto",
     weight_col: Optional[str] = None,
@@ -224,7 +223,6 @@ def relief_statistics(
     block_size : int
     query_batch_bytes : int or None
         Largest query batch handed to the tasks at once (see :class:`Rows`).
-    tree_depth : int
     return_query_margins : bool
         Also return the (m, p) per-query margin vectors.
     transport : {"auto", "context", "dataframe"}
@@ -237,12 +235,12 @@ def relief_statistics(
     if weight_col is not None and variant != "relieff":
         raise ValueError(f"instance weights are defined for variant 'relieff' only, not {variant!r}")
     _check_params(variant, k, metric, scaling, sample_size, seed, block_size, num_features, num_classes,
-                  query_batch_bytes, tree_depth, transport)
+                  query_batch_bytes, transport)
     sigma = _check_sigma(sigma, num_features)
     per_query = "driver" if return_query_margins else None
     with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
               row_id_col=row_id_col, transport=transport, query_batch_bytes=query_batch_bytes,
-              tree_depth=tree_depth, weight_col=weight_col, driver_budget_mb=driver_budget_mb,
+              weight_col=weight_col, driver_budget_mb=driver_budget_mb,
               fewer_rows_hint="set sampleSize to use a sample of the rows as queries") as rows:
         if sample_size is not None:
             _check_class_sizes(rows.class_counts)  # before drawing: fail fast on one class

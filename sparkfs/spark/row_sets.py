@@ -4,7 +4,7 @@ scaling of matrices, row-id bookkeeping (no Spark calls here)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, NamedTuple, Optional
+from typing import Any, Dict, NamedTuple, Optional, Tuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -113,3 +113,36 @@ def _check_user_ids(rows: int, non_null: int, distinct: int) -> None:
         raise InvalidInputError(f"{rows - non_null} row(s) have a null row id")
     if distinct != rows:
         raise InvalidInputError(f"row ids are not unique: {rows} rows but {distinct} distinct ids")
+
+
+def rows_of_table(table, features: str, label: str, weight: Optional[str], id_column: str, *, num_features: int,
+                  num_classes: int, user_ids: bool, offsets: Optional[Dict[int, int]]
+                  ) -> Tuple[RowSet, np.ndarray, Optional[Dict[int, int]]]:
+    """Every row of a collected Arrow ``table`` as a :class:`RowSet` sorted by id, with the class
+    counts and the partition offsets (positional ids: computed here when ``offsets`` is None)."""
+    from sparkfs.spark.blocks import arrow_vectors_to_matrix
+
+    matrix = arrow_vectors_to_matrix(table.column(features), num_features)
+    label_column = table.column(label)
+    if label_column.null_count:
+        raise InvalidInputError(f"{label_column.null_count} row(s) have a null label")
+    raw_labels = label_column.to_numpy().astype(np.float64)
+    values, counts = np.unique(raw_labels, return_counts=True)
+    class_counts = _class_counts({float(v): int(c) for v, c in zip(values, counts)}, num_classes)
+    id_values = table.column(id_column)
+    if user_ids:
+        ids = id_values.to_numpy(zero_copy_only=False)
+        non_null = len(id_values) - id_values.null_count
+        ids = ids.astype(np.int64) if non_null == len(id_values) else ids
+        _check_user_ids(len(id_values), non_null, np.unique(ids).size if non_null == len(id_values) else non_null)
+    else:
+        monotonic = id_values.to_numpy().astype(np.int64)
+        if offsets is None:
+            partitions, rows_per_partition = np.unique(monotonic >> PARTITION_SHIFT, return_counts=True)
+            offsets = _partition_offsets({int(q): int(c) for q, c in zip(partitions, rows_per_partition)})
+        ids = _positional_ids(monotonic, offsets)
+    weights = None if weight is None else table.column(weight).to_numpy(zero_copy_only=False).astype(np.float64)
+    check_finite(matrix)
+    order = np.argsort(ids, kind="stable")
+    rows = RowSet(matrix, ids, raw_labels.astype(np.int64), weights)
+    return (rows if np.array_equal(order, np.arange(order.size)) else rows.take(order)), class_counts, offsets

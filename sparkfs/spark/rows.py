@@ -28,8 +28,9 @@ Passes the object itself may run (each only when asked for what it gives)
 * **counts** (JVM ``groupBy``): rows per class and, for positional ids, rows per partition.
 * **all rows** (``toArrow``): every row to the driver; gives the counts and offsets too, so
   "all rows are queries" costs one job, not two.
-* **column statistics** (JVM ``Summarizer``: min, max, mean, sample std), or from the collected
-  rows when they are on the driver anyway.
+* **column statistics** (min, max, mean, sample std): chunk moments merged in the canonical
+  order (JVM ``Summarizer`` without the layout), or from the collected rows when they are on the
+  driver anyway.
 * **sample**: each partition keeps its rows with the smallest ``splitmix64(row id, seed)`` keys
   and the reduction keeps the global smallest: at most ``size`` rows travel per merge.
 
@@ -53,7 +54,7 @@ from sparkfs.spark.row_sets import (  # noqa: F401  (Block, RowSet, scale_column
     _check_user_ids,
     _class_counts,
     _partition_offsets,
-    _positional_ids,
+    rows_of_table,
     stack_rows,
     check_finite,
     scale_columns,
@@ -64,7 +65,6 @@ from sparkfs.spark.blocks import (
     CONNECT_CLOSURE_BYTES,
     aggregate_partitions,
     arrow_blocks,
-    arrow_vectors_to_matrix,
     cached_blocks,
     encode_block,
     matrix_from_summary,
@@ -136,8 +136,6 @@ class Rows:
     query_batch_bytes : int, optional
         Largest query batch (plus its per-batch tables) handed to the tasks at once; default
         128 MiB with a SparkContext, 48 MiB inside a Connect closure (never above that there).
-    tree_depth : int
-        Unused since the merge order is fixed (:mod:`sparkfs.spark.blocks`); kept for callers.
     canonical : bool, default True
         Lay the rows out by row id once (one shuffle, :mod:`sparkfs.spark.canonical`) so that
         every pass sums in an order fixed by the row ids: bit-identical results for any
@@ -152,7 +150,7 @@ class Rows:
     def __init__(self, df, features_col: str, *, num_features: int, label_col: Optional[str] = None,
                  num_classes: Optional[int] = None, weight_col: Optional[str] = None,
                  row_id_col: Optional[str] = None, transport: str = "auto",
-                 query_batch_bytes: Optional[int] = None, tree_depth: int = 2, cache_blocks: bool = False,
+                 query_batch_bytes: Optional[int] = None, cache_blocks: bool = False,
                  driver_budget_mb: Optional[float] = None, fewer_rows_hint: str = "use fewer rows",
                  canonical: bool = True):
         from pyspark import StorageLevel
@@ -170,7 +168,6 @@ class Rows:
         self.transport = resolve_transport(df.sparkSession, transport)
         budget = DEFAULT_QUERY_BATCH_BYTES if query_batch_bytes is None else int(query_batch_bytes)
         self.query_batch_bytes = budget if self.transport == "context" else min(budget, CONNECT_CLOSURE_BYTES)
-        self.tree_depth = tree_depth
         self.canonical = bool(canonical)
         self.driver_budget_mb = driver_budget_mb
         self.fewer_rows_hint = fewer_rows_hint
@@ -354,34 +351,13 @@ class Rows:
         id_column = _ROW_ID if self.has_user_ids else _MONOTONIC_ID
         columns = [_FEATURES, _LABEL] + ([_WEIGHT] if self.weight_col else []) + [id_column]
         table = self._base.select(*columns).toArrow()
-        matrix = arrow_vectors_to_matrix(table.column(_FEATURES), self.num_features)
-        label_column = table.column(_LABEL)
-        if label_column.null_count:
-            raise InvalidInputError(f"{label_column.null_count} row(s) have a null label")
-        raw_labels = label_column.to_numpy().astype(np.float64)
-        values, counts = np.unique(raw_labels, return_counts=True)
-        class_counts = _class_counts({float(v): int(c) for v, c in zip(values, counts)}, self.num_classes)
-        id_values = table.column(id_column)
-        if self.has_user_ids:
-            ids = id_values.to_numpy(zero_copy_only=False)
-            non_null = len(id_values) - id_values.null_count
-            ids = ids.astype(np.int64) if non_null == len(id_values) else ids
-            _check_user_ids(len(id_values), non_null, np.unique(ids).size if non_null == len(id_values) else non_null)
-        else:
-            monotonic = id_values.to_numpy().astype(np.int64)
-            if self._offsets is None:
-                partitions, rows_per_partition = np.unique(monotonic >> PARTITION_SHIFT, return_counts=True)
-                self._offsets = _partition_offsets({int(q): int(c) for q, c in zip(partitions, rows_per_partition)})
-            ids = _positional_ids(monotonic, self._offsets)
+        rows, class_counts, offsets = rows_of_table(
+            table, _FEATURES, _LABEL, _WEIGHT if self.weight_col else None, id_column, num_features=self.num_features,
+            num_classes=self.num_classes, user_ids=self.has_user_ids, offsets=self._offsets)
+        self._offsets = offsets
         if self._class_counts is None:
             self._class_counts = class_counts
-        weights = None
-        if self.weight_col:
-            weights = table.column(_WEIGHT).to_numpy(zero_copy_only=False).astype(np.float64)
-        check_finite(matrix)
-        order = np.argsort(ids, kind="stable")
-        rows = RowSet(matrix, ids, raw_labels.astype(np.int64), weights)
-        return rows if np.array_equal(order, np.arange(order.size)) else rows.take(order)
+        return rows
 
     def check_driver_rows(self, count: int, what: str) -> None:
         """Refuse, before any row travels, to bring ``count`` rows to the driver when their matrix
@@ -427,10 +403,8 @@ class Rows:
 
         def compute():
             if self.canonical:  # chunk moments merged in the canonical order: the same bits always
-                moments = aggregate_partitions(
-                    self.prepared, [_FEATURES, _ROW_ID], lambda raw: chunk_column_moments(raw[_FEATURES]),
-                    merged_column_moments, num_features=self.num_features, transport=self.transport,
-                    regroup=self._chunks(), **self._canonical_pass())
+                moments = self.run_pass(None, lambda block: chunk_column_moments(block.matrix), merged_column_moments,
+                                        scaled=False)
                 rows = moments["rows"][0]
                 std = np.sqrt(moments["m2"] / (rows - 1)) if rows > 1 else np.zeros_like(moments["m2"])
                 return moments["min"], moments["max"], moments["mean"], std
@@ -526,7 +500,7 @@ class Rows:
 
         columns = [_FEATURES, _LABEL] + ([_WEIGHT] if has_weights else []) + [_ROW_ID]
         summary = aggregate_partitions(self.prepared, columns, summarize, merge, num_features=num_features,
-                                       depth=self.tree_depth, transport=self.transport)
+                                       transport=self.transport)
         self.info["passes"].append("query sample")
         matrix = matrix_from_summary(summary, "rows_", num_features)
         check_finite(matrix)
@@ -613,18 +587,22 @@ class Rows:
         return source.select(*columns).mapInArrow(emit_partition, schema)
 
 
-    def run_pass(self, name: str, summarize_block: Callable[[Block], Dict[str, np.ndarray]],
-                 merge: Callable[[Dict, Dict], Dict]) -> Optional[Dict[str, np.ndarray]]:
-        """One pass: every Arrow batch of every partition as a :class:`Block`, summarised and reduced."""
-        inverse_scale, has_weights = self.inverse_scale, bool(self.weight_col)
+    def run_pass(self, name: Optional[str], summarize_block: Callable[[Block], Dict[str, np.ndarray]],
+                 merge: Callable[[Dict, Dict], Dict], *, scaled: bool = True) -> Optional[Dict[str, np.ndarray]]:
+        """One pass: every Arrow batch of every partition as a :class:`Block`, summarised and reduced.
+
+        ``scaled=False`` hands the blocks the raw features (before :meth:`scale_features`);
+        ``name`` (None: the caller records the pass) goes to ``info["passes"]``."""
+        inverse_scale, has_weights = self.inverse_scale if scaled else None, bool(self.weight_col)
 
         def summarize(raw):
             return summarize_block(_as_block(raw, inverse_scale, has_weights))
 
         source, columns, blocks_of_batch, regroup = self._pass_source()
         summary = self.diagnosed(lambda: aggregate_partitions(
-            source, columns, summarize, merge, num_features=self.num_features, depth=self.tree_depth,
+            source, columns, summarize, merge, num_features=self.num_features,
             transport=self.transport, blocks_of_batch=blocks_of_batch, regroup=regroup, **self._canonical_pass(),
         ))
-        self.info["passes"].append(name)
+        if name is not None:
+            self.info["passes"].append(name)
         return summary

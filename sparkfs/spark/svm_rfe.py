@@ -19,7 +19,10 @@ the same rows gave weights (and sometimes rankings) that differed with the parti
 sums run over the canonical layout of ``Rows`` (merged in row-id order), so every pass, and so
 every L-BFGS step, the ranking and the scores, are the same bits for any partitioning.
 
-Each refit starts from the previous fit's weights on the surviving features (warm start).
+Each refit starts from the previous fit's weights on the surviving features (warm start), and
+L-BFGS searches in units of each feature's standard deviation (one more pass, the column
+statistics of ``Rows``), as pyspark.ml does: on wide sparse counts that took the objective after
+100 iterations from 6 % above liblinear's optimum to 0.4 %.
 Bootstrap members (the ensemble) are fitted on the whole input with each row's multiplicity as
 its weight (a row drawn twice counts twice, as in the driver path's duplicated rows; rows not
 drawn have weight 0).
@@ -37,9 +40,12 @@ import numpy as np
 
 from sparkfs.core.linear_svm import hinge_terms, minimise_hinge_objective
 from sparkfs.core.svm_rfe import RFEResult, recursive_elimination
+from sparkfs.errors import DriverBudgetError
 from sparkfs.spark.row_sets import Block
 from sparkfs.spark.rows import Rows
 
+_SLICED = "__sparkfs_rfe_features"
+_BINARY_LABEL = "__sparkfs_rfe_label"
 #: Vectors of K (d + 1) doubles the driver keeps during a fit: 2 x 10 L-BFGS pairs and the
 #: iterates, gradients and work arrays around them.
 DRIVER_VECTORS = 28
@@ -53,7 +59,7 @@ def check_solver_memory(num_problems: int, num_features: int, driver_budget_mb: 
     """Refuse, before any pass, an SVM whose driver-side arrays exceed ``driver_budget_mb``."""
     need_mb = DRIVER_VECTORS * 8.0 * num_problems * (num_features + 1) / 2**20
     if driver_budget_mb is not None and need_mb > driver_budget_mb:
-        raise MemoryError(
+        raise DriverBudgetError(
             f"the Spark SVM solver keeps about {need_mb:.0f} MiB on the driver ({num_problems} one-vs-rest "
             f"problem(s) x {num_features + 1} weights x {DRIVER_VECTORS} vectors), above driverBudgetMB="
             f"{driver_budget_mb:g}: raise driverBudgetMB (and the driver's memory, --driver-memory) or "
@@ -87,6 +93,7 @@ def spark_svm_rfe(df, features_col: str, label_col: str, *, num_features: int, n
         total_weight = _total_weight(rows)
         if not total_weight > 0:
             raise ValueError("the instance weights sum to 0: no row to train the SVM on")
+        feature_scale = rows.column_statistics().std  # the L-BFGS preconditioner (canonical sums)
         previous = {"features": np.arange(num_features), "coef": None, "intercept": None}
 
         def fit_coef(features):
@@ -97,7 +104,7 @@ def spark_svm_rfe(df, features_col: str, label_col: str, *, num_features: int, n
             fit = minimise_hinge_objective(
                 lambda coef, intercept: _summed_hinge_terms(rows, features, coef, intercept, positive_classes),
                 len(positive_classes), features.size, C=float(C), total_weight=total_weight,
-                max_iter=max_iter, tol=tol, start=start)
+                max_iter=max_iter, tol=tol, start=start, feature_scale=feature_scale[features])
             previous.update(features=features, coef=fit.coef, intercept=fit.intercept)
             return fit.coef
 
@@ -130,3 +137,51 @@ def _summed_hinge_terms(rows: Rows, features: np.ndarray, coef: np.ndarray, inte
         return rows.run_pass("svm objective", summarize, _added)
     finally:
         rows.release_shipped()
+
+
+def sparkml_svm_rfe(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
+                    weight_col: Optional[str] = None, step=0.1, n_features_to_select: int = 1, C: float = 1.0,
+                    max_iter: int = 100, tol: float = 1e-6, multiclass: str = "l2",
+                    driver_budget_mb: Optional[float] = None) -> RFEResult:
+    """SVM-RFE with pyspark.ml's ``LinearSVC`` (``solver="sparkml"``): faster than
+    :func:`spark_svm_rfe` on wide sparse data (``benchmarks/results/svm_solver.md``), but its
+    gradient sums are merged in the order tasks finish, so its weights agree across partitionings
+    to rounding only. scikit-learn's C becomes ``regParam = 1 / (C S)`` (the objective divided by
+    ``C S``); ``standardization=False`` keeps the penalty on the features as they are; Spark does not
+    penalise the intercept. Bootstrap members are weighted fits, as above. ``driver_budget_mb`` is
+    accepted for the same call and unused (pyspark.ml keeps the optimiser's state in the JVM)."""
+    from pyspark import StorageLevel
+    from pyspark.ml.classification import LinearSVC
+    from pyspark.ml.feature import VectorSlicer
+    from pyspark.sql import functions as F
+
+    columns = [F.col(features_col), F.col(label_col).cast("double").alias(label_col)]
+    if weight_col:
+        columns.append(F.col(weight_col).cast("double").alias(weight_col))
+    data = df.select(*columns)
+    if weight_col:
+        data = data.where(F.col(weight_col) > 0)
+    data = data.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        total_weight = data.agg(F.sum(F.col(weight_col)) if weight_col else F.count(F.lit(1))).first()[0]
+        if not total_weight or not C > 0:
+            raise ValueError(f"C and the total instance weight must be positive; got C={C!r}, total={total_weight!r}")
+        reg_param = 1.0 / (float(C) * float(total_weight))
+
+        def fit_coef(features):
+            sliced = VectorSlicer(inputCol=features_col, outputCol=_SLICED,
+                                  indices=[int(i) for i in features]).transform(data)
+            rows = []
+            for positive in ([1] if num_classes == 2 else range(num_classes)):
+                svm = LinearSVC(featuresCol=_SLICED, labelCol=_BINARY_LABEL, regParam=reg_param, maxIter=max_iter,
+                                tol=tol, standardization=False, fitIntercept=True)
+                if weight_col:
+                    svm.setWeightCol(weight_col)
+                binary = sliced.withColumn(_BINARY_LABEL, (F.col(label_col) == float(positive)).cast("double"))
+                rows.append(svm.fit(binary).coefficients.toArray())
+            return np.array(rows)
+
+        return recursive_elimination(fit_coef, num_features, step=step, n_features_to_select=n_features_to_select,
+                                     multiclass=multiclass)
+    finally:
+        data.unpersist()

@@ -8,7 +8,8 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from sparkfs.core.binary_quadratic import binary_quadratic_objective, maximise_binary_quadratic, select_by_count
+from sparkfs.core.binary_quadratic import binary_quadratic_objective, maximise_binary_quadratic
+from sparkfs.core.count_selection import select_by_count
 
 
 # ------------------------------------------------------------------------------------------

@@ -52,12 +52,15 @@ def test_objective_and_subgradient_match_the_definition(sparse):
         assert gradient[index] == pytest.approx(numeric, rel=1e-5, abs=1e-8)
 
 
-@pytest.mark.parametrize("classes", [2, 3])
-def test_lbfgs_reaches_liblinears_objective(classes):
+@pytest.mark.parametrize("classes, preconditioned", [(2, False), (3, False), (3, True)])
+def test_lbfgs_reaches_liblinears_objective(classes, preconditioned):
     X, y, s = _data(n=80, d=5, classes=classes, seed=3)
+    if preconditioned:  # spreads 100x apart; the preconditioner must not move the minimiser
+        X = X * [1.0, 10.0, 0.1, 3.0, 1.0]
     positives = [1] if classes == 2 else list(range(classes))
     fit = ls.minimise_hinge_objective(lambda coef, b: ls.hinge_terms(X, y, s, coef, b, positives),
-                                      len(positives), 5, C=1.0, total_weight=s.sum(), max_iter=400, tol=1e-12)
+                                      len(positives), 5, C=1.0, total_weight=s.sum(), max_iter=400, tol=1e-12,
+                                      feature_scale=X.std(axis=0) if preconditioned else None)
     reference = LinearSVC(C=1.0, loss="hinge", dual=True, tol=1e-8, max_iter=100_000).fit(X, y, sample_weight=s)
     ours = _primal(X, y, s, fit.coef, fit.intercept, positives, 1.0)
     theirs = _primal(X, y, s, np.atleast_2d(reference.coef_), np.atleast_1d(reference.intercept_), positives, 1.0)

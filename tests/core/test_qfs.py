@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sparkfs.core.binary_quadratic import binary_quadratic_objective, maximise_binary_quadratic, select_by_count
+from sparkfs.core.binary_quadratic import binary_quadratic_objective, maximise_binary_quadratic
+from sparkfs.core.count_selection import select_by_count
 from sparkfs.core.qfs import (
     block_gram_statistics,
     check_driver_budget,

@@ -12,7 +12,7 @@ import pytest
 from sparkfs import SVMRFESelector, SVMRFESelectorModel
 from sparkfs.core import svm_rfe as rfe
 from sparkfs.core.instance_weighting import margin_instance_weights
-from sparkfs.errors import InvalidInputError
+from sparkfs.errors import DriverBudgetError, InvalidInputError
 from tests.helpers import make_df
 
 
@@ -65,6 +65,8 @@ def test_spark_solver_agrees_with_the_driver_and_runs_ensembles(spark):
     on_spark = SVMRFESelector(numFeatures=2, driverBudgetMB=0.001, step=1.0, maxIter=8).fit(df)
     assert on_spark.summary["solver"] == "spark" and "above" in on_spark.summary["solver_reason"]
     assert on_spark.selectedFeatures == driver.selectedFeatures == [0, 1]
+    spark_ml = SVMRFESelector(numFeatures=2, solver="sparkml", step=1.0, maxIter=8).fit(df)
+    assert spark_ml.summary["solver"] == "sparkml" and spark_ml.selectedFeatures == [0, 1]
     np.testing.assert_array_equal(on_spark.featureArray("ranking"), driver.featureArray("ranking"))
     remaining, path = on_spark.weightPath
     assert remaining.tolist() == [3, 2, 1]
@@ -88,7 +90,7 @@ def test_spark_solver_is_bit_identical_for_any_partitioning(spark):
 
 def test_spark_solver_refuses_driver_arrays_above_the_budget(spark):
     X, y = _data(seed=6, n=20, d=3)
-    with pytest.raises(MemoryError, match="driverBudgetMB=1e-06"):
+    with pytest.raises(DriverBudgetError, match="driverBudgetMB=1e-06"):
         SVMRFESelector(solver="spark", driverBudgetMB=1e-6).fit(make_df(spark, X, y))
 
 
