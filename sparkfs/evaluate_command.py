@@ -159,7 +159,7 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
             "feature_names": names, "params": params, "test_input": args.test_input,
             "probes": {"count": args.probes, "distribution": args.probe_distribution} if args.probes else None,
             "command": "sparkfs " + " ".join(shlex.quote(part) for part in getattr(args, "argv", [])),
-            "baselines": [m for m in methods if m in cv.BASELINE_METHODS or m in ("anova", "chi2")],
+            "baselines": [m for m in methods if m in cv.BASELINE_METHODS or m in ("anova", "chi2", "chi2-categorical")],
         }
         positions = np.arange(n_rows)
         label_values = np.unique(labels if test is None else np.concatenate([labels, test[2]]))

@@ -24,6 +24,7 @@ METHODS: Dict[str, Tuple[type, Dict[str, Any]]] = {
     "simba": (SimbaSelector, {}),
     "anova": (UnivariateTestSelector, {"test": "anova"}),
     "chi2": (UnivariateTestSelector, {"test": "chi2"}),
+    "chi2-categorical": (UnivariateTestSelector, {"test": "chi2-categorical"}),
     "parzen-ise": (ParzenISERanker, {}),
     "svm-rfe": (SVMRFESelector, {}),
 }

@@ -5,6 +5,10 @@ the score Spark ML's ``ANOVATest`` (and so ``UnivariateFeatureSelector``) and sc
 ``f_classif`` rank by, computed from the per-class row counts, column sums and column sums of
 squares that LFS already gathers in one pass. It lets the ``anova`` baseline run where Spark's
 JVM classes cannot be called (Spark Connect).
+
+:func:`chi2_statistics` is the chi-squared statistic text users know from scikit-learn's
+``chi2``: observed class sums of a non-negative feature (term counts, frequencies, tf-idf) against
+the sums expected if the feature were independent of the class, from the same class sums.
 """
 
 from __future__ import annotations
@@ -35,3 +39,29 @@ def anova_f_values(class_counts, class_sums, class_sum_squares) -> np.ndarray:
     within = np.maximum((squares - counts[:, None] * class_means ** 2).sum(axis=0), 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         return (between / (num_classes - 1)) / (within / (n - num_classes))
+
+
+def chi2_statistics(class_counts, class_sums) -> np.ndarray:
+    """Pearson's chi-squared statistic of every (non-negative) feature against the class label,
+    with class sums as observed frequencies, as scikit-learn's ``chi2`` defines it for term counts.
+
+    ``O_cj`` = the sum of feature j over the rows of class c (``class_sums``, (C, p)),
+    ``E_cj = (n_c / n) F_j`` with ``F_j = sum_c O_cj``, and ``chi2_j = sum_c (O_cj - E_cj)^2 / E_cj``.
+    Classes without rows are ignored. A feature that is zero on every row (``F_j = 0``) gets NaN
+    (0 / 0), as in scikit-learn.
+    """
+    counts = np.asarray(class_counts, dtype=np.float64)
+    observed = np.asarray(class_sums, dtype=np.float64)
+    present = counts > 0
+    counts, observed = counts[present], observed[present]
+    feature_totals = observed.sum(axis=0)
+    expected = (counts / counts.sum())[:, None] * feature_totals[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return ((observed - expected) ** 2 / expected).sum(axis=0)
+
+
+def chi2_p_values(statistics, num_classes: int) -> np.ndarray:
+    """Upper-tail p-values of chi-squared statistics with ``num_classes - 1`` degrees of freedom."""
+    from scipy.stats import chi2
+
+    return chi2.sf(np.asarray(statistics, dtype=np.float64), int(num_classes) - 1)

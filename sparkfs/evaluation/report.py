@@ -37,7 +37,7 @@ from sparkfs.evaluation.stability_runs import atomic_write
 
 #: Method names treated as baselines by the report when the description has no ``baselines``
 #: list: the driver-side ones of :mod:`~sparkfs.evaluation.cross_validation` and Spark ML's tests.
-BASELINE_METHOD_NAMES = ("mutual-info", "random", "anova", "chi2")
+BASELINE_METHOD_NAMES = ("mutual-info", "random", "anova", "chi2", "chi2-categorical")
 
 
 def atomic_write_bytes(path, data: bytes) -> Path:

@@ -1,17 +1,21 @@
-"""Baselines through the sparkfs API: Spark ML's univariate tests (ANOVA F, chi-squared).
+"""Baselines through the sparkfs API: the univariate tests users already rank by.
 
-These are the statistics Spark ML's ``UnivariateFeatureSelector`` ranks by
-(``ANOVATest`` for continuous features / categorical label, ``ChiSquareTest`` for categorical
-features); wrapping them gives every comparison with what users already have the same CLI,
-output format and Model.
+* ``anova``: the one-way ANOVA F value, the statistic Spark ML's ``UnivariateFeatureSelector``
+  ranks continuous features by (``ANOVATest``) and scikit-learn's ``f_classif``.
+* ``chi2``: scikit-learn's ``chi2`` for non-negative features (term counts, frequencies, tf-idf):
+  the class sums of each feature against the sums expected under independence
+  (:func:`sparkfs.core.univariate.chi2_statistics`). Negative values are refused.
+* ``chi2-categorical``: Spark ML's ``ChiSquareTest`` (``ChiSqSelector``), a contingency-table
+  test that takes every distinct value of a feature as a category; for integer-coded categorical
+  features only, so non-integer values are refused (on tf-idf data it builds one category per
+  distinct value and runs out of memory).
 
-ANOVA F has two engines (``statsEngine``), as LFS: ``"arrow"`` (default) computes F
-(:func:`sparkfs.core.univariate.anova_f_values`) from the exact class moments of
-:func:`sparkfs.spark.stats.class_moments`, so the scores are the same bits for any partitioning
-and row order; ``"jvm"`` calls Spark ML's own ``ANOVATest``, whose sums follow the order tasks
-finish in and agree with the exact ones to rounding (``tests/spark/test_common.py`` checks the two
-against each other). chi2 is always Spark ML's ``ChiSquareTest``: its contingency counts are
-integers, so it is exact already.
+anova and chi2 have two engines (``statsEngine``), as LFS: ``"arrow"`` (default) computes the
+statistic from the exact class moments of :func:`sparkfs.spark.stats.class_moments`, so the
+scores are the same bits for any partitioning and row order; ``"jvm"`` takes the moments from
+Spark's ``Summarizer`` (chi2) or calls Spark ML's own ``ANOVATest`` (anova), whose sums follow the
+order tasks finish in and agree with the exact ones to rounding. chi2-categorical's contingency
+counts are integers, so it is exact already.
 """
 
 from __future__ import annotations
@@ -24,21 +28,24 @@ from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, Score
 from sparkfs.selectors._params import one_of
 from sparkfs.core.scaling import check_magnitude
 from sparkfs.errors import InvalidInputError
-from sparkfs.core.univariate import anova_f_values
+from sparkfs.core.univariate import anova_f_values, chi2_statistics
 from sparkfs.spark.blocks import is_connect_session
 from sparkfs.spark.stats import class_moments, diagnose_input, label_counts, with_label_index
 
 
 class _UnivariateParams(Params):
-    test: Param = Param(Params._dummy(), "test", "Spark ML test: 'anova' (F value) or 'chi2' (chi-squared statistic)",
+    test: Param = Param(Params._dummy(), "test",
+                        "'anova' (F value), 'chi2' (scikit-learn's chi-squared of class sums, non-negative features) "
+                        "or 'chi2-categorical' (Spark ML's ChiSquareTest, integer-coded categorical features)",
                         typeConverter=TypeConverters.toString)
     statsEngine: Param = Param(
         Params._dummy(), "statsEngine",
-        "anova only: 'arrow' (default: F from exact class sums, the same bits for any partitioning) or "
-        "'jvm' (Spark ML's own ANOVATest, as UnivariateFeatureSelector; equal to rounding only)",
+        "anova and chi2: 'arrow' (default: the statistic from exact class sums, the same bits for any "
+        "partitioning) or 'jvm' (Spark ML's own ANOVATest for anova, Summarizer sums for chi2; equal to "
+        "rounding only)",
         typeConverter=TypeConverters.toString,
     )
-    _param_constraints = {"test": one_of("anova", "chi2"), "statsEngine": one_of("arrow", "jvm")}
+    _param_constraints = {"test": one_of("anova", "chi2", "chi2-categorical"), "statsEngine": one_of("arrow", "jvm")}
 
     def __init__(self, *args):
         super().__init__(*args)
@@ -50,13 +57,15 @@ class UnivariateTestSelectorModel(FeatureSelectorModel, _UnivariateParams):
 
 
 class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
-    """Spark ML's ANOVA F-test or chi-squared test as a sparkfs selector.
+    """A univariate test as a sparkfs selector (see the module doc for the three tests).
 
     Scores: the F value (anova; its order equals the p-value order Spark ML uses, since every
-    feature has the same degrees of freedom) or the chi-squared statistic (chi2; Spark ML ranks by
-    p-value, whose degrees of freedom vary with each feature's number of distinct values: the
-    rankings can differ). A constant feature (F = 0 / 0) scores 0; NaN or infinite inputs and values whose
-    squares overflow are refused with the rows or the feature named.
+    feature has the same degrees of freedom), scikit-learn's chi-squared statistic (chi2; every
+    feature has C - 1 degrees of freedom, so the order is the p-value order too) or Spark ML's
+    contingency chi-squared statistic (chi2-categorical; Spark ML ranks by p-value, whose degrees
+    of freedom vary with each feature's number of distinct values: the rankings can differ). A
+    constant feature (F = 0 / 0) and an all-zero feature under chi2 (0 / 0) score 0; NaN or
+    infinite inputs and values whose squares overflow are refused with the rows or the feature named.
     """
 
     _model_class = UnivariateTestSelectorModel
@@ -81,7 +90,9 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         self._check_labels(labels, counts)
         test, engine = self.getOrDefault(self.test), self.getOrDefault(self.statsEngine)
         try:
-            if test == "anova" and (engine == "arrow" or is_connect_session(indexed.sparkSession)):
+            if test == "chi2":
+                scores = self._chi2_scores(indexed, engine)
+            elif test == "anova" and (engine == "arrow" or is_connect_session(indexed.sparkSession)):
                 # Exact moments (arrow), or on Spark Connect, which has no JVM access, Summarizer's (jvm).
                 moments = class_moments(indexed, self.getFeaturesCol(), "__label_index", engine=engine)
                 scores = anova_f_values(moments.class_counts, moments.class_sums, moments.class_sum_squares)
@@ -93,6 +104,7 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
                 result = DataFrame(java_test.test(indexed._jdf, self.getFeaturesCol(), "__label_index"), session)
                 scores = self._constant_features_score_zero(dataset, result.first()["fValues"].toArray())
             else:
+                self._refuse_non_integer_values(indexed)
                 row = ChiSquareTest.test(indexed, self.getFeaturesCol(), "__label_index").first()
                 scores = row["statistics"].toArray()
         except (InvalidInputError, ValueError):
@@ -104,8 +116,40 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
             scores = self._defined_scores(dataset, scores)
         return ScoreResult(
             scores=scores, label_values=labels, class_counts=counts.tolist(), n_rows=int(counts.sum()),
-            info={"method": test, **({"stats_engine": engine} if test == "anova" else {})},
+            info={"method": test, **({"stats_engine": engine} if test in ("anova", "chi2") else {})},
         )
+
+    def _chi2_scores(self, indexed, engine: str) -> np.ndarray:
+        """scikit-learn's chi2 from one pass of class sums; negative values are refused (the
+        statistic compares sums of counts), an all-zero feature (0 / 0) scores 0."""
+        moments = class_moments(indexed, self.getFeaturesCol(), "__label_index", engine=engine)
+        negative = np.flatnonzero(moments.feature_min < 0)
+        if negative.size:
+            first = int(negative[0])
+            raise InvalidInputError(
+                f"{type(self).__name__} test='chi2' needs non-negative features (counts, frequencies, tf-idf): "
+                f"{negative.size} feature(s) have negative values, e.g. feature {first} down to "
+                f"{moments.feature_min[first]:.6g}; use test='anova' (method anova) for signed data"
+            )
+        scores = chi2_statistics(moments.class_counts, moments.class_sums)
+        return np.where(np.isnan(scores), 0.0, scores)
+
+    def _refuse_non_integer_values(self, indexed) -> None:
+        """chi2-categorical takes each distinct value as a category: refuse non-integer values
+        (one pass) before Spark ML builds a contingency table per distinct value."""
+        from pyspark.ml.functions import vector_to_array
+        from pyspark.sql import functions as F
+
+        values = vector_to_array(F.col(self.getFeaturesCol()))
+        fractional = F.exists(values, lambda value: value != F.floor(value))
+        found = indexed.where(fractional).select(values.alias("values")).first()
+        if found is not None:
+            position = next(i for i, value in enumerate(found["values"]) if value != np.floor(value))
+            raise InvalidInputError(
+                f"{type(self).__name__} test='chi2-categorical' (Spark ML's ChiSquareTest) takes every distinct "
+                f"value as a category and needs integer-coded features; feature {position} has the value "
+                f"{found['values'][position]!r}. For counts, frequencies or tf-idf use test='chi2' (method chi2)"
+            )
 
     def _constant_features_score_zero(self, dataset, scores) -> np.ndarray:
         """F of a constant feature is 0 / 0, but the sums of squares behind it are rounding noise,

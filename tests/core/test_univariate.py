@@ -33,3 +33,45 @@ def test_constant_feature_is_nan_and_empty_class_is_ignored():
     np.testing.assert_allclose(got[:2], reference[:2], rtol=1e-9)
     assert np.isnan(got[2])
     assert np.all(np.isnan(anova_f_values([5, 0], np.ones((2, 3)), np.ones((2, 3)))))  # one class
+
+
+def chi2_from_the_definition(X, y):
+    """Pearson's chi-squared of class sums written out cell by cell: O_cj the sum of feature j
+    over class c, E_cj = P(c) * (sum of feature j over all rows)."""
+    classes = np.unique(y)
+    statistics = np.zeros(X.shape[1])
+    for j in range(X.shape[1]):
+        total = X[:, j].sum()
+        for c in classes:
+            observed = X[y == c, j].sum()
+            expected = np.mean(y == c) * total
+            statistics[j] += (observed - expected) ** 2 / expected
+    return statistics
+
+
+@pytest.mark.parametrize("seed,num_classes", [(0, 2), (1, 4)])
+def test_chi2_equals_the_definition_and_scikit_learn(seed, num_classes):
+    from sklearn.feature_selection import chi2
+
+    from sparkfs.core.univariate import chi2_p_values, chi2_statistics
+
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, num_classes, 90)
+    X = rng.poisson(1.0 + 2.0 * y[:, None] * (np.arange(7) < 3), size=(90, 7)).astype(float)
+    counts, sums, _ = moments(X, y, num_classes)
+    statistics = chi2_statistics(counts, sums)
+    np.testing.assert_allclose(statistics, chi2_from_the_definition(X, y), rtol=1e-12)
+    reference_statistics, reference_p = chi2(X, y)
+    np.testing.assert_allclose(statistics, reference_statistics, rtol=1e-12)
+    np.testing.assert_allclose(chi2_p_values(statistics, num_classes), reference_p, rtol=1e-9)
+    assert statistics[:3].min() > statistics[3:].max()  # the class-dependent counts rank first
+
+
+def test_chi2_of_an_all_zero_feature_is_nan():
+    from sparkfs.core.univariate import chi2_statistics
+
+    X = np.array([[1.0, 0.0], [2.0, 0.0], [0.0, 0.0], [3.0, 0.0]])
+    y = np.array([0, 0, 1, 1])
+    with np.errstate(all="ignore"):
+        statistics = chi2_statistics(*moments(X, y, 2)[:2])
+    assert np.isfinite(statistics[0]) and np.isnan(statistics[1])

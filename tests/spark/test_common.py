@@ -17,8 +17,20 @@ def small_df(spark):
     return make_df(spark, X, y, partitions=2)
 
 
+@pytest.fixture(scope="module")
+def small_counts_df(spark):
+    """Integer-coded features, for chi2-categorical (which refuses other values)."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(24, 5)).astype(float)
+    y = rng.integers(0, 2, 24)
+    X[y == 1, 1] += 2.0
+    return make_df(spark, X, y, partitions=2)
+
+
 @pytest.mark.parametrize("method", sorted(METHODS))
-def test_selector_contract(spark, small_df, method, tmp_path):
+def test_selector_contract(spark, small_df, small_counts_df, method, tmp_path):
+    if method == "chi2-categorical":
+        small_df = small_counts_df
     selector = build_selector(method, {}).setNumFeatures(2)
     copy = selector.copy()
     assert copy.uid == selector.uid and copy is not selector
