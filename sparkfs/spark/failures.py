@@ -41,19 +41,57 @@ def _memory_now() -> str:
     return f" (this session had spark.driver.memory={memory})" if memory else ""
 
 
+def more_memory_advice(current: Optional[str], machine_bytes: Optional[int]) -> str:
+    """The driver memory to try next: twice what the session had (8g when unknown), never less;
+    when that exceeds the machine, say so instead of suggesting it."""
+    from sparkfs.spark.session import memory_setting_bytes
+
+    had = memory_setting_bytes(current)
+    suggested = max(8 << 30, 2 * had) if had else 8 << 30
+    if machine_bytes and suggested > machine_bytes:
+        return (f"this machine has {machine_bytes / (1 << 30):.0f} GiB, too little for more than "
+                f"{current or 'the current setting'}: run on a cluster (spark.executor.memory), or lower "
+                "sampleSize or blockSize")
+    return (f"--driver-memory {suggested >> 30}g (or spark.driver.memory in the job config's spark.conf) with a "
+            "local master, spark.executor.memory on a cluster; a smaller blockSize or sampleSize also lowers the "
+            "memory per task")
+
+
+def jvm_exit_signal() -> Optional[int]:
+    """The signal that ended the JVM this Python process started (9 for the kernel's
+    out-of-memory killer), or None: still running, exited normally, or not our child (under
+    spark-submit, or on Spark Connect)."""
+    try:
+        from pyspark import SparkContext
+
+        process = getattr(SparkContext._gateway, "proc", None) if SparkContext._gateway is not None else None
+        code = process.poll() if process is not None else None
+    except Exception:  # noqa: BLE001 - best effort diagnosis
+        return None
+    return -code if code is not None and code < 0 else None
+
+
 def resource_failure(error: BaseException) -> Optional[SparkResourceError]:
     """A :class:`SparkResourceError` naming the setting to change, or None for other failures."""
+    from sparkfs.spark.session import applied_settings, available_memory_bytes, total_memory_bytes
+
     text = " ".join(describe(link) for link in _chain(error))
+    advice = more_memory_advice(applied_settings.get("spark.driver.memory"), total_memory_bytes())
     if any(pattern in text for pattern in _OUT_OF_MEMORY):
         return SparkResourceError(
-            "Spark ran out of memory (java.lang.OutOfMemoryError)" + _memory_now() + ". Give it more: "
-            "--driver-memory 8g (or spark.driver.memory in the job config's spark.conf) with a local master, "
-            "spark.executor.memory on a cluster; a smaller blockSize or sampleSize also lowers the memory per task")
+            "Spark ran out of memory (java.lang.OutOfMemoryError)" + _memory_now() + ". Give it more: " + advice)
     if any(pattern in text for pattern in _JVM_GONE):
+        if jvm_exit_signal() == 9:
+            free = available_memory_bytes()
+            free_text = f"{free / (1 << 30):.1f} GiB are available now" if free else "the free memory is unknown"
+            return SparkResourceError(
+                "the Spark JVM was killed by the operating system (SIGKILL: most often the kernel's out-of-memory "
+                "killer, when the machine as a whole ran out of memory)" + _memory_now() + f"; {free_text}. Stop "
+                "other memory-hungry processes (other Spark sessions), or set --driver-memory below the available "
+                "memory, or lower sampleSize or blockSize")
         return SparkResourceError(
             "the Spark JVM stopped during the job" + _memory_now() + " (most often java.lang.OutOfMemoryError: "
-            "see the Java messages above). Give it more memory: --driver-memory 8g (or spark.driver.memory in "
-            "the job config's spark.conf) with a local master, spark.executor.memory on a cluster")
+            "see the Java messages above). Give it more memory: " + advice)
     return None
 
 

@@ -7,8 +7,9 @@ import sys
 from pathlib import Path
 from typing import Dict, Mapping, Optional
 
-#: Share of the machine's memory a local driver JVM may use when the user set none (the local
-#: master runs every task inside the driver JVM, so its heap is the whole cluster's memory).
+#: Share of the memory available NOW (not the machine's total) a local driver JVM may use when the
+#: user set none (the local master runs every task inside the driver JVM, so its heap is the whole
+#: cluster's memory; the Python workers and the OS need the rest).
 LOCAL_DRIVER_MEMORY_SHARE = 0.5
 #: What the last session built here was given (reported in summaries and failure messages).
 applied_settings: Dict[str, str] = {}
@@ -24,25 +25,70 @@ def ensure_python_workers() -> None:
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
 
-def available_memory_bytes() -> Optional[int]:
+def _meminfo_bytes(meminfo_text: str, field: str) -> Optional[int]:
+    for line in meminfo_text.splitlines():
+        name, _, rest = line.partition(":")
+        if name.strip() == field and rest.split():
+            return int(rest.split()[0]) * 1024  # /proc/meminfo counts kB
+    return None
+
+
+def total_memory_bytes() -> Optional[int]:
     """Physical memory, or the container's (cgroup) limit when that is lower; None if unknown."""
     candidates = []
     try:
         candidates.append(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
     except (ValueError, OSError, AttributeError):
         pass
-    for limit_file in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+    limit = _cgroup_limit_and_usage()[0]
+    if limit is not None:
+        candidates.append(limit)
+    return min(candidates) if candidates else None
+
+
+def _cgroup_limit_and_usage():
+    """(limit, usage) in bytes of this process's memory cgroup, each None where unknown or unlimited."""
+    for limit_file, usage_file in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                                   ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                    "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
         try:
             text = Path(limit_file).read_text().strip()
         except OSError:
             continue
-        if text.isdigit() and int(text) < 1 << 60:
-            candidates.append(int(text))
-    return min(candidates) if candidates else None
+        if not (text.isdigit() and int(text) < 1 << 60):
+            return None, None
+        try:
+            usage = int(Path(usage_file).read_text().strip())
+        except (OSError, ValueError):
+            usage = None
+        return int(text), usage
+    return None, None
+
+
+def available_memory_bytes(meminfo_text: Optional[str] = None) -> Optional[int]:
+    """Memory that can be taken now without swapping: the kernel's ``MemAvailable``, or what is
+    left under the container's limit when that is less; None if unknown.
+
+    Other Spark sessions on the same machine hold their heaps, so a new session sized from the
+    machine's total (as before) could be killed by the kernel while other jobs ran.
+    """
+    if meminfo_text is None:
+        try:
+            meminfo_text = Path("/proc/meminfo").read_text()
+        except OSError:
+            meminfo_text = ""
+    candidates = [value for value in (_meminfo_bytes(meminfo_text, "MemAvailable"),) if value]
+    limit, usage = _cgroup_limit_and_usage()
+    if limit is not None and usage is not None:
+        candidates.append(max(limit - usage, 0))
+    if not candidates:
+        return total_memory_bytes()
+    return min(candidates)
 
 
 def default_local_driver_memory(memory_bytes: Optional[int]) -> Optional[str]:
-    """``LOCAL_DRIVER_MEMORY_SHARE`` of ``memory_bytes`` in whole GiB (at least 1g), or None.
+    """``LOCAL_DRIVER_MEMORY_SHARE`` of ``memory_bytes`` (the memory available now) in whole GiB
+    (at least 1g), or None.
 
     Spark's own default is 1g whatever the machine, which is what made a 1.5 GB input die with
     ``OutOfMemoryError`` on a 24 GiB machine.
@@ -51,6 +97,21 @@ def default_local_driver_memory(memory_bytes: Optional[int]) -> Optional[str]:
         return None
     gib = int(memory_bytes * LOCAL_DRIVER_MEMORY_SHARE) >> 30
     return f"{max(1, gib)}g"
+
+
+def memory_setting_bytes(text: Optional[str]) -> Optional[int]:
+    """Bytes of a JVM memory setting such as ``512m``, ``8g`` or ``2048`` (MiB, Spark's default
+    unit for driver memory); None if absent or unreadable."""
+    if not text:
+        return None
+    text = str(text).strip().lower().rstrip("b")
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+    try:
+        if text[-1:] in units:
+            return int(float(text[:-1]) * units[text[-1]])
+        return int(float(text) * (1 << 20))
+    except ValueError:
+        return None
 
 
 def _defaults_file_sets(key: str) -> bool:
@@ -88,7 +149,7 @@ def get_spark(master: Optional[str] = None, app_name: str = "sparkfs", conf: Opt
     """Return the active SparkSession, or build one (``master`` defaults to ``local[*]``).
 
     Under ``spark-submit`` the master and configuration come from the submit command and are
-    not overridden unless given here. A new local session gets half the machine's memory as
+    not overridden unless given here. A new local session gets half the memory available now as
     driver memory unless the user set one (:func:`local_memory_settings`).
     """
     ensure_python_workers()

@@ -21,7 +21,7 @@ def _run(args):
 # -- memory: the default for a local master, and failures named as what they are ----------------
 
 
-def test_local_driver_memory_is_half_the_machine_unless_the_user_set_one():
+def test_local_driver_memory_is_half_the_given_memory_unless_the_user_set_one():
     gib = 1 << 30
     assert session_module.default_local_driver_memory(24 * gib) == "12g"
     assert session_module.default_local_driver_memory(gib) == "1g"
@@ -34,6 +34,55 @@ def test_local_driver_memory_is_half_the_machine_unless_the_user_set_one():
     assert settings("local[2]", {}, {}, 24 * gib, defaults_file_sets=True) == {}
     assert settings("yarn", {}, {}, 24 * gib) == {}
     assert settings("spark://host:7077", {}, {}, 24 * gib) == {}
+
+
+def test_local_driver_memory_comes_from_the_memory_available_now(monkeypatch):
+    """MemAvailable, not MemTotal: a machine where other Spark sessions hold 20 of 24 GiB gives a
+    new session 2g, not 12g (the kernel killed such a session while other jobs ran)."""
+    gib = 1 << 30
+    meminfo = "MemTotal:       25165824 kB\nMemFree:         1048576 kB\nMemAvailable:    4194304 kB\n"
+    monkeypatch.setattr(session_module, "_cgroup_limit_and_usage", lambda: (None, None))
+    assert session_module.available_memory_bytes(meminfo) == 4 * gib
+    assert session_module.default_local_driver_memory(session_module.available_memory_bytes(meminfo)) == "2g"
+    monkeypatch.setattr(session_module, "_cgroup_limit_and_usage", lambda: (6 * gib, 5 * gib))
+    assert session_module.available_memory_bytes(meminfo) == gib  # the container's limit leaves less
+
+
+def test_more_memory_advice_never_suggests_less_than_the_session_had():
+    from sparkfs.spark.failures import more_memory_advice
+
+    gib = 1 << 30
+    assert "--driver-memory 22g" in more_memory_advice("11g", 64 * gib)
+    assert "--driver-memory 8g" in more_memory_advice("2048m", 64 * gib)
+    assert "--driver-memory 8g" in more_memory_advice(None, 64 * gib)
+    too_big = more_memory_advice("16g", 24 * gib)
+    assert "--driver-memory" not in too_big and "24 GiB" in too_big and "cluster" in too_big
+
+
+def test_a_jvm_killed_by_the_kernel_is_reported_as_that(monkeypatch):
+    import sparkfs.spark.failures as failures
+
+    monkeypatch.setattr(failures, "jvm_exit_signal", lambda: 9)
+    monkeypatch.setitem(session_module.applied_settings, "spark.driver.memory", "11g")
+    failure = resource_failure(ConnectionRefusedError(111, "Connection refused"))
+    assert "killed by the operating system" in str(failure) and "spark.driver.memory=11g" in str(failure)
+    assert "available now" in str(failure)
+
+
+def test_jvm_exit_signal_reads_a_killed_child_process(monkeypatch):
+    import signal
+    import subprocess
+    import types
+
+    from pyspark import SparkContext
+
+    from sparkfs.spark.failures import jvm_exit_signal
+
+    child = subprocess.Popen(["sleep", "30"])
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    monkeypatch.setattr(SparkContext, "_gateway", types.SimpleNamespace(proc=child))
+    assert jvm_exit_signal() == 9
 
 
 def test_spark_defaults_file_entry_is_respected(tmp_path, monkeypatch):
