@@ -9,6 +9,7 @@ import argparse
 import logging
 import sys
 import time
+import warnings
 from typing import Any, Dict, List, Optional
 
 from sparkfs._version import __version__
@@ -131,6 +132,22 @@ class _Stage:
         return False
 
 
+def _fit_announcing_ties(selector, frame):
+    """``selector.fit(frame)``; a selection decided by ties is announced on stderr as a log line
+    (the summary records it too), other warnings pass as they are."""
+    from sparkfs.errors import SelectionTieWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SelectionTieWarning)
+        model = selector.fit(frame)
+    for warning in caught:
+        if issubclass(warning.category, SelectionTieWarning):
+            log.warning("%s", warning.message)
+        else:
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    return model
+
+
 def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
     """Run one selection job from a resolved config; returns the summary written."""
     import pyspark
@@ -179,7 +196,7 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
         selector.setWeightCol(_INSTANCE_WEIGHT)
     with _Stage("fit"):
         try:
-            model = selector.fit(frame)
+            model = _fit_announcing_ties(selector, frame)
         except (InvalidInputError, ValueError, SparkResourceError):
             raise
         except Exception as error:  # a LIBSVM line Spark could not parse (read lazily with numFeatures)

@@ -12,3 +12,7 @@ class SparkResourceError(RuntimeError):
 class DriverBudgetError(ValueError):
     """A configuration whose driver-side arrays would exceed the configured budget, refused before
     any work; the message names the Param (or flag) to change."""
+
+
+class SelectionTieWarning(UserWarning):
+    """A selection decided by equal scores (a flat ranking, or ties at the cut), not by the scores."""

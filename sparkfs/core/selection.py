@@ -43,3 +43,45 @@ def select_features(scores, num_features: Optional[int] = None, threshold: Optio
     if threshold is not None:
         return np.flatnonzero(scores > threshold)
     raise ValueError("one of num_features or threshold must be given")
+
+
+#: Scores closer than this share of the largest absolute score count as equal (rounding).
+TIE_RELATIVE_TOLERANCE = 1e-9
+
+
+def ties_at_cut(scores, selected, by_count: bool) -> dict:
+    """How far a selection is decided by equal scores rather than by the scores.
+
+    ``flat``: every finite score is equal (to :data:`TIE_RELATIVE_TOLERANCE` of the largest
+    absolute score): the ranking is the feature order. ``tied_at_cut``: the number of features
+    whose score equals the score at the cut (the last selected feature of a top-k selection),
+    counted only when some of them are selected and some are not, so that index order, not the
+    score, chose between them (``selected_of_tied`` of them made it). ``score_spread`` is the
+    largest minus the smallest finite score.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    finite = scores[np.isfinite(scores)]
+    spread = float(finite.max() - finite.min()) if finite.size else 0.0
+    tolerance = TIE_RELATIVE_TOLERANCE * (float(np.abs(finite).max()) if finite.size else 0.0)
+    report = {"flat": bool(finite.size > 1 and spread <= tolerance), "score_spread": spread, "tied_at_cut": 0,
+              "selected_of_tied": 0, "cut_score": None}
+    selected = np.asarray(selected, dtype=np.int64)
+    if not by_count or selected.size in (0, scores.size):
+        return report
+    cut_score = float(np.min(scores[selected]))
+    tied = np.flatnonzero(np.abs(scores - cut_score) <= tolerance)
+    tied_selected = int(np.isin(tied, selected).sum())
+    if tied_selected < tied.size:
+        report.update(tied_at_cut=int(tied.size), selected_of_tied=tied_selected, cut_score=cut_score)
+    return report
+
+
+def ties_warning(ties: dict, selected_count: int) -> Optional[str]:
+    """The sentence announcing a flat ranking or a tie at the cut (None when neither)."""
+    if ties["flat"]:
+        return (f"every feature has the same score (spread {ties['score_spread']:.3g}): the ranking is the order of "
+                f"the features in the input, not a result; the {selected_count} selected are the first ones")
+    if ties["tied_at_cut"]:
+        return (f"{ties['tied_at_cut']} features tie at the cut (score {ties['cut_score']:.6g}); "
+                f"{ties['selected_of_tied']} of them were selected by their position in the input, not by score")
+    return None

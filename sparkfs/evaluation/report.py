@@ -321,6 +321,23 @@ def size_sentences(summary: pd.DataFrame) -> List[str]:
             " features)" for method, group in off.groupby("method", sort=False)]
 
 
+def tie_sentences(ties: pd.DataFrame) -> List[str]:
+    """One sentence per method whose top k was decided by ties in some fold (``ties.csv``)."""
+    sentences = []
+    for method, group in ties.groupby("method", sort=False):
+        flat = group[group["folds_flat"] > 0]
+        tied = group[(group["folds_tied_at_cut"] > 0) & (group["folds_flat"] == 0)]
+        if not flat.empty:
+            sentences.append(f"{method}: every feature scored the same in {int(flat['folds_flat'].max())} of "
+                             f"{int(group['folds'].max())} folds, so its selection there is the order of the features "
+                             "in the input, not a result.")
+        if not tied.empty:
+            ks = ", ".join(str(int(k)) for k in tied["k"])
+            sentences.append(f"{method}: at k = {ks} the last places were decided by tied scores (by feature position) "
+                             f"in some folds (at most {int(tied['most_tied_at_cut'].max())} features tied at the cut).")
+    return sentences
+
+
 def _data_set_section(study: dict, engines: str = "scikit-learn on the driver") -> str:
     description = study.get("description", {})
     n_probes = len(study.get("probe_features") or [])
@@ -359,6 +376,8 @@ def build_report(directory) -> Path:
     study = json.loads((directory / "study.json").read_text())
     description = study.get("description", {})
     best, summary = _read_table(directory / "best.csv"), _read_table(directory / "summary.csv")
+    ties = _read_table(directory / "ties.csv") if (directory / "ties.csv").exists() else pd.DataFrame(
+        columns=["method", "k", "folds", "folds_flat", "folds_tied_at_cut", "most_tied_at_cut"])
     methods = list(dict.fromkeys(best["method"]))
     classifiers = [c for c in study.get("classifiers", []) if c in set(best["classifier"])]
     baselines = _baselines(description, methods)
@@ -371,7 +390,7 @@ def build_report(directory) -> Path:
              "(ties to the smaller k), &plusmn; its standard deviation; the lowest per classifier in bold.</p>",
              _best_error_table(best, methods, classifiers, baselines),
              "<ul>" + "".join(f"<li>{_text(s)}</li>" for s in comparison_sentences(best, classifiers, baselines)
-                              + size_sentences(summary)) + "</ul>"]
+                              + size_sentences(summary) + tie_sentences(ties)) + "</ul>"]
     if summary["selection_auc_mean"].notna().any():
         auc = summary.groupby("method", sort=False)[["selection_auc_mean", "selection_auc_std"]].first().reset_index()
         parts += ["<h2>Feature-selection ROC (probes)</h2>",

@@ -1,6 +1,6 @@
 """The tables and files of an evaluation (issue 12) from its saved (method, fold) results:
 ``results.parquet``, ``summary.csv``, ``best.csv``, ``significance.csv``, ``timings.csv``,
-``selection_auc.csv``, the plots and ``plots.json``. The choices behind the numbers are the
+``ties.csv``, ``selection_auc.csv``, the plots and ``plots.json``. The choices behind the numbers are the
 notes of :mod:`sparkfs.evaluation.cross_validation`."""
 
 from __future__ import annotations
@@ -94,6 +94,24 @@ def significance_table(results: pd.DataFrame) -> pd.DataFrame:
                                        "pairs", "t_statistic", "p_value"])
 
 
+def ties_table(results: pd.DataFrame, scores: dict) -> pd.DataFrame:
+    """Per method and k: in how many folds the top k was decided by ties (the fold's ranking flat,
+    or features tied at the cut with some selected by position), from each fold's saved scores.
+    For QFS, whose selection per k is its own min-cut subset, this checks the ranking it reports."""
+    from sparkfs.core.selection import select_features, ties_at_cut
+
+    rows = []
+    for method, fold_scores in scores.items():
+        for k in sorted(set(results.loc[results["method"] == method, "k"].tolist())):
+            checks = [ties_at_cut(row, select_features(row, num_features=int(k), warn_if_all=False), by_count=True)
+                      for row in fold_scores]
+            rows.append({"method": method, "k": int(k), "folds": len(checks),
+                         "folds_flat": sum(check["flat"] for check in checks),
+                         "folds_tied_at_cut": sum(bool(check["tied_at_cut"]) for check in checks),
+                         "most_tied_at_cut": max(check["tied_at_cut"] for check in checks)})
+    return pd.DataFrame(rows, columns=["method", "k", "folds", "folds_flat", "folds_tied_at_cut", "most_tied_at_cut"])
+
+
 def _fold_path(directory: Path, method: str, repeat: int, fold: int) -> Path:
     return Path(directory) / "folds" / method / f"repeat-{repeat:03d}-fold-{fold:03d}.npz"
 
@@ -153,7 +171,7 @@ def _write_outputs(directory: Path, config: dict) -> List[Path]:
     pq.write_table(table, buffer)
     written = [atomic_write_bytes(directory / "results.parquet", buffer.getvalue())]
     frames = {"summary.csv": summary, "best.csv": best, "significance.csv": significance_table(results),
-              "timings.csv": timings, "engines.csv": engine_table(results)}
+              "timings.csv": timings, "engines.csv": engine_table(results), "ties.csv": ties_table(results, scores)}
     if not selection_auc.empty:
         frames["selection_auc.csv"] = selection_auc
     for name, frame in frames.items():
@@ -163,7 +181,7 @@ def _write_outputs(directory: Path, config: dict) -> List[Path]:
 
 def write_results(directory) -> List[Path]:
     """Write ``results.parquet``, ``summary.csv``, ``best.csv``, ``significance.csv``,
-    ``timings.csv``, ``engines.csv`` (``selection_auc.csv`` with probes), the PNG plots and ``plots.json`` from the
+    ``timings.csv``, ``engines.csv``, ``ties.csv`` (``selection_auc.csv`` with probes), the PNG plots and ``plots.json`` from the
     saved fold files of ``directory`` (all (method, fold) pairs must be saved); returns the paths.
     """
     return _write_outputs(Path(directory), _read_study(directory))

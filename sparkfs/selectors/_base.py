@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -17,9 +18,9 @@ import numpy as np
 from pyspark.ml import Estimator, Model
 from pyspark.ml.util import DefaultParamsReader, DefaultParamsWriter, MLReadable, MLReader, MLWritable, MLWriter
 
-from sparkfs.core.selection import rank_features, select_features
+from sparkfs.core.selection import rank_features, select_features, ties_at_cut, ties_warning
 from sparkfs.selectors._params import SelectorParams
-from sparkfs.errors import InvalidInputError
+from sparkfs.errors import InvalidInputError, SelectionTieWarning
 from sparkfs.spark.blocks import is_connect_session
 from sparkfs.spark.failures import with_resource_errors
 
@@ -107,6 +108,10 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
         else:
             selected = select_features(scores, num_features=self.getNumFeatures(),
                                        warn_if_all=self.isSet(self.numFeatures))
+        ties = ties_at_cut(scores, selected, by_count=result.selected is None and not self.isSet(self.threshold))
+        announcement = ties_warning(ties, int(selected.size))
+        if announcement:
+            warnings.warn(f"{type(self).__name__}: {announcement}", SelectionTieWarning, stacklevel=2)
         summary = {
             "n_rows": int(result.n_rows),
             "n_features": int(scores.shape[0]),
@@ -114,6 +119,7 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
             "class_counts": [int(c) for c in result.class_counts],
             "label_mapping": {str(i): v for i, v in enumerate(result.label_values)},
             "fit_seconds": round(time.perf_counter() - started, 3),
+            "ties": ties,
             **result.info,
         }
         model = self._model_class(

@@ -202,3 +202,33 @@ def test_report_renders_in_headless_chromium_without_console_errors(evaluation_d
     messages = [line.split(":CONSOLE", 1)[1] for line in checked.stderr.splitlines() if ":CONSOLE" in line]
     assert any('"images rendered: 6"' in message for message in messages), checked.stderr[-2000:]
     assert not any("image not rendered" in message for message in messages), messages
+
+
+def test_selections_decided_by_ties_are_announced_in_the_report(tmp_path):
+    """A method whose scores are all equal (flat) and one with ties at k = 2 are named in the
+    report's summary; ties.csv counts the folds."""
+    rng = np.random.default_rng(1)
+    y = np.repeat([0, 1], [12, 12])
+    X = rng.standard_normal((y.size, 5))
+    X[:, 0] += 2.0 * y
+
+    def rank_fold(method, fold):
+        if method == "flat":
+            return np.full(X.shape[1], 0.5)
+        return np.array([3.0, 1.0, 1.0, 1.0, 0.0])   # ties for the 2nd place
+
+    def data_for_fold(fold, columns):
+        return X[fold.train][:, columns], y[fold.train], X[fold.test][:, columns], y[fold.test]
+
+    study = EvaluationStudy(tmp_path, fold_plan(y, cv=3, seed=0), ["flat", "tied"], ["knn"], [1, 2, 4],
+                            {"input": "x.csv", "rows": int(y.size), "classes": [0, 1]}, n_features=X.shape[1])
+    study.run(rank_fold, data_for_fold, progress=lambda line: None)
+    write_results(tmp_path)
+    ties = pd.read_csv(tmp_path / "ties.csv")
+    assert ties.set_index(["method", "k"]).loc[("flat", 2), "folds_flat"] == 3
+    tied = ties[ties["method"] == "tied"].set_index("k")
+    assert tied.loc[2, "folds_tied_at_cut"] == 3 and tied.loc[2, "most_tied_at_cut"] == 3
+    assert tied.loc[1, "folds_tied_at_cut"] == 0 and tied.loc[4, "folds_tied_at_cut"] == 0
+    page = build_report(tmp_path).read_text(encoding="utf-8")
+    assert "flat: every feature scored the same in 3 of 3 folds" in page
+    assert "tied: at k = 2 the last places were decided by tied scores" in page

@@ -1,0 +1,41 @@
+"""A selection decided by ties is announced on stderr and recorded in summary.json (issue 23)."""
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from sparkfs.cli import main
+
+
+def _csv(path, columns, labels):
+    frame = pd.DataFrame(columns)
+    frame["label"] = labels
+    frame.to_csv(path, index=False)
+    return str(path)
+
+
+def test_flat_ranking_and_ties_at_the_cut_are_announced(spark, tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    labels = np.arange(40) % 2
+    signal = labels + rng.normal(scale=0.5, size=40)
+    flat = _csv(tmp_path / "flat.csv", {f"copy{i}": signal for i in range(4)}, labels)
+    assert main(["select", "--input", flat, "--format", "csv", "--method", "anova", "--num-features", "2",
+                 "--output", str(tmp_path / "flat-out")]) == 0
+    err = capsys.readouterr().err
+    assert "every feature has the same score" in err and "not a result" in err
+    ties = json.loads((tmp_path / "flat-out" / "summary.json").read_text())["ties"]
+    assert ties["flat"] and ties["score_spread"] == 0.0
+
+    noise = rng.normal(size=40)
+    tied = _csv(tmp_path / "tied.csv", {"a": signal, "b": signal, "c": signal, "noise": noise}, labels)
+    assert main(["select", "--input", tied, "--format", "csv", "--method", "anova", "--num-features", "2",
+                 "--output", str(tmp_path / "tied-out")]) == 0
+    err = capsys.readouterr().err
+    assert "3 features tie at the cut" in err and "2 of them were selected by their position" in err
+    ties = json.loads((tmp_path / "tied-out" / "summary.json").read_text())["ties"]
+    assert ties["tied_at_cut"] == 3 and ties["selected_of_tied"] == 2 and not ties["flat"]
+
+    assert main(["select", "--input", tied, "--format", "csv", "--method", "anova", "--num-features", "3",
+                 "--output", str(tmp_path / "clear-out")]) == 0
+    assert "tie" not in capsys.readouterr().err
