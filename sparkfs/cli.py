@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import sys
 import time
 import warnings
 from typing import Any, Dict, List, Optional
 
 from sparkfs._version import __version__
-from sparkfs.io.config import DEFAULTS, ConfigError, load_config, merge_config, parse_param
+from sparkfs.io.config import DEFAULTS, ConfigError, check_config, load_config, merge_config, parse_param
 from sparkfs.io.output import OutputExistsError, check_output_free, features_table, is_local_path, write_selection_output
 from sparkfs.io.readers import FORMATS, find_bad_libsvm_line, read_dataset
 from sparkfs.errors import InvalidInputError, SparkResourceError
@@ -67,6 +68,45 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: The flag that sets each config key (named in a refusal of a flag's value).
+_FLAG_OF_KEY = {"input.path": "--input", "input.format": "--format", "input.label_col": "--label-col",
+                "input.features_col": "--features-col", "input.weight_col": "--weight-col", "method": "--method",
+                "instance_weighting": "--instance-weighting", "selection.num_features": "--num-features",
+                "selection.threshold": "--threshold", "output.path": "--output", "spark.master": "--master"}
+
+
+def join_negative_values(argv: List[str]) -> List[str]:
+    """``--threshold -inf`` -> ``--threshold=-inf``, for every ``--option`` followed by a number
+    that starts with '-'.
+
+    argparse takes a word starting with '-' for an option unless it looks like a plain negative
+    number ('-1.5'), so ``-inf``, ``-nan`` and ``-1e3`` were "expected one argument". Joined, they
+    reach the option, whose own check accepts or refuses them.
+    """
+    joined: List[str] = []
+    index = 0
+    while index < len(argv):
+        word = argv[index]
+        if word == "--":  # the end of the options
+            return joined + argv[index:]
+        following = argv[index + 1] if index + 1 < len(argv) else ""
+        if word.startswith("--") and "=" not in word and following.startswith("-") and _is_number(following):
+            joined.append(f"{word}={following}")
+            index += 2
+        else:
+            joined.append(word)
+            index += 1
+    return joined
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _flags_to_config(args) -> Dict[str, Any]:
     return {
         "input": {"path": args.input, "format": args.format, "label_col": args.label_col,
@@ -94,6 +134,14 @@ def _spark_conf(args) -> Dict[str, str]:
     return conf
 
 
+def _flag_names(flags: Dict[str, Any]) -> Dict[str, str]:
+    """Dotted config key -> the flag the user typed, for the keys the flags set."""
+    names = dict(_FLAG_OF_KEY)
+    names.update({f"params.{name}": f"--param {name}" for name in flags["params"]})
+    names.update({f"spark.conf.{key}": f"--conf {key}" for key in flags["spark"]["conf"]})
+    return names
+
+
 def resolve_config(args) -> Dict[str, Any]:
     loaded = load_config(args.config) if args.config else {}
     config = merge_config(DEFAULTS, loaded)
@@ -103,6 +151,7 @@ def resolve_config(args) -> Dict[str, Any]:
     if args.num_features is not None or args.threshold is not None:  # one selection rule: the flag's
         config["selection"] = {"num_features": None, "threshold": None}
     config = merge_config(config, flags)
+    check_config(config, names=_flag_names(flags))  # the file's values were checked as it was read
     if not config["input"]["path"]:
         raise ConfigError("no input: give --input or input.path in the config")
     if not config["output"]["path"]:
@@ -110,8 +159,6 @@ def resolve_config(args) -> Dict[str, Any]:
     selection = config["selection"]
     if selection.get("num_features") is not None and selection.get("threshold") is not None:
         raise ConfigError("give either num_features or threshold, not both")
-    if config.get("instance_weighting") not in ("none", "margin"):
-        raise ConfigError(f"instance_weighting must be 'none' or 'margin', got {config.get('instance_weighting')!r}")
     config["input"]["label_named"] = label_named
     return config
 
@@ -208,6 +255,7 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
         raise InvalidInputError(
             f"the model has {model.numInputFeatures} scores but the input declares {dataset.num_features} features"
         )
+    _refuse_empty_selection(model, dataset.feature_names, selection)
     summary = {
         "method": config["method"],
         "params": {param.name: value for param, value in selector.extractParamMap().items()},
@@ -232,6 +280,46 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
     return summary
 
 
+def _refuse_empty_selection(model, feature_names, selection) -> None:
+    """A threshold above every score selects nothing: refused before anything is written."""
+    if len(model.selectedFeatures):
+        return
+    import numpy as np
+
+    scores = np.asarray(model.scores, dtype=float)
+    finite = np.flatnonzero(np.isfinite(scores))
+    if finite.size:
+        top = finite[np.argmax(scores[finite])]
+        best = f"the highest score is {scores[top]:.6g} (feature '{feature_names[top]}')"
+    else:
+        best = "no score is finite"
+    rule = f"threshold {selection['threshold']:g}" if selection.get("threshold") is not None else "the selection"
+    raise InvalidInputError(f"{rule} selects no feature: {best}; give a lower --threshold, or --num-features K "
+                            "to select the top K")
+
+
+#: Ranges of the numeric options of the commands other than ``select``: option -> (lowest, highest,
+#: whether each end is excluded), checked before a session starts. (``--runs`` and
+#: ``--parallelism`` are checked by ``stability`` itself, also before any data are read.)
+_OPTION_RANGES = {"sample_fraction": (0.0, 1.0, True, True), "seed": (0, math.inf, False, True),
+                  "cv": (1, math.inf, False, True), "repeats": (1, math.inf, False, True),
+                  "probes": (0, math.inf, False, True), "driver_budget_mb": (0.0, math.inf, True, True)}
+
+
+def check_numeric_options(args) -> None:
+    """Refuse a numeric option out of its range (NaN and infinities too) with exit 2."""
+    for option, (lowest, highest, lowest_excluded, highest_excluded) in _OPTION_RANGES.items():
+        value = getattr(args, option, None)
+        if value is None:
+            continue
+        above = value > lowest if lowest_excluded else value >= lowest
+        below = value < highest if highest_excluded else value <= highest
+        if not (above and below):
+            kind = "a whole number" if isinstance(value, int) else "a number"
+            interval = f"{'(' if lowest_excluded else '['}{lowest:g}, {highest:g}{')' if highest_excluded else ']'}"
+            raise ConfigError(f"--{option.replace('_', '-')} must be {kind} in {interval}, got {value:g}")
+
+
 def _run_study_command(args) -> int:
     """``instance-weights`` or ``stability``: a session from the flags, the command, a short report."""
     from sparkfs.spark.session import get_spark
@@ -247,6 +335,7 @@ def _run_study_command(args) -> int:
         raise ConfigError("no input: give --input")
     if not args.format:
         raise ConfigError("no input format: give --format")
+    check_numeric_options(args)
     spark = get_spark(args.master, conf=_spark_conf(args))
     if args.command == "instance-weights":
         summary = run_instance_weights(args, spark)
@@ -273,7 +362,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         log.addHandler(handler)
         log.setLevel(logging.INFO)
         log.propagate = False
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(join_negative_values(list(sys.argv[1:] if argv is None else argv)))
     args.argv = list(sys.argv[1:] if argv is None else argv)
     if args.command == "methods":
         from sparkfs.methods import METHODS

@@ -8,12 +8,19 @@ Layout of ``conf/*.yaml``::
     selection: {num_features: 20}      # or {threshold: 0.0}
     output: {path: output/x, overwrite: false}
     spark:  {master: "local[2]", conf: {spark.driver.memory: 2g}}
+
+Every value is checked against :data:`SCHEMA` (:func:`check_config`) right after the file is read
+and again after the flags are merged, before anything uses it. A wrong value is named by its
+dotted key and only its type is described when it is not a scalar: a YAML alias bomb (nested
+lists of aliases, billions of elements once expanded) is refused without being expanded, so
+nothing may ``str()``, ``repr()`` or serialise a config value before the check.
 """
 
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict
+import math
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple
 
 import yaml
 
@@ -34,6 +41,109 @@ class ConfigError(ValueError):
     """The configuration file or flags are invalid."""
 
 
+def describe_value(value: Any) -> str:
+    """``the string 'no'``, ``the number 3``, ``true``; a list or mapping by its type only (never expanded)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return f"the string {value[:60] + '...' if len(value) > 60 else value!r}"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return f"a value of type {type(value).__name__}"
+
+
+def _is_scalar(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool))
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_string(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _one_of(*options: str) -> Tuple[Callable[[Any], bool], str]:
+    return (lambda value: isinstance(value, str) and value in options), "one of " + ", ".join(map(repr, options))
+
+
+def is_param_value(value: Any) -> bool:
+    """A method param: a scalar, or a flat list of numbers (ReliefSelector's per-feature sigma)."""
+    if isinstance(value, list):
+        return all(_is_number(item) for item in value)
+    return _is_scalar(value)
+
+
+_FORMATS = ("libsvm", "parquet", "csv")  # sparkfs.io.readers.FORMATS (tested equal)
+_STRING = (_is_string, "a non-empty string")
+_COLUMN = (_is_string, "a non-empty string (a column name)")
+_PATH = (_is_string, "a non-empty string (a path or URI)")
+
+#: The type of every key of a config file, by dotted key: (check, the expected type in words).
+#: ``null`` (unset) passes everywhere: required keys are asked for after the flags are merged.
+SCHEMA: Dict[str, Tuple[Callable[[Any], bool], str]] = {
+    "input.path": _PATH,
+    "input.format": _one_of(*_FORMATS),
+    "input.label_col": _COLUMN,
+    "input.features_col": _COLUMN,
+    "input.weight_col": _COLUMN,
+    "input.num_features": (lambda v: _is_number(v) and isinstance(v, int) and v >= 1, "a whole number >= 1"),
+    "method": (_is_string, "a string (a method name: see `sparkfs methods`)"),
+    "instance_weighting": _one_of("none", "margin"),
+    "params": (lambda v: isinstance(v, dict), "a mapping of param names to values"),
+    "params.*": (is_param_value, "a string, a number, true or false (or a list of numbers)"),
+    "selection.num_features": (lambda v: _is_number(v) and isinstance(v, int), "a whole number"),  # >= 1: the Param
+    "selection.threshold": (lambda v: _is_number(v) and math.isfinite(v), "a finite number"),
+    "output.path": _PATH,
+    "output.overwrite": (lambda v: isinstance(v, bool), "true or false"),
+    "spark.master": _STRING,
+    "spark.conf": (lambda v: isinstance(v, dict), "a mapping of Spark settings"),
+    "spark.conf.*": (_is_scalar, "a string, a number, true or false"),
+}
+
+
+def _schema_entries(config: Mapping[str, Any], where: str) -> Iterator[Tuple[str, str, Any]]:
+    """(dotted key, its :data:`SCHEMA` entry, value) of every key of ``config``, then of every method
+    param and Spark setting (the user's own keys)."""
+    for section, value in config.items():
+        if section in SCHEMA:  # method, instance_weighting, params
+            yield section, section, value
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                yield f"{section}.{key}", f"{section}.{key}", item
+    spark = config.get("spark")
+    for prefix, mapping in (("params", config.get("params")),
+                            ("spark.conf", spark.get("conf") if isinstance(spark, dict) else None)):
+        for name, item in (mapping.items() if isinstance(mapping, dict) else ()):
+            if not isinstance(name, str):
+                raise ConfigError(f"{prefix}{where} has a key that is not a string: {describe_value(name)}")
+            yield f"{prefix}.{name}", f"{prefix}.*", item
+
+
+def check_config(config: Mapping[str, Any], where: str = "", names: Optional[Mapping[str, str]] = None) -> None:
+    """Refuse the first value of ``config`` whose type :data:`SCHEMA` does not allow (``ConfigError``).
+
+    ``where`` ends the name in the message (`` in job.yaml``); ``names`` maps a dotted key to what
+    the user typed (``selection.threshold`` -> ``--threshold``). Values are described by
+    :func:`describe_value`, so a list or mapping is never expanded.
+    """
+    names = names or {}
+    for key, schema_key, value in _schema_entries(config, where):
+        shown = names.get(key, key) + where
+        if schema_key == "spark.conf.*" and not key.startswith("spark.conf.spark."):
+            raise ConfigError(f"{shown} is not a Spark setting: Spark settings start with 'spark.'")
+        check, expected = SCHEMA[schema_key]
+        if value is not None and not check(value):
+            raise ConfigError(f"{shown} must be {expected}, got {describe_value(value)}")
+
+
 def load_config(path: str) -> Dict[str, Any]:
     try:
         with open(path, encoding="utf-8") as handle:
@@ -46,7 +156,7 @@ def load_config(path: str) -> Dict[str, Any]:
         raise ConfigError(f"config file {path} must hold a mapping, got {type(loaded).__name__}")
     unknown = set(loaded) - SECTIONS
     if unknown:
-        raise ConfigError(f"unknown section(s) {sorted(unknown)} in {path}; known: {sorted(SECTIONS)}")
+        raise ConfigError(f"unknown section(s) {sorted(map(str, unknown))} in {path}; known: {sorted(SECTIONS)}")
     for section, value in loaded.items():
         known = DEFAULTS[section]
         if not isinstance(known, dict) or section == "params":  # method params are checked by the selector
@@ -55,8 +165,9 @@ def load_config(path: str) -> Dict[str, Any]:
             raise ConfigError(f"section '{section}' of {path} must be a mapping, got {type(value).__name__}")
         unknown_keys = set(value or {}) - set(known)
         if unknown_keys:
-            raise ConfigError(f"unknown key(s) {sorted(unknown_keys)} in section '{section}' of {path}; "
+            raise ConfigError(f"unknown key(s) {sorted(map(str, unknown_keys))} in section '{section}' of {path}; "
                               f"known: {sorted(known)}")
+    check_config(loaded, where=f" in {path}")
     return loaded
 
 
@@ -80,4 +191,8 @@ def parse_param(text: str):
     name, raw = text.split("=", 1)
     if not name.strip():
         raise ConfigError(f"--param expects name=value, got '{text}'")
-    return name.strip(), yaml.safe_load(raw) if raw.strip() else raw
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else raw
+    except yaml.YAMLError:
+        raise ConfigError(f"--param {name.strip()}: the value is not valid YAML (quote it as a string?)") from None
+    return name.strip(), value
