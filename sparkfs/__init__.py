@@ -8,7 +8,8 @@ from sparkfs.selectors.margin_weighting import LmbaSelector, LmbaSelectorModel, 
 from sparkfs.selectors.parzen_ise import ParzenISERanker, ParzenISERankerModel
 from sparkfs.selectors.relief import ReliefSelector, ReliefSelectorModel
 from sparkfs.selectors.svm_rfe import SVMRFESelector, SVMRFESelectorModel
-from sparkfs.errors import DriverBudgetError, InvalidInputError
+from sparkfs.selectors.baseline import UnivariateTestSelector, UnivariateTestSelectorModel
+from sparkfs.errors import DriverBudgetError, InvalidInputError, SelectionTieWarning, SparkResourceError
 
 __all__ = [
     "__version__",
@@ -29,4 +30,8 @@ __all__ = [
     "SimbaSelectorModel",
     "SVMRFESelector",
     "SVMRFESelectorModel",
+    "SelectionTieWarning",
+    "SparkResourceError",
+    "UnivariateTestSelector",
+    "UnivariateTestSelectorModel",
 ]
