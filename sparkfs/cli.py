@@ -60,8 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     select.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="method param (repeatable)")
     select.add_argument("--output", help="output directory: a local path, or a URI (hdfs://, s3a://, file:///...) "
                         "written through Spark's Hadoop file system")
-    select.add_argument("--overwrite", action="store_true", default=None, help="replace an existing output directory written by "
-                        "sparkfs select (and holding nothing else)")
+    select.add_argument("--overwrite", action="store_true", default=None,
+                        help="replace an existing output directory written by sparkfs select (and holding nothing else)")
     add_spark_args(select)
     add_study_commands(commands, add_input_args, add_spark_args)
     add_evaluate_commands(commands, add_input_args, add_spark_args)

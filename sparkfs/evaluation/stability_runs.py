@@ -211,7 +211,8 @@ def staging_leftovers(folder, name_glob: str) -> List[Path]:
     """The files :func:`atomic_write` left in ``folder`` when its process was killed while writing
     a file whose name matches ``name_glob`` (``.NAME.XXXXXXXX.tmp``): regular files only, so a
     user's file, folder or link of another name is never among them."""
-    return [path for path in sorted(Path(folder).glob(f".{name_glob}.*.tmp")) if path.is_file() and not path.is_symlink()]
+    found = sorted(Path(folder).glob(f".{name_glob}.*.tmp"))
+    return [path for path in found if path.is_file() and not path.is_symlink()]
 
 
 def weight_path_terms(paths, true_relevance=None) -> BiasVarianceError:

@@ -141,7 +141,8 @@ class HadoopStore:
         except Exception as error:  # py4j wraps UnsupportedFileSystemException and the like
             scheme = urlparse(str(path)).scheme
             first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise ValueError(f"cannot open the file system of output {path} (scheme '{scheme}'): {first_line}") from None
+            raise ValueError(f"cannot open the file system of output {path} (scheme '{scheme}'): "
+                             f"{first_line}") from None
         self.fs.setWriteChecksum(False)
         self.target = self.fs.makeQualified(self.target)
 

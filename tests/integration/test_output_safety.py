@@ -151,7 +151,8 @@ def test_select_overwrite_replaces_its_own_output_only(spark, layout, capsys):
     assert sorted(os.listdir(out)) == ["features.parquet", "summary.json"]
     assert os.listdir(out.parent) == ["run1"]            # no staging or retired directory left
     (out / "notes.txt").write_text("added by the user")
-    refused(_select(source, out, "--overwrite"), capsys, root, "holds 1 entry sparkfs select does not write (notes.txt)",
+    refused(_select(source, out, "--overwrite"), capsys, root,
+            "holds 1 entry sparkfs select does not write (notes.txt)",
             "replacing the directory would delete them")
     # The same refusal through the Hadoop file system (a file:/// URI is read through it).
     refused(_select(source, f"file://{out}", "--overwrite"), capsys, root, "notes.txt")
@@ -180,7 +181,8 @@ def test_instance_weights_refusals(layout, capsys):
     refused(_instance_weights(source, source, "--overwrite"), capsys, root, "is the input")
     refused(_instance_weights(source, data, "--overwrite"), capsys, root, "contains the input")
     refused(_instance_weights(source, f"file://{data}", "--overwrite"), capsys, root, "contains the input")
-    refused(_instance_weights(source, decoy, "--overwrite"), capsys, root, "is not an output of sparkfs instance-weights")
+    refused(_instance_weights(source, decoy, "--overwrite"), capsys, root,
+            "is not an output of sparkfs instance-weights")
     refused(_instance_weights(source, decoy / "notes.txt", "--overwrite"), capsys, root, "is a file")
     selected = root / "selected"
     selected.mkdir()
