@@ -15,12 +15,15 @@ from typing import Any, Dict, List, Optional
 
 from sparkfs._version import __version__
 from sparkfs.io.config import DEFAULTS, ConfigError, check_config, load_config, merge_config, parse_param
-from sparkfs.io.output import OutputExistsError, check_output_free, features_table, is_local_path, write_selection_output
+from sparkfs.io.output import (OutputExistsError, check_output_early, check_output_free, features_table,
+                               write_selection_output)
 from sparkfs.io.readers import FORMATS, find_bad_libsvm_line, read_dataset
 from sparkfs.errors import InvalidInputError, SparkResourceError
 from sparkfs.spark.failures import describe, resource_failure
 from sparkfs.evaluate_command import add_evaluate_commands, run_compare, run_evaluate, run_report
+from sparkfs.evaluate_command import check_output as check_evaluate_output
 from sparkfs.study_commands import add_study_commands, run_instance_weights, run_stability
+from sparkfs.study_commands import check_output as check_study_output
 
 log = logging.getLogger("sparkfs")
 _INSTANCE_WEIGHT = "__sparkfs_instance_weight"
@@ -59,7 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     select.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="method param (repeatable)")
     select.add_argument("--output", help="output directory: a local path, or a URI (hdfs://, s3a://, file:///...) "
                         "written through Spark's Hadoop file system")
-    select.add_argument("--overwrite", action="store_true", default=None, help="replace an existing output directory")
+    select.add_argument("--overwrite", action="store_true", default=None,
+                        help="replace an existing output directory written by sparkfs select (and holding nothing else)")
     add_spark_args(select)
     add_study_commands(commands, add_input_args, add_spark_args)
     add_evaluate_commands(commands, add_input_args, add_spark_args)
@@ -160,6 +164,7 @@ def resolve_config(args) -> Dict[str, Any]:
     if selection.get("num_features") is not None and selection.get("threshold") is not None:
         raise ConfigError("give either num_features or threshold, not both")
     config["input"]["label_named"] = label_named
+    config["config_file"] = args.config  # an input too: the output must not hold it
     return config
 
 
@@ -205,9 +210,9 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
     started = time.perf_counter()
     input_conf, selection = config["input"], config["selection"]
     output_conf = config["output"]
-    local_output = is_local_path(output_conf["path"])
-    if local_output:  # a URI is checked once the session (and its Hadoop file systems) exists
-        check_output_free(output_conf["path"], bool(output_conf["overwrite"]))
+    inputs = [input_conf["path"], config.get("config_file")]
+    # A URI is checked in full once the session (and its Hadoop file systems) exists.
+    checked = check_output_early(output_conf["path"], bool(output_conf["overwrite"]), inputs=inputs)
     selector = build_selector(config["method"], config.get("params") or {})
     if selection.get("threshold") is not None:
         selector.setThreshold(selection["threshold"])
@@ -217,8 +222,8 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
 
     with _Stage("spark"):
         spark = spark or get_spark(config["spark"].get("master"), conf=config["spark"].get("conf"))
-    if not local_output:
-        check_output_free(output_conf["path"], bool(output_conf["overwrite"]), spark=spark)
+    if not checked:
+        check_output_free(output_conf["path"], bool(output_conf["overwrite"]), spark=spark, inputs=inputs)
     supervised = selector._requires_label
     if not supervised and not input_conf.get("label_named") and selector.getOrDefault("groups") == "auto":
         selector.set(selector.getParam("groups"), "clusters")  # no label column named: unsupervised
@@ -336,6 +341,10 @@ def _run_study_command(args) -> int:
     if not args.format:
         raise ConfigError("no input format: give --format")
     check_numeric_options(args)
+    if args.command == "evaluate":  # an unsafe output is refused before Spark starts
+        check_evaluate_output(args)
+    else:
+        check_study_output(args)
     spark = get_spark(args.master, conf=_spark_conf(args))
     if args.command == "instance-weights":
         summary = run_instance_weights(args, spark)

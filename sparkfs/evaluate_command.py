@@ -52,7 +52,8 @@ def add_evaluate_commands(commands, add_input_args, add_spark_args) -> None:
     evaluate.add_argument("--driver-budget-mb", type=float, default=400.0,
                           help="largest reduced data of a fold (rows x max k doubles) classified by scikit-learn on the "
                           "driver; above it svm, nb and tree run on pyspark.ml (default 400)")
-    evaluate.add_argument("--output", required=True, help="output directory (a local path; reused to resume)")
+    evaluate.add_argument("--output", required=True, help="output directory: a local path, new or empty, or an "
+                          "evaluate directory of its own (reused to resume)")
     add_spark_args(evaluate)
     report = commands.add_parser("report", help="rebuild the tables, plots and report.html of an evaluate directory")
     report.add_argument("directory", help="the --output directory of `sparkfs evaluate`")
@@ -63,7 +64,7 @@ def add_evaluate_commands(commands, add_input_args, add_spark_args) -> None:
     compare.add_argument("--statistic", default="error_mean", choices=["error_mean", "mean_fold_min_error"],
                          help="error at the best k (default), or the mean over folds of each fold's lowest error")
     compare.add_argument("--output", required=True, help="directory for comparison.md, lowest_errors.csv, "
-                         "wilcoxon.csv")
+                         "wilcoxon.csv: new or empty, or one sparkfs compare wrote")
 
 
 def _names(text: str, flag: str) -> List[str]:
@@ -97,6 +98,16 @@ def _probe_distribution(text: str):
     return mean, variance
 
 
+def check_output(args) -> str:
+    """Refuse an unsafe ``--output`` of ``evaluate`` or ``compare`` (rules of
+    :mod:`sparkfs.io.output_safety`; no Spark needed); returns the local directory."""
+    from sparkfs.io.output_safety import check_study_directory
+
+    if args.command == "compare":
+        return check_study_directory(args.output, "compare", inputs=args.directories)
+    return check_study_directory(args.output, "evaluate", inputs=[args.input, args.test_input])
+
+
 def run_evaluate(args, spark) -> Dict[str, Any]:
     """``sparkfs evaluate``: folds, selection on each training fold, classifiers, outputs."""
     from pyspark import StorageLevel
@@ -111,6 +122,7 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
     from sparkfs.spark.row_values import labels_by_position, position_column, with_probe_features, with_row_values
     from sparkfs.study_commands import _subset_sizes
 
+    directory = check_output(args)
     methods = _names(args.methods, "--methods")
     classifiers = _names(args.classifiers, "--classifiers")
     unknown = [m for m in methods if m not in METHODS and m not in cv.BASELINE_METHODS]
@@ -195,7 +207,7 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
             return {key: (truth[keys.astype(np.int64)], label_values[classes.astype(np.int64)])
                     for key, (keys, classes) in predicted.items()}
 
-        study = cv.EvaluationStudy(args.output, folds, methods, classifiers, sizes, description,
+        study = cv.EvaluationStudy(directory, folds, methods, classifiers, sizes, description,
                                    n_features=n_features, seed=args.seed,
                                    probe_mask=(np.arange(n_features) >= n_real) if args.probes else None,
                                    driver_budget_cells=max(1, int(args.driver_budget_mb * 2**20 / 8)),
@@ -245,8 +257,8 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
 
         done = study.run(rank_fold, data_for_fold)
         written = study.write_results()
-        report = build_report(args.output)
-        return {"done": len(done), "written": [str(path) for path in written] + [str(report)], "output": args.output}
+        report = build_report(directory)
+        return {"done": len(done), "written": [str(path) for path in written] + [str(report)], "output": directory}
     finally:
         df.unpersist()
         if test is not None:
@@ -257,14 +269,21 @@ def run_compare(args) -> Dict[str, Any]:
     """``sparkfs compare DIR...``: the lowest-error table and the Wilcoxon tests, as Markdown and CSV."""
     from pathlib import Path
 
+    import json
+
     from sparkfs.evaluation import comparison
     from sparkfs.evaluation.report import atomic_write_bytes
+    from sparkfs.io.output_safety import marker
 
+    output = Path(check_output(args))
     best = comparison.best_errors(args.directories)
     lowest = comparison.lowest_error_table(best, args.statistic)
     tests = comparison.wilcoxon_table(best, args.reference, args.statistic)
-    output = Path(args.output)
     output.mkdir(parents=True, exist_ok=True)
+    # The marker first: a directory holding the tables always says which command wrote it.
+    about = {**marker("compare"), "directories": [str(d) for d in args.directories], "reference": args.reference,
+             "statistic": args.statistic}
+    atomic_write_bytes(output / "comparison.json", json.dumps(about, indent=2).encode())
     text = (f"# Lowest error (%) per data set, classifier and method ({args.statistic})\n\n"
             + comparison.markdown_table(lowest, bold_lowest=True)
             + f"\n\n# Wilcoxon signed-rank tests of {args.reference} against each method over the "
@@ -279,6 +298,8 @@ def run_report(args) -> Dict[str, Any]:
     """``sparkfs report DIR``: tables and plots from the saved results, then report.html."""
     from sparkfs.evaluation.result_tables import write_results
     from sparkfs.evaluation.report import build_report
+    from sparkfs.io.output_safety import check_study_directory
 
-    written = write_results(args.directory)
-    return {"written": [str(path) for path in written] + [str(build_report(args.directory))]}
+    directory = check_study_directory(args.directory, "evaluate", flag="sparkfs report", must_be_own=True)
+    written = write_results(directory)
+    return {"written": [str(path) for path in written] + [str(build_report(directory))]}

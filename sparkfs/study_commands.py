@@ -35,7 +35,8 @@ def add_study_commands(commands, add_input_args, add_spark_args) -> None:
                                   help="Han & Yu margin-based instance weights: DIR/weights.parquet + summary.json")
     add_input_args(weights)
     weights.add_argument("--output", required=True, help="output directory (local path or URI)")
-    weights.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    weights.add_argument("--overwrite", action="store_true", help="replace an existing output directory written by "
+                         "sparkfs instance-weights (and holding nothing else)")
     weights.add_argument("--driver-budget-mb", type=float, default=2048.0,
                          help="largest driver memory for the rows and margin vectors (default 2048)")
     add_spark_args(weights)
@@ -55,8 +56,21 @@ def add_study_commands(commands, add_input_args, add_spark_args) -> None:
     study.add_argument("--true-relevance", help="a .npy or text file of d true relevance values (bias and error)")
     study.add_argument("--seed", type=int, default=0, help="seed of the subsamples")
     study.add_argument("--parallelism", type=int, default=1, help="runs fitted at once from driver threads")
-    study.add_argument("--output", required=True, help="output directory (a local path; reused to resume)")
+    study.add_argument("--output", required=True, help="output directory: a local path, new or empty, or a "
+                       "stability directory of its own (reused to resume)")
     add_spark_args(study)
+
+
+def check_output(args) -> str:
+    """Refuse an unsafe ``--output`` of ``instance-weights`` or ``stability`` before any work (a
+    local one before Spark starts; :mod:`sparkfs.io.output_safety`). Returns the output."""
+    from sparkfs.io.output import check_output_early
+    from sparkfs.io.output_safety import check_study_directory
+
+    if args.command == "instance-weights":
+        check_output_early(args.output, bool(args.overwrite), command="instance-weights", inputs=[args.input])
+        return args.output
+    return check_study_directory(args.output, "stability", inputs=[args.input, args.true_relevance])
 
 
 def _read(args, spark, require_label=True):
@@ -73,7 +87,7 @@ def run_instance_weights(args, spark) -> Dict[str, Any]:
     from sparkfs.io.output import check_output_free, write_output_files
     from sparkfs.selectors.instance_weighting import MarginInstanceWeighter
 
-    check_output_free(args.output, bool(args.overwrite), spark=spark)
+    check_output_free(args.output, bool(args.overwrite), spark=spark, command="instance-weights", inputs=[args.input])
     started = time.perf_counter()
     dataset = _read(args, spark)
     weighter = MarginInstanceWeighter(featuresCol=dataset.features_col, labelCol=dataset.label_col,
@@ -85,7 +99,7 @@ def run_instance_weights(args, spark) -> Dict[str, Any]:
                "row_column": "0-based position of the row in the input",
                "seconds": round(time.perf_counter() - started, 3)}
     summary["output"] = write_output_files(args.output, {"weights.parquet": table}, summary,
-                                           overwrite=bool(args.overwrite), spark=spark)
+                                           overwrite=bool(args.overwrite), spark=spark, command="instance-weights")
     return summary
 
 
@@ -131,6 +145,7 @@ def run_stability(args, spark) -> Dict[str, Any]:
     from sparkfs.selectors.instance_weighting import MarginInstanceWeighter
     from sparkfs.spark.row_values import labels_by_position, with_row_values
 
+    directory = check_output(args)
     params = dict(parse_param(text) for text in args.param)
     sizes = _subset_sizes(args.num_features)
     if args.runs < 2:
@@ -152,7 +167,7 @@ def run_stability(args, spark) -> Dict[str, Any]:
                    "input": {"path": args.input, "format": args.format}, "instance_weighting": args.instance_weighting,
                    "draw": "bootstrap" if args.bootstrap else f"subsample {args.sample_fraction or 0.9}",
                    "seed": args.seed}
-    study = StabilityStudy(args.output, plan, sizes, n_features, description=description,
+    study = StabilityStudy(directory, plan, sizes, n_features, description=description,
                            true_relevance=_true_relevance(args.true_relevance, n_features))
 
     def fit_run(index: int, rows: np.ndarray) -> RunResult:
@@ -185,6 +200,6 @@ def run_stability(args, spark) -> Dict[str, Any]:
     try:
         study.run(fit_run, parallelism=args.parallelism)
         written = study.write_outputs()
-        return {"summary": study.summary(), "written": [str(path) for path in written], "output": args.output}
+        return {"summary": study.summary(), "written": [str(path) for path in written], "output": directory}
     finally:
         df.unpersist()

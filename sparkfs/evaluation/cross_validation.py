@@ -85,7 +85,8 @@ from sklearn.tree import DecisionTreeClassifier
 from sparkfs.core.selection import rank_features
 from sparkfs.evaluation.report import atomic_write_bytes, selection_roc_of_scores
 from sparkfs.evaluation.result_tables import _fold_path, _write_outputs
-from sparkfs.evaluation.stability_runs import StudyMismatchError, plan_hash
+from sparkfs.evaluation.stability_runs import StudyMismatchError, plan_hash, staging_leftovers
+from sparkfs.io.output_safety import check_study_directory, marker
 
 CLASSIFIER_NAMES = ("knn", "svm", "rbf-svm", "nb", "tree")
 #: The classifiers that also run on Spark (pyspark.ml) when a fold's reduced data exceed the
@@ -430,6 +431,8 @@ class EvaluationStudy:
 
     def _check_fingerprint(self, create: bool) -> None:
         study_file = self.directory / "study.json"
+        if create:  # a new or empty directory, or one holding this tool's study.json (not any other)
+            check_study_directory(str(self.directory), "evaluate")
         if study_file.exists():
             stored = json.loads(study_file.read_text())
             differing = [key for key in self.fingerprint if stored.get(key) != self.fingerprint[key]]
@@ -441,7 +444,7 @@ class EvaluationStudy:
             raise FileNotFoundError(f"{study_file} does not exist; run the study first")
         if create:
             self.directory.mkdir(parents=True, exist_ok=True)
-            atomic_write_bytes(study_file, json.dumps(self._config(), indent=2).encode())
+            atomic_write_bytes(study_file, json.dumps({**marker("evaluate"), **self._config()}, indent=2).encode())
 
     def run(self, rank_fold: Callable[[str, Fold], np.ndarray],
             data_for_fold: Callable[[Fold, np.ndarray], tuple], *,
@@ -459,8 +462,9 @@ class EvaluationStudy:
         """
         self._check_budget_plan()
         self._check_fingerprint(create=True)
-        for stale in self.directory.glob("folds/*/.*.tmp"):  # left by a killed process
-            stale.unlink()
+        for method in self.methods:  # a result's staging file, left by a killed process
+            for stale in staging_leftovers(self.directory / "folds" / method, "repeat-[0-9]*-fold-[0-9]*.npz"):
+                stale.unlink()
         pending = self.missing()
         meter, done = _Progress(len(pending), progress), []
         for method, fold in pending:

@@ -53,6 +53,7 @@ from matplotlib.figure import Figure
 
 from sparkfs.core.stability import (BiasVarianceError, average_bias_variance_error, jaccard_stability,
                                     kuncheva_stability, normalised_feature_weights, top_k_subsets, weight_variance)
+from sparkfs.io.output_safety import check_study_directory, marker
 
 
 class StudyMismatchError(ValueError):
@@ -206,6 +207,14 @@ def atomic_write(path, write: Callable) -> Path:
     return path
 
 
+def staging_leftovers(folder, name_glob: str) -> List[Path]:
+    """The files :func:`atomic_write` left in ``folder`` when its process was killed while writing
+    a file whose name matches ``name_glob`` (``.NAME.XXXXXXXX.tmp``): regular files only, so a
+    user's file, folder or link of another name is never among them."""
+    found = sorted(Path(folder).glob(f".{name_glob}.*.tmp"))
+    return [path for path in found if path.is_file() and not path.is_symlink()]
+
+
 def weight_path_terms(paths, true_relevance=None) -> BiasVarianceError:
     """Average variance (and bias, error) of the normalised weights at every RFE iteration.
 
@@ -302,11 +311,15 @@ class StabilityStudy:
 
     def _check_fingerprint(self, create: bool) -> None:
         plan_file = self.directory / "plan.json"
+        if create:  # a new or empty directory, or one holding this tool's plan.json (not any other)
+            check_study_directory(str(self.directory), "stability")
         if not plan_file.exists():
-            if create:
-                (self.directory / "runs").mkdir(parents=True, exist_ok=True)
-                text = json.dumps({**self.fingerprint, "num_features_list": self.num_features_list}, indent=2)
+            if create:  # plan.json (the marker) first: a directory holding runs always has it
+                self.directory.mkdir(parents=True, exist_ok=True)
+                text = json.dumps({**marker("stability"), **self.fingerprint,
+                                   "num_features_list": self.num_features_list}, indent=2)
                 atomic_write(plan_file, lambda stream: stream.write(text.encode()))
+                (self.directory / "runs").mkdir(exist_ok=True)
             return
         stored = json.loads(plan_file.read_text())
         differing = [key for key in self.fingerprint if stored.get(key) != self.fingerprint[key]]
@@ -331,8 +344,9 @@ class StabilityStudy:
             raise _invalid("parallelism", "StabilityStudy.run", "an int in the range [1, inf)", parallelism)
         report = progress or (lambda message: print(message, file=sys.stderr, flush=True))
         self._check_fingerprint(create=True)
-        for stale in (self.directory / "runs").glob(".*.tmp"):  # left by a killed process
-            stale.unlink()
+        (self.directory / "runs").mkdir(exist_ok=True)
+        for stale in staging_leftovers(self.directory / "runs", "run-[0-9][0-9][0-9][0-9][0-9].npz"):
+            stale.unlink()  # a run's staging file, left by a killed process
         pending = [i for i in range(len(self.plan)) if not self._run_path(i).exists()]
         session_seconds: List[float] = []
 

@@ -11,27 +11,36 @@ written from the driver:
   anything is written. The final rename is atomic on HDFS and local disks; on object stores
   (S3, ABFS without hierarchical namespace) a directory rename is a copy, so a crash during that
   copy can leave a partial directory.
+
+``summary.json`` carries the marker of the command that wrote it, and an existing output is
+replaced (``--overwrite``) only when that marker says the same command wrote it and it holds
+nothing else: the rules are :mod:`sparkfs.io.output_safety`'s.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import logging
 import os
-import shutil
 import uuid
-from typing import Any, Dict, List, Optional
-from urllib.parse import urlparse
+from typing import Any, Dict, Iterable, List, Optional
 
 import numpy as np
 
+from sparkfs.io.output_safety import (OutputExistsError, check_location, check_replaceable, marker,  # noqa: F401
+                                     remove_replaced)
+from sparkfs.io.stores import HadoopStore, LocalStore, is_local_path, local_path_of, open_store
 
-class OutputExistsError(FileExistsError):
-    pass
+log = logging.getLogger("sparkfs")
 
 
 class OutputNotWritableError(ValueError):
     """The output directory cannot be created where it is asked for."""
+
+
+# The stores live in sparkfs.io.stores; these names stay for callers and tests of this module.
+_LocalStore, _HadoopStore, _open_store = LocalStore, HadoopStore, open_store
 
 
 def _check_local_writable(target: str) -> None:
@@ -49,128 +58,42 @@ def _check_local_writable(target: str) -> None:
                                      f"{parent or '.'} ({error.strerror})") from None
 
 
-def is_local_path(path: str) -> bool:
-    """True for a plain path (no ``scheme:``), written by the driver with the OS."""
-    scheme = urlparse(str(path)).scheme
-    return scheme == "" or (len(scheme) == 1 and os.name == "nt")  # C:\... on Windows
-
-
-def check_output_free(path: str, overwrite: bool, spark=None) -> str:
-    """Refuse an existing output before any work is done (unless ``overwrite``).
+def check_output_free(path: str, overwrite: bool, spark=None, *, command: str = "select",
+                      inputs: Iterable[Optional[str]] = ()) -> str:
+    """Refuse, before any work, an output that breaks the rules of
+    :mod:`sparkfs.io.output_safety`: one that is, contains or lies inside one of ``inputs`` (or
+    the current or home directory, or a root), or an existing path that is not a directory
+    ``command`` wrote (any existing path without ``overwrite``).
 
     Returns the resolved target: an absolute local path, or the fully qualified URI (which needs
     ``spark`` to reach the Hadoop file system).
     """
-    store = _open_store(path, spark)
+    local = local_path_of(path) is not None
+    if local:  # a path or a file: URI, compared with realpath, even before a session exists
+        check_location(path, inputs)
+    store = open_store(path, spark)
     try:
-        _refuse_existing(store, overwrite)
-        if isinstance(store, _LocalStore):
+        if not local:
+            check_location(path, inputs, store=store)
+        check_replaceable(store, command, overwrite)
+        if isinstance(store, LocalStore):
             _check_local_writable(store.target)
         return store.uri(store.target)
     finally:
         store.close()
 
 
-def _open_store(path: str, spark):
-    return _LocalStore(path) if is_local_path(path) else _HadoopStore(spark, path)
-
-
-def _refuse_existing(store, overwrite: bool) -> None:
-    if store.exists(store.target) and not overwrite:
-        raise OutputExistsError(f"output directory {store.uri(store.target)} already exists; pass --overwrite to replace it")
-
-
-class _LocalStore:
-    """The driver's own disk, through the OS (same methods as :class:`_HadoopStore`)."""
-
-    def __init__(self, path: str):
-        self.target = os.path.abspath(str(path))
-
-    def parent(self, path) -> str:
-        return os.path.dirname(path)
-
-    def name(self, path) -> str:
-        return os.path.basename(path)
-
-    def path(self, parent, name: str) -> str:
-        return os.path.join(parent, name)
-
-    def uri(self, path) -> str:
-        return path
-
-    def exists(self, path) -> bool:
-        return os.path.exists(path)
-
-    def write(self, path, payload: bytes) -> None:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "wb") as handle:
-            handle.write(payload)
-
-    def rename(self, source, destination) -> None:
-        os.rename(source, destination)
-
-    def delete(self, path) -> None:
-        shutil.rmtree(path, ignore_errors=True)
-
-    def close(self) -> None:
-        pass
-
-
-class _HadoopStore:
-    """The few Hadoop FileSystem calls the output needs, through the session's JVM."""
-
-    def __init__(self, spark, path: str):
-        if spark is None:
-            raise ValueError(f"output {path} is a URI: it is written through Spark's Hadoop file system, "
-                             "so a Spark session is needed")
-        jvm = spark.sparkContext._jvm
-        self._path_class = jvm.org.apache.hadoop.fs.Path
-        self.target = self._path_class(str(path))
-        configuration = spark.sparkContext._jsc.hadoopConfiguration()
-        try:
-            # A private instance: turning checksum files off must not change the cached one.
-            self.fs = jvm.org.apache.hadoop.fs.FileSystem.newInstance(self.target.toUri(), configuration)
-        except Exception as error:  # py4j wraps UnsupportedFileSystemException and the like
-            scheme = urlparse(str(path)).scheme
-            first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise ValueError(f"cannot open the file system of output {path} (scheme '{scheme}'): {first_line}") from None
-        self.fs.setWriteChecksum(False)
-        self.target = self.fs.makeQualified(self.target)
-
-    def parent(self, path):
-        return path.getParent()
-
-    def name(self, path) -> str:
-        return str(path.getName())
-
-    def path(self, parent, name: str):
-        return self._path_class(parent, name)
-
-    def uri(self, path) -> str:
-        return str(path.toString())
-
-    def exists(self, path) -> bool:
-        return bool(self.fs.exists(path))
-
-    def write(self, path, payload: bytes) -> None:
-        stream = self.fs.create(path, False)
-        try:
-            stream.write(bytearray(payload))
-        finally:
-            stream.close()
-
-    def rename(self, source, destination) -> None:
-        if not self.fs.rename(source, destination):
-            raise OSError(f"could not rename {self.uri(source)} to {self.uri(destination)}")
-
-    def delete(self, path) -> None:
-        try:
-            self.fs.delete(path, True)
-        except Exception:  # best effort: cleaning up after another error
-            pass
-
-    def close(self) -> None:
-        self.fs.close()
+def check_output_early(path: str, overwrite: bool, *, command: str = "select",
+                       inputs: Iterable[Optional[str]] = ()) -> bool:
+    """What :func:`check_output_free` can check before a Spark session exists: everything for a
+    local path, rule 1 for a ``file:`` URI. Returns True when the output is fully checked; call
+    :func:`check_output_free` with the session otherwise."""
+    if is_local_path(path):
+        check_output_free(path, overwrite, command=command, inputs=inputs)
+        return True
+    if local_path_of(path) is not None:
+        check_location(path, inputs)
+    return False
 
 
 def features_table(scores, selected: List[int], names: Optional[List[str]] = None):
@@ -203,9 +126,15 @@ def write_selection_output(path: str, table, summary: Dict[str, Any], overwrite:
 
 
 def write_output_files(path: str, tables: Dict[str, Any], summary: Dict[str, Any], *, overwrite: bool = False,
-                       spark=None) -> str:
+                       spark=None, command: str = "select") -> str:
     """Write pandas ``tables`` (file name -> DataFrame, as Parquet) and ``summary.json`` atomically
-    into the directory ``path`` (staged beside it, then renamed); returns the target."""
+    into the directory ``path`` (staged beside it, then renamed); returns the target.
+
+    ``summary.json`` carries the marker of ``command`` (:func:`sparkfs.io.output_safety.marker`);
+    with ``overwrite`` an existing directory is replaced only if that command wrote it and it
+    holds nothing else, and the old one is removed file by file (the module doc of
+    :mod:`sparkfs.io.output_safety`).
+    """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -215,11 +144,12 @@ def write_output_files(path: str, tables: Dict[str, Any], summary: Dict[str, Any
         parquet_sink = io.BytesIO()
         pq.write_table(pa.Table.from_pandas(table, preserve_index=False), parquet_sink)
         payloads[name] = parquet_sink.getvalue()
-    payloads["summary.json"] = json.dumps(summary, indent=2, default=_json_default).encode("utf-8")
-    store = _open_store(path, spark)
+    document = {**marker(command), **summary}
+    payloads["summary.json"] = json.dumps(document, indent=2, default=_json_default).encode("utf-8")
+    store = open_store(path, spark)
     try:
         target = store.target
-        _refuse_existing(store, overwrite)
+        check_replaceable(store, command, overwrite)  # again: the directory may have changed since the start
         staging = store.path(store.parent(target), f".{store.name(target)}.tmp-{uuid.uuid4().hex}")
         try:
             for name, payload in payloads.items():
@@ -228,15 +158,27 @@ def write_output_files(path: str, tables: Dict[str, Any], summary: Dict[str, Any
                 retired = store.path(store.parent(target), f"{store.name(staging)}.old")
                 store.rename(target, retired)
                 store.rename(staging, target)
-                store.delete(retired)
+                _remove_retired(store, retired, command)
             else:
                 store.rename(staging, target)
         except BaseException:
-            store.delete(staging)
+            store.delete_staging(staging)
             raise
         return store.uri(target)
     finally:
         store.close()
+
+
+def _remove_retired(store, retired, command: str) -> None:
+    """Delete the replaced output; what sparkfs did not write (added since the check) stays."""
+    try:
+        left = remove_replaced(store, retired, command)
+    except OSError as error:
+        log.warning("the replaced output was kept at %s: %s", store.uri(retired), error)
+        return
+    if left:
+        log.warning("the replaced output was kept at %s: it holds %s, which sparkfs did not write",
+                    store.uri(retired), ", ".join(left))
 
 
 def _json_default(value):

@@ -1,6 +1,8 @@
 """Comparison over several evaluations (sparkfs.evaluation.comparison, `sparkfs compare`): the
 lowest-error table and the Wilcoxon signed-rank tests equal a direct computation from best.csv."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -71,7 +73,10 @@ def test_compare_command(evaluations, tmp_path, capsys):
     assert main(["compare", *map(str, evaluations), "--reference", "anova", "--output", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "Wilcoxon signed-rank tests of anova against each method over the 6 (data set, classifier) cells" in printed
-    assert {path.name for path in out.iterdir()} == {"comparison.md", "lowest_errors.csv", "wilcoxon.csv"}
+    assert {path.name for path in out.iterdir()} == {"comparison.json", "comparison.md", "lowest_errors.csv",
+                                                      "wilcoxon.csv"}
+    about = json.loads((out / "comparison.json").read_text())  # the marker: compare may write here again
+    assert about["sparkfs_output"] == {"kind": "compare", "format": 1} and about["reference"] == "anova"
     assert main(["compare", str(evaluations[0]), "--reference", "nope", "--output", str(out)]) == 2
     assert "the reference method 'nope' is not among" in capsys.readouterr().err
     assert main(["compare", str(tmp_path / "missing"), "--output", str(out)]) == 2

@@ -62,8 +62,14 @@ def test_existing_output_is_refused_unless_overwrite(spark, breast_libsvm, tmp_p
     args = ["--input", breast_libsvm[0], "--format", "libsvm", "--method", "lfs", "--output", str(out)]
     assert _run(args) == 2
     assert (out / "keep.txt").exists()
+    # --overwrite replaces only an output of sparkfs select (tests/integration/test_output_safety.py)
+    assert _run(args + ["--overwrite"]) == 2
+    assert os.listdir(out) == ["keep.txt"]
+    os.unlink(out / "keep.txt")
+    os.rmdir(out)
+    assert _run(args) == 0
     assert _run(args + ["--overwrite"]) == 0
-    assert not (out / "keep.txt").exists() and (out / "summary.json").exists()
+    assert sorted(os.listdir(out)) == ["features.parquet", "summary.json"]
 
 
 def test_parquet_columns_with_string_labels(spark, tmp_path, shared_data):

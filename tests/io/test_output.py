@@ -39,7 +39,8 @@ def test_write_refuse_overwrite(spark, tmp_path, as_uri):
     written = write_selection_output(location, _table(), {"method": "lfs", "k": np.int64(3)}, spark=spark)
     assert written == (f"file:{folder}/run1" if as_uri else str(folder / "run1"))
     table, summary = _read(folder / "run1")
-    assert table["name"].tolist() == ["a", "b", "c", "d"] and summary == {"method": "lfs", "k": 3}
+    assert table["name"].tolist() == ["a", "b", "c", "d"] and summary == {"sparkfs_output": {"kind": "select", "format": 1},
+                                                                        "method": "lfs", "k": 3}
     # Only the two files: no staging folder, no Hadoop checksum files.
     assert sorted(os.listdir(folder / "run1")) == ["features.parquet", "summary.json"]
     assert os.listdir(folder) == ["run1"]
@@ -109,3 +110,22 @@ def test_local_path_detection():
     assert output.is_local_path("out/run1") and output.is_local_path("/abs/run")
     for uri in ("file:///tmp/x", "hdfs://nn/x", "s3a://bucket/x", "dbfs:/x"):
         assert not output.is_local_path(uri)
+
+
+@pytest.mark.parametrize("as_uri", [False, True], ids=["local-path", "file-uri"])
+def test_a_replaced_output_is_removed_file_by_file(spark, tmp_path, as_uri):
+    """What appears in the old output between the check and the rename is kept, not deleted."""
+    location = f"file://{tmp_path}/run" if as_uri else str(tmp_path / "run")
+    write_selection_output(location, _table(), {"method": "old"}, spark=spark)
+    retired = tmp_path / "retired"
+    os.rename(tmp_path / "run", retired)
+    (retired / "late.txt").write_text("a user's file")
+    store = output._open_store(f"file://{retired}" if as_uri else str(retired), spark)
+    try:
+        assert output.remove_replaced(store, store.target, "select") == ["late.txt"]
+    finally:
+        store.close()
+    assert os.listdir(retired) == ["late.txt"]
+    os.unlink(retired / "late.txt")
+    store = output._open_store(str(retired), spark)
+    assert output.remove_replaced(store, store.target, "select") == [] and not retired.exists()

@@ -1,0 +1,273 @@
+"""Output that cannot destroy what sparkfs did not write: the rules every writing command calls.
+
+Two rules, checked before any work (a local output before Spark starts; a Hadoop URI once the
+session exists, through its ``FileSystem``):
+
+1. **Where** (:func:`check_location`): the output must not be, contain or lie inside an input of
+   the command, and must not be or contain the current directory, the home directory (``~``,
+   ``$HOME``, the account's home; on a Hadoop store also its home and working directories) or a
+   file system's root. Paths are compared after ``realpath`` (symlinks and ``..`` resolved), with
+   ``file:///x`` and ``/x`` the same place.
+2. **What is there** (:func:`check_replaceable`, :func:`check_study_directory`): every directory
+   sparkfs writes carries a marker, ``"sparkfs_output": {"kind": ..., "format": 1}`` in its
+   ``summary.json`` (``select``, ``instance-weights``), ``study.json`` (``evaluate``),
+   ``plan.json`` (``stability``) or ``comparison.json`` (``compare``). ``--overwrite`` replaces only
+   a directory whose marker names the same command and which holds nothing but the files that
+   command writes there; a file, a symbolic link, a directory without the marker (including the
+   output of a sparkfs older than the marker) or one holding anything else is refused. The
+   resumable studies (``evaluate``, ``stability``) and ``compare`` write into a new or empty
+   directory or into one carrying their own marker, nothing else.
+
+When a replaced directory is removed, only the files its command writes are deleted, one by one,
+then the (then empty) directory: a file that appeared in the meantime stays (:func:`remove_replaced`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from typing import FrozenSet, Iterable, List, Optional, Tuple
+
+from sparkfs.io.stores import LocalStore, Place, local_path_of, place_of
+
+MARKER_KEY = "sparkfs_output"
+#: Version of the marker and of the layout it vouches for; a larger one is refused.
+MARKER_FORMAT = 1
+#: A marker file above this size is not one sparkfs wrote (the largest summaries list every
+#: selected feature's name); it is not read.
+_LARGEST_MARKER_BYTES = 256 * 2**20
+
+
+class OutputExistsError(FileExistsError):
+    """The output exists and ``--overwrite`` was not given."""
+
+
+class UnsafeOutputError(ValueError):
+    """The output path would replace or delete data sparkfs did not write there."""
+
+
+@dataclass(frozen=True)
+class OutputKind:
+    """What one command writes: its marker file and, for a directory it replaces whole, every
+    name it writes there (None for a study directory it writes into and resumes)."""
+
+    command: str
+    marker_file: str
+    files: Optional[FrozenSet[str]]
+
+
+KINDS = {kind.command: kind for kind in (
+    OutputKind("select", "summary.json", frozenset({"features.parquet", "summary.json"})),
+    OutputKind("instance-weights", "summary.json", frozenset({"weights.parquet", "summary.json"})),
+    OutputKind("evaluate", "study.json", None),
+    OutputKind("stability", "plan.json", None),
+    OutputKind("compare", "comparison.json", frozenset({"comparison.json", "comparison.md", "lowest_errors.csv",
+                                                       "wilcoxon.csv"})),
+)}
+
+
+def marker(command: str) -> dict:
+    """The marker a command's marker file carries (merge it into the JSON document)."""
+    if command not in KINDS:
+        raise ValueError(f"unknown output kind {command!r}; known: {sorted(KINDS)}")
+    return {MARKER_KEY: {"kind": command, "format": MARKER_FORMAT}}
+
+
+# Rule 1: where -----------------------------------------------------------------------------------
+
+
+def _relation(output: Place, other: Place) -> Optional[str]:
+    """'is', 'contains' or 'inside' when ``output`` is, contains or lies inside ``other``."""
+    if output[0] != other[0]:
+        return None
+    separator = os.sep if output[0] == "file" else "/"
+    mine, theirs = output[1].rstrip(separator) or separator, other[1].rstrip(separator) or separator
+    if mine == theirs:
+        return "is"
+    if theirs.startswith(mine if mine.endswith(separator) else mine + separator):
+        return "contains"
+    if mine.startswith(theirs if theirs.endswith(separator) else theirs + separator):
+        return "inside"
+    return None
+
+
+def _is_root(place: Place) -> bool:
+    path = place[1]
+    return os.path.dirname(path) == path if place[0] == "file" else path.rstrip("/") == ""
+
+
+def _local_homes() -> List[str]:
+    homes = [os.path.expanduser("~"), os.environ.get("HOME")]
+    try:
+        import pwd
+
+        homes.append(pwd.getpwuid(os.getuid()).pw_dir)
+    except (ImportError, KeyError, AttributeError):  # Windows, or an account without an entry
+        pass
+    return [home for home in dict.fromkeys(homes) if home]
+
+
+def _protected(store) -> List[Tuple[str, Place]]:
+    places = [("the current directory", place_of(os.getcwd()))]
+    places += [("the home directory", place_of(home)) for home in _local_homes()]
+    return places + (store.own_directories() if store is not None else [])
+
+
+def _shown(text: str, place: Place) -> str:
+    where = place[1] if place[0] == "file" else place[0] + place[1]
+    return str(text) if str(text).rstrip("/\\") == where.rstrip("/\\") else f"{text} (= {where})"
+
+
+def check_location(output: str, inputs: Iterable[Optional[str]] = (), *, store=None) -> None:
+    """Rule 1 (module doc): refuse an output that is, contains or lies inside one of ``inputs``,
+    is or contains the current or home directory, or is a file system's root.
+
+    Without ``store`` the output must be local (a path or a ``file:`` URI); with an open
+    :class:`~sparkfs.io.stores.HadoopStore` its places are the store's qualified paths.
+    """
+    here = place_of(output) if store is None else store.place(store.target)
+    shown = _shown(output, here)
+    if _is_root(here):
+        raise UnsafeOutputError(f"output {shown} is the root of its file system: everything on it would be at risk; "
+                                "choose another --output (a new directory)")
+    for text in inputs:
+        if not text:
+            continue
+        relation = _relation(here, place_of(text) if store is None else store.input_place(text))
+        if relation == "is":
+            raise UnsafeOutputError(f"output {shown} is the input {text}: writing the output there would replace "
+                                    "the input; choose another --output")
+        if relation == "contains":
+            raise UnsafeOutputError(f"output {shown} contains the input {text}: an output directory must not hold "
+                                    "the command's inputs (replacing it would delete them); choose another --output")
+        if relation == "inside":
+            raise UnsafeOutputError(f"output {shown} lies inside the input {text}: writing there would change the "
+                                    "input; choose another --output outside it")
+    for what, place in _protected(store):
+        relation = _relation(here, place)
+        if relation in ("is", "contains"):
+            verb = "is" if relation == "is" else "contains"
+            raise UnsafeOutputError(f"output {shown} {verb} {what} ({place[1]}), which holds files sparkfs did not "
+                                    "write; choose another --output (a new directory, e.g. below it)")
+
+
+# Rule 2: what is there ---------------------------------------------------------------------------
+
+
+def _marker_in(store, directory, kind: OutputKind) -> Tuple[Optional[dict], str]:
+    """(the marker of ``directory``'s marker file or None, why there is none)."""
+    path = store.path(directory, kind.marker_file)
+    if not store.exists(path) or store.is_dir(path):
+        return None, f"no {kind.marker_file}"
+    if store.size(path) > _LARGEST_MARKER_BYTES:
+        return None, f"its {kind.marker_file} is larger than any sparkfs writes"
+    try:
+        document = json.loads(store.read(path).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None, f"its {kind.marker_file} is not JSON"
+    tag = document.get(MARKER_KEY) if isinstance(document, dict) else None
+    if not isinstance(tag, dict) or not isinstance(tag.get("kind"), str) or type(tag.get("format")) is not int:
+        return None, (f"its {kind.marker_file} has no '{MARKER_KEY}' tag (outputs of sparkfs versions before the "
+                      "tag have none)")
+    return tag, ""
+
+
+def _check_tag(tag: dict, kind: OutputKind, where: str, action: str) -> None:
+    if tag["kind"] != kind.command:
+        raise UnsafeOutputError(f"{where} holds the output of sparkfs {tag['kind']}, not of sparkfs {kind.command}: "
+                                f"{action} would lose it; choose another --output")
+    if not 1 <= tag["format"] <= MARKER_FORMAT:
+        raise UnsafeOutputError(f"{where} was written in output format {tag['format']}, which this sparkfs does not "
+                                f"know (it knows 1 to {MARKER_FORMAT}); choose another --output")
+
+
+def _foreign(names: Iterable[str], kind: OutputKind) -> List[str]:
+    allowed = kind.files | {f".{name}.crc" for name in kind.files}  # Hadoop's checksums of our files
+    return [name for name in names if name not in allowed]
+
+
+def check_replaceable(store, command: str, overwrite: bool) -> None:
+    """Rule 2 for a directory written whole (``select``, ``instance-weights``): nothing at the
+    target, or with ``overwrite`` a directory this command wrote and nothing else."""
+    kind, target = KINDS[command], store.target
+    if not store.exists(target):
+        return
+    where = store.uri(target)
+    if not overwrite:
+        raise OutputExistsError(f"output directory {where} already exists; pass --overwrite to replace it "
+                                f"(only an output of sparkfs {command} can be replaced)")
+    if store.is_symlink(target):
+        raise UnsafeOutputError(f"--overwrite: {where} is a symbolic link; sparkfs replaces only a directory it "
+                                "wrote, not a link: choose another --output")
+    if not store.is_dir(target):
+        raise UnsafeOutputError(f"--overwrite: {where} is a file, not a directory written by sparkfs; sparkfs never "
+                                "replaces a file with a directory: choose another --output")
+    tag, missing = _marker_in(store, target, kind)
+    if tag is None:
+        raise UnsafeOutputError(f"--overwrite: {where} is not an output of sparkfs {command} ({missing}); replacing "
+                                "it could delete data sparkfs did not write: choose another --output")
+    _check_tag(tag, kind, f"--overwrite: {where}", "replacing it")
+    foreign = _foreign(store.names(target), kind)
+    if foreign:
+        listed = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise UnsafeOutputError(f"--overwrite: {where} holds {len(foreign)} entr{'y' if len(foreign) == 1 else 'ies'} "
+                                f"sparkfs {command} does not write ({listed}): replacing the directory would delete "
+                                "them; move them away or choose another --output")
+
+
+def remove_replaced(store, directory, command: str) -> List[str]:
+    """Delete the files ``command`` writes in ``directory``, then the directory if it is empty;
+    returns the names left (anything else, which is never deleted)."""
+    kind = KINDS[command]
+    left = []
+    for name in store.names(directory):
+        if name in _foreign([name], kind):
+            left.append(name)
+        else:
+            store.delete_file(store.path(directory, name))
+    if not left:
+        store.delete_empty_directory(directory)
+    return left
+
+
+def local_directory(path: str, flag: str = "--output") -> str:
+    """The absolute local path of a study's directory (a path or a ``file:`` URI)."""
+    local = local_path_of(path)
+    if local is None:
+        raise UnsafeOutputError(f"{flag} {path}: this command writes to a local directory only (a path or a "
+                                "file:/// URI)")
+    return local
+
+
+def check_study_directory(path: str, command: str, inputs: Iterable[Optional[str]] = (), *,
+                          flag: str = "--output", must_be_own: bool = False) -> str:
+    """Rules 1 and 2 for a directory a command writes into and resumes (``evaluate``,
+    ``stability``, ``compare``): new or empty, or carrying the command's own marker. With
+    ``must_be_own`` (``report``) it must carry the marker, which is all rule 1 would prove.
+    Returns the absolute local path."""
+    kind = KINDS[command]
+    directory = local_directory(path, flag)
+    if not must_be_own:
+        check_location(directory, inputs)
+    if not os.path.lexists(directory):
+        if must_be_own:
+            raise FileNotFoundError(f"{flag} {path} does not exist; run sparkfs {command} first")
+        return directory
+    if not os.path.isdir(directory):
+        raise UnsafeOutputError(f"{flag} {path} is a file, not a directory of sparkfs {command}; sparkfs never "
+                                "replaces a file with a directory: choose another directory")
+    staging = re.compile(rf"^\.{re.escape(kind.marker_file)}\..*\.tmp$")  # left by a killed first write
+    if not must_be_own and all(staging.match(name) for name in os.listdir(directory)):
+        return directory
+    tag, missing = _marker_in(LocalStore(directory), directory, kind)
+    if tag is None:
+        if must_be_own:
+            raise UnsafeOutputError(f"{flag} {path} is not a directory of sparkfs {command} ({missing}); sparkfs "
+                                    f"report writes only into the directory of an evaluation")
+        raise UnsafeOutputError(f"{flag} {path} is not empty and is not a directory of sparkfs {command} ({missing}); "
+                                f"sparkfs {command} writes only into a new or empty directory, or into one it wrote "
+                                "itself (to resume): choose another directory")
+    _check_tag(tag, kind, f"{flag} {path}", "writing into it")
+    return directory
