@@ -19,7 +19,7 @@ import yaml
 
 DEFAULTS: Dict[str, Any] = {
     "input": {"path": None, "format": "libsvm", "label_col": "label", "features_col": "features",
-              "weight_col": None, "num_features": None},
+              "weight_col": None, "num_features": None, "driver_budget_mb": None},
     "method": "lfs",
     "instance_weighting": "none",
     "params": {},
