@@ -11,6 +11,7 @@ import pyarrow as pa
 import pytest
 
 from sparkfs.cli import main
+from sparkfs.errors import InvalidInputError
 from sparkfs.io.libsvm import LineProblem, parse_or_locate
 from sparkfs.io.readers import read_dataset
 
@@ -33,6 +34,11 @@ def _plain_lines(n_rows=N_ROWS, seed=3):
     return lines
 
 
+def _rows(frame):
+    """(label, indices, values, size) of every row, sorted."""
+    return sorted((row[0], row[1].indices.tolist(), row[1].values.tolist(), row[1].size) for row in frame.collect())
+
+
 def _refused(capsys, code, out, *fragments):
     err = capsys.readouterr().err
     assert code == 2, err[-2000:]
@@ -40,22 +46,6 @@ def _refused(capsys, code, out, *fragments):
     assert all(fragment in message for fragment in fragments), message
     assert not out.exists()
     return message
-
-
-def test_tabs_comments_and_qid_select_as_the_same_rows_without_them(spark, tmp_path):
-    plain = _plain_lines()
-    decorated = ["# SVMlight file with comments", ""]
-    for number, line in enumerate(plain):
-        label, *features = line.split(" ")
-        qid = [f"qid:{number // 10}"] if number % 3 else []
-        decorated.append("\t".join([label, *qid, *features]) + (f"  # row {number}: a # b" if number % 2 else ""))
-    (tmp_path / "plain.libsvm").write_text("\n".join(plain) + "\n")
-    (tmp_path / "svmlight.txt").write_text("\r\n".join(decorated) + "\r\n")
-    for name in ("plain.libsvm", "svmlight.txt"):
-        assert _select("--input", str(tmp_path / name), "--format", "libsvm", "--output", str(tmp_path / name[:5])) == 0
-    expected = pd.read_parquet(tmp_path / "plain" / "features.parquet")
-    assert len(expected) == 8 and np.isfinite(expected["score"]).all()
-    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "svmli" / "features.parquet"), expected)
 
 
 @pytest.mark.parametrize("n_files", [1, 7])
@@ -69,13 +59,24 @@ def test_parse_equals_sparks_libsvm_reader(spark, tmp_path, n_files):
     ours = read_dataset(spark, str(folder), "libsvm")
     theirs = spark.read.format("libsvm").load(str(folder))
     assert ours.num_features == theirs.first()["features"].size == 8
+    assert _rows(ours.df) == _rows(theirs)
 
-    def rows(frame):
-        return sorted((row["label"], row["features"].indices.tolist(), row["features"].values.tolist())
-                      for row in frame.collect())
 
-    assert rows(ours.df) == rows(theirs)
-    assert {row["features"].size for row in ours.df.collect()} == {8}
+def test_tabs_comments_and_qid_select_as_the_same_rows_without_them(spark, tmp_path):
+    plain = _plain_lines()
+    decorated = ["# SVMlight file with comments", ""]
+    for number, line in enumerate(plain):
+        label, *features = line.split(" ")
+        qid = [f"qid:{number // 10}"] if number % 3 else []
+        decorated.append("\t".join([label, *qid, *features]) + (f"  # row {number}: a # b" if number % 2 else ""))
+    (tmp_path / "plain.libsvm").write_text("\n".join(plain) + "\n")
+    (tmp_path / "svmlight.txt").write_text("\r\n".join(decorated) + "\r\n")
+    assert _rows(read_dataset(spark, str(tmp_path / "svmlight.txt"), "libsvm").df) == \
+        _rows(read_dataset(spark, str(tmp_path / "plain.libsvm"), "libsvm").df)
+    out = tmp_path / "out"
+    assert _select("--input", str(tmp_path / "svmlight.txt"), "--format", "libsvm", "--output", str(out)) == 0
+    table = pd.read_parquet(out / "features.parquet")
+    assert len(table) == 8 and np.isfinite(table["score"]).all()
 
 
 def test_line_numbers_are_exact_when_files_are_split(spark, tmp_path):
@@ -89,7 +90,7 @@ def test_line_numbers_are_exact_when_files_are_split(spark, tmp_path):
     spark.conf.set("spark.sql.files.maxPartitionBytes", "8000")
     try:
         assert spark.read.text(str(path)).rdd.getNumPartitions() > 5
-        with pytest.raises(Exception, match=f"line 2346 of {path} is not LIBSVM"):
+        with pytest.raises(InvalidInputError, match=f"line 2346 of {path} is not LIBSVM"):
             read_dataset(spark, str(path), "libsvm")
     finally:
         spark.conf.set("spark.sql.files.maxPartitionBytes", previous)
