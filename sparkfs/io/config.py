@@ -2,7 +2,8 @@
 
 Layout of ``conf/*.yaml``::
 
-    input:  {path: data/x.libsvm, format: libsvm, label_col: label, features_col: features, weight_col: null}
+    input:  {path: data/x.libsvm, format: libsvm, label_col: label, features_col: features, weight_col: null,
+             num_features: null, driver_budget_mb: null}   # LIBSVM vector size (--vector-size), its bound
     method: lfs
     params: {gamma: -0.5}
     selection: {num_features: 20}      # or {threshold: 0.0}

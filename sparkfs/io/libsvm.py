@@ -134,6 +134,8 @@ def parse_lines(lines, vector_size: Optional[int] = None) -> ParsedLines:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if pa.types.is_large_string(lines.type):   # the byte-level split below reads 32-bit offsets
+        lines = lines.cast(pa.string())
     text = pc.ascii_trim_whitespace(_strip_comments(lines))
     is_data = pc.not_equal(text, "").to_numpy(zero_copy_only=False)
     positions = np.flatnonzero(is_data)
@@ -215,7 +217,7 @@ def _split_features(features, token_lines, vector_size: Optional[int]) -> Tuple[
         problem = f"index {text} is above {MAX_INDEX}, the largest size of a Spark vector" \
             if text.isdigit() and text.isascii() else f"the index {text!r} is not a whole number"
         raise LineProblem(int(token_lines[bad]), f"{_text(features, bad)!r}: {problem}")
-    indices = pc_cast(index_text, pa.int64()).to_numpy(zero_copy_only=False)
+    indices = index_text.cast(pa.int64()).to_numpy(zero_copy_only=False)
     limit = MAX_INDEX if vector_size is None else int(vector_size)
     out_of_range = (indices < 1) | (indices > limit)
     if out_of_range.any():
@@ -231,12 +233,6 @@ def _split_features(features, token_lines, vector_size: Optional[int]) -> Tuple[
     in_value = ~(in_index | is_colon)
     value_text, _, _ = _pieces(data, in_value, offsets[1:] - colons - 1)
     return indices, value_text
-
-
-def pc_cast(strings, arrow_type):
-    import pyarrow.compute as pc
-
-    return pc.cast(strings, arrow_type)
 
 
 def _check_increasing(indices, row_of_token, token_lines, features) -> None:
