@@ -17,7 +17,7 @@ from sparkfs._version import __version__
 from sparkfs.io.config import DEFAULTS, ConfigError, check_config, load_config, merge_config, parse_param
 from sparkfs.io.output import (OutputExistsError, check_output_early, check_output_free, features_table,
                                write_selection_output)
-from sparkfs.io.readers import FORMATS, find_bad_libsvm_line, read_dataset
+from sparkfs.io.readers import FORMATS, read_dataset, selector_budget
 from sparkfs.errors import InvalidInputError, SparkResourceError
 from sparkfs.spark.failures import describe, resource_failure
 from sparkfs.evaluate_command import add_evaluate_commands, run_compare, run_evaluate, run_report
@@ -34,6 +34,8 @@ def add_input_args(parser) -> None:
     parser.add_argument("--format", choices=FORMATS, help="input format")
     parser.add_argument("--label-col", help="label column (parquet/csv)")
     parser.add_argument("--features-col", help="vector column (parquet); otherwise numeric columns are assembled")
+    parser.add_argument("--vector-size", type=int, help="LIBSVM: the number of features (largest index allowed); "
+                        "default: the largest index in the input. Either must fit the driver budget")
 
 
 def add_spark_args(parser) -> None:
@@ -64,6 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "written through Spark's Hadoop file system")
     select.add_argument("--overwrite", action="store_true", default=None,
                         help="replace an existing output directory written by sparkfs select (and holding nothing else)")
+    select.add_argument("--driver-budget-mb", type=float, help="driver memory for the input's dense per-feature "
+                        "state, bounding the LIBSVM vector size (default: the method's driverBudgetMB, else 1024)")
     add_spark_args(select)
     add_study_commands(commands, add_input_args, add_spark_args)
     add_evaluate_commands(commands, add_input_args, add_spark_args)
@@ -76,7 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
 _FLAG_OF_KEY = {"input.path": "--input", "input.format": "--format", "input.label_col": "--label-col",
                 "input.features_col": "--features-col", "input.weight_col": "--weight-col", "method": "--method",
                 "instance_weighting": "--instance-weighting", "selection.num_features": "--num-features",
-                "selection.threshold": "--threshold", "output.path": "--output", "spark.master": "--master"}
+                "selection.threshold": "--threshold", "output.path": "--output", "spark.master": "--master",
+                "input.num_features": "--vector-size", "input.driver_budget_mb": "--driver-budget-mb"}
 
 
 def join_negative_values(argv: List[str]) -> List[str]:
@@ -114,7 +119,8 @@ def _is_number(text: str) -> bool:
 def _flags_to_config(args) -> Dict[str, Any]:
     return {
         "input": {"path": args.input, "format": args.format, "label_col": args.label_col,
-                  "features_col": args.features_col, "weight_col": args.weight_col},
+                  "features_col": args.features_col, "weight_col": args.weight_col,
+                  "num_features": args.vector_size, "driver_budget_mb": args.driver_budget_mb},
         "method": args.method,
         "instance_weighting": args.instance_weighting,
         "params": dict(parse_param(text) for text in args.param),
@@ -232,6 +238,7 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
             spark, input_conf["path"], input_conf["format"], label_col=input_conf["label_col"],
             features_col=input_conf["features_col"], weight_col=input_conf.get("weight_col"),
             num_features=input_conf.get("num_features"), require_label=supervised,
+            **selector_budget(selector, input_conf.get("driver_budget_mb")),
         )
     selector.setFeaturesCol(dataset.features_col).setLabelCol(dataset.label_col)
     if input_conf.get("weight_col"):
@@ -247,15 +254,7 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
                                            outputCol=_INSTANCE_WEIGHT).transform(frame)
         selector.setWeightCol(_INSTANCE_WEIGHT)
     with _Stage("fit"):
-        try:
-            model = _fit_announcing_ties(selector, frame)
-        except (InvalidInputError, ValueError, SparkResourceError):
-            raise
-        except Exception as error:  # a LIBSVM line Spark could not parse (read lazily with numFeatures)
-            bad_line = find_bad_libsvm_line(spark, input_conf["path"]) if input_conf["format"] == "libsvm" else None
-            if bad_line is None:
-                raise
-            raise bad_line from error
+        model = _fit_announcing_ties(selector, frame)
     if model.numInputFeatures != dataset.num_features:
         raise InvalidInputError(
             f"the model has {model.numInputFeatures} scores but the input declares {dataset.num_features} features"
@@ -308,7 +307,8 @@ def _refuse_empty_selection(model, feature_names, selection) -> None:
 #: ``--parallelism`` are checked by ``stability`` itself, also before any data are read.)
 _OPTION_RANGES = {"sample_fraction": (0.0, 1.0, True, True), "seed": (0, math.inf, False, True),
                   "cv": (1, math.inf, False, True), "repeats": (1, math.inf, False, True),
-                  "probes": (0, math.inf, False, True), "driver_budget_mb": (0.0, math.inf, True, True)}
+                  "probes": (0, math.inf, False, True), "driver_budget_mb": (0.0, math.inf, True, True),
+                  "vector_size": (1, 2**31 - 1, False, False)}
 
 
 def check_numeric_options(args) -> None:

@@ -58,6 +58,8 @@ def add_study_commands(commands, add_input_args, add_spark_args) -> None:
     study.add_argument("--parallelism", type=int, default=1, help="runs fitted at once from driver threads")
     study.add_argument("--output", required=True, help="output directory: a local path, new or empty, or a "
                        "stability directory of its own (reused to resume)")
+    study.add_argument("--driver-budget-mb", type=float, help="driver memory for the input's dense per-feature "
+                       "state, bounding the LIBSVM vector size (default: the method's driverBudgetMB, else 1024)")
     add_spark_args(study)
 
 
@@ -73,11 +75,12 @@ def check_output(args) -> str:
     return check_study_directory(args.output, "stability", inputs=[args.input, args.true_relevance])
 
 
-def _read(args, spark, require_label=True):
+def _read(args, spark, require_label=True, budget=None):
     from sparkfs.io.readers import read_dataset
 
     return read_dataset(spark, args.input, args.format, label_col=args.label_col or "label",
-                        features_col=args.features_col or "features", require_label=require_label)
+                        features_col=args.features_col or "features", require_label=require_label,
+                        num_features=args.vector_size, **(budget or {}))
 
 
 def run_instance_weights(args, spark) -> Dict[str, Any]:
@@ -89,7 +92,8 @@ def run_instance_weights(args, spark) -> Dict[str, Any]:
 
     check_output_free(args.output, bool(args.overwrite), spark=spark, command="instance-weights", inputs=[args.input])
     started = time.perf_counter()
-    dataset = _read(args, spark)
+    dataset = _read(args, spark, budget={"driver_budget_mb": args.driver_budget_mb,
+                                         "budget_name": "--driver-budget-mb"})
     weighter = MarginInstanceWeighter(featuresCol=dataset.features_col, labelCol=dataset.label_col,
                                       driverBudgetMB=args.driver_budget_mb)
     weighter.transform(dataset.df)
@@ -141,6 +145,7 @@ def run_stability(args, spark) -> Dict[str, Any]:
 
     from sparkfs.evaluation.stability_runs import RunResult, StabilityStudy, subsample_plan
     from sparkfs.io.config import parse_param
+    from sparkfs.io.readers import selector_budget
     from sparkfs.methods import build_selector
     from sparkfs.selectors.instance_weighting import MarginInstanceWeighter
     from sparkfs.spark.row_values import labels_by_position, with_row_values
@@ -152,10 +157,10 @@ def run_stability(args, spark) -> Dict[str, Any]:
         raise ValueError(f"--runs must be at least 2 (stability compares runs), got {args.runs}")
     if args.parallelism < 1:
         raise ValueError(f"--parallelism must be at least 1, got {args.parallelism}")
-    build_selector(args.method, params)   # an unknown method or param fails before any Spark work
+    checked = build_selector(args.method, params)   # an unknown method or param fails before any Spark work
     if args.instance_weighting == "margin" and args.method == "svm-rfe":
         params = {**params, "instanceWeighting": "margin"}
-    dataset = _read(args, spark)
+    dataset = _read(args, spark, budget=selector_budget(checked, args.driver_budget_mb))
     df = dataset.df.persist(StorageLevel.MEMORY_AND_DISK)   # the same rows in the same partitions every run
     labels, offsets = labels_by_position(df, dataset.label_col)
     n_features = len(dataset.feature_names)

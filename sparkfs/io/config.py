@@ -2,7 +2,8 @@
 
 Layout of ``conf/*.yaml``::
 
-    input:  {path: data/x.libsvm, format: libsvm, label_col: label, features_col: features, weight_col: null}
+    input:  {path: data/x.libsvm, format: libsvm, label_col: label, features_col: features, weight_col: null,
+             num_features: null, driver_budget_mb: null}   # LIBSVM vector size (--vector-size), its bound
     method: lfs
     params: {gamma: -0.5}
     selection: {num_features: 20}      # or {threshold: 0.0}
@@ -26,7 +27,7 @@ import yaml
 
 DEFAULTS: Dict[str, Any] = {
     "input": {"path": None, "format": "libsvm", "label_col": "label", "features_col": "features",
-              "weight_col": None, "num_features": None},
+              "weight_col": None, "num_features": None, "driver_budget_mb": None},
     "method": "lfs",
     "instance_weighting": "none",
     "params": {},
@@ -95,6 +96,7 @@ SCHEMA: Dict[str, Tuple[Callable[[Any], bool], str]] = {
     "input.features_col": _COLUMN,
     "input.weight_col": _COLUMN,
     "input.num_features": (lambda v: _is_number(v) and isinstance(v, int) and v >= 1, "a whole number >= 1"),
+    "input.driver_budget_mb": (lambda v: _is_number(v) and math.isfinite(v) and v > 0, "a positive number (MiB)"),
     "method": (_is_string, "a string (a method name: see `sparkfs methods`)"),
     "instance_weighting": _one_of("none", "margin"),
     "params": (lambda v: isinstance(v, dict), "a mapping of param names to values"),

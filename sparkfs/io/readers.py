@@ -8,14 +8,18 @@ has them, else ``f0..f{D-1}``). Sparse LIBSVM rows stay SparseVectors.
 from __future__ import annotations
 
 import csv
+import difflib
 import os
 from dataclasses import dataclass
 from typing import Dict, Iterator, List, Optional, Tuple
 from urllib.parse import urlparse
 
 from sparkfs.errors import InvalidInputError
+from sparkfs.io.libsvm import DEFAULT_DRIVER_BUDGET_MB, check_vector_size, read_libsvm
 
 FORMATS = ("libsvm", "parquet", "csv")
+ASSEMBLED_COL = "__sparkfs_features"   # the vector of the numeric columns when `features` is one of them
+SHOWN_COLUMNS = 8                      # column names listed when a named column is missing
 
 
 @dataclass
@@ -28,6 +32,17 @@ class Dataset:
     @property
     def num_features(self) -> int:
         return len(self.feature_names)
+
+
+def selector_budget(selector, driver_budget_mb: Optional[float] = None) -> Dict[str, object]:
+    """read_dataset's budget keywords for a command that fits ``selector``: ``--driver-budget-mb``
+    when given, else the selector's driverBudgetMB when it has one, else the reader's default."""
+    if driver_budget_mb is None and selector.hasParam("driverBudgetMB"):
+        driver_budget_mb = float(selector.getOrDefault("driverBudgetMB"))
+    if driver_budget_mb is not None and not (isinstance(driver_budget_mb, (int, float)) and driver_budget_mb > 0):
+        raise InvalidInputError(f"--driver-budget-mb must be a number > 0, got {driver_budget_mb!r}")
+    return {"driver_budget_mb": float(driver_budget_mb or DEFAULT_DRIVER_BUDGET_MB),
+            "budget_name": "--driver-budget-mb"}
 
 
 def _check_exists(path: str) -> None:
@@ -48,7 +63,7 @@ def _vector_names(df, features_col: str, size: int) -> List[str]:
 
 def _text_lines(spark, path: str) -> Iterator[Tuple[str, int, str]]:
     """(file, 1-based line number, line) of every line of a text input, streamed to the driver
-    (used only on the error path, to point at the bad line)."""
+    (used only on the error path, to point at a bad CSV value)."""
     from pyspark.sql import functions as F
 
     numbers: Dict[str, int] = {}
@@ -57,41 +72,38 @@ def _text_lines(spark, path: str) -> Iterator[Tuple[str, int, str]]:
         yield row["file"], numbers[row["file"]], row["value"]
 
 
-def _libsvm_line_problem(line: str) -> Optional[str]:
-    """What is wrong with one LIBSVM line (None when it parses like Spark's reader wants)."""
-    text = line.strip()
-    if not text or text.startswith("#"):
-        return None
-    tokens = text.split()
-    try:
-        float(tokens[0])
-    except ValueError:
-        return f"the label {tokens[0]!r} is not a number"
-    previous = 0
-    for token in tokens[1:]:
-        index, separator, value = token.partition(":")
-        if not separator or not index.isdigit():
-            return f"{token!r} is not index:value"
-        try:
-            float(value)
-        except ValueError:
-            return f"{token!r}: the value {value!r} is not a number"
-        if int(index) <= previous:
-            return f"{token!r}: indices must be 1-based and increasing"
-        previous = int(index)
-    return None
+def _refuse_missing_column(kind: str, name: str, columns: List[str], path: str) -> None:
+    """A missing label/weight column, listing a few of the columns and the likely intended ones."""
+    shown = ", ".join(repr(c) for c in columns[:SHOWN_COLUMNS])
+    if len(columns) > SHOWN_COLUMNS:
+        shown += f", ... ({len(columns)} columns in all)"
+    close = [c for c in columns if c.lower() == name.lower()] or difflib.get_close_matches(name, columns, n=3)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    raise InvalidInputError(f"{kind} column '{name}' not found in {path}; its columns are {shown}{hint}")
 
 
-def find_bad_libsvm_line(spark, path: str) -> Optional[InvalidInputError]:
-    """The first line of a LIBSVM input that does not parse, as an error naming file and line (or
-    that the input has no data line at all)."""
-    data_lines = 0
-    for file, number, line in _text_lines(spark, path):
-        problem = _libsvm_line_problem(line)
-        if problem:
-            return InvalidInputError(f"line {number} of {file} is not LIBSVM ('label index:value ...'): {problem}")
-        data_lines += bool(line.strip()) and not line.strip().startswith("#")
-    return None if data_lines else InvalidInputError(f"the input has no rows: {path}")
+def _check_csv_header(spark, path: str) -> None:
+    """Refuse a CSV header Spark would misread silently: duplicate names (Spark renames them, names
+    compared ignoring case as Spark does) or one column holding ';' or tabs (another separator)."""
+    first = spark.read.option("header", "false").csv(path).first()
+    if first is None:
+        return
+    names = [name for name in first if name is not None]
+    if len(names) == 1 and (";" in names[0] or "\t" in names[0]):
+        separator = "';'" if ";" in names[0] else "tab"
+        raise InvalidInputError(
+            f"the CSV header of {path} is one column, {names[0][:60]!r}, holding {separator}s: the file looks "
+            f"{separator}-separated, and sparkfs reads comma-separated CSV; convert it to commas (or to Parquet)")
+    seen: Dict[str, str] = {}
+    duplicates = []
+    for name in names:
+        if name.lower() in seen and seen[name.lower()] not in duplicates:
+            duplicates.append(seen[name.lower()])
+        seen.setdefault(name.lower(), name)
+    if duplicates:
+        raise InvalidInputError(
+            f"the CSV header of {path} repeats the column name(s) {duplicates} (compared ignoring case, as Spark "
+            "does; Spark would rename them silently): give every column a unique name")
 
 
 def _non_numbers(df, columns: List[str]) -> List[Tuple[str, int, str]]:
@@ -177,46 +189,46 @@ def read_dataset(
     weight_col: Optional[str] = None,
     num_features: Optional[int] = None,
     require_label: bool = True,
+    driver_budget_mb: float = DEFAULT_DRIVER_BUDGET_MB,
+    budget_name: str = "driverBudgetMB",
 ) -> Dataset:
-    """Load ``path`` as a :class:`Dataset` (see the module docstring)."""
+    """Load ``path`` as a :class:`Dataset` (see the module docstring).
+
+    LIBSVM: ``num_features`` is the explicit vector size (``--vector-size``), else the largest
+    index; either must fit the driver budget (:func:`sparkfs.io.libsvm.read_libsvm`, which names
+    ``budget_name`` as the way to raise it).
+    """
     from pyspark.ml.linalg import VectorUDT
 
     if fmt not in FORMATS:
         raise InvalidInputError(f"unknown input format '{fmt}': use one of {', '.join(FORMATS)}")
     _check_exists(path)
     if fmt == "libsvm":
-        reader = spark.read.format("libsvm")
-        if num_features:
-            reader = reader.option("numFeatures", int(num_features))
-        try:
-            df = reader.load(path)
-            df = df.withColumnRenamed("label", label_col).withColumnRenamed("features", features_col)
-            first = df.select(features_col).first()
-        except Exception as error:  # Spark's parser says only "For input string"; point at the line
-            bad_line = find_bad_libsvm_line(spark, path)
-            if bad_line is None:
-                raise
-            raise bad_line from error
-        if first is None:
-            raise InvalidInputError(f"the input has no rows: {path}")
-        size = first[0].size
+        df, size = read_libsvm(spark, path, label_col=label_col, features_col=features_col,
+                               vector_size=num_features, driver_budget_mb=driver_budget_mb, budget_name=budget_name)
         return Dataset(df, features_col, label_col, [f"f{i}" for i in range(size)])
 
     if fmt == "parquet":
         df = spark.read.parquet(path)
     else:
+        _check_csv_header(spark, path)
         df = spark.read.option("header", "true").option("inferSchema", "true").csv(path)
     if require_label and label_col not in df.columns:
-        raise InvalidInputError(f"label column '{label_col}' not found in {path}; columns are {df.columns}")
+        _refuse_missing_column("label", label_col, df.columns, path)
     if weight_col and weight_col not in df.columns:
-        raise InvalidInputError(f"weight column '{weight_col}' not found in {path}; columns are {df.columns}")
+        _refuse_missing_column("weight", weight_col, df.columns, path)
     if features_col in df.columns and isinstance(df.schema[features_col].dataType, VectorUDT):
         keep = [c for c in (features_col, label_col, weight_col) if c and c in df.columns]
         df = df.select(*keep)
         first = df.select(features_col).first()
         if first is None:
             raise InvalidInputError(f"the input has no rows: {path}")
+        check_vector_size(first[0].size, f"the vector column '{features_col}' of {path} holds", driver_budget_mb,
+                          budget_name)
         return Dataset(df, features_col, label_col, _vector_names(df, features_col, first[0].size))
-    assembled, names = _assemble(df, label_col if label_col in df.columns else None, features_col, weight_col,
+    # A column named like the features column that is not a vector (`features` of integers) is a
+    # numeric feature like any other: the assembled vector takes a private name, so it cannot clash.
+    vector_col = ASSEMBLED_COL if features_col in df.columns else features_col
+    assembled, names = _assemble(df, label_col if label_col in df.columns else None, vector_col, weight_col,
                                  spark=spark if fmt == "csv" else None, path=path)
-    return Dataset(assembled, features_col, label_col, names)
+    return Dataset(assembled, vector_col, label_col, names)

@@ -114,3 +114,18 @@ def test_selector_fit_transform_save_load_on_connect(spark, tmp_path, make_selec
     loaded = type(model).load(str(tmp_path / "model"))
     np.testing.assert_array_equal(loaded.scores, model.scores)
     assert loaded.selectedFeatures == model.selectedFeatures
+
+
+def test_libsvm_reader_on_connect(spark, tmp_path):
+    """Our LIBSVM reader is DataFrame API only: SVMlight lines read, a bad line named, on Connect."""
+    from sparkfs.errors import InvalidInputError
+    from sparkfs.io.readers import read_dataset
+
+    path = tmp_path / "svmlight.txt"
+    path.write_text("1 1:0.5 3:2 # a comment\n0\tqid:1 2:1\n")
+    dataset = read_dataset(spark, str(path), "libsvm")
+    assert dataset.num_features == 3
+    assert [(row.label, row.features.indices.tolist()) for row in dataset.df.collect()] == [(1.0, [0, 2]), (0.0, [1])]
+    path.write_text("1 1:0.5\n0 2:1\n1 1:nan\n")
+    with pytest.raises(InvalidInputError, match=f"line 3 of {path} .*'1:nan': the value 'nan' is not a finite"):
+        read_dataset(spark, str(path), "libsvm")

@@ -9,7 +9,7 @@ import pytest
 from sparkfs import FisherMarkovSelector, ReliefSelector
 from sparkfs.cli import build_parser, main, resolve_config, run_select
 from sparkfs.errors import InvalidInputError, SparkResourceError
-from sparkfs.io.readers import find_bad_libsvm_line, read_dataset
+from sparkfs.io.readers import read_dataset
 from sparkfs.spark import session as session_module
 from sparkfs.spark.failures import resource_failure
 
@@ -254,16 +254,17 @@ def test_garbled_libsvm_line_is_refused_with_its_number(spark, tmp_path, capsys,
     assert not out.exists()
 
 
-def test_garbled_libsvm_line_found_when_spark_reads_it_lazily(spark, tmp_path):
-    """With numFeatures given Spark parses lines only in the job: the failure is still named."""
+def test_garbled_libsvm_line_found_before_any_vector_with_a_vector_size(spark, tmp_path):
+    """With a vector size given the check pass still parses every line first (Spark's reader
+    parsed lazily then, and failed in the fit with no line number)."""
     path = tmp_path / "bad.libsvm"
     path.write_text("1 1:0.5 2:1.0\n0 1:0.1 2:zz\n1 1:0.3 3:2\n")
-    read_dataset(spark, str(path), "libsvm", num_features=3)  # lazy: no error yet
-    assert "line 2 of" in str(find_bad_libsvm_line(spark, str(path)))
+    with pytest.raises(InvalidInputError, match="line 2 of .*'2:zz': the value 'zz' is not a number"):
+        read_dataset(spark, str(path), "libsvm", num_features=3)
     args = build_parser().parse_args(["select", "--input", str(path), "--format", "libsvm", "--method", "lfs",
-                                      "--output", str(tmp_path / "out")])
+                                      "--output", str(tmp_path / "out"), "--vector-size", "3"])
     config = resolve_config(args)
-    config["input"]["num_features"] = 3
+    assert config["input"]["num_features"] == 3
     with pytest.raises(InvalidInputError, match="line 2 of"):
         run_select(config, spark=spark)
     assert not (tmp_path / "out").exists()
