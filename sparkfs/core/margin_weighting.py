@@ -29,8 +29,7 @@ Choices and deviations from the paper (and why)
    (:func:`lmba_block_terms`), so the decision does not depend on how rows are blocked. The
    in-memory driver and the Spark layer share these functions.
 4. **Mini-batches** generalise Step 3: a step (one Spark job) picks m instances
-   (:func:`instance_order`: positions in the pool ordered by :func:`pool_order`, which depends
-   on the rows' content and the seed, not on the order they came in). Rule "replay" (default): one pass finds each instance's active
+   (:func:`instance_order`). Rule "replay" (default): one pass finds each instance's active
    hinge pairs at the batch's first w, then the m single-instance steps are taken one after
    another with the current w (:func:`lmba_replay`); only the active sets lag. Rule "sum": the m
    eq. (16) gradients are summed at the same w for one normalised step. m = 1 is the paper for
@@ -58,8 +57,6 @@ from typing import Tuple, Union
 
 import numpy as np
 import scipy.sparse as sp
-
-from sparkfs.core.sampling import content_key_order
 
 Matrix = Union[np.ndarray, sp.csr_matrix]
 
@@ -454,13 +451,6 @@ def number_of_steps(iterations: int, batch_size: int) -> int:
     return -(-int(iterations) // int(batch_size)) if iterations > 0 else 0
 
 
-def pool_order(X, y, seed) -> np.ndarray:
-    """The pool's rows in the order :func:`instance_order` numbers them: by (seeded content key,
-    position) (:func:`sparkfs.core.sampling.content_key_order`), as the Spark layer orders its
-    pool, so that which row a step picks does not depend on the order the rows came in."""
-    return content_key_order(X, y, None, np.arange(np.shape(X)[0]), seed)
-
-
 def instance_order(n_instances, iterations, batch_size, seed) -> np.ndarray:
     """Which pool position each step picks (step 3(a)), shape (iterations, batch_size), int64.
 
@@ -558,7 +548,7 @@ def lmba_in_memory(X, y, *, k=3, c=1.0, iterations=None, batch_size=1, step_size
     nearmiss = _sorted_neighbours(X, y, everyone, ones, False, 1)[:, 0]
     theta = lmba_theta(weighted_squared_norms(X - X[targets[:, 0]]), weighted_squared_norms(X - X[nearmiss]))
     w = np.ones(num_features)                                                     # Step 1
-    for batch, beta in zip(pool_order(X, y, seed)[instance_order(n, steps, batch_size, seed)], betas):
+    for batch, beta in zip(instance_order(n, steps, batch_size, seed), betas):
         instances = X[batch]
         differences = lmba_target_differences(instances, X, targets[batch])
         thresholds = lmba_thresholds(theta[batch], differences, w)

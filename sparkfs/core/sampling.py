@@ -9,6 +9,12 @@ and so does any *order* of the same rows (another file layout numbers them other
 of identical content share a key, and those are interchangeable, so the row id that breaks their
 tie changes which copy is drawn, never what is drawn. :func:`sample_keys` keys an id instead (the
 in-memory references number their rows by position).
+
+The price of keying content: copies of one row share their key, so they are drawn together (all
+of them, or none, but at the sample's boundary). On distinct rows the draw is a simple random
+sample without replacement; on data with many duplicate rows it samples distinct rows and takes
+their copies along, which leaves each row's chance of being drawn about the same but makes the
+draws of copies dependent (a larger variance of sample means than a simple random sample).
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ def sample_keys(row_ids, seed: int) -> np.ndarray:
 
     ``splitmix64(row_id XOR splitmix64(seed))``: distinct ids get distinct keys, so the sample
     is a deterministic function of (seed, row ids) and a uniform-looking draw without replacement.
+    :func:`content_sample_keys` passes it a hash of each row's content as the "id".
     """
     seed_mix = _splitmix64(np.array([seed], dtype=np.int64).astype(np.uint64))[0]
     return _splitmix64(np.asarray(row_ids, dtype=np.int64).astype(np.uint64) ^ seed_mix)
@@ -105,13 +112,6 @@ def smallest_key_positions(keys, ids, size: int) -> np.ndarray:
         candidates = np.arange(keys.size)
     order = np.lexsort((ids[candidates], keys[candidates]))
     return candidates[order[:size]]
-
-
-def content_key_order(matrix, labels, weights, ids, seed: int) -> np.ndarray:
-    """Positions of all rows in ``(content key, id)`` order: an order of the rows that does not
-    depend on the order they came in (Lmba and Simba visit their pool in it)."""
-    keys = content_sample_keys(matrix, labels, weights, seed)
-    return smallest_key_positions(keys, ids, keys.size)
 
 
 def column_statistics(matrix) -> ColumnStatistics:

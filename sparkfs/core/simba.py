@@ -17,8 +17,7 @@ from typing import Tuple
 
 import numpy as np
 
-from sparkfs.core.margin_weighting import (_check_data, _check_int, _sorted_neighbours, instance_order, number_of_steps,
-                                          pool_order)
+from sparkfs.core.margin_weighting import _check_data, _check_int, _sorted_neighbours, instance_order, number_of_steps
 
 
 def _inverse_distance_terms(w2, instances, neighbours) -> np.ndarray:
@@ -77,7 +76,7 @@ def simba_in_memory(X, y, *, iterations=None, batch_size=1, seed=0) -> Tuple[np.
     iterations = n if iterations is None else _check_int("iterations", owner, iterations, 0)
     steps = number_of_steps(iterations, batch_size)
     w = np.ones(num_features)
-    for batch in pool_order(X, y, seed)[instance_order(n, steps, batch_size, seed)]:
+    for batch in instance_order(n, steps, batch_size, seed):
         w2 = w ** 2
         hits = _sorted_neighbours(X, y, batch, w2, True, 1)[:, 0]
         misses = _sorted_neighbours(X, y, batch, w2, False, 1)[:, 0]

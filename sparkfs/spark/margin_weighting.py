@@ -43,7 +43,6 @@ from sparkfs.core import margin_weighting as mw
 from sparkfs.core import simba
 from sparkfs.core.neighbours import PAD_ID
 from sparkfs.core.relief import miss_neighbours
-from sparkfs.core.sampling import content_key_order
 from sparkfs.core.scaling import feature_scale
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.blocks import matrix_from_summary, matrix_to_summary
@@ -91,8 +90,6 @@ def _check_classes(class_counts: np.ndarray, method: str) -> None:
 
 def _prepare(rows: Rows, sample_size, seed, scaling, method):
     pool = rows.sample(sample_size, seed)
-    # visited in (content key, id) order: the picks do not depend on the order the rows came in
-    pool = pool.take(content_key_order(pool.matrix, pool.labels, pool.weights, pool.ids, seed))
     _check_classes(rows.class_counts, method)
     if scaling != "none":
         statistics = rows.column_statistics()

@@ -3,8 +3,7 @@
 The references (``reference_*``) follow the papers' steps literally with explicit Python loops
 over i, j, p and f (Lmba: the n x n matrices B and T of Definitions 1 and 3, theta of eq. (2),
 the gradient of eqs. (16)-(17), step 3(d)) and share no code with sparkfs; only the instance
-order (:func:`pool_order` indexed by :func:`instance_order`) and the step sizes are given to them as
-input.
+order (:func:`instance_order`) and the step sizes are given to them as input.
 Closeness: ``max |got - ref| <= 1e-9 * max |ref|``.
 
 The Lmba data lie on a dyadic grid (multiples of 1/4): at w = 1 the pair (nearhit, nearmiss)
@@ -209,7 +208,7 @@ def test_lmba_in_memory_matches_reference(num_classes, k, c, projection, schedul
     n = X.shape[0]
     ranking, raw = mw.lmba_in_memory(X, y, k=k, c=c, batch_size=1, step_size=step_size, schedule=schedule,
                                      projection=projection, seed=11)
-    order = mw.pool_order(X, y, 11)[mw.instance_order(n, n, 1, 11)]
+    order = mw.instance_order(n, n, 1, 11)
     betas = [step_size / math.sqrt(t + 1) if schedule == "decay" else step_size for t in range(n)]
     expected = reference_lmba(X, y, k, c, order, betas, projection)
     assert_close(raw, expected)
@@ -226,7 +225,7 @@ def test_lmba_replay_batches_match_the_reference(num_classes, batch, schedule):
     n = X.shape[0]
     steps = mw.number_of_steps(n, batch)
     _, raw = mw.lmba_in_memory(X, y, k=3, batch_size=batch, seed=5, schedule=schedule, step_size=0.5)
-    order = mw.pool_order(X, y, 5)[mw.instance_order(n, steps, batch, 5)].reshape(-1, 1)
+    order = mw.instance_order(n, steps, batch, 5).reshape(-1, 1)
     betas = [0.5 / math.sqrt(t + 1) if schedule == "decay" else 0.5 for t in range(order.shape[0])]
     assert_close(raw, reference_lmba(X, y, 3, 1.0, order, betas, "none", replay_batch=batch))
     _, summed = mw.lmba_in_memory(X, y, k=3, batch_size=batch, seed=5, schedule=schedule, step_size=0.5,
@@ -258,7 +257,7 @@ def test_lmba_small_class_uses_the_targets_it_has():
     y[[3, 6, 9]] = 2          # class 2 keeps 3 rows: 2 targets each when k = 3
     y[[12, 15, 18]] = 1
     assert np.sum(y == 2) < 4
-    order = mw.pool_order(X, y, 4)[mw.instance_order(20, 30, 1, 4)]
+    order = mw.instance_order(20, 30, 1, 4)
     _, raw = mw.lmba_in_memory(X, y, k=3, iterations=30, seed=4, step_size=0.5)
     assert_close(raw, reference_lmba(X, y, 3, 1.0, order, [0.5] * 30, "none"))
 
@@ -439,7 +438,7 @@ def test_simba_single_instance_matches_reference(num_classes):
     X, y = continuous_data(num_classes)
     n = X.shape[0]
     final, raw = simba.simba_in_memory(X, y, seed=2)
-    want_final, want_raw = reference_simba(X, y, mw.pool_order(X, y, 2)[mw.instance_order(n, n, 1, 2)])
+    want_final, want_raw = reference_simba(X, y, mw.instance_order(n, n, 1, 2))
     assert_close(raw, want_raw)
     assert_close(final, want_final)
 
@@ -447,7 +446,7 @@ def test_simba_single_instance_matches_reference(num_classes):
 def test_simba_batches_sum_the_deltas_at_fixed_w():
     X, y = continuous_data(3)
     final, raw = simba.simba_in_memory(X, y, iterations=36, batch_size=4, seed=6)  # 36 instances = 9 steps
-    order = mw.pool_order(X, y, 6)[mw.instance_order(X.shape[0], 9, 4, 6)]
+    order = mw.instance_order(X.shape[0], 9, 4, 6)
     want_final, want_raw = reference_simba(X, y, order)
     assert_close(raw, want_raw)
     assert_close(final, want_final)

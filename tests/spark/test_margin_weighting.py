@@ -29,7 +29,7 @@ def test_lmba_batch_1_equals_the_papers_steps(spark, sparse, partitions, k, c, p
     result = lmba_statistics(make_df(spark, X, y, partitions, sparse=sparse), "features", "label", num_features=5,
                              num_classes=3, k=k, c=c, iterations=steps, batch_size=1, step_size=0.5,
                              projection=projection, seed=4)
-    order = mw.pool_order(X, y, 4)[mw.instance_order(len(y), steps, 1, 4)]  # the pool in content order
+    order = mw.instance_order(len(y), steps, 1, 4)
     expected = reference_lmba(X, y, k, c, order, np.full(steps, 0.5), projection)
     assert_close(result.raw_weights, expected)
     assert result.steps == steps
@@ -41,7 +41,7 @@ def test_simba_batch_1_equals_the_algorithm(spark, sparse, partitions):
     steps = 8
     result = simba_statistics(make_df(spark, X, y, partitions, sparse=sparse), "features", "label", num_features=5,
                               num_classes=3, iterations=steps, batch_size=1, seed=2)
-    final, raw = reference_simba(X, y, mw.pool_order(X, y, 2)[mw.instance_order(len(y), steps, 1, 2)])
+    final, raw = reference_simba(X, y, mw.instance_order(len(y), steps, 1, 2))
     assert_close(result.raw_weights, raw)
     assert_close(result.scores, final)
 
