@@ -20,7 +20,8 @@ Choices (Bezdek leaves them open):
    distinct rows in the order of seeded keys (:func:`initial_centres`): the rows' content keys
    (:func:`sparkfs.core.sampling.content_sample_keys`, ties by row id) in Parzen-ISE, so any
    partitioning and any row order draws the same start; :func:`fcm_in_memory` keys the row
-   positions unless given keys. Random memberships per row would need a pass before the first centres anyway.
+   positions unless given keys. Random memberships per row would need a pass before the first
+   centres anyway.
 2. **Stop on the centres.** The loop stops when no centre coordinate moves by more than
    ``tol`` times the feature's standard deviation (1 for a constant feature): a scale-free test
    that needs no N x C membership matrix from the previous iteration (Bezdek's
@@ -122,7 +123,8 @@ def centre_shift(old_centres, new_centres, feature_scale) -> float:
 
 
 def fcm_in_memory(X, num_clusters: int, *, m: float = 2.0, tol: float = 1e-6, max_iter: int = 300, seed: int = 0,
-                  initial: Optional[np.ndarray] = None, keys: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray, dict]:
+                  initial: Optional[np.ndarray] = None,
+                  keys: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray, dict]:
     """Fuzzy c-means on in-memory rows, the reference the Spark layer must equal.
 
     Parameters
