@@ -17,9 +17,11 @@ the driver holds C x d. Cost per iteration O(N C d).
 Choices (Bezdek leaves them open):
 
 1. **Start from centres, not from random memberships.** The initial centres are the first C
-   distinct rows in the order of the seeded keys of :func:`sparkfs.core.sampling.sample_keys`
-   (:func:`initial_centres`): a function of (seed, row ids) only, so any partitioning draws the
-   same start. Random memberships per row would need a pass before the first centres anyway.
+   distinct rows in the order of seeded keys (:func:`initial_centres`): the rows' content keys
+   (:func:`sparkfs.core.sampling.content_sample_keys`, ties by row id) in Parzen-ISE, so any
+   partitioning and any row order draws the same start; :func:`fcm_in_memory` keys the row
+   positions unless given keys. Random memberships per row would need a pass before the first
+   centres anyway.
 2. **Stop on the centres.** The loop stops when no centre coordinate moves by more than
    ``tol`` times the feature's standard deviation (1 for a constant feature): a scale-free test
    that needs no N x C membership matrix from the previous iteration (Bezdek's
@@ -102,7 +104,7 @@ def fcm_centres(weighted_sums, membership_sums) -> np.ndarray:
 def initial_centres(points, keys, num_clusters: int) -> np.ndarray:
     """The first ``num_clusters`` distinct rows of ``points`` in ascending ``keys`` (seeded start).
 
-    ``keys`` are the rows' :func:`~sparkfs.core.sampling.sample_keys`; the Spark layer passes the
+    ``keys`` are the rows' seeded sampling keys (ties: the earlier row); the Spark layer passes the
     rows with the smallest keys it collected (a few times C of them), the in-memory driver all rows.
     """
     points = np.asarray(points, dtype=float)
@@ -121,7 +123,8 @@ def centre_shift(old_centres, new_centres, feature_scale) -> float:
 
 
 def fcm_in_memory(X, num_clusters: int, *, m: float = 2.0, tol: float = 1e-6, max_iter: int = 300, seed: int = 0,
-                  initial: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray, dict]:
+                  initial: Optional[np.ndarray] = None,
+                  keys: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray, dict]:
     """Fuzzy c-means on in-memory rows, the reference the Spark layer must equal.
 
     Parameters
@@ -133,6 +136,7 @@ def fcm_in_memory(X, num_clusters: int, *, m: float = 2.0, tol: float = 1e-6, ma
     max_iter : int >= 1
     seed : int, the seed of the starting centres (row ids are the row positions)
     initial : ndarray (C, d), optional, starting centres instead of the seeded rows
+    keys : ndarray (N,), optional, the rows' sampling keys (default ``sample_keys(positions, seed)``)
 
     Returns
     -------
@@ -149,7 +153,8 @@ def fcm_in_memory(X, num_clusters: int, *, m: float = 2.0, tol: float = 1e-6, ma
         raise ValueError(f"The 'max_iter' parameter of fcm_in_memory must be an int in the range [1, inf). "
                          f"Got {max_iter!r} instead.")
     if initial is None:
-        centres = initial_centres(X, sample_keys(np.arange(X.shape[0]), seed), int(num_clusters))
+        keys = sample_keys(np.arange(X.shape[0]), seed) if keys is None else keys
+        centres = initial_centres(X, keys, int(num_clusters))
     else:
         centres = np.array(initial, dtype=float)
     std = X.std(axis=0)

@@ -68,7 +68,7 @@ from typing import Callable, NamedTuple, Optional, Tuple
 import numpy as np
 
 from sparkfs.core.fuzzy_cmeans import fcm_in_memory
-from sparkfs.core.sampling import sample_keys
+from sparkfs.core.sampling import content_sample_keys, smallest_key_positions
 from sparkfs.core.selection import rank_features
 
 MEMBERSHIPS = ("hard", "soft")
@@ -363,9 +363,12 @@ def descend_ise(evaluate: Callable[[np.ndarray], Tuple[ISEValue, object]], num_f
     return w, info
 
 
-def landmark_positions(row_ids, landmarks: int, seed: int) -> np.ndarray:
-    """Positions of the ``landmarks`` rows with the smallest seeded keys (seed + 1: not the FCM start)."""
-    return np.argsort(sample_keys(row_ids, seed + 1), kind="stable")[:landmarks]
+def landmark_positions(X, labels, landmarks: int, seed: int) -> np.ndarray:
+    """Positions (ascending) of the ``landmarks`` rows with the smallest seeded content keys
+    (:func:`~sparkfs.core.sampling.content_sample_keys` of the rows and their class indices,
+    ties by position; seed + 1: not the FCM start), the rows the Spark layer samples."""
+    keys = content_sample_keys(X, labels, None, seed + 1)
+    return np.sort(smallest_key_positions(keys, np.arange(X.shape[0]), landmarks))
 
 
 def landmark_relative_error(self_query_sums, cross_query_sums, value: ISEValue, num_rows: int) -> float:
@@ -519,6 +522,7 @@ def parzen_ise_in_memory(X, y=None, *, num_clusters: int = 3, m: float = 2.0, me
     h = default_window_width(num_rows, num_features) if options["h"] is None else options["h"]
     points = X - X.mean(axis=0)                                                          # choice 1
     info = {"h": h}
+    codes = np.zeros(num_rows, dtype=np.int64)  # the class indices the rows' content keys hash
     if y is not None:                                                                    # Step 2
         labels = np.asarray(y)
         if labels.shape != (num_rows,):
@@ -527,7 +531,8 @@ def parzen_ise_in_memory(X, y=None, *, num_clusters: int = 3, m: float = 2.0, me
         group_memberships = np.eye(classes.size)[codes]
         info.update(groups="labels", classes=classes)
     else:
-        centres, fuzzy, fcm_info = fcm_in_memory(points, num_clusters, m=m, tol=fcm_tol, max_iter=fcm_max_iter, seed=seed)
+        centres, fuzzy, fcm_info = fcm_in_memory(points, num_clusters, m=m, tol=fcm_tol, max_iter=fcm_max_iter,
+                                                 seed=seed, keys=content_sample_keys(X, codes, None, seed))
         group_memberships = hard_memberships(fuzzy) if memberships == "hard" else fuzzy
         info.update(groups="fcm", fcm=fcm_info, centres=centres + X.mean(axis=0))
     first = group_moment_terms(points, group_memberships)
@@ -539,7 +544,7 @@ def parzen_ise_in_memory(X, y=None, *, num_clusters: int = 3, m: float = 2.0, me
     if landmarks is None or landmarks >= num_rows:
         query_positions = np.arange(num_rows)
     else:
-        query_positions = landmark_positions(np.arange(num_rows), landmarks, seed)
+        query_positions = landmark_positions(X, codes, landmarks, seed)
     info["num_queries"] = query_positions.size
 
     def pair_sums(w, free, log_scale, gradient):

@@ -28,7 +28,7 @@ import scipy.sparse as sp
 
 from sparkfs.core import fuzzy_cmeans as fcm
 from sparkfs.core import parzen_ise as pi
-from sparkfs.core.sampling import sample_keys
+from sparkfs.core.sampling import content_sample_keys
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.rows import Block, Rows
 
@@ -63,14 +63,20 @@ def _added(left, right):
     return {name: left[name] + right[name] for name in left}
 
 
+def _start_keys(rows, seed):
+    """The rows' seeded content keys (those that drew them): FCM starts from the first distinct
+    rows in (key, id) order, as :func:`sparkfs.core.parzen_ise.parzen_ise_in_memory` does."""
+    return content_sample_keys(rows.matrix, rows.labels, rows.weights, seed)
+
+
 def _fuzzy_cmeans(rows: Rows, mean, feature_scale, num_clusters, m, tol, max_iter, seed):
     """FCM on the cluster: equals :func:`fcm_in_memory` on the centred rows (same start, same loop)."""
     start = rows.sample(min(rows.n_rows, START_ROWS_PER_CLUSTER * num_clusters), seed)
     try:
-        centres = fcm.initial_centres(_centred(start.matrix, mean), sample_keys(start.ids, seed), num_clusters)
+        centres = fcm.initial_centres(_centred(start.matrix, mean), _start_keys(start, seed), num_clusters)
     except ValueError:
         every = rows.collect()
-        centres = fcm.initial_centres(_centred(every.matrix, mean), sample_keys(every.ids, seed), num_clusters)
+        centres = fcm.initial_centres(_centred(every.matrix, mean), _start_keys(every, seed), num_clusters)
     objective, converged, iteration = [], False, 0
     for iteration in range(1, max_iter + 1):
         handle = rows.ship({"centres": centres, "mean": mean, "m": m})

@@ -3,24 +3,27 @@
 :class:`Rows` holds the input's features, class index, optional instance weights and a stable
 row id, persisted for the object's lifetime (a context manager releases it), and gives what
 every pairwise method needs around its passes: counts, column statistics, the query set (all
-rows, or a seeded sample that does not depend on the partitioning), query batches within the
+rows, or a seeded sample that depends on the rows' content only), query batches within the
 budget of the channel that hands them to the tasks, and :meth:`Rows.run_pass`, the one pass
 over the partitions (blocks as dense or CSR matrices, reduced by :mod:`sparkfs.spark.blocks`).
 
 Row ids and determinism
 -----------------------
 Rows need a stable id to exclude a query from its own neighbours, to break distance ties
-(smaller id first) and to draw the query sample. With ``row_id_col`` (unique, non-null
-integers) the ids are the user's and *everything* -- sample, ties, results -- is independent of
-the row order and of the partitioning. Without it, a row's id is its **position in the
-DataFrame's row order** (0..n-1: rows per partition counted JVM-side, then
-``offset[partition] + index within partition`` from ``monotonically_increasing_id``). That
-position does not change when the same ordered data are split into more or fewer partitions
-(``coalesce``, another ``maxPartitionBytes``, another ``parallelize(numSlices)``), so results
-are identical for 1 or several partitions; a *shuffle* that reorders rows (``repartition``)
-changes positions, hence possibly the sample and tie-breaks -- pass ``row_id_col`` then. The
-input must be deterministic across passes: an input that is not cached and reads no cached data
-is persisted for the lifetime of the object (like Spark ML's iterative estimators) and
+(smaller id first) and to order the sums of the canonical layout (:mod:`sparkfs.spark.canonical`).
+With ``row_id_col`` (unique, non-null integers) the ids are the user's and *everything* --
+sample, ties, sums -- is independent of the row order and of the partitioning: the same bits.
+Without it, a row's id is its **position in the DataFrame's row order** (0..n-1: rows per
+partition counted JVM-side, then ``offset[partition] + index within partition`` from
+``monotonically_increasing_id``). That position does not change when the same ordered data are
+split into more or fewer partitions (``coalesce``, another ``maxPartitionBytes``, another
+``parallelize(numSlices)``), so results are the same bits for 1 or several partitions. Rows that
+arrive in *another order* (a ``repartition``, or the same rows written as other files: Spark packs
+files into partitions by size) get other positions: the sample stays the same rows (it is drawn
+by content, below), but the sums run in another order (scores equal to rounding) and distance
+ties between rows of different content break otherwise -- pass ``row_id_col`` for the same bits.
+The input must be deterministic across passes: an input that is not cached and reads no cached
+data is persisted for the lifetime of the object (like Spark ML's iterative estimators) and
 unpersisted at the end; cache the input yourself to share it between calls.
 
 Passes the object itself may run (each only when asked for what it gives)
@@ -31,8 +34,11 @@ Passes the object itself may run (each only when asked for what it gives)
 * **column statistics** (min, max, mean, sample std): chunk moments merged in the canonical
   order (JVM ``Summarizer`` without the layout), or from the collected rows when they are on the
   driver anyway.
-* **sample**: each partition keeps its rows with the smallest ``splitmix64(row id, seed)`` keys
-  and the reduction keeps the global smallest: at most ``size`` rows travel per merge.
+* **sample**: each partition keeps its rows with the smallest (key, id) pairs, the key a seeded
+  hash of the row's content (:func:`~sparkfs.core.sampling.content_sample_keys`: features,
+  label, weight), and the reduction keeps the global smallest: at most ``size`` rows travel per
+  merge. The drawn rows depend on (seed, content) only; among rows of identical content the
+  smaller id is drawn first (identical rows are interchangeable).
 
 Numeric policy: non-finite feature values raise :class:`InvalidInputError`; labels must be class
 indices 0..C-1 (doubles like 2.0 accepted); weights must be finite and >= 0.
@@ -44,7 +50,8 @@ from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
-from sparkfs.core.sampling import ColumnStatistics, column_statistics as driver_column_statistics, sample_keys
+from sparkfs.core.sampling import (ColumnStatistics, column_statistics as driver_column_statistics, content_sample_keys,
+                                   smallest_key_positions)
 from sparkfs.core.scaling import check_magnitude
 from sparkfs.errors import DriverBudgetError, InvalidInputError
 from sparkfs.spark.row_sets import (  # noqa: F401  (Block, RowSet, scale_columns, check_finite are public here)
@@ -459,13 +466,17 @@ class Rows:
     # -- queries ---------------------------------------------------------------------------
 
     def sample(self, size: Optional[int], seed: int = 0) -> RowSet:
-        """``size`` rows drawn by (seed, row ids), sorted by id; all rows when None or >= n."""
+        """``size`` rows drawn by (seed, the rows' content), sorted by id; all rows when None or >= n.
+
+        The rows with the smallest :func:`~sparkfs.core.sampling.content_sample_keys` (ties: the
+        smaller id) whether drawn here from the collected rows or by the sample pass: the same rows
+        for any partitioning and any row order (module notes)."""
         if size is None or self._all_rows is not None:
             rows = self.collect()
             if size is None or size >= len(rows):
                 return rows
-            keep = np.sort(np.argsort(sample_keys(rows.ids, seed), kind="stable")[:size])
-            return rows.take(keep)
+            keys = content_sample_keys(rows.matrix, rows.labels, rows.weights, seed)
+            return rows.take(np.sort(smallest_key_positions(keys, rows.ids, size)))
         if size >= self.n_rows:
             return self.collect()
         self.check_driver_rows(size, f"a sample of {size} rows")
@@ -476,19 +487,21 @@ class Rows:
         named = ("keys", "ids", "labels") + (("weights",) if has_weights else ())
 
         def smallest_keys(summary):
-            keys = summary["keys"]
-            if keys.size <= size:
+            if summary["keys"].size <= size:
                 return summary
-            keep = np.sort(np.argpartition(keys, size - 1)[:size])
+            keep = np.sort(smallest_key_positions(summary["keys"], summary["ids"], size))
             result = {name: summary[name][keep] for name in named}
             result.update(matrix_to_summary(matrix_from_summary(summary, "rows_", num_features)[keep], "rows_"))
             return result
 
         def summarize(block):
             ids = np.asarray(block[_ROW_ID], dtype=np.int64)
-            summary = {"keys": sample_keys(ids, seed), "ids": ids, "labels": np.asarray(block[_LABEL], dtype=np.float64)}
+            labels = np.asarray(block[_LABEL], dtype=np.float64)
+            weights = np.asarray(block[_WEIGHT], dtype=np.float64) if has_weights else None
+            summary = {"keys": content_sample_keys(block[_FEATURES], labels, weights, seed), "ids": ids,
+                       "labels": labels}
             if has_weights:
-                summary["weights"] = np.asarray(block[_WEIGHT], dtype=np.float64)
+                summary["weights"] = weights
             summary.update(matrix_to_summary(block[_FEATURES], "rows_"))
             return smallest_keys(summary)
 

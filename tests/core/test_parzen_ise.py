@@ -374,7 +374,7 @@ def test_landmarks_estimate_the_same_weights_with_a_sampling_error():
     np.testing.assert_array_equal(again, sampled)
     all_rows, _ = parzen_ise_in_memory(X, y, fixed_feature=4, landmarks=300)
     np.testing.assert_array_equal(all_rows, exact)
-    assert np.unique(landmark_positions(np.arange(300), 120, 3)).size == 120
+    assert np.unique(landmark_positions(X, y, 120, 3)).size == 120
 
 
 def test_constant_feature_and_invalid_input():

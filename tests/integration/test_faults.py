@@ -1,12 +1,15 @@
 """Faults in the cluster: a task that fails on its first attempt is retried by Spark, and the
 result equals the fault-free one exactly (issue 13). Runs in a child process on ``local[2,3]``
-(two threads, up to three attempts per task), with the engine's test-only fault hook."""
+(two threads, up to three attempts per task), with the engine's test-only fault hook, and with a
+Python worker killed from outside by SIGKILL while a pass runs (issue 21)."""
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 
@@ -58,3 +61,128 @@ def test_a_task_failing_once_is_retried_and_gives_the_same_scores(tmp_path):
     assert "injected fault" in finished.stderr
     for name, (clean, retried) in results.items():
         assert np.array_equal(np.asarray(clean), np.asarray(retried)), name
+
+
+# A Python worker killed from outside (SIGKILL) while a pass runs ---------------------------------
+
+KILL_CHILD = textwrap.dedent("""
+    import json, os, sys
+    import numpy as np
+    from pyspark.ml.linalg import Vectors
+    from pyspark.sql import SparkSession
+    from sparkfs import ReliefSelector
+
+    killed = os.path.join(sys.argv[1], "killed")
+    spark = SparkSession.builder.master("local[2,3]").config("spark.ui.enabled", "false").getOrCreate()
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(3000, 60))
+    y = (X[:, 0] - X[:, 1] > 0).astype(float)
+    df = spark.createDataFrame([(Vectors.dense(r.tolist()), float(l)) for r, l in zip(X, y)],
+                               ["features", "label"]).repartition(4).cache()
+    df.count()
+    # every row a query, Manhattan distances (a Numba loop, O(n^2 p)): a search pass of seconds
+    fit = lambda: ReliefSelector(numFeatures=5, k=5, metric="manhattan").fit(df).scores.tolist()
+    print("CLEAN " + json.dumps(fit()), flush=True)
+    for attempt in range(8):  # until the test has killed a worker during one of these fits
+        print("DISTURBED " + json.dumps(fit()), flush=True)
+        if os.path.exists(killed):
+            break
+    spark.stop()
+""")
+
+
+def _descendants(root: int) -> list:
+    """Pids of every process below ``root`` (from /proc)."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    parent = int(handle.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    found, stack = [], [root]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.append(child)
+            stack.append(child)
+    return found
+
+
+def _proc_field(pid: int, name: str):
+    try:
+        if name == "cmdline":
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                return handle.read().replace(b"\0", b" ").decode(errors="replace")
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        return int(fields[1]) if name == "ppid" else int(fields[11]) + int(fields[12])  # utime + stime
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _busy_python_workers(root: int) -> list:
+    """Python workers under ``root`` that are running a task: a forked child of pyspark.daemon
+    (or a pyspark.worker) whose CPU time grows over a short interval."""
+    workers = []
+    for pid in _descendants(root):
+        command = _proc_field(pid, "cmdline") or ""
+        parent_command = _proc_field(_proc_field(pid, "ppid") or 0, "cmdline") or ""
+        if "pyspark.worker" in command or ("pyspark.daemon" in command and "pyspark.daemon" in parent_command):
+            workers.append(pid)
+    before = {pid: _proc_field(pid, "cpu") for pid in workers}
+    time.sleep(0.15)
+    return [pid for pid in workers if before[pid] is not None and (_proc_field(pid, "cpu") or 0) > before[pid]]
+
+
+def test_a_python_worker_killed_mid_pass_is_retried_and_gives_the_same_scores(tmp_path):
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    log = tmp_path / "stderr.txt"  # a file, not a pipe: Spark's log must never block the child
+    with open(log, "w") as stderr:
+        child = subprocess.Popen([sys.executable, "-c", KILL_CHILD, str(tmp_path)], stdout=subprocess.PIPE,
+                                 stderr=stderr, text=True, env=env, start_new_session=True)
+    try:
+        clean_line = child.stdout.readline()
+        assert clean_line.startswith("CLEAN "), log.read_text()[-3000:]
+        kills, task_lost, deadline = [], False, time.monotonic() + 45
+        while not task_lost and child.poll() is None and time.monotonic() < deadline:
+            busy = _busy_python_workers(child.pid)
+            if busy:  # kill it; an idle worker's death fails no task: then try the next busy one
+                os.kill(busy[0], signal.SIGKILL)
+                kills.append(busy[0])
+                time.sleep(0.5)
+            task_lost = "Lost task" in log.read_text()
+        if task_lost:
+            (tmp_path / "killed").write_text(" ".join(map(str, kills)))  # the child stops after this fit
+        out = child.communicate(timeout=120)[0]
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+    err = log.read_text()
+    assert kills and task_lost, f"killed {kills}; no task was lost: {err[-3000:]}"
+    assert child.returncode == 0, err[-3000:]
+    assert "Python worker exited unexpectedly" in err  # the task died with its worker; Spark retried it
+    clean = np.asarray(json.loads(clean_line[len("CLEAN "):]))
+    disturbed = [np.asarray(json.loads(line[len("DISTURBED "):])) for line in out.splitlines()
+                 if line.startswith("DISTURBED ")]
+    assert disturbed and all(np.array_equal(clean, scores) for scores in disturbed)
+    assert _left_in_session(child.pid) == []  # no worker, daemon or JVM left behind
+
+
+def _left_in_session(session: int, grace: float = 10.0) -> list:
+    """Pids still in the session the child led (its JVM, daemon and workers), after a grace period."""
+    deadline = time.monotonic() + grace
+    while True:
+        members = []
+        for entry in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    if int(handle.read().rsplit(")", 1)[1].split()[3]) == session:
+                        members.append(int(entry))
+            except (OSError, IndexError, ValueError):
+                continue
+        if not members or time.monotonic() > deadline:
+            return members
+        time.sleep(0.2)

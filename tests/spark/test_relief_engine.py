@@ -14,7 +14,7 @@ from pyspark.ml.linalg import Vectors, VectorUDT  # noqa: E402
 from pyspark.sql.types import DoubleType, LongType, StructField, StructType  # noqa: E402
 
 from sparkfs.spark.relief import relief_statistics
-from sparkfs.spark.rows import sample_keys  # noqa: E402
+from sparkfs.core.sampling import content_sample_keys, smallest_key_positions  # noqa: E402
 from sparkfs.errors import InvalidInputError  # noqa: E402
 from tests.core.test_relief import (  # noqa: E402
     assert_close,
@@ -120,8 +120,8 @@ def test_sampled_queries_are_deterministic_whatever_the_partitioning(spark, data
     X, y = continuous_data(24, n=50) if dataset == "dense" else sparse_data(25, n=50, continuous=True)
     sparse = dataset == "sparse"
     ids = np.arange(len(y))
-    # The sample is the 15 rows with the smallest keys of (seed, row id).
-    expected_ids = np.sort(np.argsort(sample_keys(ids, 7))[:15])
+    # The sample is the 15 rows with the smallest keys of (seed, the row's content), ties by id.
+    expected_ids = np.sort(smallest_key_positions(content_sample_keys(X, y, None, 7), ids, 15))
     scale = X.max(axis=0) - X.min(axis=0)
     scale[scale == 0] = 1.0
     _, ref_scores = expected(X / scale, y, ids, expected_ids, "relieff", k=2)
@@ -146,7 +146,7 @@ def test_row_id_column_makes_results_independent_of_row_order(spark):
     assert_close(result.scores, ref_scores)
     assert_close(result.query_margins, ref_margins[order])
     sampled = run(shuffled, X, y, "mrelief", row_id_col="row_id", sample_size=10, seed=1)
-    expected_ids = np.sort(user_ids[np.argsort(sample_keys(user_ids, 1))[:10]])
+    expected_ids = np.sort(user_ids[smallest_key_positions(content_sample_keys(X, y, None, 1), user_ids, 10)])
     np.testing.assert_array_equal(sampled.query_ids, expected_ids)
     positions = np.array([np.flatnonzero(user_ids == i)[0] for i in expected_ids])
     assert_close(sampled.scores, expected(X, y, user_ids, positions, "mrelief")[1])
