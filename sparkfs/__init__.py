@@ -8,7 +8,7 @@ from sparkfs.selectors.margin_weighting import LmbaSelector, LmbaSelectorModel, 
 from sparkfs.selectors.parzen_ise import ParzenISERanker, ParzenISERankerModel
 from sparkfs.selectors.relief import ReliefSelector, ReliefSelectorModel
 from sparkfs.selectors.svm_rfe import SVMRFESelector, SVMRFESelectorModel
-from sparkfs.errors import DriverBudgetError, InvalidInputError
+from sparkfs.errors import DriverBudgetError, InvalidInputError, InvalidModelError, ParamBoundError
 
 __all__ = [
     "__version__",
@@ -18,6 +18,8 @@ __all__ = [
     "FisherMarkovSelectorModel",
     "DriverBudgetError",
     "InvalidInputError",
+    "InvalidModelError",
+    "ParamBoundError",
     "LmbaSelector",
     "MarginInstanceWeighter",
     "LmbaSelectorModel",
