@@ -28,9 +28,10 @@ MAX_ENSEMBLE = 10_000
 #: Instances Lmba / Simba pick in total (iterations) or per step (batchSize): each pick is a
 #: neighbour search over every row; the papers pick each pool instance about once.
 MAX_PICKED_INSTANCES = 10_000_000
-#: Rows per block of the distance / kernel computations: a task holds a blockSize^2 tile of
-#: doubles (32 GiB at the cap; the data bound on driverBudgetMB is usually the tighter one).
-MAX_BLOCK_SIZE = 65_536
+#: Rows per block of the distance / kernel computations: a task (a Python worker, whose memory
+#: sparkfs does not know, so the cap is static) holds one blockSize^2 tile of doubles: 2 GiB at the
+#: cap, 32 MiB at the default 2048. A block never holds more rows than its partition.
+MAX_BLOCK_SIZE = 16_384
 #: Clusters of Parzen-ISE's fuzzy c-means (default 3).
 MAX_CLUSTERS = 10_000
 
@@ -96,26 +97,6 @@ def budget_bytes(budget_mb: float) -> float:
     return float(budget_mb) * 2**20
 
 
-def block_bounds(block_size: int, shape: InputShape, budget_mb: float, *, dense_rows: bool = False):
-    """Bounds of ``blockSize``: a task's ``b x b`` tile of doubles, b = min(blockSize, rows) (a block
-    never holds more rows than the input), within ``driverBudgetMB``; with ``dense_rows`` also the
-    ``b x features`` dense batch of rows handed out from the driver."""
-    budget = budget_bytes(budget_mb)
-    rows = min(block_size, shape.n_rows)
-    bounds = []
-    tile_limit = int(math.isqrt(int(budget // 8)))
-    if rows > tile_limit:
-        bounds.append(UpperBound("blockSize", block_size, tile_limit,
-                                 f"a block's blockSize^2 tile of 8-byte distances within driverBudgetMB="
-                                 f"{budget_mb:g}; the input has {shape.n_rows:,} rows"))
-    batch_limit = int(budget // (8 * shape.num_features))
-    if dense_rows and rows > batch_limit:
-        bounds.append(UpperBound("blockSize", block_size, batch_limit,
-                                 f"a batch of blockSize rows x {shape.num_features:,} features of 8 bytes within "
-                                 f"driverBudgetMB={budget_mb:g}"))
-    return bounds
-
-
 def neighbour_bounds(k: int, queries: int, shape: InputShape, budget_mb: float):
     """Bounds of a neighbour count ``k``: a query has n - 1 other rows (more neighbours do not exist:
     the margins average over those found), and the (queries x classes x k) table of ids and
@@ -125,7 +106,7 @@ def neighbour_bounds(k: int, queries: int, shape: InputShape, budget_mb: float):
         UpperBound("k", k, shape.n_rows - 1, f"a query has {shape.n_rows - 1:,} other rows: the input's "
                    f"{shape.n_rows:,} rows minus itself"),
         UpperBound("k", k, table_limit, f"the neighbour table of {queries:,} queries x {shape.num_classes} classes "
-                   f"x k neighbours, 16 bytes each, within driverBudgetMB={budget_mb:g}"),
+                   f"x k neighbours, 16 bytes each, within driverBudgetMB={budget_mb:g}; or set sampleSize"),
     ]
 
 

@@ -15,7 +15,6 @@ from sparkfs.selectors._params import (
     HasDriverBudget,
     HasScaling,
     UpperBound,
-    block_bounds,
     in_range,
     neighbour_bounds,
     one_of,
@@ -64,7 +63,7 @@ class _IterativeParams(HasScaling, HasDriverBudget):
 
     def _iterative_bounds(self, shape):
         """Picks (iterations, and a batch) within MAX_POOL_PASSES passes over the pool and
-        MAX_INSTANCE_ROW_PAIRS distances; k (Lmba) and blockSize as the neighbour engine's."""
+        MAX_INSTANCE_ROW_PAIRS distances; Lmba's k as the Relief family's."""
         pool = shape.n_rows if self._optional(self.sampleSize) is None else min(self.getOrDefault(self.sampleSize),
                                                                                    shape.n_rows)
         passes = f"{MAX_POOL_PASSES} passes over the pool of {pool:,} instances (sampleSize, else the rows)"
@@ -77,7 +76,7 @@ class _IterativeParams(HasScaling, HasDriverBudget):
                                   f"computes at most {MAX_INSTANCE_ROW_PAIRS:.0e} such distances")]
         if self.hasParam("k"):
             bounds += neighbour_bounds(self.getOrDefault("k"), pool, shape, self.getDriverBudgetMB())
-        return bounds + block_bounds(self.getOrDefault(self.blockSize), shape, self.getDriverBudgetMB())
+        return bounds
 
     def _common_args(self):
         return dict(iterations=self._optional(self.iterations), batch_size=self.getOrDefault(self.batchSize),

@@ -15,7 +15,6 @@ from sparkfs.selectors._params import (
     MAX_PASS_ITERATIONS,
     HasDriverBudget,
     UpperBound,
-    block_bounds,
     in_range,
     one_of,
 )
@@ -129,14 +128,11 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
         return groups == "labels" or (groups == "auto" and present)
 
     def _data_bounds(self, shape):
-        """numClusters within the rows (fuzzy c-means groups, when no labels are used); blockSize's tile
-        and its dense batch of centred queries."""
-        bounds = block_bounds(self.getOrDefault(self.blockSize), shape, self.getDriverBudgetMB(), dense_rows=True)
-        if shape.num_classes == 0:
-            bounds.append(UpperBound("numClusters", self.getOrDefault(self.numClusters), shape.n_rows,
-                                     f"fuzzy c-means makes at most one cluster per row; the input has "
-                                     f"{shape.n_rows:,} rows"))
-        return bounds
+        """numClusters within the rows (fuzzy c-means groups, when no labels are used)."""
+        if shape.num_classes > 0:
+            return []
+        return [UpperBound("numClusters", self.getOrDefault(self.numClusters), shape.n_rows,
+                           f"fuzzy c-means makes at most one cluster per row; the input has {shape.n_rows:,} rows")]
 
     def _compute_scores(self, dataset) -> ScoreResult:
         if self._weight_col():

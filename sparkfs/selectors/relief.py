@@ -7,7 +7,7 @@ from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
-from sparkfs.selectors._params import MAX_BLOCK_SIZE, HasDriverBudget, HasScaling, block_bounds, in_range, neighbour_bounds, one_of
+from sparkfs.selectors._params import MAX_BLOCK_SIZE, HasDriverBudget, HasScaling, in_range, neighbour_bounds, one_of
 from sparkfs.spark.relief import relief_statistics
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
@@ -124,14 +124,12 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
         return self.getOrDefault(param) if self.isDefined(param) else None
 
     def _data_bounds(self, shape):
-        """k (not prelief's) within the rows and the neighbour table within driverBudgetMB; blockSize's tile."""
-        budget = self.getDriverBudgetMB()
-        bounds = block_bounds(self.getOrDefault(self.blockSize), shape, budget)
+        """k (unused by prelief) within the rows, and the neighbour table within driverBudgetMB."""
         if self.getOrDefault(self.variant) == "prelief":
-            return bounds
+            return []
         sample = self._optional(self.sampleSize)
         queries = shape.n_rows if sample is None else min(sample, shape.n_rows)  # a sample above n is every row
-        return neighbour_bounds(self.getOrDefault(self.k), queries, shape, budget) + bounds
+        return neighbour_bounds(self.getOrDefault(self.k), queries, shape, self.getDriverBudgetMB())
 
     def _compute_scores(self, dataset) -> ScoreResult:
         weight_col = self._weight_col()

@@ -62,7 +62,9 @@ def _refused(capsys, tmp_path, input_path, method, *params):
     (LmbaSelector(batchSize=10**8), "The 'batchSize' parameter of LmbaSelector must be an int in the range"),
     (LmbaSelector(c=math.inf), "The 'c' parameter of LmbaSelector must be a finite float in the range (0, inf)."),
     (ReliefSelector(blockSize=10**6), "The 'blockSize' parameter of ReliefSelector must be an int in the range "
-                                      "[1, 65536]. Got 1000000 instead."),
+                                      "[1, 16384]. Got 1000000 instead."),
+    (ParzenISERanker(blockSize=20_000), "The 'blockSize' parameter of ParzenISERanker must be an int in the range "
+                                        "[1, 16384]. Got 20000 instead."),
     (ReliefSelector(driverBudgetMB=math.inf), "The 'driverBudgetMB' parameter of ReliefSelector must be a finite"),
     (ParzenISERanker(maxIter=10**6), "The 'maxIter' parameter of ParzenISERanker must be an int in the range "
                                      "[1, 100000]. Got 1000000 instead."),
@@ -78,14 +80,14 @@ def test_static_caps_are_refused_by_the_params_check(selector, message):
 
 def test_the_caps_themselves_are_accepted():
     for selector in (SVMRFESelector(ensemble=10_000, maxIter=10**6, C=1e6), SimbaSelector(iterations=10**7),
-                     ReliefSelector(blockSize=65_536), ParzenISERanker(maxIter=100_000, fcmMaxIter=100_000)):
+                     ReliefSelector(blockSize=16_384), ParzenISERanker(maxIter=100_000, fcmMaxIter=100_000)):
         selector.validate_params()
 
 
 def test_margin_instance_weighter_caps_its_block_size():
     # Checked before the DataFrame is looked at: no Spark needed.
     with pytest.raises(ValueError, match=r"'blockSize' parameter of MarginInstanceWeighter must be an int in the "
-                                         r"range \[1, 65536\]. Got 100000 instead."):
+                                         r"range \[1, 16384\]. Got 100000 instead."):
         MarginInstanceWeighter(blockSize=100_000).transform(None)
 
 
@@ -123,7 +125,7 @@ def test_neighbour_bounds_name_rows_and_budget():
      ["The 'k' parameter of ReliefSelector must be at most 59 on this input", "60 rows", "Got 1000000000 instead."]),
     ("relieff", ["k=50", "driverBudgetMB=0.01"],
      ["'k' parameter of ReliefSelector must be at most 5 on this input", "60 queries x 2 classes",
-      "driverBudgetMB=0.01", "Got 50 instead."]),
+      "driverBudgetMB=0.01; or set sampleSize", "Got 50 instead."]),
     ("simba", ["iterations=10000"],
      ["'iterations' parameter of SimbaSelector must be at most 6,000 on this input", "100 passes over the pool of 60",
       "Got 10000 instead."]),
@@ -136,11 +138,6 @@ def test_neighbour_bounds_name_rows_and_budget():
     ("parzen-ise", ["groups=clusters", "numClusters=100"],
      ["'numClusters' parameter of ParzenISERanker must be at most 60 on this input", "the input has 60 rows",
       "Got 100 instead."]),
-    ("parzen-ise", ["blockSize=64", "driverBudgetMB=0.01"],
-     ["'blockSize' parameter of ParzenISERanker must be at most 36 on this input", "tile", "driverBudgetMB=0.01",
-      "Got 64 instead."]),
-    ("prelief", ["blockSize=64", "driverBudgetMB=0.01"],
-     ["'blockSize' parameter of ReliefSelector must be at most 36 on this input"]),
 ])
 def test_bounds_from_the_input_through_the_command_line(spark, sixty_rows, capsys, tmp_path, method, params,
                                                        fragments):
