@@ -9,7 +9,8 @@ from sparkfs.selectors.parzen_ise import ParzenISERanker, ParzenISERankerModel
 from sparkfs.selectors.relief import ReliefSelector, ReliefSelectorModel
 from sparkfs.selectors.svm_rfe import SVMRFESelector, SVMRFESelectorModel
 from sparkfs.selectors.baseline import UnivariateTestSelector, UnivariateTestSelectorModel
-from sparkfs.errors import DriverBudgetError, InvalidInputError, SelectionTieWarning, SparkResourceError
+from sparkfs.errors import (DriverBudgetError, InvalidInputError, InvalidModelError, ParamBoundError, SelectionTieWarning,
+                            SparkResourceError)
 
 __all__ = [
     "__version__",
@@ -19,6 +20,8 @@ __all__ = [
     "FisherMarkovSelectorModel",
     "DriverBudgetError",
     "InvalidInputError",
+    "InvalidModelError",
+    "ParamBoundError",
     "LmbaSelector",
     "MarginInstanceWeighter",
     "LmbaSelectorModel",

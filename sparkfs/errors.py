@@ -16,3 +16,14 @@ class DriverBudgetError(ValueError):
 
 class SelectionTieWarning(UserWarning):
     """A selection decided by equal scores (a flat ranking, or ties at the cut), not by the scores."""
+
+
+class ParamBoundError(ValueError):
+    """A Param whose work or memory the input would make too large (rows, classes, features or the
+    driver budget set the bound), refused after the first cheap pass and before any heavy one; the
+    message names the class, the Param, the value, the bound and where the bound comes from."""
+
+
+class InvalidModelError(ValueError):
+    """A saved selector or model whose files do not hold what sparkfs writes (damaged or edited):
+    the message names the path, the file and the problem. Nothing of it is used."""

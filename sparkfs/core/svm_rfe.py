@@ -96,6 +96,23 @@ def elimination_count(n_remaining: int, step, n_features_to_select: int) -> int:
     return max(1, min(count, n_remaining - n_features_to_select))
 
 
+def elimination_rounds(n_features: int, step, n_features_to_select: int = 1) -> int:
+    """Model fits of one elimination from ``n_features`` down to ``n_features_to_select`` (the loop
+    of :func:`recursive_elimination`, counted without fitting): ceil((d - k) / step) + 1 for an int
+    step, about log(d) / log(1 / (1 - step)) for a share."""
+    step = _check_step("elimination_rounds", step)
+    remaining = int(n_features)
+    if remaining <= n_features_to_select:
+        return 1
+    if isinstance(step, int):
+        return -(-(remaining - n_features_to_select) // step) + 1
+    fits = 1
+    while remaining > n_features_to_select:
+        remaining -= elimination_count(remaining, step, n_features_to_select)
+        fits += 1
+    return fits
+
+
 def feature_magnitudes(coef, multiclass: str = "l2"):
     """Per-feature magnitude of a linear model's weights, and the key that orders elimination.
 

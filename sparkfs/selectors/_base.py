@@ -16,11 +16,12 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 from pyspark.ml import Estimator, Model
-from pyspark.ml.util import DefaultParamsReader, DefaultParamsWriter, MLReadable, MLReader, MLWritable, MLWriter
+from pyspark.ml.util import DefaultParamsWriter, MLReadable, MLReader, MLWritable, MLWriter
 
 from sparkfs.core.selection import rank_features, select_features, ties_at_cut, ties_warning
-from sparkfs.selectors._params import SelectorParams
-from sparkfs.errors import InvalidInputError, SelectionTieWarning
+from sparkfs.selectors._params import InputShape, SelectorParams, UpperBound
+from sparkfs.errors import InvalidInputError, InvalidModelError, SelectionTieWarning
+from sparkfs.selectors._model_files import checked_labels, checked_model_data, known_class, load_metadata, set_saved_params
 from sparkfs.spark.blocks import is_connect_session
 from sparkfs.spark.failures import with_resource_errors
 
@@ -88,6 +89,20 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
     def _compute_scores(self, dataset) -> ScoreResult:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _data_bounds(self, shape: InputShape) -> List[UpperBound]:
+        """Hook: the upper bounds this input sets on the Params that scale work or memory (the static
+        ones are in the Params' constraints). Each selector with such Params fills it in."""
+        return []
+
+    def _check_data_bounds(self, n_rows: int, class_counts: Sequence[int], num_features: int) -> None:
+        """Refuse a Param above its bound on this input (:class:`sparkfs.errors.ParamBoundError`).
+        Each selector calls it right after its first, cheap pass (the label counts and the vector
+        size), before any heavy pass."""
+        shape = InputShape(n_rows=int(n_rows), class_counts=tuple(int(c) for c in class_counts),
+                           num_features=int(num_features))
+        for bound in self._data_bounds(shape):
+            bound.check(type(self).__name__)
+
     def _fit(self, dataset):
         self.validate_params()
         label_col = self.getLabelCol() if self._requires_label else None
@@ -144,6 +159,9 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
 
 class FeatureSelectorModel(Model, SelectorParams, MLReadable, MLWritable):
     """Fitted selector: ``scores``, ``ranking``, ``selectedFeatures``; ``transform`` slices vectors."""
+
+    #: Whether a score may be +inf (a statistic divided by a zero variance); NaN never is.
+    _scores_may_be_infinite = False
 
     def __init__(self, scores=None, selected_features=None, label_values=None, summary=None, feature_arrays=None):
         super().__init__()
@@ -274,28 +292,6 @@ class _SelectorModelWriter(MLWriter):
         self.sparkSession.createDataFrame(pd.DataFrame(columns)).coalesce(1).write.mode(mode).parquet(f"{path}/data")
 
 
-def _subclasses(base: type):
-    for subclass in base.__subclasses__():
-        yield subclass
-        yield from _subclasses(subclass)
-
-
-def _known_class(metadata: Dict[str, Any], path: str, expected: type) -> type:
-    """The sparkfs class named by saved metadata, found among the classes already loaded.
-
-    Nothing named by the metadata is imported (pyspark's DefaultParamsReader imports whatever
-    module the file names): a saved model or selector cannot make the reader run other code.
-    Every selector module is loaded with the ``sparkfs`` package, before this module is used.
-    """
-    name = str(metadata.get("class", ""))
-    known = {f"{klass.__module__}.{klass.__name__}": klass for klass in _subclasses(expected)}
-    known[f"{expected.__module__}.{expected.__name__}"] = expected
-    if name not in known or not name.startswith("sparkfs."):
-        raise ValueError(f"{path} holds a {name!r}, not a sparkfs {expected.__name__}: it is not loaded "
-                         "(saved metadata never names a module to import)")
-    return known[name]
-
-
 class _SelectorReader(MLReader):
     """Estimators: params from metadata/ (JSON), the class checked before anything is built."""
 
@@ -304,30 +300,29 @@ class _SelectorReader(MLReader):
         self.cls = cls
 
     def load(self, path: str) -> FeatureSelector:
-        metadata = DefaultParamsReader.loadMetadata(path, self.sparkSession)
-        selector = _known_class(metadata, path, self.cls)()
-        selector._resetUid(metadata["uid"])
-        DefaultParamsReader.getAndSetParams(selector, metadata)
+        metadata = load_metadata(path, self.sparkSession)
+        selector = known_class(metadata, path, self.cls)()
+        set_saved_params(selector, metadata, path)
         return selector
 
 
 class _SelectorModelReader(MLReader):
+    """Models: metadata/ and data/ checked (:mod:`sparkfs.selectors._model_files`) before the model is built."""
+
     def __init__(self, cls):
         super().__init__()
         self.cls = cls
 
     def load(self, path: str) -> FeatureSelectorModel:
-        metadata = DefaultParamsReader.loadMetadata(path, self.sparkSession)
-        model_class = _known_class(metadata, path, self.cls)
-        data = self.sparkSession.read.parquet(f"{path}/data").toPandas().sort_values("index")
-        arrays = {c[len("array_"):]: data[c].to_numpy() for c in data.columns if c.startswith("array_")}
-        model = model_class(
-            scores=data["score"].to_numpy(),
-            selected_features=data["index"][data["selected"]].to_numpy(),
-            label_values=metadata.get("labelValues", []),
-            summary=metadata.get("summary", {}),
-            feature_arrays=arrays,
-        )
-        model._resetUid(metadata["uid"])
-        DefaultParamsReader.getAndSetParams(model, metadata)
+        metadata = load_metadata(path, self.sparkSession)
+        model_class = known_class(metadata, path, self.cls)
+        labels = checked_labels(metadata, path)
+        try:
+            frame = self.sparkSession.read.parquet(f"{path}/data").toPandas()
+        except Exception as error:
+            raise InvalidModelError(f"{path}/data: cannot be read as Parquet ({str(error).splitlines()[0][:200]}); "
+                                    "this saved selector or model is not loaded") from None
+        data = checked_model_data(frame, metadata, path, model_class._scores_may_be_infinite)
+        model = model_class(label_values=labels, summary=metadata.get("summary", {}), **data)
+        set_saved_params(model, metadata, path)
         return model

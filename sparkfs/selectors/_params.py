@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, Tuple
 
 from pyspark.ml.param import Param, Params, TypeConverters
@@ -10,21 +11,47 @@ from pyspark.ml.param.shared import HasFeaturesCol, HasLabelCol, HasOutputCol, H
 
 from sparkfs.core.labels import check_class_labels
 from sparkfs.core.scaling import SCALINGS
+from sparkfs.errors import ParamBoundError
 
 #: A constraint: (predicate on the value, words for the message).
 Constraint = Tuple[Callable[[Any], bool], str]
 
+# Static caps on the Params that scale work (docs/bad_input.md, "Param bounds and model loading").
+# Each is far above any published use, and low enough that a run at the cap still ends.
+#: Solver iterations per SVM fit (SVM-RFE's maxIter): liblinear's default is 1,000, ours 10,000.
+MAX_SOLVER_ITERATIONS = 1_000_000
+#: Descent / fuzzy c-means iterations (Parzen-ISE's maxIter, fcmMaxIter): defaults 100 and 300;
+#: every iteration is at least one pass over the data.
+MAX_PASS_ITERATIONS = 100_000
+#: Bootstrap samples of En-SVM-RFE: the rank sums settle within tens (Abeel et al. 2010 use 40).
+MAX_ENSEMBLE = 10_000
+#: Instances Lmba / Simba pick in total (iterations) or per step (batchSize): each pick is a
+#: neighbour search over every row; the papers pick each pool instance about once.
+MAX_PICKED_INSTANCES = 10_000_000
+#: Rows per block of the distance / kernel computations: a task (a Python worker, whose memory
+#: sparkfs does not know, so the cap is static) holds one blockSize^2 tile of doubles: 2 GiB at the
+#: cap, 32 MiB at the default 2048. A block never holds more rows than its partition.
+MAX_BLOCK_SIZE = 16_384
+#: Clusters of Parzen-ISE's fuzzy c-means (default 3).
+MAX_CLUSTERS = 10_000
 
-def in_range(low: float = -math.inf, high: float = math.inf, *, low_open=False, kind="a float") -> Constraint:
+
+def in_range(low: float = -math.inf, high: float = math.inf, *, low_open=False, kind="a finite float") -> Constraint:
+    """A number in [low, high] (or (low, high]); never NaN or infinite (an open end at inf excludes it)."""
+
     def predicate(value):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             return False
         above = value > low if low_open else value >= low
         return above and value <= high
 
+    def text(bound: float) -> str:
+        if math.isinf(bound):
+            return "inf" if bound > 0 else "-inf"
+        return str(int(bound)) if float(bound).is_integer() else f"{bound:g}"
+
     left = "(" if low_open else "["
-    low_text = "-inf" if low == -math.inf else f"{low:g}"
-    high_text = "inf" if high == math.inf else f"{high:g}"
+    low_text, high_text = text(low), text(high)
     return predicate, f"{kind} in the range {left}{low_text}, {high_text}{']' if high != math.inf else ')'}"
 
 
@@ -34,6 +61,53 @@ def one_of(*options) -> Constraint:
 
 def is_finite_float() -> Constraint:
     return (lambda value: isinstance(value, (int, float)) and math.isfinite(value)), "a finite float"
+
+
+@dataclass(frozen=True)
+class InputShape:
+    """What the first, cheap pass (the label counts) tells of the input: enough to bound the Params
+    that scale work or memory before any heavy pass."""
+
+    n_rows: int
+    class_counts: Tuple[int, ...]
+    num_features: int
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.class_counts)
+
+
+@dataclass(frozen=True)
+class UpperBound:
+    """``param`` (set to ``value``) may be at most ``limit`` on this input; ``reason`` says where the
+    limit comes from (rows, classes, features, driverBudgetMB), in words that follow "at most N"."""
+
+    param: str
+    value: Any
+    limit: int
+    reason: str
+
+    def check(self, owner: str) -> None:
+        if self.value > self.limit:
+            raise ParamBoundError(f"The '{self.param}' parameter of {owner} must be at most {self.limit:,} on this "
+                                  f"input ({self.reason}). Got {self.value!r} instead.")
+
+
+def budget_bytes(budget_mb: float) -> float:
+    return float(budget_mb) * 2**20
+
+
+def neighbour_bounds(k: int, queries: int, shape: InputShape, budget_mb: float):
+    """Bounds of a neighbour count ``k``: a query has n - 1 other rows (more neighbours do not exist:
+    the margins average over those found), and the (queries x classes x k) table of ids and
+    distances (16 bytes each) is held on the driver within ``driverBudgetMB``."""
+    table_limit = int(budget_bytes(budget_mb) // (16 * max(queries, 1) * shape.num_classes))
+    return [
+        UpperBound("k", k, shape.n_rows - 1, f"a query has {shape.n_rows - 1:,} other rows: the input's "
+                   f"{shape.n_rows:,} rows minus itself"),
+        UpperBound("k", k, table_limit, f"the neighbour table of {queries:,} queries x {shape.num_classes} classes "
+                   f"x k neighbours, 16 bytes each, within driverBudgetMB={budget_mb:g}; or set sampleSize"),
+    ]
 
 
 class HasScaling(Params):

@@ -55,6 +55,9 @@ class _UnivariateParams(Params):
 class UnivariateTestSelectorModel(FeatureSelectorModel, _UnivariateParams):
     """Model of :class:`UnivariateTestSelector`: ``scores`` are F values or chi-squared statistics."""
 
+    #: F is +inf for a feature constant within each class that still separates them.
+    _scores_may_be_infinite = True
+
 
 class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
     """A univariate test as a sparkfs selector (see the module doc for the three tests).

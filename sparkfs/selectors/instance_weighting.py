@@ -14,17 +14,20 @@ to ``transform``: weighting a training fold and then a test fold gives each its 
 
 from __future__ import annotations
 
+import math
 from typing import Any, Dict, Optional
 
 from pyspark import keyword_only
 from pyspark.ml import Transformer
+from pyspark.ml.util import MLReader
 from pyspark.ml.param import Param, Params, TypeConverters
 from pyspark.ml.param.shared import HasFeaturesCol, HasLabelCol, HasOutputCol
 from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
 
 from sparkfs.core.labels import check_class_labels
 from sparkfs.errors import DriverBudgetError, InvalidInputError
-from sparkfs.selectors._params import HasDriverBudget
+from sparkfs.selectors._model_files import known_class, load_metadata, set_saved_params
+from sparkfs.selectors._params import MAX_BLOCK_SIZE, HasDriverBudget
 from sparkfs.spark.failures import with_resource_errors
 from sparkfs.spark.instance_weighting import margin_instance_weights, with_instance_weights
 from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
@@ -65,18 +68,24 @@ class MarginInstanceWeighter(Transformer, HasDriverBudget, HasFeaturesCol, HasLa
         self.summary: Dict[str, Any] = {}
         self.result = None
 
+    @classmethod
+    def read(cls) -> MLReader:
+        """Params from metadata/, the class found among sparkfs's own (pyspark's default reader
+        imports whatever module the file names), every param name and value checked."""
+        return _WeighterReader(cls)
+
     def _row_id_col(self) -> Optional[str]:
         return self.getOrDefault(self.rowIdCol) if self.isDefined(self.rowIdCol) else None
 
     def _validate(self, dataset) -> None:
         block_size = self.getOrDefault(self.blockSize)
-        if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
+        if isinstance(block_size, bool) or not isinstance(block_size, int) or not 1 <= block_size <= MAX_BLOCK_SIZE:
             raise ValueError(f"The 'blockSize' parameter of MarginInstanceWeighter must be an int in the range "
-                             f"[1, inf). Got {block_size!r} instead.")
+                             f"[1, {MAX_BLOCK_SIZE}]. Got {block_size!r} instead.")
         budget = self.getOrDefault(self.driverBudgetMB)
-        if not budget > 0:
-            raise ValueError(f"The 'driverBudgetMB' parameter of MarginInstanceWeighter must be positive. "
-                             f"Got {budget!r} instead.")
+        if not (math.isfinite(budget) and budget > 0):
+            raise ValueError(f"The 'driverBudgetMB' parameter of MarginInstanceWeighter must be a finite float in the "
+                             f"range (0, inf). Got {budget!r} instead.")
         wanted = [self.getFeaturesCol(), self.getLabelCol()] + ([self._row_id_col()] if self._row_id_col() else [])
         missing = [name for name in wanted if name not in dataset.columns]
         if missing:
@@ -119,3 +128,15 @@ class MarginInstanceWeighter(Transformer, HasDriverBudget, HasFeaturesCol, HasLa
             "passes": result.info["passes"],
         }
         return with_instance_weights(dataset, result, self.getOutputCol(), row_id_col=self._row_id_col())
+
+
+class _WeighterReader(MLReader):
+    def __init__(self, cls):
+        super().__init__()
+        self.cls = cls
+
+    def load(self, path: str) -> MarginInstanceWeighter:
+        metadata = load_metadata(path, self.sparkSession)
+        weighter = known_class(metadata, path, self.cls)()
+        set_saved_params(weighter, metadata, path)
+        return weighter

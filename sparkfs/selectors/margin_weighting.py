@@ -9,7 +9,16 @@ from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.errors import InvalidInputError
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
-from sparkfs.selectors._params import HasDriverBudget, HasScaling, in_range, one_of
+from sparkfs.selectors._params import (
+    MAX_BLOCK_SIZE,
+    MAX_PICKED_INSTANCES,
+    HasDriverBudget,
+    HasScaling,
+    UpperBound,
+    in_range,
+    neighbour_bounds,
+    one_of,
+)
 from sparkfs.spark.margin_weighting import lmba_statistics, simba_statistics
 from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
 
@@ -17,6 +26,12 @@ from sparkfs.spark.stats import first_vector_size, label_counts, with_label_inde
 #: Lmba's default instances per step (Spark job): with the "replay" rule a batch of 8 kept the
 #: batch-1 ranking on mfeat and tr11 (docs/lmba_batch_rule.md) at an eighth of the jobs.
 LMBA_DEFAULT_BATCH = 8
+#: Passes over the pool that ``iterations`` (and ``batchSize``) may ask for: the papers pick each
+#: pool instance about once (Li & Lu's I = the pool size); a hundred passes is far beyond them.
+MAX_POOL_PASSES = 100
+#: Instance-row distances a fit may compute (iterations x rows, each over every feature): 10^12
+#: is hours of a large cluster's time; beyond it a run is not expected to end.
+MAX_INSTANCE_ROW_PAIRS = 10**12
 
 
 def _int(name, doc):
@@ -32,11 +47,11 @@ class _IterativeParams(HasScaling, HasDriverBudget):
                             typeConverter=TypeConverters.toString)
     blockSize: Param = _int("blockSize", "rows per block of the distance computation")
     _param_constraints = {
-        "iterations": in_range(1, kind="an int"),
-        "batchSize": in_range(1, kind="an int"),
+        "iterations": in_range(1, MAX_PICKED_INSTANCES, kind="an int"),
+        "batchSize": in_range(1, MAX_PICKED_INSTANCES, kind="an int"),
         "sampleSize": in_range(1, kind="an int"),
         "seed": (lambda v: isinstance(v, int), "an int"),
-        "blockSize": in_range(1, kind="an int"),
+        "blockSize": in_range(1, MAX_BLOCK_SIZE, kind="an int"),
     }
 
     def __init__(self, *args):
@@ -45,6 +60,23 @@ class _IterativeParams(HasScaling, HasDriverBudget):
 
     def _optional(self, param):
         return self.getOrDefault(param) if self.isDefined(param) else None
+
+    def _iterative_bounds(self, shape):
+        """Picks (iterations, and a batch) within MAX_POOL_PASSES passes over the pool and
+        MAX_INSTANCE_ROW_PAIRS distances; Lmba's k as the Relief family's."""
+        pool = shape.n_rows if self._optional(self.sampleSize) is None else min(self.getOrDefault(self.sampleSize),
+                                                                                   shape.n_rows)
+        passes = f"{MAX_POOL_PASSES} passes over the pool of {pool:,} instances (sampleSize, else the rows)"
+        bounds = [UpperBound("batchSize", self.getOrDefault(self.batchSize), MAX_POOL_PASSES * pool, passes)]
+        if self.isDefined(self.iterations):
+            iterations = self.getOrDefault(self.iterations)
+            bounds += [UpperBound("iterations", iterations, MAX_POOL_PASSES * pool, passes),
+                       UpperBound("iterations", iterations, MAX_INSTANCE_ROW_PAIRS // shape.n_rows,
+                                  f"each picked instance is compared with all {shape.n_rows:,} rows, and a fit "
+                                  f"computes at most {MAX_INSTANCE_ROW_PAIRS:.0e} such distances")]
+        if self.hasParam("k"):
+            bounds += neighbour_bounds(self.getOrDefault("k"), pool, shape, self.getDriverBudgetMB())
+        return bounds
 
     def _common_args(self):
         return dict(iterations=self._optional(self.iterations), batch_size=self.getOrDefault(self.batchSize),
@@ -91,8 +123,10 @@ def _fit_indexed(selector, dataset, compute, info):
     if len(labels) < 2:
         return ScoreResult(scores=np.zeros(0), label_values=labels, class_counts=counts.tolist(), n_rows=int(counts.sum()))
     selector._check_labels(labels, counts)
+    num_features = first_vector_size(dataset, selector.getFeaturesCol())
+    selector._check_data_bounds(int(counts.sum()), counts, num_features)
     indexed = with_label_index(dataset, selector.getLabelCol(), labels, "__label_index")
-    result = compute(indexed, "__label_index", first_vector_size(dataset, selector.getFeaturesCol()), len(labels))
+    result = compute(indexed, "__label_index", num_features, len(labels))
     summary = {**info, "steps": int(result.steps), "n_pool": int(result.n_pool), **result.info}
     return ScoreResult(scores=result.scores, label_values=labels, class_counts=counts.tolist(),
                        n_rows=int(counts.sum()), info=summary, feature_arrays={"raw_weights": result.raw_weights})
@@ -132,6 +166,9 @@ class LmbaSelector(FeatureSelector, _LmbaParams):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
+    def _data_bounds(self, shape):
+        return self._iterative_bounds(shape)
+
     def _compute_scores(self, dataset) -> ScoreResult:
         def compute(indexed, label_col, num_features, num_classes):
             return lmba_statistics(
@@ -165,6 +202,9 @@ class SimbaSelector(FeatureSelector, _IterativeParams):
                  blockSize=2048, allowManyClasses=False, driverBudgetMB=2048.0):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
+
+    def _data_bounds(self, shape):
+        return self._iterative_bounds(shape)
 
     def _compute_scores(self, dataset) -> ScoreResult:
         def compute(indexed, label_col, num_features, num_classes):

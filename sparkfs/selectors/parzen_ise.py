@@ -9,7 +9,15 @@ from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.errors import InvalidInputError
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
-from sparkfs.selectors._params import HasDriverBudget, in_range, one_of
+from sparkfs.selectors._params import (
+    MAX_BLOCK_SIZE,
+    MAX_CLUSTERS,
+    MAX_PASS_ITERATIONS,
+    HasDriverBudget,
+    UpperBound,
+    in_range,
+    one_of,
+)
 from sparkfs.spark.parzen_ise import parzen_ise_statistics
 from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
 
@@ -57,20 +65,20 @@ class _ParzenISEParams(HasDriverBudget):
     blockSize: Param = _param("blockSize", "queries per batch and rows per kernel block", TypeConverters.toInt)
     _param_constraints = {
         "groups": one_of("auto", "labels", "clusters"),
-        "numClusters": in_range(1, kind="an int"),
+        "numClusters": in_range(1, MAX_CLUSTERS, kind="an int"),
         "fuzzifier": in_range(1.0, low_open=True),
         "memberships": one_of("hard", "soft"),
         "windowWidth": in_range(0.0, low_open=True),
         "learningRate": in_range(0.0, low_open=True),
-        "maxIter": in_range(1, kind="an int"),
+        "maxIter": in_range(1, MAX_PASS_ITERATIONS, kind="an int"),
         "tol": in_range(0.0),
         "heldOutFeature": (_is_held_out, "'auto', 'none' or a feature index"),
         "landmarks": in_range(2, kind="an int"),
         "seed": (lambda v: isinstance(v, int), "an int"),
         "varianceFloor": in_range(0.0, low_open=True),
         "fcmTol": in_range(0.0),
-        "fcmMaxIter": in_range(1, kind="an int"),
-        "blockSize": in_range(1, kind="an int"),
+        "fcmMaxIter": in_range(1, MAX_PASS_ITERATIONS, kind="an int"),
+        "blockSize": in_range(1, MAX_BLOCK_SIZE, kind="an int"),
     }
 
     def __init__(self, *args):
@@ -119,6 +127,13 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
                                     f"columns are {dataset.columns}")
         return groups == "labels" or (groups == "auto" and present)
 
+    def _data_bounds(self, shape):
+        """numClusters within the rows (fuzzy c-means groups, when no labels are used)."""
+        if shape.num_classes > 0:
+            return []
+        return [UpperBound("numClusters", self.getOrDefault(self.numClusters), shape.n_rows,
+                           f"fuzzy c-means makes at most one cluster per row; the input has {shape.n_rows:,} rows")]
+
     def _compute_scores(self, dataset) -> ScoreResult:
         if self._weight_col():
             raise ValueError(f"{type(self).__name__} does not support weightCol")
@@ -143,11 +158,15 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
             if not labels:
                 raise InvalidInputError("the input has no rows")
             self._check_labels(labels, counts)
+            self._check_data_bounds(int(counts.sum()), counts, num_features)
             indexed = with_label_index(dataset, self.getLabelCol(), labels, "__label_index")
             result = parzen_ise_statistics(indexed, self.getFeaturesCol(), "__label_index", num_features=num_features,
                                            num_classes=len(labels), **options)
             counts = counts.tolist()
         else:
+            n_rows = dataset.count()  # the one cheap pass of the unsupervised fit, for the bounds
+            if n_rows > 0:  # no rows: refused by the engine, with its own message
+                self._check_data_bounds(n_rows, [], num_features)
             result = parzen_ise_statistics(dataset, self.getFeaturesCol(), num_features=num_features, **options)
         last = result.info["runs"][-1]
         info = {"method": "parzen-ise", "groups": result.groups, "held_out_feature": result.info["fixed_feature"],

@@ -7,7 +7,7 @@ from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
-from sparkfs.selectors._params import HasDriverBudget, HasScaling, in_range, one_of
+from sparkfs.selectors._params import MAX_BLOCK_SIZE, HasDriverBudget, HasScaling, in_range, neighbour_bounds, one_of
 from sparkfs.spark.relief import relief_statistics
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
@@ -61,7 +61,7 @@ class _ReliefParams(HasScaling, HasDriverBudget):
         "sampleSize": in_range(1, kind="an int"),
         "seed": (lambda v: isinstance(v, int), "an int"),
         "sigma": (_valid_sigma, "a positive float or a list of positive floats"),
-        "blockSize": in_range(1, kind="an int"),
+        "blockSize": in_range(1, MAX_BLOCK_SIZE, kind="an int"),
     }
 
     def __init__(self, *args):
@@ -123,6 +123,14 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
     def _optional(self, param):
         return self.getOrDefault(param) if self.isDefined(param) else None
 
+    def _data_bounds(self, shape):
+        """k (unused by prelief) within the rows, and the neighbour table within driverBudgetMB."""
+        if self.getOrDefault(self.variant) == "prelief":
+            return []
+        sample = self._optional(self.sampleSize)
+        queries = shape.n_rows if sample is None else min(sample, shape.n_rows)  # a sample above n is every row
+        return neighbour_bounds(self.getOrDefault(self.k), queries, shape, self.getDriverBudgetMB())
+
     def _compute_scores(self, dataset) -> ScoreResult:
         weight_col = self._weight_col()
         if weight_col and self.getOrDefault(self.variant) != "relieff":
@@ -141,10 +149,12 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
                 f"class {_label_text(single[0])} has a single row: a query of it has no other row of its class "
                 f"(no nearest hit); remove it or merge it with another class"
             )
+        num_features = first_vector_size(dataset, self.getFeaturesCol())
+        self._check_data_bounds(int(counts.sum()), counts, num_features)
         indexed = with_label_index(dataset, self.getLabelCol(), labels, "__label_index")
         result = relief_statistics(
             indexed, self.getFeaturesCol(), "__label_index",
-            num_features=first_vector_size(dataset, self.getFeaturesCol()), num_classes=len(labels),
+            num_features=num_features, num_classes=len(labels),
             variant=self.getOrDefault(self.variant), k=self.getOrDefault(self.k),
             metric=self.getOrDefault(self.metric), scaling=self.getOrDefault(self.scaling),
             sample_size=self._optional(self.sampleSize), seed=self.getOrDefault(self.seed),

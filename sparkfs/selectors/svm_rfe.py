@@ -34,7 +34,7 @@ from sparkfs.core import svm_rfe as rfe_math
 from sparkfs.core.scaling import MAX_MAGNITUDE
 from sparkfs.errors import InvalidInputError
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
-from sparkfs.selectors._params import HasDriverBudget, in_range, one_of
+from sparkfs.selectors._params import MAX_ENSEMBLE, MAX_SOLVER_ITERATIONS, HasDriverBudget, UpperBound, in_range, one_of
 from sparkfs.spark.blocks import arrow_vectors_to_matrix
 from sparkfs.spark.instance_weighting import margin_instance_weights, with_instance_weights
 from sparkfs.spark.row_values import labels_by_position, with_row_values
@@ -48,6 +48,9 @@ _MEMBER_WEIGHT = "__sparkfs_member_weight"
 #: Defaults of the solvers when maxIter / tol are unset.
 SOLVER_DEFAULTS = {"driver": {"max_iter": 10_000, "tol": 1e-4}, "spark": {"max_iter": 100, "tol": 1e-6},
                    "sparkml": {"max_iter": 100, "tol": 1e-6}}
+#: SVM fits a run may take (ensemble x the fits of one elimination): 100,000 fits of the default
+#: elimination (a tenth per round: about 90 fits on 10,000 features) is an ensemble of 1,000.
+MAX_SVM_FITS = 100_000
 
 
 def _valid_step(value) -> bool:
@@ -82,10 +85,10 @@ class _SVMRFEParams(HasDriverBudget):
     _param_constraints = {
         "step": (_valid_step, "a float in (0, 1) or a whole number >= 1"),
         "C": in_range(0.0, low_open=True),
-        "maxIter": in_range(1, kind="an int"),
+        "maxIter": in_range(1, MAX_SOLVER_ITERATIONS, kind="an int"),
         "tol": in_range(0.0, low_open=True),
         "multiclass": one_of(*rfe_math.MULTICLASS),
-        "ensemble": in_range(1, kind="an int"),
+        "ensemble": in_range(1, MAX_ENSEMBLE, kind="an int"),
         "seed": (lambda v: isinstance(v, int), "an int"),
         "instanceWeighting": one_of("none", "margin"),
         "solver": one_of("auto", "driver", "spark", "sparkml"),
@@ -168,6 +171,14 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
                 f"the rows take {size / 2**20:.1f} MiB, {'within' if within else 'above'} "
                 f"driverBudgetMB={self.getOrDefault(self.driverBudgetMB):g}")
 
+    def _data_bounds(self, shape):
+        """ensemble x (SVM fits of one elimination on these features) within MAX_SVM_FITS."""
+        fits = rfe_math.elimination_rounds(shape.num_features, rfe_step(self.getOrDefault(self.step)))
+        return [UpperBound("ensemble", self.getOrDefault(self.ensemble), max(1, MAX_SVM_FITS // fits),
+                           f"each bootstrap sample runs a whole elimination, {fits:,} SVM fits on "
+                           f"{shape.num_features:,} features with step={self.getOrDefault(self.step):g}, and a run "
+                           f"takes at most {MAX_SVM_FITS:,} fits")]
+
     def _compute_scores(self, dataset) -> ScoreResult:
         labels, counts = label_counts(dataset, self.getLabelCol())
         if not labels:
@@ -180,6 +191,7 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
         if weighting == "margin" and self._weight_col():
             raise ValueError("SVMRFESelector takes either weightCol or instanceWeighting='margin', not both")
         num_features = first_vector_size(dataset, self.getFeaturesCol())
+        self._check_data_bounds(int(counts.sum()), counts, num_features)
         nonzeros = self._column_summary(dataset, self.getLabelCol())
         n_rows = int(counts.sum())
         data = with_label_index(dataset, self.getLabelCol(), labels, _LABEL_INDEX)

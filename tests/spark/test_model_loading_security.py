@@ -69,3 +69,108 @@ def test_a_model_of_another_selector_is_refused(spark, tmp_path):
     FisherMarkovSelector(numFeatures=2).fit(_frame(spark)).save(str(path))
     with pytest.raises(ValueError, match="not a sparkfs ReliefSelectorModel"):
         ReliefSelectorModel.load(str(path))
+
+
+# --- damaged or edited models are refused (issue 21, item 6) ------------------------------------
+
+def _edit_metadata(path: Path, edit) -> None:
+    metadata_file = next((path / "metadata").glob("part-*"))
+    metadata = json.loads(metadata_file.read_text())
+    edit(metadata)
+    metadata_file.write_text(json.dumps(metadata))
+    for checksum in (path / "metadata").glob(".*.crc"):
+        checksum.unlink()
+
+
+def _edit_data(path: Path, edit) -> None:
+    import pandas as pd
+
+    parts = sorted((path / "data").glob("part-*.parquet"))
+    frame = pd.concat([pd.read_parquet(part) for part in parts], ignore_index=True)
+    for stale in list((path / "data").iterdir()):
+        if stale.name.startswith(("part-", ".part-")):
+            stale.unlink()
+    edit(frame).to_parquet(path / "data" / "part-00000.parquet", index=False)
+
+
+def _set_row(column, row, value):
+    def edit(frame):
+        frame.loc[row, column] = value
+        return frame
+    return edit
+
+
+@pytest.fixture(scope="module")
+def fitted_lfs(spark):
+    return FisherMarkovSelector(numFeatures=2).fit(_frame(spark))
+
+
+@pytest.mark.parametrize("where, edit, fragments", [
+    ("data", _set_row("index", 1, 0), ["data: feature index 0 appears 2 times"]),
+    ("data", _set_row("index", 2, 99), ["data: feature index 99 is outside [0, 3) (the model has 3 features)"]),
+    ("data", lambda frame: frame.assign(score=float("nan")),
+     ["data: the score of feature 0 is nan (3 of 3 scores are not a finite number)"]),
+    ("data", _set_row("score", 2, float("inf")), ["the score of feature 2 is inf"]),
+    ("data", lambda frame: frame.iloc[:2], ["data: holds 2 feature rows (scores) but the model was fitted on 3 "
+                                            "features"]),
+    ("data", lambda frame: frame.drop(columns="selected"), ["data: has no column(s) ['selected']"]),
+    ("data", lambda frame: frame.assign(array_extra=float("nan")), ["column 'array_extra' holds NaN or infinite"]),
+    ("metadata", lambda m: m["paramMap"].update(numFeatures=-5),
+     ["The 'numFeatures' parameter of FisherMarkovSelectorModel must be an int in the range [1, inf). Got -5"]),
+    ("metadata", lambda m: m["paramMap"].update(evilParam=1),
+     ["sets the param 'evilParam', which FisherMarkovSelectorModel does not have"]),
+    ("metadata", lambda m: m["defaultParamMap"].update(gamma="lots"), ["'defaultParamMap' gives the param 'gamma'"]),
+    ("metadata", lambda m: m.pop("uid"), ["metadata: has no uid"]),
+    ("metadata", lambda m: m.update(labelValues=[0.0, 0.0]), ["labelValues repeats a label"]),
+    ("metadata", lambda m: m.update(labelValues=[1.0, 0.0]), ["label_mapping", "does not match labelValues"]),
+])
+def test_a_damaged_or_edited_model_is_refused_with_a_clear_error(fitted_lfs, tmp_path, where, edit, fragments):
+    from sparkfs import InvalidModelError
+
+    path = tmp_path / "model"
+    fitted_lfs.save(str(path))
+    (_edit_data if where == "data" else _edit_metadata)(path, edit)
+    with pytest.raises(InvalidModelError) as refused:
+        FisherMarkovSelectorModel.load(str(path))
+    message = str(refused.value)
+    assert message.startswith(f"{path}/{where}: ") and message.endswith("; this saved selector or model is not loaded")
+    assert all(fragment in message for fragment in fragments), message
+
+
+def test_an_untouched_model_still_loads_and_an_infinite_f_value_is_valid(spark, fitted_lfs, tmp_path):
+    from sparkfs.selectors.baseline import UnivariateTestSelectorModel
+
+    fitted_lfs.save(str(tmp_path / "lfs"))
+    loaded = FisherMarkovSelectorModel.load(str(tmp_path / "lfs"))
+    np.testing.assert_array_equal(loaded.scores, fitted_lfs.scores)
+    assert loaded.selectedFeatures == fitted_lfs.selectedFeatures and loaded.labelValues == fitted_lfs.labelValues
+    # F = +inf (a feature constant within each class that separates them) is a score anova can give.
+    model = UnivariateTestSelectorModel(scores=[np.inf, 1.0, 0.0], selected_features=[0], label_values=[0.0, 1.0],
+                                        summary={"n_features": 3})
+    model.save(str(tmp_path / "anova"))
+    assert UnivariateTestSelectorModel.load(str(tmp_path / "anova")).scores[0] == np.inf
+
+
+def test_a_saved_selector_with_an_unknown_param_or_no_uid_is_refused(spark, tmp_path):
+    from sparkfs import InvalidModelError
+
+    for change, fragment in ((lambda m: m["paramMap"].update(k=0), "'k' parameter of ReliefSelector"),
+                             (lambda m: m["paramMap"].update(__class__="x"), "sets the param '__class__'"),
+                             (lambda m: m.update(uid=None), "has no uid")):
+        path = tmp_path / f"selector{len(list(tmp_path.iterdir()))}"
+        ReliefSelector(numFeatures=2, k=3).save(str(path))
+        _edit_metadata(path, change)
+        with pytest.raises(InvalidModelError, match=fragment):
+            ReliefSelector.load(str(path))
+
+
+def test_instance_weighter_naming_another_module_is_refused_without_importing_it(spark, tmp_path, trap_module):
+    from sparkfs import MarginInstanceWeighter
+
+    path = tmp_path / "weighter"
+    MarginInstanceWeighter(blockSize=64).save(str(path))
+    assert MarginInstanceWeighter.load(str(path)).getOrDefault("blockSize") == 64
+    _rename_class(path, "trap_module_x.Model")
+    with pytest.raises(ValueError, match="not a sparkfs MarginInstanceWeighter"):
+        MarginInstanceWeighter.load(str(path))
+    assert not trap_module.exists()

@@ -1,0 +1,180 @@
+"""Reading saved selectors and models: every value read is checked before anything is built.
+
+A saved selector is ``metadata/`` (one JSON line: class, uid, params); a model adds ``data/`` (one
+Parquet row per feature: index, score, selected, extra per-feature arrays). Files that do not hold
+what :class:`sparkfs.selectors._base.FeatureSelectorModel` writes -- damaged, edited, or of another
+library -- are refused with :class:`sparkfs.errors.InvalidModelError`, naming the path, the file and
+the problem; nothing named by the metadata is imported.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+from typing import Any, Dict, List
+
+import numpy as np
+
+from sparkfs.errors import InvalidModelError
+
+METADATA_FILE = "metadata"
+DATA_FILE = "data"
+#: The columns every model's data/ holds; array_<name> columns hold per-feature arrays.
+DATA_COLUMNS = ("index", "score", "selected")
+
+
+def _refuse(path: str, part: str, problem: str) -> InvalidModelError:
+    return InvalidModelError(f"{path}/{part}: {problem}; this saved selector or model is not loaded")
+
+
+def load_metadata(path: str, spark) -> Dict[str, Any]:
+    """The JSON object of ``path/metadata`` (Spark ML's layout), or a refusal naming what is wrong."""
+    try:
+        text = spark.read.text(f"{path}/{METADATA_FILE}").first()
+    except Exception as error:  # a missing or unreadable folder: the reader's own words, shortened
+        raise _refuse(path, METADATA_FILE, f"cannot be read ({str(error).splitlines()[0][:200]})") from None
+    if text is None:
+        raise _refuse(path, METADATA_FILE, "is empty")
+    try:
+        metadata = json.loads(text[0])
+    except ValueError as error:
+        raise _refuse(path, METADATA_FILE, f"is not JSON ({error})") from None
+    if not isinstance(metadata, dict):
+        raise _refuse(path, METADATA_FILE, f"holds a JSON {type(metadata).__name__}, not an object")
+    return metadata
+
+
+def _subclasses(base: type):
+    for subclass in base.__subclasses__():
+        yield subclass
+        yield from _subclasses(subclass)
+
+
+def known_class(metadata: Dict[str, Any], path: str, expected: type) -> type:
+    """The sparkfs class named by saved metadata, found among the classes already loaded.
+
+    Nothing named by the metadata is imported (pyspark's DefaultParamsReader imports whatever
+    module the file names): a saved model or selector cannot make the reader run other code.
+    Every selector module is loaded with the ``sparkfs`` package, before this module is used.
+    """
+    name = str(metadata.get("class", ""))
+    known = {f"{klass.__module__}.{klass.__name__}": klass for klass in _subclasses(expected)}
+    known[f"{expected.__module__}.{expected.__name__}"] = expected
+    if name not in known or not name.startswith("sparkfs."):
+        raise InvalidModelError(f"{path} holds a {name!r}, not a sparkfs {expected.__name__}: it is not loaded "
+                                "(saved metadata never names a module to import)")
+    return known[name]
+
+
+def set_saved_params(instance, metadata: Dict[str, Any], path: str) -> None:
+    """uid, then the saved params and defaults of ``instance``: every name known to its class, every
+    value converted and within its constraint (the same checks as a fit)."""
+    uid = metadata.get("uid")
+    if not isinstance(uid, str) or not uid.strip():
+        raise _refuse(path, METADATA_FILE, f"has no uid (a non-empty string), got {uid!r}")
+    instance._resetUid(uid)
+    for section, setter in (("defaultParamMap", instance._setDefault), ("paramMap", instance._set)):
+        values = metadata.get(section, {})
+        if not isinstance(values, dict):
+            raise _refuse(path, METADATA_FILE, f"'{section}' is a {type(values).__name__}, not an object")
+        for name, value in values.items():
+            if not instance.hasParam(name):
+                known = ", ".join(sorted(p.name for p in instance.params))
+                raise _refuse(path, METADATA_FILE, f"'{section}' sets the param {name!r}, which "
+                              f"{type(instance).__name__} does not have (it has {known})")
+            try:
+                setter(**{name: value})
+            except (TypeError, ValueError) as error:
+                raise _refuse(path, METADATA_FILE, f"'{section}' gives the param {name!r} the value {value!r}: "
+                              f"{error}") from None
+    validate = getattr(instance, "validate_params", None)
+    if validate is not None:
+        try:
+            validate()
+        except ValueError as error:
+            raise _refuse(path, METADATA_FILE, str(error)) from None
+
+
+def _is_label(value) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, numbers.Real):
+        return math.isfinite(value)
+    return isinstance(value, str)
+
+
+def checked_labels(metadata: Dict[str, Any], path: str) -> List[Any]:
+    """labelValues: distinct finite numbers or strings, agreeing with the summary's label mapping."""
+    labels = metadata.get("labelValues", [])
+    summary = metadata.get("summary", {})
+    if not isinstance(labels, list) or not all(_is_label(v) for v in labels):
+        raise _refuse(path, METADATA_FILE, f"labelValues must be a list of finite numbers or strings, got {labels!r}")
+    if len({repr(v) for v in labels}) != len(labels):
+        raise _refuse(path, METADATA_FILE, f"labelValues repeats a label: {labels!r}")
+    if not isinstance(summary, dict):
+        raise _refuse(path, METADATA_FILE, f"summary is a {type(summary).__name__}, not an object")
+    mapping = summary.get("label_mapping")
+    if mapping is not None and mapping != {str(i): v for i, v in enumerate(labels)}:
+        raise _refuse(path, METADATA_FILE, f"the summary's label_mapping {mapping!r} does not match labelValues "
+                      f"{labels!r}")
+    if "n_classes" in summary and summary["n_classes"] != len(labels):
+        raise _refuse(path, METADATA_FILE, f"the summary has n_classes={summary['n_classes']!r} but labelValues "
+                      f"holds {len(labels)} labels")
+    return labels
+
+
+def _expected_features(summary: Dict[str, Any], path: str, rows: int) -> int:
+    declared = summary.get("n_features", rows)
+    if isinstance(declared, bool) or not isinstance(declared, int) or declared < 1:
+        raise _refuse(path, METADATA_FILE, f"the summary's n_features must be a positive int, got {declared!r}")
+    if declared != rows:
+        raise _refuse(path, DATA_FILE, f"holds {rows} feature rows (scores) but the model was fitted on "
+                      f"{declared} features (the summary's n_features)")
+    return declared
+
+
+def checked_model_data(frame, metadata: Dict[str, Any], path: str, infinite_scores_allowed: bool) -> Dict[str, Any]:
+    """scores, selected indices and feature arrays of a model's ``data/`` (a pandas frame), checked:
+    the indices exactly 0..p-1 once each (p = the summary's n_features), scores never NaN (and
+    finite unless the model's scores may be +inf), ``selected`` booleans, every array finite."""
+    missing = [column for column in DATA_COLUMNS if column not in frame.columns]
+    if missing:
+        raise _refuse(path, DATA_FILE, f"has no column(s) {missing} (it has {list(frame.columns)})")
+    if len(frame) == 0:
+        raise _refuse(path, DATA_FILE, "holds no features")
+    num_features = _expected_features(metadata.get("summary", {}), path, len(frame))
+    index = frame["index"]
+    if index.isna().any() or not np.issubdtype(index.dtype, np.integer):
+        raise _refuse(path, DATA_FILE, f"column 'index' must hold integers without nulls (its type is {index.dtype})")
+    index = index.to_numpy(dtype=np.int64)
+    outside = index[(index < 0) | (index >= num_features)]
+    if outside.size:
+        raise _refuse(path, DATA_FILE, f"feature index {int(outside[0])} is outside [0, {num_features}) "
+                      f"(the model has {num_features} features)")
+    values, counts = np.unique(index, return_counts=True)
+    if np.any(counts > 1):
+        repeated = int(values[np.argmax(counts > 1)])
+        raise _refuse(path, DATA_FILE, f"feature index {repeated} appears {int(counts.max())} times "
+                      "(each feature has one row)")
+    order = np.argsort(index, kind="stable")
+    scores = frame["score"].to_numpy(dtype=np.float64, na_value=np.nan)[order]
+    bad = np.isnan(scores) | (np.isinf(scores) & ~(infinite_scores_allowed & (scores > 0)))
+    if np.any(bad):
+        feature = int(np.argmax(bad))
+        allowed = "a number or +inf" if infinite_scores_allowed else "a finite number"
+        raise _refuse(path, DATA_FILE, f"the score of feature {feature} is {float(scores[feature])!r} "
+                      f"({int(bad.sum())} of {num_features} scores are not {allowed})")
+    selected = frame["selected"]
+    if selected.isna().any() or selected.dtype != bool:
+        raise _refuse(path, DATA_FILE, f"column 'selected' must hold booleans without nulls (its type is "
+                      f"{selected.dtype})")
+    arrays = {}
+    for column in frame.columns:
+        if column.startswith("array_"):
+            values = frame[column].to_numpy(dtype=np.float64, na_value=np.nan)[order]
+            if not np.all(np.isfinite(values)):
+                raise _refuse(path, DATA_FILE, f"column {column!r} holds NaN or infinite values")
+            arrays[column[len("array_"):]] = values
+    return {"scores": scores, "selected_features": np.flatnonzero(selected.to_numpy()[order]),
+            "feature_arrays": arrays}
