@@ -78,7 +78,7 @@ def test_merge_order_is_fixed_in_both_transports(spark):
 
     for transport in ("context", "dataframe"):
         runs = [aggregate_partitions(df, ["features"], summarize, merge, num_features=4, transport=transport)["sum"]
-                for _ in range(3)]
-        assert runs[0].tobytes() == runs[1].tobytes() == runs[2].tobytes(), transport
+                for _ in range(2)]
+        assert runs[0].tobytes() == runs[1].tobytes(), transport
         np.testing.assert_allclose(runs[0], X.sum(0), rtol=1e-9, atol=1e-9 * 1e16)
     df.unpersist()

@@ -73,12 +73,14 @@ def test_a_pass_sums_the_same_bits_for_any_partitioning(spark, small_chunks, tra
 @pytest.mark.parametrize("method, params", [("relieff", {"k": 3}), ("parzen-ise", {"maxIter": 2, "heldOutFeature": "none"})])
 def test_rows_families_are_bit_identical_for_1_2_and_7_partitions(spark, small_chunks, method, params):
     """Neighbour passes and column statistics over 38 chunks in 19 groups (the other families run
-    strictly in tests/spark/test_partition_property.py)."""
+    strictly in tests/spark/test_partition_property.py). Parzen-ISE's many kernel passes make it the
+    slowest: 1 and 7 partitions only."""
     X, y = _data()
+    counts = (1, 2, 7) if method == "relieff" else (1, 7)
     scores = {partitions: build_selector(method, params).setNumFeatures(2).fit(
-        make_df(spark, X, y, partitions=partitions)).scores for partitions in (1, 2, 7)}
-    assert np.array_equal(scores[1], scores[2]), (scores[1] - scores[2])
-    assert np.array_equal(scores[1], scores[7]), (scores[1] - scores[7])
+        make_df(spark, X, y, partitions=partitions)).scores for partitions in counts}
+    for partitions in counts[1:]:
+        assert np.array_equal(scores[1], scores[partitions]), (scores[1] - scores[partitions])
 
 
 def test_with_a_row_id_column_the_row_order_does_not_matter(spark, small_chunks):
