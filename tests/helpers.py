@@ -33,3 +33,14 @@ def random_sparse(n, p, density, seed, classes=3):
     X = sp.random(n, p, density=density, random_state=seed, format="csr") * 4.0
     y = rng.integers(0, classes, n)
     return X, y
+
+
+def refused(capsys, code, out, *fragments):
+    """Assert a CLI refusal: exit 2, a ``sparkfs: error:`` line holding every fragment, and no
+    output at ``out``; returns the message."""
+    err = capsys.readouterr().err
+    assert code == 2, err[-2000:]
+    message = next(line for line in err.splitlines() if line.startswith("sparkfs: error: "))
+    assert all(fragment in message for fragment in fragments), message
+    assert not out.exists()
+    return message

@@ -6,19 +6,11 @@ import pandas as pd
 import pytest
 
 from sparkfs.cli import main
+from tests.helpers import refused as _refused
 
 
 def _select(*args):
     return main(["select", "--master", "local[2]", "--method", "anova", *args])
-
-
-def _refused(capsys, code, out, *fragments):
-    err = capsys.readouterr().err
-    assert code == 2, err[-2000:]
-    message = next(line for line in err.splitlines() if line.startswith("sparkfs: error: "))
-    assert all(fragment in message for fragment in fragments), message
-    assert not out.exists()
-    return message
 
 
 def test_csv_header_with_duplicate_names_is_refused(spark, tmp_path, capsys):

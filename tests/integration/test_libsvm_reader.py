@@ -14,6 +14,7 @@ from sparkfs.cli import main
 from sparkfs.errors import InvalidInputError
 from sparkfs.io.libsvm import LineProblem, parse_or_locate
 from sparkfs.io.readers import read_dataset
+from tests.helpers import refused as _refused
 
 N_ROWS = 60
 
@@ -37,15 +38,6 @@ def _plain_lines(n_rows=N_ROWS, seed=3):
 def _rows(frame):
     """(label, indices, values, size) of every row, sorted."""
     return sorted((row[0], row[1].indices.tolist(), row[1].values.tolist(), row[1].size) for row in frame.collect())
-
-
-def _refused(capsys, code, out, *fragments):
-    err = capsys.readouterr().err
-    assert code == 2, err[-2000:]
-    message = next(line for line in err.splitlines() if line.startswith("sparkfs: error: "))
-    assert all(fragment in message for fragment in fragments), message
-    assert not out.exists()
-    return message
 
 
 @pytest.mark.parametrize("n_files", [1, 7])
