@@ -72,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_study_commands(commands, add_input_args, add_spark_args)
     add_evaluate_commands(commands, add_input_args, add_spark_args)
 
-    commands.add_parser("methods", help="list the --method names")
+    methods = commands.add_parser("methods", help="list the methods (sparkfs methods NAME: its params)")
+    methods.add_argument("name", nargs="?", help="a method: list its params with meanings, defaults and values")
     return parser
 
 
@@ -374,10 +375,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = build_parser().parse_args(join_negative_values(list(sys.argv[1:] if argv is None else argv)))
     args.argv = list(sys.argv[1:] if argv is None else argv)
     if args.command == "methods":
-        from sparkfs.methods import METHODS
+        from sparkfs.methods import EVALUATE_ONLY, METHODS, method_params, methods_table
 
-        for name, (selector_class, fixed) in sorted(METHODS.items()):
-            print(f"{name:12s} {selector_class.__name__} {fixed}")
+        if args.name and args.name not in METHODS and args.name not in EVALUATE_ONLY:
+            print(f"sparkfs: error: unknown method '{args.name}': use one of "
+                  f"{', '.join(sorted([*METHODS, *EVALUATE_ONLY]))}", file=sys.stderr)
+            return 2
+        print("\n".join(method_params(args.name) if args.name else methods_table()))
         return 0
     try:
         if args.command != "select":

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, Tuple
+from dataclasses import dataclass
+from typing import Any, Dict, List, Tuple
 
 from pyspark.ml.param import TypeConverters
 
@@ -31,6 +32,85 @@ METHODS: Dict[str, Tuple[type, Dict[str, Any]]] = {
     "parzen-ise": (ParzenISERanker, {}),
     "svm-rfe": (SVMRFESelector, {}),
 }
+
+
+
+@dataclass(frozen=True)
+class MethodFacts:
+    """What ``sparkfs methods`` tells of a method besides its Params."""
+
+    paper: str
+    #: "required", or "optional" for a method that also runs without labels.
+    labels: str
+    #: Whether it takes per-instance weights (``--weight-col``, ``--instance-weighting margin``).
+    weights: bool
+    #: "tested" on a local Spark Connect session (tests/connect), or "untested".
+    connect: str
+
+
+_RELIEF = "Kononenko 1994; Yang & Hu 2012"
+#: One entry per name of :data:`METHODS` (a test checks both lists agree).
+METHOD_FACTS: Dict[str, MethodFacts] = {
+    "lfs": MethodFacts("Cheng, Zhou & Cheng 2011, eq. 19-20 (Fisher-Markov, linear)", "required", True, "tested"),
+    "qfs": MethodFacts("Cheng, Zhou & Cheng 2011, eq. 27-32 (quadratic, exact min-cut)", "required", False, "tested"),
+    "qfs-prime": MethodFacts("Cheng, Zhou & Cheng 2011, QFS' kernel", "required", False, "untested"),
+    "relief": MethodFacts("Yang & Hu 2012, eq. 3 (the margin of the nearest hit and miss; I-Relief for multi-class)",
+                          "required", False, "untested"),
+    "relieff": MethodFacts(_RELIEF + " (k neighbours per class)", "required", True, "tested"),
+    "mrelief": MethodFacts("Yang & Hu 2012, MAP-Relief (eq. 14)", "required", False, "untested"),
+    "prelief": MethodFacts("Yang & Hu 2012, Parzen-Relief (eq. 16)", "required", False, "tested"),
+    "lmba": MethodFacts("Li & Lu 2009 (local-margin based, eq. 2-3, 16-17)", "required", False, "tested"),
+    "simba": MethodFacts("Gilad-Bachrach, Navot & Tishby 2004", "required", False, "tested"),
+    "anova": MethodFacts("one-way ANOVA F (Spark ML's ANOVATest, scikit-learn's f_classif)", "required", False,
+                         "tested"),
+    "chi2": MethodFacts("scikit-learn's chi2 (non-negative features: counts, tf-idf)", "required", False, "untested"),
+    "chi2-categorical": MethodFacts("Spark ML's ChiSquareTest (integer-coded features)", "required", False,
+                                    "untested"),
+    "parzen-ise": MethodFacts("modified Parzen window + ISE, fuzzy c-means groups", "optional", False, "tested"),
+    "svm-rfe": MethodFacts("Guyon et al. 2002; Han & Yu 2010 (IW-SVM-RFE); Saeys et al. 2008 (ensemble)",
+                           "required", True, "tested"),
+}
+#: Methods only ``sparkfs evaluate`` runs (driver-side baselines on each training fold).
+EVALUATE_ONLY: Dict[str, str] = {
+    "mutual-info": "scikit-learn's mutual_info_classif on the fold's rows (evaluate only)",
+    "random": "random scores, the chance baseline (evaluate only)",
+}
+
+
+def methods_table() -> List[str]:
+    """``sparkfs methods``: one line per method name, with what it needs."""
+    lines = [f"{'method':17s} {'labels':9s} {'weights':8s} {'Connect':9s} paper / what it is"]
+    for name, facts in METHOD_FACTS.items():
+        lines.append(f"{name:17s} {facts.labels:9s} {'yes' if facts.weights else 'no':8s} {facts.connect:9s} "
+                     f"{facts.paper}")
+    for name, text in EVALUATE_ONLY.items():
+        lines.append(f"{name:17s} {'required':9s} {'no':8s} {'-':9s} {text}")
+    lines.append("Every method reads dense and sparse vectors (sparse rows stay sparse). "
+                 "`sparkfs methods NAME` lists a method's params.")
+    return lines
+
+
+def method_params(method: str) -> List[str]:
+    """``sparkfs methods NAME``: every param a user sets with ``--param``, with its meaning, its
+    default and the values it takes, from the declarations the selector validates with."""
+    if method in EVALUATE_ONLY:
+        return [f"{method}: {EVALUATE_ONLY[method]}; it has no params."]
+    selector = build_selector(method, {})
+    constraints = selector._all_constraints()
+    fixed = METHODS[method][1]
+    facts = METHOD_FACTS[method]
+    lines = [f"{method}: {type(selector).__name__}" + (f" with {fixed}" if fixed else ""), f"  {facts.paper}",
+             f"  labels {facts.labels}; weights {'yes' if facts.weights else 'no'}; Spark Connect {facts.connect}",
+             "params (--param NAME=VALUE):"]
+    for param in sorted(selector.params, key=lambda p: p.name):
+        if param.name in COLUMN_AND_SELECTION_PARAMS or param.name in fixed:
+            continue
+        default = selector.getOrDefault(param) if selector.hasDefault(param) else None
+        allowed = constraints.get(param.name, (None, "any value its type converts"))[1]
+        lines += [f"  {param.name} (default {default!r}; {allowed})", f"      {param.doc}"]
+    lines.append("selection (flags): --num-features K (default 50) or --threshold T")
+    return lines
+
 
 #: Params the CLI sets from its own flags; --param may not set them.
 COLUMN_AND_SELECTION_PARAMS = {"featuresCol", "labelCol", "outputCol", "weightCol", "numFeatures", "threshold"}

@@ -1,0 +1,47 @@
+"""`sparkfs methods` lists every method evaluate and select accept, with what each needs;
+`sparkfs methods NAME` lists its params from the declarations the selector validates with."""
+
+import pytest
+
+from sparkfs.cli import main
+from sparkfs.evaluation.cross_validation import BASELINE_METHODS
+from sparkfs.methods import EVALUATE_ONLY, METHOD_FACTS, METHODS, build_selector
+
+
+def test_the_table_lists_every_method_with_what_it_needs(capsys):
+    assert set(METHOD_FACTS) == set(METHODS) and set(EVALUATE_ONLY) == set(BASELINE_METHODS)
+    assert main(["methods"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    listed = {line.split()[0]: line.split()[1:4] for line in lines[1:] if line.split() and "`" not in line}
+    assert set(listed) == set(METHODS) | set(BASELINE_METHODS)
+    assert listed["parzen-ise"][0] == "optional" and listed["lfs"][:2] == ["required", "yes"]
+    assert listed["anova"][1] == "no" and listed["random"][2] == "-"
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_each_method_lists_its_params_with_defaults_and_allowed_values(capsys, method):
+    assert main(["methods", method]) == 0
+    out = capsys.readouterr().out
+    selector = build_selector(method, {})
+    settable = [p for p in selector.params if p.name not in {"featuresCol", "labelCol", "outputCol", "weightCol",
+                                                            "numFeatures", "threshold"} and p.name not in METHODS[method][1]]
+    for param in settable:
+        assert f"  {param.name} (default " in out and param.doc in out
+    constraints = selector._all_constraints()
+    for name, (_, allowed) in constraints.items():
+        if any(p.name == name for p in settable):
+            assert allowed in out
+
+
+def test_relieff_params_show_the_values_they_take(capsys):
+    assert main(["methods", "relieff"]) == 0
+    out = capsys.readouterr().out
+    assert "k (default 10; an int in the range [1, inf))" in out
+    assert "metric (default 'euclidean'; a str among {'euclidean', 'manhattan'})" in out
+    assert "variant" not in out.split("params")[1]  # fixed by the method name
+
+
+def test_an_unknown_method_is_refused_with_the_names(capsys):
+    assert main(["methods", "relief-f"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown method 'relief-f'" in err and "relieff" in err and "mutual-info" in err
