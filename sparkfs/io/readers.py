@@ -51,7 +51,9 @@ def _check_exists(path: str) -> None:
         raise InvalidInputError(f"input path not found: {path}")
 
 
-def _vector_names(df, features_col: str, size: int) -> List[str]:
+def vector_names(df, features_col: str, size: int) -> List[str]:
+    """The feature names a vector column's ML attributes carry (``VectorAssembler`` writes them),
+    ``f{i}`` where there is none."""
     attrs = df.schema[features_col].metadata.get("ml_attr", {}).get("attrs", {})
     names = [None] * size
     for group in attrs.values():
@@ -225,7 +227,7 @@ def read_dataset(
             raise InvalidInputError(f"the input has no rows: {path}")
         check_vector_size(first[0].size, f"the vector column '{features_col}' of {path} holds", driver_budget_mb,
                           budget_name)
-        return Dataset(df, features_col, label_col, _vector_names(df, features_col, first[0].size))
+        return Dataset(df, features_col, label_col, vector_names(df, features_col, first[0].size))
     # A column named like the features column that is not a vector (`features` of integers) is a
     # numeric feature like any other: the assembled vector takes a private name, so it cannot clash.
     vector_col = ASSEMBLED_COL if features_col in df.columns else features_col

@@ -45,6 +45,15 @@ class ScoreResult:
     session_state: Dict[str, Any] = field(default_factory=dict)
 
 
+def _selected_names(dataset, features_col: str, size: int, selected) -> List[str]:
+    """Names of the selected features, from the vector column's ML attributes (set by
+    ``VectorAssembler``), ``f{i}`` without them."""
+    from sparkfs.io.readers import vector_names
+
+    names = vector_names(dataset, features_col, size)
+    return [names[int(i)] for i in selected]
+
+
 def check_columns(dataset, *columns: Optional[str]) -> None:
     missing = [c for c in columns if c is not None and c not in dataset.columns]
     if missing:
@@ -135,6 +144,7 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
             "label_mapping": {str(i): v for i, v in enumerate(result.label_values)},
             "fit_seconds": round(time.perf_counter() - started, 3),
             "ties": ties,
+            "selected_names": _selected_names(dataset, self.getFeaturesCol(), int(scores.shape[0]), selected),
             **result.info,
         }
         model = self._model_class(

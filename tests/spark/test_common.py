@@ -128,3 +128,21 @@ def test_anova_exact_engine_is_bit_identical_and_equals_spark_ml_to_rounding(spa
     between = sum((y == c).sum() * (X[y == c].mean(axis=0) - grand) ** 2 for c in range(3)) / (3 - 1)
     within = sum(((X[y == c] - X[y == c].mean(axis=0)) ** 2).sum(axis=0) for c in range(3)) / (90 - 3)
     np.testing.assert_allclose(exact[1], between / within, rtol=1e-9)
+
+
+def test_model_summary_names_the_selected_features(spark):
+    """The names VectorAssembler gives the vector's slots reach model.summary['selected_names']
+    (f{i} without them), as the CLI's summary.json has them."""
+    import pandas as pd
+    from pyspark.ml.feature import VectorAssembler
+
+    rng = np.random.default_rng(1)
+    y = np.arange(40) % 2
+    frame = pd.DataFrame({"noise": rng.normal(size=40), "signal": y + rng.normal(scale=0.1, size=40),
+                          "label": y.astype(float)})
+    assembled = VectorAssembler(inputCols=["noise", "signal"], outputCol="features").transform(
+        spark.createDataFrame(frame))
+    model = build_selector("lfs", {}).setNumFeatures(1).fit(assembled)
+    assert model.summary["selected_names"] == ["signal"]
+    plain = build_selector("lfs", {}).setNumFeatures(1).fit(make_df(spark, frame[["noise", "signal"]].to_numpy(), y))
+    assert plain.summary["selected_names"] == ["f1"]
