@@ -365,9 +365,23 @@ def _run_study_command(args) -> int:
     return 0
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is at the time of each record (not the stream of the
+    first call: in a process that calls :func:`main` several times, as notebooks and tests do, that
+    one may be closed by then)."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value):  # logging.StreamHandler.__init__ assigns it
+        pass
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     if not log.handlers:  # our own handler: leave the root logger (py4j, pyspark) alone
-        handler = logging.StreamHandler(sys.stderr)
+        handler = _StderrHandler()
         handler.setFormatter(logging.Formatter("sparkfs %(levelname)s %(message)s"))
         log.addHandler(handler)
         log.setLevel(logging.INFO)

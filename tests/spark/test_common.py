@@ -142,7 +142,7 @@ def test_model_summary_names_the_selected_features(spark):
                           "label": y.astype(float)})
     assembled = VectorAssembler(inputCols=["noise", "signal"], outputCol="features").transform(
         spark.createDataFrame(frame))
-    model = build_selector("lfs", {}).setNumFeatures(1).fit(assembled)
+    model = build_selector("anova", {}).setNumFeatures(1).fit(assembled)
     assert model.summary["selected_names"] == ["signal"]
-    plain = build_selector("lfs", {}).setNumFeatures(1).fit(make_df(spark, frame[["noise", "signal"]].to_numpy(), y))
+    plain = build_selector("anova", {}).setNumFeatures(1).fit(make_df(spark, frame[["noise", "signal"]].to_numpy(), y))
     assert plain.summary["selected_names"] == ["f1"]
