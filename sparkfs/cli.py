@@ -1,6 +1,7 @@
 """Command line: ``sparkfs select ...`` — config -> Selector(**params) -> fit -> write. No math here.
 
-Exit codes: 0 success, 2 bad input / configuration (message names the problem), 1 other failure.
+Exit codes: 0 success, 2 bad input / configuration (message names the problem; a master Spark
+rejects too), 1 other failure (out of memory, a Spark Connect server that cannot be reached).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from sparkfs.io.config import DEFAULTS, ConfigError, check_config, load_config, 
 from sparkfs.io.output import (OutputExistsError, check_output_early, check_output_free, features_table,
                                write_selection_output)
 from sparkfs.io.readers import FORMATS, read_dataset, selector_budget
-from sparkfs.errors import InvalidInputError, SparkResourceError
+from sparkfs.errors import InvalidInputError, SparkResourceError, SparkStartError
 from sparkfs.spark.failures import describe, resource_failure
 from sparkfs.evaluate_command import add_evaluate_commands, run_compare, run_evaluate, run_report
 from sparkfs.evaluate_command import check_output as check_evaluate_output
@@ -39,7 +40,10 @@ def add_input_args(parser) -> None:
 
 
 def add_spark_args(parser) -> None:
-    parser.add_argument("--master", help="Spark master URL (default local[*]; spark-submit sets its own)")
+    parser.add_argument("--master", help="Spark master URL (default local[*]; spark-submit sets its own; "
+                        "sc://HOST:PORT is taken as --remote)")
+    parser.add_argument("--remote", help="Spark Connect server, sc://HOST:PORT (default: $SPARK_REMOTE when "
+                        "--master is not given); driver and executor settings then belong to the server")
     parser.add_argument("--driver-memory", help="spark.driver.memory, e.g. 8g (default with a local master: half the "
                         "machine's memory; spark-submit sets its own)")
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
@@ -82,6 +86,7 @@ _FLAG_OF_KEY = {"input.path": "--input", "input.format": "--format", "input.labe
                 "input.features_col": "--features-col", "input.weight_col": "--weight-col", "method": "--method",
                 "instance_weighting": "--instance-weighting", "selection.num_features": "--num-features",
                 "selection.threshold": "--threshold", "output.path": "--output", "spark.master": "--master",
+                "spark.remote": "--remote",
                 "input.num_features": "--vector-size", "input.driver_budget_mb": "--driver-budget-mb"}
 
 
@@ -127,7 +132,7 @@ def _flags_to_config(args) -> Dict[str, Any]:
         "params": dict(parse_param(text) for text in args.param),
         "selection": {"num_features": args.num_features, "threshold": args.threshold},
         "output": {"path": args.output, "overwrite": args.overwrite},
-        "spark": {"master": args.master, "conf": _spark_conf(args)},
+        "spark": {"master": args.master, "remote": args.remote, "conf": _spark_conf(args)},
     }
 
 
@@ -153,6 +158,46 @@ def _flag_names(flags: Dict[str, Any]) -> Dict[str, str]:
     return names
 
 
+def spark_target(master: Optional[str], remote: Optional[str], output: Optional[str]):
+    """(master, remote) of the session a command starts, checked before Spark starts (exit 2).
+
+    A master and a remote together are refused; a master ``sc://...`` is taken as the remote;
+    ``SPARK_REMOTE`` is the remote when neither is given (not under spark-submit, which owns the
+    session). With a remote, the URL must be ``sc://HOST[:PORT]`` and ``--output`` a local path: the
+    client writes local outputs itself, while a Hadoop URI goes through the JVM's FileSystem, which
+    a Connect client does not have.
+    """
+    import os
+
+    from sparkfs.io.stores import is_local_path
+    from sparkfs.spark.session import connect_endpoint
+
+    if master and remote:
+        raise ConfigError(f"give either --master ({master}) or --remote ({remote}), not both (config: spark.master, "
+                          "spark.remote)")
+    if master and master.startswith("sc://"):
+        master, remote = None, master
+    if not master and not remote and os.environ.get("SPARK_REMOTE") and "PYSPARK_GATEWAY_PORT" not in os.environ:
+        remote = os.environ["SPARK_REMOTE"]
+    if remote:
+        connect_endpoint(remote)
+        if output and not is_local_path(output):
+            raise ConfigError(f"--output {output}: a Spark Connect session ({remote}) cannot write a URI (it goes "
+                              "through the JVM's Hadoop FileSystem, which a Connect client does not have): give a "
+                              "local or mounted path")
+    return master, remote
+
+
+def absolute_for_remote(path: Optional[str]) -> Optional[str]:
+    """A relative local input path made absolute: a Connect server resolves paths from its own
+    working directory, not the command's."""
+    import os
+
+    from sparkfs.io.stores import is_local_path
+
+    return os.path.abspath(path) if path and is_local_path(path) else path
+
+
 def resolve_config(args) -> Dict[str, Any]:
     loaded = load_config(args.config) if args.config else {}
     config = merge_config(DEFAULTS, loaded)
@@ -162,6 +207,8 @@ def resolve_config(args) -> Dict[str, Any]:
     if args.num_features is not None or args.threshold is not None:  # one selection rule: the flag's
         config["selection"] = {"num_features": None, "threshold": None}
     config = merge_config(config, flags)
+    if args.master or args.remote:  # a master or remote flag replaces the file's choice of either
+        config["spark"].update(master=args.master, remote=args.remote)
     check_config(config, names=_flag_names(flags))  # the file's values were checked as it was read
     if not config["input"]["path"]:
         raise ConfigError("no input: give --input or input.path in the config")
@@ -170,6 +217,11 @@ def resolve_config(args) -> Dict[str, Any]:
     selection = config["selection"]
     if selection.get("num_features") is not None and selection.get("threshold") is not None:
         raise ConfigError("give either num_features or threshold, not both")
+    spark_conf = config["spark"]
+    spark_conf["master"], spark_conf["remote"] = spark_target(spark_conf.get("master"), spark_conf.get("remote"),
+                                                              config["output"]["path"])
+    if spark_conf["remote"]:
+        config["input"]["path"] = absolute_for_remote(config["input"]["path"])
     config["input"]["label_named"] = label_named
     config["config_file"] = args.config  # an input too: the output must not hold it
     return config
@@ -228,7 +280,8 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
     selector.validate_params()
 
     with _Stage("spark"):
-        spark = spark or get_spark(config["spark"].get("master"), conf=config["spark"].get("conf"))
+        spark = spark or get_spark(config["spark"].get("master"), conf=config["spark"].get("conf"),
+                                   remote=config["spark"].get("remote"))
     if not checked:
         check_output_free(output_conf["path"], bool(output_conf["overwrite"]), spark=spark, inputs=inputs)
     supervised = selector._requires_label
@@ -341,12 +394,16 @@ def _run_study_command(args) -> int:
         raise ConfigError("no input: give --input")
     if not args.format:
         raise ConfigError("no input format: give --format")
+    args.master, args.remote = spark_target(args.master, args.remote, args.output)
+    if args.remote:
+        args.input = absolute_for_remote(args.input)
+        args.test_input = absolute_for_remote(getattr(args, "test_input", None))
     check_numeric_options(args)
     if args.command == "evaluate":  # an unsafe output is refused before Spark starts
         check_evaluate_output(args)
     else:
         check_study_output(args)
-    spark = get_spark(args.master, conf=_spark_conf(args))
+    spark = get_spark(args.master, conf=_spark_conf(args), remote=args.remote)
     if args.command == "instance-weights":
         summary = run_instance_weights(args, spark)
         print(f"rows={summary['n_rows']} weights from {summary['weight_min']:.4g} to {summary['weight_max']:.4g} "
@@ -405,7 +462,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     except (InvalidInputError, ConfigError, OutputExistsError, ValueError, FileNotFoundError) as error:
         print(f"sparkfs: error: {error}", file=sys.stderr)
         return 2
-    except SparkResourceError as error:  # on a line of its own: the JVM may still be writing to stderr
+    except (SparkResourceError, SparkStartError) as error:  # on a line of its own: the JVM may still be writing
         print(f"\nsparkfs: failed: {error}", file=sys.stderr)
         return 1
     except Exception as error:  # a Spark failure that diagnosis could not name

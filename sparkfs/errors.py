@@ -27,3 +27,12 @@ class ParamBoundError(ValueError):
 class InvalidModelError(ValueError):
     """A saved selector or model whose files do not hold what sparkfs writes (damaged or edited):
     the message names the path, the file and the problem. Nothing of it is used."""
+
+
+class SparkMasterError(ValueError):
+    """A master (or Spark Connect URL) Spark refuses; the message names it and the forms accepted."""
+
+
+class SparkStartError(RuntimeError):
+    """No Spark session could be started for a reason outside the input: a Spark Connect server that
+    cannot be reached. The message names the URL and what to check."""

@@ -8,7 +8,7 @@ Layout of ``conf/*.yaml``::
     params: {gamma: -0.5}
     selection: {num_features: 20}      # or {threshold: 0.0}
     output: {path: output/x, overwrite: false}
-    spark:  {master: "local[2]", conf: {spark.driver.memory: 2g}}
+    spark:  {master: "local[2]", conf: {spark.driver.memory: 2g}}   # or {remote: "sc://host:15002"}
 
 Every value is checked against :data:`SCHEMA` (:func:`check_config`) right after the file is read
 and again after the flags are merged, before anything uses it. A wrong value is named by its
@@ -33,7 +33,7 @@ DEFAULTS: Dict[str, Any] = {
     "params": {},
     "selection": {"num_features": None, "threshold": None},
     "output": {"path": None, "overwrite": False},
-    "spark": {"master": None, "conf": {}},
+    "spark": {"master": None, "remote": None, "conf": {}},
 }
 SECTIONS = set(DEFAULTS)
 
@@ -106,6 +106,7 @@ SCHEMA: Dict[str, Tuple[Callable[[Any], bool], str]] = {
     "output.path": _PATH,
     "output.overwrite": (lambda v: isinstance(v, bool), "true or false"),
     "spark.master": _STRING,
+    "spark.remote": (_is_string, "a non-empty string (a Spark Connect URL, sc://HOST:PORT)"),
     "spark.conf": (lambda v: isinstance(v, dict), "a mapping of Spark settings"),
     "spark.conf.*": (_is_scalar, "a string, a number, true or false"),
 }

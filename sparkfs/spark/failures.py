@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator, Optional
 
-from sparkfs.errors import SparkResourceError
+from sparkfs.errors import SparkMasterError, SparkResourceError, SparkStartError
 
 _OUT_OF_MEMORY = ("OutOfMemoryError", "Java heap space", "GC overhead limit exceeded",
                   "exceeding memory limits", "Container killed on request. Exit code is 137")
+#: Failures to start a session that memory has nothing to do with: a master Spark rejects, a Spark
+#: Connect server that cannot be reached or a malformed Connect URL.
+_NOT_MEMORY = ("Could not parse Master URL", "Master must either be yarn", "CANNOT_CONFIGURE_SPARK_CONNECT",
+               "INVALID_CONNECT_URL", "StatusCode.UNAVAILABLE", "failed to connect to all addresses")
 _JVM_GONE = ("ConnectionRefusedError", "Py4JNetworkError", "Answer from Java side is empty",
              "Error while receiving", "Java gateway process exited", "SparkContext was shut down",
              "Cannot call methods on a stopped SparkContext", "Connection reset by peer")
@@ -75,7 +79,12 @@ def resource_failure(error: BaseException) -> Optional[SparkResourceError]:
     """A :class:`SparkResourceError` naming the setting to change, or None for other failures."""
     from sparkfs.spark.session import applied_settings, available_memory_bytes, total_memory_bytes
 
-    text = " ".join(describe(link) for link in _chain(error))
+    links = list(_chain(error))
+    text = " ".join(describe(link) for link in links)
+    if any(isinstance(link, (SparkMasterError, SparkStartError)) for link in links):
+        return None
+    if any(pattern in text for pattern in _NOT_MEMORY):
+        return None
     advice = more_memory_advice(applied_settings.get("spark.driver.memory"), total_memory_bytes())
     if any(pattern in text for pattern in _OUT_OF_MEMORY):
         return SparkResourceError(

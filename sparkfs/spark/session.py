@@ -145,22 +145,212 @@ def local_memory_settings(master: str, conf: Mapping[str, object], environ: Mapp
     return {"spark.driver.memory": memory} if memory else {}
 
 
-def get_spark(master: Optional[str] = None, app_name: str = "sparkfs", conf: Optional[Mapping[str, object]] = None):
+#: Settings a Spark Connect client cannot change: the server's JVMs are already running (they are
+#: the server's own settings), so a remote session does not send them and says so.
+REMOTE_IGNORED_PREFIXES = ("spark.driver.", "spark.executor.")
+#: The master prefixes spark-submit accepts ("Master must either be yarn or start with spark, k8s,
+#: or local"); another one makes its JVM exit before Python hears why.
+SUBMIT_MASTER_PREFIXES = ("yarn", "spark", "k8s", "local")
+#: Seconds to wait for a Spark Connect server to accept a connection before giving up (the Connect
+#: client itself retries an unreachable server with growing waits for many minutes).
+REMOTE_CONNECT_TIMEOUT = 5.0
+
+
+def connect_endpoint(url: str):
+    """(host, port) of a Spark Connect URL ``sc://HOST[:PORT][/;param=value...]`` (port 15002 by
+    default, as the Connect client's); a :class:`SparkMasterError` for anything else."""
+    from urllib.parse import urlparse
+
+    from sparkfs.errors import SparkMasterError
+
+    parsed = urlparse("http" + url[2:]) if url.startswith("sc://") else None
+    try:
+        port = parsed.port if parsed is not None else None
+    except ValueError:  # a port that is not a number, or out of range
+        parsed = None
+    if parsed is None or not parsed.hostname or parsed.path not in ("", "/"):
+        raise SparkMasterError(f"the Spark Connect URL '{url}' is not of the form sc://HOST:PORT "
+                               "(e.g. sc://localhost:15002)")
+    return parsed.hostname, port or 15002
+
+
+def check_remote_reachable(url: str, timeout: float = REMOTE_CONNECT_TIMEOUT) -> None:
+    """Refuse (:class:`SparkStartError`) a Spark Connect server that does not accept a TCP
+    connection within ``timeout`` seconds, naming the URL and what to check."""
+    import socket
+
+    from sparkfs.errors import SparkStartError
+
+    host, port = connect_endpoint(url)
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as error:
+        reason = "timed out" if isinstance(error, socket.timeout) else (error.strerror or type(error).__name__)
+        raise SparkStartError(
+            f"cannot reach the Spark Connect server {url} ({host}:{port}: {reason}; waited at most {timeout:g} s): "
+            "check that the server is running (sbin/start-connect-server.sh), its host and port "
+            "(spark.connect.grpc.binding.port, default 15002) and that no firewall is in between") from None
+
+
+def remote_session(url: str, conf: Optional[Mapping[str, object]] = None):
+    """A Spark Connect session on ``url`` (``sc://HOST:PORT``), after checking the server answers.
+
+    Only SQL-level settings travel: ``spark.driver.*`` and ``spark.executor.*`` belong to the
+    server's JVMs and are not sent (logged as ignored), and no driver memory default is computed;
+    the server keeps its own application name.
+    """
+    import logging
+
+    from sparkfs.errors import SparkStartError
+    from sparkfs.spark.failures import describe
+
+    check_remote_reachable(url)
+    from pyspark.sql import SparkSession
+
+    conf = dict(conf or {})
+    ignored = sorted(key for key in conf if key.startswith(REMOTE_IGNORED_PREFIXES))
+    if ignored:
+        logging.getLogger("sparkfs").warning(
+            "remote session %s: ignored %s (settings of the server's JVMs: set them where the Connect server "
+            "starts)", url, ", ".join(ignored))
+    settings = {"spark.sql.execution.arrow.pyspark.enabled": "true",
+                **{key: str(value) for key, value in conf.items() if key not in ignored}}
+    applied_settings.clear()
+    try:
+        with _without_environ("MASTER"):  # a MASTER in the environment would make Spark refuse the remote
+            session = SparkSession.builder.remote(url).getOrCreate()  # no call to the server yet
+    except Exception as error:  # noqa: BLE001 - e.g. a classic session already runs in this process
+        raise SparkStartError(f"cannot open a Spark Connect session on {url}: {describe(error)}") from None
+    with _bounded_retries(session):  # the first call: a server that accepts but does not answer
+        try:
+            session.version
+        except Exception as error:  # noqa: BLE001 - whatever the server or the channel said
+            _close_channel(session)
+            raise SparkStartError(f"the Spark Connect server {url} did not answer as one ({_grpc_reason(error)}): "
+                                  "check that HOST:PORT is a Spark Connect server's (spark.connect.grpc.binding.port) "
+                                  "and whether it needs use_ssl or a token (sc://HOST:PORT/;use_ssl=true;token=...)"
+                                  ) from None
+    for key, value in settings.items():
+        try:
+            session.conf.set(key, value)
+        except Exception as error:  # noqa: BLE001 - a static setting the server will not change
+            logging.getLogger("sparkfs").warning("remote session %s: ignored %s (%s)", url, key,
+                                                 describe(error).splitlines()[0])
+    return session
+
+
+def _grpc_reason(error: BaseException) -> str:
+    """The gRPC status and details of a failed Connect call, on one line (its text spans many)."""
+    import re
+
+    text = str(error)
+    status = re.search(r"StatusCode\.(\w+)", text)
+    details = re.search(r'details = "([^"]*)"', text)
+    if status:
+        return status.group(1) + (f": {details.group(1)}" if details else "")
+    return (text.splitlines() or [type(error).__name__])[0]
+
+
+def _close_channel(session) -> None:
+    """Close a Connect session's channel, so that leaving Python does not call the server again
+    (the client's exit hook would, with its long retries)."""
+    try:
+        session.client.close()
+    except Exception:  # noqa: BLE001 - best effort: the session is being given up
+        pass
+
+
+class _bounded_retries:
+    """Let the Connect client retry a call only a few times for a few seconds (its default retries
+    an unavailable server for many minutes), then restore its own policies."""
+
+    def __init__(self, session):
+        self.client = getattr(session, "_client", None)
+
+    def __enter__(self):
+        if self.client is None or not hasattr(self.client, "set_retry_policies"):
+            self.client = None
+            return
+        from pyspark.sql.connect.client.retries import DefaultPolicy
+
+        self.policies = self.client.get_retry_policies()
+        self.client.set_retry_policies([DefaultPolicy(max_retries=2, initial_backoff=200, max_backoff=1000)])
+
+    def __exit__(self, *exc):
+        if self.client is not None:
+            self.client.set_retry_policies(self.policies)
+        return False
+
+
+class _without_environ:
+    """Hide an environment variable while a session is built (then restore it)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __enter__(self):
+        self.value = os.environ.pop(self.name, None)
+
+    def __exit__(self, *exc):
+        if self.value is not None:
+            os.environ[self.name] = self.value
+        return False
+
+
+def master_rejection(master: Optional[str], error: BaseException):
+    """A :class:`SparkMasterError` when ``error`` (raised while a new session started) is Spark
+    refusing ``master``, else None. spark-submit refuses a master of an unknown kind by exiting
+    before Python hears why (``JAVA_GATEWAY_EXITED``); SparkContext refuses a malformed one with
+    ``Could not parse Master URL``."""
+    from sparkfs.errors import SparkMasterError
+
+    if not master:
+        return None
+    text = str(error)
+    if "Could not parse Master URL" in text:
+        reason = "Spark could not parse it"
+    elif "JAVA_GATEWAY_EXITED" in text and not master.startswith(SUBMIT_MASTER_PREFIXES):
+        reason = "a master must be yarn or start with spark, k8s or local"
+    else:
+        return None
+    return SparkMasterError(
+        f"Spark rejected the master '{master}': {reason}. Use local[*], local[N], spark://HOST:PORT, yarn or "
+        "k8s://HOST:PORT, or --remote sc://HOST:PORT for a Spark Connect server")
+
+
+def get_spark(master: Optional[str] = None, app_name: str = "sparkfs", conf: Optional[Mapping[str, object]] = None,
+              remote: Optional[str] = None):
     """Return the active SparkSession, or build one (``master`` defaults to ``local[*]``).
 
-    Under ``spark-submit`` the master and configuration come from the submit command and are
-    not overridden unless given here. A new local session gets half the memory available now as
-    driver memory unless the user set one (:func:`local_memory_settings`).
+    ``remote`` (``sc://HOST:PORT``), else ``SPARK_REMOTE`` when no ``master`` is given, connects to
+    a Spark Connect server instead (:func:`remote_session`); a ``master`` given explicitly wins
+    over ``SPARK_REMOTE``, and a ``master`` of the form ``sc://...`` is taken as a remote. Under
+    ``spark-submit`` the master and configuration come from the submit command and are not
+    overridden unless given here. A new local session gets half the memory available now as
+    driver memory unless the user set one (:func:`local_memory_settings`). A master Spark refuses
+    is a :class:`SparkMasterError` (:func:`master_rejection`).
     """
     ensure_python_workers()
+    under_submit = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit owns the master and the JVM
+    if remote is None and master is None and not under_submit and os.environ.get("SPARK_REMOTE"):
+        remote = os.environ["SPARK_REMOTE"]
+    if master is None and not under_submit:
+        master = os.environ.get("SPARKFS_MASTER") if os.environ.get("SPARKFS_MASTER", "").startswith("sc://") else None
+    if remote is None and master is not None and master.startswith("sc://"):  # a Connect URL given as master
+        master, remote = None, master
+    if remote is not None:
+        return remote_session(remote, conf)
+    with _without_environ("SPARK_REMOTE"):  # the master given here wins (Spark refuses both)
+        return _classic_session(master, app_name, dict(conf or {}), under_submit)
+
+
+def _classic_session(master: Optional[str], app_name: str, conf: Dict[str, object], under_submit: bool):
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
     if active is not None and master is None and not conf:
         return active
     builder = SparkSession.builder.appName(app_name)
-    conf = dict(conf or {})
-    under_submit = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit owns the master and the JVM
     if master is None and not under_submit:
         master = os.environ.get("SPARKFS_MASTER", "local[*]")
     if master is not None:
@@ -177,4 +367,10 @@ def get_spark(master: Optional[str] = None, app_name: str = "sparkfs", conf: Opt
         applied_settings.clear()
         applied_settings.update({key: str(value) for key, value in settings.items()
                                  if key.startswith(("spark.driver.", "spark.executor."))})
-    return builder.getOrCreate()
+    try:
+        return builder.getOrCreate()
+    except Exception as error:
+        rejected = master_rejection(master, error) if active is None else None
+        if rejected is None:
+            raise
+        raise rejected from None
