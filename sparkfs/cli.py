@@ -233,8 +233,6 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
     skipped = skip_if_complete(output_conf["path"], "select", output_conf.get("if_exists", "fail"), inputs)
     if skipped:
         return {"skipped": skipped, "output": output_conf["path"]}
-    log.info("run %s: %s -> %s", config.get("run_id"), input_conf["path"], output_conf["path"],
-             extra={"event": "start", "output": output_conf["path"]})
     # A URI is checked in full once the session (and its Hadoop file systems) exists.
     checked = check_output_early(output_conf["path"], bool(output_conf["overwrite"]), inputs=inputs)
     selector = build_selector(config["method"], config.get("params") or {})
@@ -243,6 +241,8 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
     elif selection.get("num_features") is not None:
         selector.setNumFeatures(selection["num_features"])
     selector.validate_params()
+    log.info("run %s: %s -> %s", config.get("run_id"), input_conf["path"], output_conf["path"],
+             extra={"event": "start", "output": output_conf["path"]})
 
     with _Stage("spark"):
         spark = spark or get_spark(config["spark"].get("master"), conf=_session_conf(config["spark"].get("conf"),
