@@ -201,7 +201,7 @@ def _apply_job_options(config: Dict[str, Any], args, loaded: Dict[str, Any]) -> 
     configure_log_format(log, getattr(args, "log_format", "text"), config["run_id"])
 
 
-def _Stage(name: str) -> Stage:
+def _stage(name: str) -> Stage:
     return Stage(log, name)
 
 
@@ -244,7 +244,7 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
     log.info("run %s: %s -> %s", config.get("run_id"), input_conf["path"], output_conf["path"],
              extra={"event": "start", "output": output_conf["path"]})
 
-    with _Stage("spark"):
+    with _stage("spark"):
         spark = spark or get_spark(config["spark"].get("master"), conf=_session_conf(config["spark"].get("conf"),
                                                                                       config.get("verbose", False)))
     if not checked:
@@ -252,7 +252,7 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
     supervised = selector._requires_label
     if not supervised and not input_conf.get("label_named") and selector.getOrDefault("groups") == "auto":
         selector.set(selector.getParam("groups"), "clusters")  # no label column named: unsupervised
-    with _Stage("read"):
+    with _stage("read"):
         dataset = read_dataset(
             spark, input_conf["path"], input_conf["format"], label_col=input_conf["label_col"],
             features_col=input_conf["features_col"], weight_col=input_conf.get("weight_col"),
@@ -268,11 +268,11 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
             raise ConfigError("give either a weight column or instance_weighting: margin, not both")
         from sparkfs.selectors.instance_weighting import MarginInstanceWeighter
 
-        with _Stage("instance-weights"):
+        with _stage("instance-weights"):
             frame = MarginInstanceWeighter(featuresCol=dataset.features_col, labelCol=dataset.label_col,
                                            outputCol=_INSTANCE_WEIGHT).transform(frame)
         selector.setWeightCol(_INSTANCE_WEIGHT)
-    with _Stage("fit"):
+    with _stage("fit"):
         model = _fit_announcing_ties(selector, frame)
     if model.numInputFeatures != dataset.num_features:
         raise InvalidInputError(
@@ -290,7 +290,7 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
         **versions(spark),  # with the memory settings a session started here was given
         **run_fields(config.get("run_id") or run_id_of(None), started_at, inputs, spark),
     }
-    with _Stage("write"):
+    with _stage("write"):
         table = features_table(model.scores, model.selectedFeatures, dataset.feature_names)
         output_path = write_selection_output(output_conf["path"], table, summary,
                                              overwrite=bool(output_conf["overwrite"]), spark=spark)

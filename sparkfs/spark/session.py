@@ -159,8 +159,10 @@ def quiet_log_settings(conf: Mapping[str, object]) -> Dict[str, object]:
     user's ``spark.driver.extraJavaOptions`` is kept, ours added in front.
     """
     from pyspark import SparkContext
+    from pyspark.sql import SparkSession
 
-    if os.environ.get("SPARK_REMOTE") or SparkContext._active_spark_context is not None:
+    if (os.environ.get("SPARK_REMOTE") or SparkContext._active_spark_context is not None
+            or SparkSession.getActiveSession() is not None):
         return dict(conf)
     if "PYSPARK_GATEWAY_PORT" in os.environ:
         return {"spark.log.level": "ERROR", **conf}

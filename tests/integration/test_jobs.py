@@ -217,7 +217,8 @@ def test_a_new_session_keeps_spark_warnings_off(small, tmp_path):
     sparkfs line is a JSON object."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable,
            "PYSPARK_DRIVER_PYTHON": sys.executable}
-    env.pop("SPARK_REMOTE", None)
+    for name in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_LOCAL_REMOTE"):  # a classic session
+        env.pop(name, None)
     finished = subprocess.run([sys.executable, "-m", "sparkfs.cli", *_select(small, tmp_path / "out"), "--master",
                                "local[1]", "--log-format", "json"], capture_output=True, text=True, env=env,
                               timeout=300)
@@ -227,3 +228,8 @@ def test_a_new_session_keeps_spark_warnings_off(small, tmp_path):
     assert not [line for line in lines if "log level" in line], lines
     events = [json.loads(line)["event"] for line in lines if line.startswith("{")]
     assert events.count("stage") >= 4 and "stage=" not in finished.stdout
+
+
+def test_skip_needs_a_local_output(small, tmp_path, capsys, no_spark):
+    argv = _select(small, "hdfs://namenode/out", "--if-exists", "skip")
+    refused(capsys, main(argv), tmp_path / "out", "--if-exists skip needs a local --output", "hdfs://namenode/out")
