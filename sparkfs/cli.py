@@ -1,7 +1,8 @@
 """Command line: ``sparkfs select ...`` — config -> Selector(**params) -> fit -> write. No math here.
 
-Exit codes: 0 success, 2 bad input / configuration (message names the problem; a master Spark
-rejects too), 1 other failure (out of memory, a Spark Connect server that cannot be reached).
+Exit codes (README, "Exit codes"): 0 done, or skipped (``--if-exists skip``); 1 a Spark or other
+failure (out of memory, a Spark Connect server that cannot be reached); 2 bad input, configuration, a
+refused output or a master Spark rejects (the message names the problem).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from sparkfs.io.config import DEFAULTS, ConfigError, check_config, load_config, 
 from sparkfs.io.output import (OutputExistsError, check_output_early, check_output_free, features_table,
                                write_selection_output)
 from sparkfs.io.readers import FORMATS, read_dataset, selector_budget
+from sparkfs.job_options import (Stage, add_job_args, apply_to_study_args, configure_log_format, decide_if_exists,
+                                 log_line, run_fields, run_id_of, skip_if_complete, utc_now, versions, with_run_id)
 from sparkfs.errors import InvalidInputError, SparkResourceError, SparkStartError
 from sparkfs.spark.failures import describe, resource_failure
 from sparkfs.evaluate_command import add_evaluate_commands, run_compare, run_evaluate, run_report
@@ -69,16 +72,26 @@ def build_parser() -> argparse.ArgumentParser:
     select.add_argument("--output", help="output directory: a local path, or a URI (hdfs://, s3a://, file:///...) "
                         "written through Spark's Hadoop file system")
     select.add_argument("--overwrite", action="store_true", default=None,
-                        help="replace an existing output directory written by sparkfs select (and holding nothing else)")
+                        help="replace an existing output directory written by sparkfs select (and holding nothing "
+                        "else); the same as --if-exists overwrite")
     select.add_argument("--driver-budget-mb", type=float, help="driver memory for the input's dense per-feature "
                         "state, bounding the LIBSVM vector size (default: the method's driverBudgetMB, else 1024)")
     add_spark_args(select)
     add_study_commands(commands, add_input_args, add_spark_args)
     add_evaluate_commands(commands, add_input_args, add_spark_args)
+    _add_job_options(commands)
 
     methods = commands.add_parser("methods", help="list the methods (sparkfs methods NAME: its params)")
     methods.add_argument("name", nargs="?", help="a method: list its params with meanings, defaults and values")
     return parser
+
+
+def _add_job_options(commands) -> None:
+    """--run-id, --if-exists, --log-format, --verbose on the commands that run Spark jobs."""
+    for name in ("select", "instance-weights"):
+        add_job_args(commands.choices[name])
+    for name in ("evaluate", "stability"):
+        add_job_args(commands.choices[name], study=True)
 
 
 #: The flag that sets each config key (named in a refusal of a flag's value).
@@ -210,6 +223,7 @@ def resolve_config(args) -> Dict[str, Any]:
     if args.master or args.remote:  # a master or remote flag replaces the file's choice of either
         config["spark"].update(master=args.master, remote=args.remote)
     check_config(config, names=_flag_names(flags))  # the file's values were checked as it was read
+    _apply_job_options(config, args, loaded)
     if not config["input"]["path"]:
         raise ConfigError("no input: give --input or input.path in the config")
     if not config["output"]["path"]:
@@ -227,20 +241,20 @@ def resolve_config(args) -> Dict[str, Any]:
     return config
 
 
-class _Stage:
-    """Logs one line per stage with its duration."""
+def _apply_job_options(config: Dict[str, Any], args, loaded: Dict[str, Any]) -> None:
+    """The run id (``{run_id}`` in the output path), the ``--if-exists`` rule, the log options."""
+    config["run_id"] = run_id_of(getattr(args, "run_id", None), config.get("run_id"))
+    where = "--output" if args.output else "output.path"
+    config["output"]["path"] = with_run_id(config["output"]["path"], config["run_id"], where)
+    if_exists = decide_if_exists(getattr(args, "if_exists", None), args.overwrite, loaded.get("output") or {},
+                                 args.config or "the config")
+    config["output"].update(if_exists=if_exists, overwrite=if_exists == "overwrite")
+    config["verbose"] = bool(getattr(args, "verbose", False))
+    configure_log_format(log, getattr(args, "log_format", "text"), config["run_id"])
 
-    def __init__(self, name: str):
-        self.name = name
 
-    def __enter__(self):
-        self.started = time.perf_counter()
-        return self
-
-    def __exit__(self, *exc):
-        status = "failed" if exc[0] else "done"
-        log.info("stage=%s status=%s seconds=%.2f", self.name, status, time.perf_counter() - self.started)
-        return False
+def _stage(name: str) -> Stage:
+    return Stage(log, name)
 
 
 def _fit_announcing_ties(selector, frame):
@@ -261,15 +275,16 @@ def _fit_announcing_ties(selector, frame):
 
 def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
     """Run one selection job from a resolved config; returns the summary written."""
-    import pyspark
-
     from sparkfs.methods import build_selector
-    from sparkfs.spark.session import applied_settings, get_spark
+    from sparkfs.spark.session import get_spark
 
-    started = time.perf_counter()
+    started, started_at = time.perf_counter(), utc_now()
     input_conf, selection = config["input"], config["selection"]
     output_conf = config["output"]
     inputs = [input_conf["path"], config.get("config_file")]
+    skipped = skip_if_complete(output_conf["path"], "select", output_conf.get("if_exists", "fail"), inputs)
+    if skipped:
+        return {"skipped": skipped, "output": output_conf["path"]}
     # A URI is checked in full once the session (and its Hadoop file systems) exists.
     checked = check_output_early(output_conf["path"], bool(output_conf["overwrite"]), inputs=inputs)
     selector = build_selector(config["method"], config.get("params") or {})
@@ -278,16 +293,20 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
     elif selection.get("num_features") is not None:
         selector.setNumFeatures(selection["num_features"])
     selector.validate_params()
+    log.info("run %s: %s -> %s", config.get("run_id"), input_conf["path"], output_conf["path"],
+             extra={"event": "start", "output": output_conf["path"]})
 
-    with _Stage("spark"):
-        spark = spark or get_spark(config["spark"].get("master"), conf=config["spark"].get("conf"),
+    with _stage("spark"):
+        spark = spark or get_spark(config["spark"].get("master"),
+                                   conf=_session_conf(config["spark"].get("conf"), config.get("verbose", False),
+                                                      remote=config["spark"].get("remote")),
                                    remote=config["spark"].get("remote"))
     if not checked:
         check_output_free(output_conf["path"], bool(output_conf["overwrite"]), spark=spark, inputs=inputs)
     supervised = selector._requires_label
     if not supervised and not input_conf.get("label_named") and selector.getOrDefault("groups") == "auto":
         selector.set(selector.getParam("groups"), "clusters")  # no label column named: unsupervised
-    with _Stage("read"):
+    with _stage("read"):
         dataset = read_dataset(
             spark, input_conf["path"], input_conf["format"], label_col=input_conf["label_col"],
             features_col=input_conf["features_col"], weight_col=input_conf.get("weight_col"),
@@ -303,11 +322,11 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
             raise ConfigError("give either a weight column or instance_weighting: margin, not both")
         from sparkfs.selectors.instance_weighting import MarginInstanceWeighter
 
-        with _Stage("instance-weights"):
+        with _stage("instance-weights"):
             frame = MarginInstanceWeighter(featuresCol=dataset.features_col, labelCol=dataset.label_col,
                                            outputCol=_INSTANCE_WEIGHT).transform(frame)
         selector.setWeightCol(_INSTANCE_WEIGHT)
-    with _Stage("fit"):
+    with _stage("fit"):
         model = _fit_announcing_ties(selector, frame)
     if model.numInputFeatures != dataset.num_features:
         raise InvalidInputError(
@@ -322,12 +341,10 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
         "selected_names": [dataset.feature_names[i] for i in model.selectedFeatures],
         "input": {"path": input_conf["path"], "format": input_conf["format"]},
         "seconds": round(time.perf_counter() - started, 3),
-        "spark_version": spark.version,
-        "spark_memory_settings": dict(applied_settings),  # what a session started here was given
-        "pyspark_version": pyspark.__version__,
-        "sparkfs_version": __version__,
+        **versions(spark),  # with the memory settings a session started here was given
+        **run_fields(config.get("run_id") or run_id_of(None), started_at, inputs, spark),
     }
-    with _Stage("write"):
+    with _stage("write"):
         table = features_table(model.scores, model.selectedFeatures, dataset.feature_names)
         output_path = write_selection_output(output_conf["path"], table, summary,
                                              overwrite=bool(output_conf["overwrite"]), spark=spark)
@@ -336,6 +353,14 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
         (dataset.feature_names[i], float(model.scores[i])) for i in model.ranking[: min(10, model.numInputFeatures)]
     ]
     return summary
+
+
+def _session_conf(conf: Optional[Dict[str, Any]], verbose: bool, remote: Optional[str] = None) -> Dict[str, Any]:
+    """The Spark settings of a session the CLI starts: Spark's own WARN lines off unless ``--verbose``
+    (a Spark Connect server keeps its own log settings)."""
+    from sparkfs.spark.session import quiet_log_settings
+
+    return {**(conf or {})} if verbose or remote else quiet_log_settings(conf or {})
 
 
 def _refuse_empty_selection(model, feature_names, selection) -> None:
@@ -399,11 +424,17 @@ def _run_study_command(args) -> int:
         args.input = absolute_for_remote(args.input)
         args.test_input = absolute_for_remote(getattr(args, "test_input", None))
     check_numeric_options(args)
+    skipped = apply_to_study_args(args)
+    configure_log_format(log, args.log_format, args.run_id)
+    if skipped:
+        log_line(log, args.log_format, skipped, "skipped")
+        return 0
     if args.command == "evaluate":  # an unsafe output is refused before Spark starts
         check_evaluate_output(args)
     else:
         check_study_output(args)
-    spark = get_spark(args.master, conf=_spark_conf(args), remote=args.remote)
+    spark = get_spark(args.master, conf=_session_conf(_spark_conf(args), args.verbose, remote=args.remote),
+                      remote=args.remote)
     if args.command == "instance-weights":
         summary = run_instance_weights(args, spark)
         print(f"rows={summary['n_rows']} weights from {summary['weight_min']:.4g} to {summary['weight_max']:.4g} "
@@ -436,6 +467,16 @@ class _StderrHandler(logging.StreamHandler):
         pass
 
 
+def _report_failure(args, text: str, exit_code: int) -> int:
+    """The last line of a failed command on stderr (a JSON object with ``--log-format json``);
+    a failure (exit 1) starts a line of its own, as the JVM may still be writing to stderr."""
+    log_format = getattr(args, "log_format", "text")
+    if exit_code == 1 and log_format == "text":
+        text = "\n" + text
+    log_line(log, log_format, text, "error" if exit_code == 2 else "failed", logging.ERROR, exit_code=exit_code)
+    return exit_code
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     if not log.handlers:  # our own handler: leave the root logger (py4j, pyspark) alone
         handler = _StderrHandler()
@@ -445,6 +486,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         log.propagate = False
     args = build_parser().parse_args(join_negative_values(list(sys.argv[1:] if argv is None else argv)))
     args.argv = list(sys.argv[1:] if argv is None else argv)
+    configure_log_format(log, getattr(args, "log_format", "text"), getattr(args, "run_id", None))
     if args.command == "methods":
         from sparkfs.methods import EVALUATE_ONLY, METHODS, method_params, methods_table
 
@@ -460,19 +502,18 @@ def main(argv: Optional[List[str]] = None) -> int:
         config = resolve_config(args)
         summary = run_select(config)
     except (InvalidInputError, ConfigError, OutputExistsError, ValueError, FileNotFoundError) as error:
-        print(f"sparkfs: error: {error}", file=sys.stderr)
-        return 2
+        return _report_failure(args, f"sparkfs: error: {error}", 2)
     except (SparkResourceError, SparkStartError) as error:  # on a line of its own: the JVM may still be writing
-        print(f"\nsparkfs: failed: {error}", file=sys.stderr)
-        return 1
+        return _report_failure(args, f"sparkfs: failed: {error}", 1)
     except Exception as error:  # a Spark failure that diagnosis could not name
         resources = resource_failure(error)
         if resources is not None:
-            print(f"\nsparkfs: failed: {resources}", file=sys.stderr)
-            return 1
+            return _report_failure(args, f"sparkfs: failed: {resources}", 1)
         text = describe(error)
-        print(f"\nsparkfs: failed: {text.splitlines()[0] if text else type(error).__name__}", file=sys.stderr)
-        return 1
+        return _report_failure(args, f"sparkfs: failed: {text.splitlines()[0] if text else type(error).__name__}", 1)
+    if "skipped" in summary:
+        log_line(log, getattr(args, "log_format", "text"), summary["skipped"], "skipped", output=summary["output"])
+        return 0
     print(f"method={summary['method']} rows={summary['n_rows']} features={summary['n_features']} "
           f"classes={summary['n_classes']} selected={len(summary['selected_indices'])} seconds={summary['seconds']}")
     print("top features (name, score):")

@@ -17,6 +17,7 @@ Relief family's eq. (4) weights, and otherwise the scores (normalised |score|).
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any, Dict, List
 
@@ -24,6 +25,7 @@ import numpy as np
 
 from sparkfs.errors import InvalidInputError
 
+log = logging.getLogger("sparkfs")
 _COUNT = "__sparkfs_draws"
 _WEIGHT = "__sparkfs_instance_weight"
 _REPEAT = "__sparkfs_repeat"
@@ -88,22 +90,27 @@ def run_instance_weights(args, spark) -> Dict[str, Any]:
     import pandas as pd
 
     from sparkfs.io.output import check_output_free, write_output_files
+    from sparkfs.job_options import Stage, run_fields, utc_now, versions
     from sparkfs.selectors.instance_weighting import MarginInstanceWeighter
 
     check_output_free(args.output, bool(args.overwrite), spark=spark, command="instance-weights", inputs=[args.input])
-    started = time.perf_counter()
-    dataset = _read(args, spark, budget={"driver_budget_mb": args.driver_budget_mb,
-                                         "budget_name": "--driver-budget-mb"})
+    started, started_at = time.perf_counter(), utc_now()
+    with Stage(log, "read"):
+        dataset = _read(args, spark, budget={"driver_budget_mb": args.driver_budget_mb,
+                                             "budget_name": "--driver-budget-mb"})
     weighter = MarginInstanceWeighter(featuresCol=dataset.features_col, labelCol=dataset.label_col,
                                       driverBudgetMB=args.driver_budget_mb)
-    weighter.transform(dataset.df)
+    with Stage(log, "instance-weights"):
+        weighter.transform(dataset.df)
     result = weighter.result
     table = pd.DataFrame({"row": result.ids.astype(np.int64), "weight": result.weights})
     summary = {**weighter.summary, "input": {"path": args.input, "format": args.format},
                "row_column": "0-based position of the row in the input",
-               "seconds": round(time.perf_counter() - started, 3)}
-    summary["output"] = write_output_files(args.output, {"weights.parquet": table}, summary,
-                                           overwrite=bool(args.overwrite), spark=spark, command="instance-weights")
+               "seconds": round(time.perf_counter() - started, 3), **versions(spark),
+               **run_fields(getattr(args, "run_id", None), started_at, [args.input], spark)}
+    with Stage(log, "write"):
+        summary["output"] = write_output_files(args.output, {"weights.parquet": table}, summary,
+                                               overwrite=bool(args.overwrite), spark=spark, command="instance-weights")
     return summary
 
 

@@ -7,7 +7,8 @@ Layout of ``conf/*.yaml``::
     method: lfs
     params: {gamma: -0.5}
     selection: {num_features: 20}      # or {threshold: 0.0}
-    output: {path: output/x, overwrite: false}
+    output: {path: output/{run_id}, if_exists: fail}   # fail | overwrite | skip (overwrite: true = overwrite)
+    run_id: null                       # default: the UTC start time; {run_id} in output.path is replaced by it
     spark:  {master: "local[2]", conf: {spark.driver.memory: 2g}}   # or {remote: "sc://host:15002"}
 
 Every value is checked against :data:`SCHEMA` (:func:`check_config`) right after the file is read
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple
 
 import yaml
@@ -32,8 +34,9 @@ DEFAULTS: Dict[str, Any] = {
     "instance_weighting": "none",
     "params": {},
     "selection": {"num_features": None, "threshold": None},
-    "output": {"path": None, "overwrite": False},
+    "output": {"path": None, "overwrite": False, "if_exists": None},
     "spark": {"master": None, "remote": None, "conf": {}},
+    "run_id": None,
 }
 SECTIONS = set(DEFAULTS)
 
@@ -75,6 +78,14 @@ def _one_of(*options: str) -> Tuple[Callable[[Any], bool], str]:
     return (lambda value: isinstance(value, str) and value in options), "one of " + ", ".join(map(repr, options))
 
 
+RUN_ID_WORDS = "1 to 100 letters, digits, '.', '_' or '-', starting with a letter or digit (it names a directory)"
+
+
+def is_run_id(value: Any) -> bool:
+    """A run id: it goes into an output path, so no separator, space or placeholder."""
+    return isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", value) is not None
+
+
 def is_param_value(value: Any) -> bool:
     """A method param: a scalar, or a flat list of numbers (ReliefSelector's per-feature sigma)."""
     if isinstance(value, list):
@@ -105,6 +116,8 @@ SCHEMA: Dict[str, Tuple[Callable[[Any], bool], str]] = {
     "selection.threshold": (lambda v: _is_number(v) and math.isfinite(v), "a finite number"),
     "output.path": _PATH,
     "output.overwrite": (lambda v: isinstance(v, bool), "true or false"),
+    "output.if_exists": _one_of("fail", "overwrite", "skip"),
+    "run_id": (is_run_id, RUN_ID_WORDS),
     "spark.master": _STRING,
     "spark.remote": (_is_string, "a non-empty string (a Spark Connect URL, sc://HOST:PORT)"),
     "spark.conf": (lambda v: isinstance(v, dict), "a mapping of Spark settings"),

@@ -196,8 +196,9 @@ def check_replaceable(store, command: str, overwrite: bool) -> None:
         return
     where = store.uri(target)
     if not overwrite:
-        raise OutputExistsError(f"output directory {where} already exists; pass --overwrite to replace it "
-                                f"(only an output of sparkfs {command} can be replaced)")
+        raise OutputExistsError(f"output directory {where} already exists; pass --overwrite (--if-exists overwrite) "
+                                f"to replace it (only an output of sparkfs {command} can be replaced), or "
+                                "--if-exists skip to keep a complete one and do nothing")
     if store.is_symlink(target):
         raise UnsafeOutputError(f"--overwrite: {where} is a symbolic link; sparkfs replaces only a directory it "
                                 "wrote, not a link: choose another --output")

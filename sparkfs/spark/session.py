@@ -318,6 +318,34 @@ def master_rejection(master: Optional[str], error: BaseException):
         "k8s://HOST:PORT, or --remote sc://HOST:PORT for a Spark Connect server")
 
 
+
+
+#: Spark's log configuration for a session the CLI starts: Spark's errors only, on stderr (``--verbose``: Spark's own).
+QUIET_LOG4J = Path(__file__).with_name("log4j2-quiet.properties")
+
+
+def quiet_log_settings(conf: Mapping[str, object]) -> Dict[str, object]:
+    """``conf`` plus what keeps Spark's own INFO/WARN lines (hostname, truncated plans, large task
+    binaries) off the terminal of a session this process starts: a driver JVM this process
+    launches gets :data:`QUIET_LOG4J` from its first line on. Under ``spark-submit`` the JVM is
+    already running (its command line owns it: ``--driver-java-options``), so
+    ``spark.log.level=ERROR`` quiets Spark from the SparkContext's start. Nothing changes with a
+    SparkContext already running or a Spark Connect remote; the user's own settings win, and a
+    user's ``spark.driver.extraJavaOptions`` is kept, ours added in front.
+    """
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    if (os.environ.get("SPARK_REMOTE") or SparkContext._active_spark_context is not None
+            or SparkSession.getActiveSession() is not None):
+        return dict(conf)
+    if "PYSPARK_GATEWAY_PORT" in os.environ:
+        return {"spark.log.level": "ERROR", **conf}
+    option = f"-Dlog4j.configurationFile={QUIET_LOG4J.as_uri()}"
+    own = str(conf.get("spark.driver.extraJavaOptions", "")).strip()
+    return {**conf, "spark.driver.extraJavaOptions": f"{option} {own}".strip()}
+
+
 def get_spark(master: Optional[str] = None, app_name: str = "sparkfs", conf: Optional[Mapping[str, object]] = None,
               remote: Optional[str] = None):
     """Return the active SparkSession, or build one (``master`` defaults to ``local[*]``).
