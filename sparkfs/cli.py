@@ -1,6 +1,7 @@
 """Command line: ``sparkfs select ...`` — config -> Selector(**params) -> fit -> write. No math here.
 
-Exit codes: 0 success, 2 bad input / configuration (message names the problem), 1 other failure.
+Exit codes: 0 success, 2 bad input / configuration (message names the problem), 1 other failure,
+130 interrupted by Ctrl-C (SIGINT), 143 stopped by SIGTERM (nothing written either way).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from sparkfs.io.output import (OutputExistsError, check_output_early, check_outp
                                write_selection_output)
 from sparkfs.io.readers import FORMATS, read_dataset, selector_budget
 from sparkfs.errors import InvalidInputError, SparkResourceError
+from sparkfs.interruption import add_progress_args, install_handlers, interruptible, progress_conf, reporting
+from sparkfs.progress import Interrupted
 from sparkfs.spark.failures import describe, resource_failure
 from sparkfs.evaluate_command import add_evaluate_commands, run_compare, run_evaluate, run_report
 from sparkfs.evaluate_command import check_output as check_evaluate_output
@@ -72,6 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_study_commands(commands, add_input_args, add_spark_args)
     add_evaluate_commands(commands, add_input_args, add_spark_args)
 
+    for command in commands.choices.values():  # every command that runs Spark
+        add_progress_args(command)
     methods = commands.add_parser("methods", help="list the methods (sparkfs methods NAME: its params)")
     methods.add_argument("name", nargs="?", help="a method: list its params with meanings, defaults and values")
     return parser
@@ -142,7 +147,7 @@ def _spark_conf(args) -> Dict[str, str]:
         conf[key.strip()] = value.strip()
     if args.driver_memory:
         conf["spark.driver.memory"] = args.driver_memory
-    return conf
+    return {**progress_conf(args), **conf}
 
 
 def _flag_names(flags: Dict[str, Any]) -> Dict[str, str]:
@@ -229,6 +234,7 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
 
     with _Stage("spark"):
         spark = spark or get_spark(config["spark"].get("master"), conf=config["spark"].get("conf"))
+        install_handlers()  # a new SparkContext installed its own SIGINT handler
     if not checked:
         check_output_free(output_conf["path"], bool(output_conf["overwrite"]), spark=spark, inputs=inputs)
     supervised = selector._requires_label
@@ -347,6 +353,7 @@ def _run_study_command(args) -> int:
     else:
         check_study_output(args)
     spark = get_spark(args.master, conf=_spark_conf(args))
+    install_handlers()  # a new SparkContext installed its own SIGINT handler
     if args.command == "instance-weights":
         summary = run_instance_weights(args, spark)
         print(f"rows={summary['n_rows']} weights from {summary['weight_min']:.4g} to {summary['weight_max']:.4g} "
@@ -398,10 +405,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         print("\n".join(method_params(args.name) if args.name else methods_table()))
         return 0
     try:
-        if args.command != "select":
-            return _run_study_command(args)
-        config = resolve_config(args)
-        summary = run_select(config)
+        with reporting(args, log), interruptible():
+            if args.command != "select":
+                return _run_study_command(args)
+            config = resolve_config(args)
+            summary = run_select(config)
+    except Interrupted as stop:
+        print("\nsparkfs: interrupted", file=sys.stderr)
+        return 128 + stop.signal_number
     except (InvalidInputError, ConfigError, OutputExistsError, ValueError, FileNotFoundError) as error:
         print(f"sparkfs: error: {error}", file=sys.stderr)
         return 2

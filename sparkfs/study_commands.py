@@ -22,6 +22,7 @@ from typing import Any, Dict, List
 
 import numpy as np
 
+from sparkfs import progress
 from sparkfs.errors import InvalidInputError
 
 _COUNT = "__sparkfs_draws"
@@ -203,7 +204,7 @@ def run_stability(args, spark) -> Dict[str, Any]:
                          info={"n_rows": model.summary.get("n_rows")})
 
     try:
-        study.run(fit_run, parallelism=args.parallelism)
+        study.run(fit_run, parallelism=args.parallelism, progress=progress.note)
         written = study.write_outputs()
         return {"summary": study.summary(), "written": [str(path) for path in written], "output": directory}
     finally:
