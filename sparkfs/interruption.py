@@ -62,13 +62,21 @@ def reporting(args, log: logging.Logger):
         log.setLevel(level)
 
 
-def _cancel_spark_jobs() -> None:
+def _connect_session():
+    """The Spark Connect session of this (main) thread, or None; attribute look-ups only (no call
+    to a server): its active session is thread-local, so it is found here, not in the cancelling thread."""
+    connect = sys.modules.get("pyspark.sql.connect.session")
+    if connect is None:
+        return None
+    session = connect.SparkSession.getActiveSession() or getattr(connect.SparkSession, "_default_session", None)
+    return session if session is not None and not getattr(session, "is_stopped", False) else None
+
+
+def _cancel_spark_jobs(connect_session) -> None:
     """Silence Spark's log and cancel its jobs (run in its own thread: its own Py4J connection)."""
     try:
-        connect = sys.modules.get("pyspark.sql.connect.session")
-        session = connect.SparkSession.getActiveSession() if connect is not None else None
-        if session is not None:
-            session.interruptAll()
+        if connect_session is not None:
+            connect_session.interruptAll()
             return
         from pyspark import SparkContext
 
@@ -91,7 +99,8 @@ def _on_signal(signal_number, frame) -> None:
         raise progress.Interrupted(first)
     progress.interrupt(signal_number)
     logging.disable(logging.CRITICAL)  # py4j logs the broken call with its trace
-    threading.Thread(target=_cancel_spark_jobs, name="sparkfs-cancel", daemon=True).start()
+    threading.Thread(target=_cancel_spark_jobs, args=(_connect_session(),), name="sparkfs-cancel",
+                     daemon=True).start()
     threading.Thread(target=_stop_main_thread_later, args=(_main_done,), name="sparkfs-stop", daemon=True).start()
 
 
@@ -108,8 +117,8 @@ def install_handlers() -> None:
 
 @contextlib.contextmanager
 def interruptible():
-    """Run a command that stops cleanly on SIGINT/SIGTERM: any error (or none) after a signal
-    leaves as :class:`sparkfs.progress.Interrupted`. Only in the main thread (signals go there)."""
+    """Run a command that stops cleanly on SIGINT/SIGTERM: any error after a signal leaves as
+    :class:`sparkfs.progress.Interrupted`. Only in the main thread (signals go there)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
