@@ -2,7 +2,8 @@
 
 Exit codes (README, "Exit codes"): 0 done, or skipped (``--if-exists skip``); 1 a Spark or other
 failure (out of memory, a Spark Connect server that cannot be reached); 2 bad input, configuration, a
-refused output or a master Spark rejects (the message names the problem).
+refused output or a master Spark rejects (the message names the problem); 130 interrupted by Ctrl-C
+(SIGINT), 143 stopped by SIGTERM (nothing written either way).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from sparkfs.io.readers import FORMATS, read_dataset, selector_budget
 from sparkfs.job_options import (Stage, add_job_args, apply_to_study_args, configure_log_format, decide_if_exists,
                                  log_line, run_fields, run_id_of, skip_if_complete, utc_now, versions, with_run_id)
 from sparkfs.errors import InvalidInputError, SparkResourceError, SparkStartError
+from sparkfs.interruption import add_progress_args, install_handlers, interruptible, progress_conf, reporting
+from sparkfs.progress import Interrupted
 from sparkfs.spark.failures import describe, resource_failure
 from sparkfs.evaluate_command import add_evaluate_commands, run_compare, run_evaluate, run_report
 from sparkfs.evaluate_command import check_output as check_evaluate_output
@@ -81,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_evaluate_commands(commands, add_input_args, add_spark_args)
     _add_job_options(commands)
 
+    for command in commands.choices.values():  # every command that runs Spark
+        add_progress_args(command)
     methods = commands.add_parser("methods", help="list the methods (sparkfs methods NAME: its params)")
     methods.add_argument("name", nargs="?", help="a method: list its params with meanings, defaults and values")
     return parser
@@ -160,7 +165,7 @@ def _spark_conf(args) -> Dict[str, str]:
         conf[key.strip()] = value.strip()
     if args.driver_memory:
         conf["spark.driver.memory"] = args.driver_memory
-    return conf
+    return {**progress_conf(args), **conf}
 
 
 def _flag_names(flags: Dict[str, Any]) -> Dict[str, str]:
@@ -301,6 +306,7 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
                                    conf=_session_conf(config["spark"].get("conf"), config.get("verbose", False),
                                                       remote=config["spark"].get("remote")),
                                    remote=config["spark"].get("remote"))
+        install_handlers()  # a new SparkContext installed its own SIGINT handler
     if not checked:
         check_output_free(output_conf["path"], bool(output_conf["overwrite"]), spark=spark, inputs=inputs)
     supervised = selector._requires_label
@@ -435,6 +441,7 @@ def _run_study_command(args) -> int:
         check_study_output(args)
     spark = get_spark(args.master, conf=_session_conf(_spark_conf(args), args.verbose, remote=args.remote),
                       remote=args.remote)
+    install_handlers()  # a new SparkContext installed its own SIGINT handler
     if args.command == "instance-weights":
         summary = run_instance_weights(args, spark)
         print(f"rows={summary['n_rows']} weights from {summary['weight_min']:.4g} to {summary['weight_max']:.4g} "
@@ -497,10 +504,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         print("\n".join(method_params(args.name) if args.name else methods_table()))
         return 0
     try:
-        if args.command != "select":
-            return _run_study_command(args)
-        config = resolve_config(args)
-        summary = run_select(config)
+        with reporting(args, log), interruptible():
+            if args.command != "select":
+                return _run_study_command(args)
+            config = resolve_config(args)
+            summary = run_select(config)
+    except Interrupted as stop:
+        print("\nsparkfs: interrupted", file=sys.stderr)
+        return 128 + stop.signal_number
     except (InvalidInputError, ConfigError, OutputExistsError, ValueError, FileNotFoundError) as error:
         return _report_failure(args, f"sparkfs: error: {error}", 2)
     except (SparkResourceError, SparkStartError) as error:  # on a line of its own: the JVM may still be writing

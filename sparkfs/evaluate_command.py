@@ -19,6 +19,7 @@ from typing import Any, Dict, List
 
 import numpy as np
 
+from sparkfs import progress
 from sparkfs.errors import InvalidInputError
 
 _IN_FOLD = "__sparkfs_in_fold"
@@ -256,7 +257,7 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
                 return matrix[fold.train], labels[fold.train], test_matrix[fold.test], test[2][fold.test]
             return matrix[fold.train], labels[fold.train], matrix[fold.test], labels[fold.test]
 
-        done = study.run(rank_fold, data_for_fold)
+        done = study.run(rank_fold, data_for_fold, progress=progress.note)
         written = study.write_results()
         report = build_report(directory)
         return {"done": len(done), "written": [str(path) for path in written] + [str(report)], "output": directory}

@@ -23,6 +23,7 @@ from typing import Any, Dict, List
 
 import numpy as np
 
+from sparkfs import progress
 from sparkfs.errors import InvalidInputError
 
 log = logging.getLogger("sparkfs")
@@ -210,7 +211,7 @@ def run_stability(args, spark) -> Dict[str, Any]:
                          info={"n_rows": model.summary.get("n_rows")})
 
     try:
-        study.run(fit_run, parallelism=args.parallelism)
+        study.run(fit_run, parallelism=args.parallelism, progress=progress.note)
         written = study.write_outputs()
         return {"summary": study.summary(), "written": [str(path) for path in written], "output": directory}
     finally:

@@ -61,6 +61,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.svm import LinearSVC
 
+from sparkfs import progress
 from sparkfs.core.instance_weighting import margin_instance_weights
 
 Matrix = Union[np.ndarray, sp.csr_matrix]
@@ -242,9 +243,11 @@ def recursive_elimination(fit_coef, n_features: int, *, step=0.1, n_features_to_
     support = np.ones(n_features, dtype=bool)
     ranking = np.ones(n_features, dtype=np.int64)
     path, remaining_counts = [], []
+    meter = progress.steps("svm-rfe", elimination_rounds(n_features, step, n_features_to_select), "fit")
     while True:
         features = np.flatnonzero(support)
         magnitude, key = feature_magnitudes(fit_coef(features), multiclass)
+        meter.advance()
         if magnitude.shape != (features.size,):
             raise ValueError(f"fit_coef returned weights for {magnitude.shape[0]} features; {features.size} remain")
         weights = np.zeros(n_features)

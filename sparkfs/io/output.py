@@ -28,6 +28,7 @@ from typing import Any, Dict, Iterable, List, Optional
 
 import numpy as np
 
+from sparkfs import progress
 from sparkfs.io.output_safety import (OutputExistsError, check_location, check_replaceable, marker,  # noqa: F401
                                      remove_replaced)
 from sparkfs.io.stores import HadoopStore, LocalStore, is_local_path, local_path_of, open_store
@@ -146,6 +147,7 @@ def write_output_files(path: str, tables: Dict[str, Any], summary: Dict[str, Any
         payloads[name] = parquet_sink.getvalue()
     document = {**marker(command), **summary}
     payloads["summary.json"] = json.dumps(document, indent=2, default=_json_default).encode("utf-8")
+    progress.check_interrupted()
     store = open_store(path, spark)
     try:
         target = store.target
@@ -154,6 +156,7 @@ def write_output_files(path: str, tables: Dict[str, Any], summary: Dict[str, Any
         try:
             for name, payload in payloads.items():
                 store.write(store.path(staging, name), payload)
+            progress.check_interrupted()  # Ctrl-C while staging: the staging directory goes, nothing appears
             if store.exists(target):
                 retired = store.path(store.parent(target), f"{store.name(staging)}.old")
                 store.rename(target, retired)

@@ -39,6 +39,7 @@ from typing import Any, Dict, Optional, Tuple
 import numpy as np
 import scipy.sparse as sp
 
+from sparkfs import progress
 from sparkfs.core import margin_weighting as mw
 from sparkfs.core import simba
 from sparkfs.core.neighbours import PAD_ID
@@ -184,6 +185,7 @@ def lmba_statistics(df, features_col: str, label_col: str, *, num_features: int,
         def merge(left, right):
             return {name: left[name] + right[name] for name in left}
 
+        meter = progress.steps("lmba", steps)
         for step in range(steps):
             picked = order[step]
             differences = mw.lmba_target_differences(instances[picked], neighbours, target_index[picked])
@@ -196,6 +198,7 @@ def lmba_statistics(df, features_col: str, label_col: str, *, num_features: int,
                 rows.release_shipped()
             w = mw.lmba_batch_update(w, batch_rule, differences, summary["active_counts"].astype(np.int64),
                                      summary["impostor_sums"], c, betas[step], projection, target_mask[picked])
+            meter.advance()
         info = {"passes": len(rows.info["passes"]), "transport": rows.transport}
         class_counts = rows.class_counts
     return MarginWeightingResult(mw.lmba_ranking_weights(w), w, int(class_counts.sum()), len(pool), steps,
@@ -217,6 +220,7 @@ def simba_statistics(df, features_col: str, label_col: str, *, num_features: int
         # The search can bring the neighbours' vectors along (one job per step), but it carries
         # every class's: B x C x D values. Above the budget, fetch the hit and miss rows instead.
         with_vectors = batch_size * num_classes * num_features * 8 <= SEARCH_VECTOR_BYTES
+        meter = progress.steps("simba", steps)
         for step in range(steps):
             batch: RowSet = pool.take(order[step])
             table = nearest(rows, batch, 1, metric="euclidean", feature_weights=w, block_size=block_size,
@@ -233,6 +237,7 @@ def simba_statistics(df, features_col: str, label_col: str, *, num_features: int
                 hit_vectors = _dense(matrix[np.searchsorted(ids, hit_ids)])
                 miss_vectors = _dense(matrix[np.searchsorted(ids, miss_ids)])
             w = w + simba.simba_delta(w, _dense(rows.scaled(batch.matrix)), hit_vectors, miss_vectors)
+            meter.advance()
         info = {"passes": len(rows.info["passes"]), "transport": rows.transport}
         class_counts = rows.class_counts
     return MarginWeightingResult(simba.simba_final_weights(w), w, int(class_counts.sum()), len(pool), steps,

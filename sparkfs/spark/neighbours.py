@@ -30,6 +30,7 @@ from typing import Any, Callable, Dict, Optional, Union
 import numpy as np
 import scipy.sparse as sp
 
+from sparkfs import progress
 from sparkfs.core.neighbours import (
     NeighbourTable,
     attach_vectors,
@@ -84,13 +85,16 @@ def _batched_pass(rows: Rows, queries: RowSet, name: str, batch_payload: Callabl
     needs (pairs, memberships); ``summarize(block, shipped)`` is the per-block kernel and sees both.
     Yields ``(batch, summary)``.
     """
-    for batch in rows.query_batches(queries, extra_bytes_per_query):
+    batches = rows.query_batches(queries, extra_bytes_per_query)
+    meter = progress.steps(name, len(batches), "query batch")
+    for batch in batches:
         query_handle = rows.ship_queries(queries, batch)
         handle = rows.ship(batch_payload(batch))
         try:
             summary = rows.run_pass(name, lambda block: summarize(block, {**query_handle.value, **handle.value}), merge)
         finally:
             rows.release_shipped()
+        meter.advance()
         yield batch, summary
 
 
@@ -128,6 +132,7 @@ def _per_query_frame(rows: Rows, queries: RowSet, batch_payload, emit, extra_byt
     num_features = rows.num_features
     partials = []
     for batch in rows.query_batches(queries, extra_bytes_per_query):
+        progress.check_interrupted()
         query_handle, handle = rows.ship_queries(queries, batch), rows.ship(batch_payload(batch))
         partials.append(rows.keyed_partials(
             lambda block, q=query_handle, shipped=handle: emit(block, {**q.value, **shipped.value})))

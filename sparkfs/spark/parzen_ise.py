@@ -26,6 +26,7 @@ from typing import Any, Dict, Optional
 import numpy as np
 import scipy.sparse as sp
 
+from sparkfs import progress
 from sparkfs.core import fuzzy_cmeans as fcm
 from sparkfs.core import parzen_ise as pi
 from sparkfs.core.sampling import content_sample_keys
@@ -78,6 +79,7 @@ def _fuzzy_cmeans(rows: Rows, mean, feature_scale, num_clusters, m, tol, max_ite
         every = rows.collect()
         centres = fcm.initial_centres(_centred(every.matrix, mean), _start_keys(every, seed), num_clusters)
     objective, converged, iteration = [], False, 0
+    meter = progress.steps("parzen-ise fuzzy c-means (at most)", max_iter, "iteration")
     for iteration in range(1, max_iter + 1):
         handle = rows.ship({"centres": centres, "mean": mean, "m": m})
 
@@ -95,6 +97,7 @@ def _fuzzy_cmeans(rows: Rows, mean, feature_scale, num_clusters, m, tol, max_ite
         new_centres = fcm.fcm_centres(totals["weighted_sums"], totals["membership_sums"])
         shift = fcm.centre_shift(centres, new_centres, feature_scale)
         centres = new_centres
+        meter.advance()
         if shift <= tol:
             converged = True
             break
@@ -169,6 +172,7 @@ def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None
 
         def pair_sums(w, free, log_scale, gradient):
             query_sums, weight_gradient = np.zeros(len(queries)), np.zeros(free.size)
+            meter = progress.steps("parzen-ise pair sums", len(batches), "query batch")
             for batch in batches:
                 handle = rows.ship({**grouping, "points": query_points[batch], "memberships": query_memberships[batch],
                                     "w": w, "free": free, "log_scale": log_scale, "variances": variances})
@@ -195,6 +199,7 @@ def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None
                     rows.release_shipped()
                 query_sums[batch] = totals["query_sums"]
                 weight_gradient += totals["weight_gradient"]
+                meter.advance()
             return query_sums, weight_gradient
 
         def run(fixed):
