@@ -151,7 +151,11 @@ def test_a_python_worker_killed_mid_pass_is_retried_and_gives_the_same_scores(tm
             if busy:  # kill it; an idle worker's death fails no task: then try the next busy one
                 os.kill(busy[0], signal.SIGKILL)
                 kills.append(busy[0])
-                time.sleep(0.5)
+                # wait for Spark to report the lost task before another kill: on a loaded machine the
+                # log lags, and killing the same task's retries 3 times would fail the job (local[2,3])
+                waited = time.monotonic() + 5
+                while "Lost task" not in log.read_text() and time.monotonic() < waited and child.poll() is None:
+                    time.sleep(0.2)
             task_lost = "Lost task" in log.read_text()
         if task_lost:
             (tmp_path / "killed").write_text(" ".join(map(str, kills)))  # the child stops after this fit
