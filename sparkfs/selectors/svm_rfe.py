@@ -21,8 +21,14 @@ Defaults differ from the paper's (Han & Yu 2010 ran SMO on the data as given, 10
   scikit-learn's ``StandardScaler``) and, when more than half of all values are non-zero, centred;
   sparse values are scaled only (``StandardScaler(with_mean=False)``), so sparse rows stay sparse.
   Constant features are left as they are. Instance weights do not enter the statistics; an
-  ensemble standardises once, on the whole input. The weights |w|, the weight path and the scores
-  are those of the standardised features. ``standardize=False`` fits on the data as given.
+  ensemble standardises once, on the whole input. The driver solver standardises the collected rows
+  (NumPy, as :func:`sparkfs.core.svm_rfe.svm_rfe` with ``standardize=True``), the Spark solver inside
+  its objective from the canonical column sums (both the same bits for any partitioning), sparkml
+  the vectors (``ElementwiseProduct``, without centring: pyspark.ml does not penalise the intercept,
+  so centring would change no weight). The margin weights of ``instanceWeighting="margin"`` are
+  computed on the scaled vectors (Spark's column statistics: equal across partitionings to rounding).
+  The weights |w|, the weight path and the scores are those of the standardised features.
+  ``standardize=False`` fits on the data as given.
 * ``halveAbove=1000``: while more than 1,000 features remain, each round removes half of them
   (never going below 1,000), then ``step`` (10 %) applies; ``halveAbove=0`` is the paper's fixed
   share throughout. ``benchmarks/results/svm_rfe_defaults.md`` has the timing and accuracy check.
@@ -34,9 +40,9 @@ Scores order every feature: the elimination round it left in (larger = later; th
 largest), plus half its |w| relative to the largest |w| of the fit that eliminated it
 (:mod:`sparkfs.core.svm_rfe`, note 4), so only exactly equal weights tie.
 ``featureArray("ranking")`` holds the rounds as scikit-learn's ``RFE.ranking_`` (1 = best,
-features eliminated together share a rank); the scores refine it. A single run also stores the weight path: ``weightPath`` gives, per SVM fit, the number
-of remaining features and the normalised weights ``r_j = |w_j| / sum |w|`` (Han & Yu's view of
-RFE as feature weighting).
+features eliminated together share a rank); the scores refine it. A single run also stores the
+weight path: ``weightPath`` gives, per SVM fit, the number of remaining features and the
+normalised weights ``r_j = |w_j| / sum |w|`` (Han & Yu's view of RFE as feature weighting).
 """
 
 from __future__ import annotations
@@ -45,7 +51,6 @@ import warnings
 from typing import Tuple
 
 import numpy as np
-import scipy.sparse as sp
 from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
@@ -247,8 +252,8 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
         features_col, offset, scaled = self.getFeaturesCol(), None, data
         if self.getOrDefault(self.standardize):
             scaled, offset, info["centred"] = self._standardised(data, stats, n_rows, num_features)
-            if solver != "spark":   # the Spark solver standardises inside, from canonical sums
-                data, features_col = scaled, _STANDARDISED
+            if solver == "sparkml":   # the driver standardises the collected rows, the Spark solver from
+                data, features_col = scaled, _STANDARDISED   # canonical sums: the same bits for any partitioning
         if weighting == "margin":   # distances: on the scaled features (centring changes none)
             margin_features = _STANDARDISED if self.getOrDefault(self.standardize) else self.getFeaturesCol()
             weights = margin_instance_weights(scaled, margin_features, _LABEL_INDEX, num_features=num_features,
@@ -273,8 +278,8 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
 
     def _standardised(self, data, stats: dict, n_rows: int, num_features: int):
         """The features divided by their standard deviations (ElementwiseProduct keeps sparse
-        vectors sparse); the centring, when the values are dense, is left to the solver as an offset
-        in the scaled units (module notes)."""
+        vectors sparse), for the sparkml solver and the margin weights (distances: centring changes
+        none); ``offset`` is None when the values are not centred (module notes)."""
         from pyspark.ml.feature import ElementwiseProduct
         from pyspark.ml.linalg import Vectors
 
@@ -305,8 +310,8 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
         columns = [features_col, _LABEL_INDEX] + ([weight_col] if weight_col else [])
         table = data.select(*columns).toArrow()
         matrix = arrow_vectors_to_matrix(table.column(features_col), num_features)
-        if offset is not None:   # centring: the values are mostly non-zero, so dense costs little more
-            matrix = (matrix.toarray() if sp.issparse(matrix) else matrix) - offset
+        if self.getOrDefault(self.standardize):   # the rows in their order: the same bits for any partitioning
+            matrix = rfe_math.standardised(matrix, *rfe_math.standardisation(matrix))
         labels = table.column(_LABEL_INDEX).to_numpy(zero_copy_only=False).astype(np.int64)
         weights = table.column(weight_col).to_numpy(zero_copy_only=False).astype(float) if weight_col else None
         ensemble = self.getOrDefault(self.ensemble)

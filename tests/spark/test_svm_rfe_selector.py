@@ -33,11 +33,10 @@ def test_driver_solver_equals_in_memory_svm_rfe(spark, partitions, classes):
     model = SVMRFESelector(numFeatures=3).fit(make_df(spark, X, y, partitions=partitions))
     expected = rfe.svm_rfe(X, y, step=0.1, standardize=True)
     np.testing.assert_array_equal(model.featureArray("ranking"), expected.ranking)
-    # the standard deviations come from Spark's Summarizer, not NumPy: equal to rounding
-    np.testing.assert_allclose(model.scores, expected.scores, rtol=1e-9)
+    np.testing.assert_array_equal(model.scores, expected.scores)
     remaining, path = model.weightPath
     np.testing.assert_array_equal(remaining, expected.n_remaining)
-    np.testing.assert_allclose(path, expected.weight_path, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(path, expected.weight_path, rtol=0, atol=1e-12)
     assert model.summary["standardize"] is True and model.summary["centred"] is True
     assert model.summary["convergence"] == {"fits": int(expected.n_remaining.size), "not_converged": 0,
                                             "max_iter": 10_000}
