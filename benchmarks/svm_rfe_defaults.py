@@ -2,7 +2,8 @@
 half per round above 1,000 features, then 10 %), on 4,000-7,000-feature microarray sets of
 ../shared/data whose old default finishes here (values on log or z scales: Prostate_GE, GLIOMA,
 ALLAML); on the raw-intensity sets (9_Tumors, Leukemia1) one old-default elimination runs for
-minutes, which is the timing problem itself (see the timing section the script's caller appends).
+minutes, which is the timing problem itself: the CLI timings below the table in the results file
+were measured by hand (`time sparkfs select ... --method svm-rfe`, old settings via --param).
 
 Criterion, fixed before the run: 5-fold stratified CV (seed 0); in every fold SVM-RFE runs on the
 training rows only, and a linear SVM (LinearSVC, hinge, C = 1, on the training fold's standardised
