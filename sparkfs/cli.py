@@ -263,15 +263,18 @@ def _stage(name: str) -> Stage:
 
 
 def _fit_announcing_ties(selector, frame):
-    """``selector.fit(frame)``; a selection decided by ties is announced on stderr as a log line
-    (the summary records it too), other warnings pass as they are."""
-    from sparkfs.errors import SelectionTieWarning
+    """``selector.fit(frame)``; a selection decided by ties, and fits that did not converge, are
+    announced on stderr as one log line each (the summary records them too), other warnings pass
+    as they are."""
+    from sparkfs.errors import SelectionTieWarning, SolverConvergenceWarning
 
+    announced = (SelectionTieWarning, SolverConvergenceWarning)
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", SelectionTieWarning)
+        for category in announced:
+            warnings.simplefilter("always", category)
         model = selector.fit(frame)
     for warning in caught:
-        if issubclass(warning.category, SelectionTieWarning):
+        if issubclass(warning.category, announced):
             log.warning("%s", warning.message)
         else:
             warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)

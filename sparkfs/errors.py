@@ -18,6 +18,11 @@ class SelectionTieWarning(UserWarning):
     """A selection decided by equal scores (a flat ranking, or ties at the cut), not by the scores."""
 
 
+class SolverConvergenceWarning(UserWarning):
+    """Model fits of a run that stopped at their iteration limit before converging: one warning per
+    run (the counts are in the summary), never one per fit."""
+
+
 class ParamBoundError(ValueError):
     """A Param whose work or memory the input would make too large (rows, classes, features or the
     driver budget set the bound), refused after the first cheap pass and before any heavy one; the

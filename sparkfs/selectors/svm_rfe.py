@@ -15,16 +15,40 @@ Two solvers run the same elimination loop (:func:`sparkfs.core.svm_rfe.recursive
 ``solver="auto"`` takes the driver when the rows fit ``driverBudgetMB`` (dense n x d doubles,
 or the CSR size when smaller); the summary says which ran and why.
 
-Scores are the elimination order (larger = eliminated later; the last survivor has the largest),
-like scikit-learn's ``RFE.ranking_``; ``featureArray("ranking")`` holds the ranking itself (1 =
-best). A single run also stores the weight path: ``weightPath`` gives, per SVM fit, the number
-of remaining features and the normalised weights ``r_j = |w_j| / sum |w|`` (Han & Yu's view of
-RFE as feature weighting).
+Defaults differ from the paper's (Han & Yu 2010 ran SMO on the data as given, 10 % per round):
+
+* ``standardize=True``: every feature divided by its standard deviation over the rows (``ddof=0``,
+  scikit-learn's ``StandardScaler``) and, when more than half of all values are non-zero, centred;
+  sparse values are scaled only (``StandardScaler(with_mean=False)``), so sparse rows stay sparse.
+  Constant features are left as they are. Instance weights do not enter the statistics; an
+  ensemble standardises once, on the whole input. The driver solver standardises the collected rows
+  (NumPy, as :func:`sparkfs.core.svm_rfe.svm_rfe` with ``standardize=True``), the Spark solver inside
+  its objective from the canonical column sums (both the same bits for any partitioning), sparkml
+  the vectors (``ElementwiseProduct``, without centring: pyspark.ml does not penalise the intercept,
+  so centring would change no weight). The margin weights of ``instanceWeighting="margin"`` are
+  computed on the scaled vectors (Spark's column statistics: equal across partitionings to rounding).
+  The weights |w|, the weight path and the scores are those of the standardised features.
+  ``standardize=False`` fits on the data as given.
+* ``halveAbove=1000``: while more than 1,000 features remain, each round removes half of them
+  (never going below 1,000), then ``step`` (10 %) applies; ``halveAbove=0`` is the paper's fixed
+  share throughout. ``benchmarks/results/svm_rfe_defaults.md`` has the timing and accuracy check.
+* Convergence: the fits that stopped at ``maxIter`` are counted in ``summary["convergence"]``
+  (``fits``, ``not_converged``, ``max_iter``) and announced by one
+  :class:`sparkfs.errors.SolverConvergenceWarning` per run, not one warning per fit.
+
+Scores order every feature: the elimination round it left in (larger = later; the survivor's is the
+largest), plus half its |w| relative to the largest |w| of the fit that eliminated it
+(:mod:`sparkfs.core.svm_rfe`, note 4), so only exactly equal weights tie.
+``featureArray("ranking")`` holds the rounds as scikit-learn's ``RFE.ranking_`` (1 = best,
+features eliminated together share a rank); the scores refine it. A single run also stores the
+weight path: ``weightPath`` gives, per SVM fit, the number of remaining features and the
+normalised weights ``r_j = |w_j| / sum |w|`` (Han & Yu's view of RFE as feature weighting).
 """
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
+import warnings
+from typing import Tuple
 
 import numpy as np
 from pyspark import keyword_only
@@ -32,7 +56,7 @@ from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.core import svm_rfe as rfe_math
 from sparkfs.core.scaling import MAX_MAGNITUDE
-from sparkfs.errors import InvalidInputError
+from sparkfs.errors import InvalidInputError, SolverConvergenceWarning
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
 from sparkfs.selectors._params import MAX_ENSEMBLE, MAX_SOLVER_ITERATIONS, HasDriverBudget, UpperBound, in_range, one_of
 from sparkfs.spark.blocks import arrow_vectors_to_matrix
@@ -45,6 +69,7 @@ _LABEL_INDEX = "__sparkfs_label_index"
 _MARGIN_WEIGHT = "__sparkfs_margin_weight"
 _BOOTSTRAP_COUNT = "__sparkfs_bootstrap_count"
 _MEMBER_WEIGHT = "__sparkfs_member_weight"
+_STANDARDISED = "__sparkfs_standardised_features"
 #: Defaults of the solvers when maxIter / tol are unset.
 SOLVER_DEFAULTS = {"driver": {"max_iter": 10_000, "tol": 1e-4}, "spark": {"max_iter": 100, "tol": 1e-6},
                    "sparkml": {"max_iter": 100, "tol": 1e-6}}
@@ -55,6 +80,19 @@ MAX_SVM_FITS = 100_000
 
 def _valid_step(value) -> bool:
     return (0.0 < value < 1.0) or (value >= 1.0 and float(value).is_integer())
+
+
+def _standardisation(stats: dict, n_rows: int, num_features: int):
+    """``(offset, scale, centred)`` from the column summary (core module note 7): ``scale`` the
+    ``ddof=0`` standard deviation (1 for a constant feature); ``offset`` the mean in units of the
+    scaled features (``mean / scale``) when more than half of the values are non-zero, else 0."""
+    variance = np.maximum(stats["variance"], 0.0) * ((n_rows - 1) / n_rows if n_rows > 1 else 0.0)
+    std = np.sqrt(variance)
+    varies = std > 0
+    scale = np.where(varies, std, 1.0)
+    centred = 2.0 * stats["nonzeros"] > float(n_rows) * num_features
+    offset = np.where(varies, stats["mean"] / scale, 0.0) if centred else np.zeros(num_features)
+    return offset, scale, bool(centred)
 
 
 def rfe_step(value: float):
@@ -78,6 +116,12 @@ class _SVMRFEParams(HasDriverBudget):
     seed: Param = Param(Params._dummy(), "seed", "seed of the bootstrap samples", typeConverter=TypeConverters.toInt)
     instanceWeighting: Param = Param(Params._dummy(), "instanceWeighting", "'none' or 'margin' (Han & Yu's "
                                      "eq. 7 weights, IW-SVM-RFE)", typeConverter=TypeConverters.toString)
+    standardize: Param = Param(Params._dummy(), "standardize", "divide every feature by its standard deviation "
+                               "(and centre it when most values are non-zero) before the SVM fits; False = the data "
+                               "as given (the paper's setting)", typeConverter=TypeConverters.toBoolean)
+    halveAbove: Param = Param(Params._dummy(), "halveAbove", "while more than this many features remain, each round "
+                              "eliminates half of them (not going below it), then 'step' applies; 0 = 'step' "
+                              "throughout (the paper's rule)", typeConverter=TypeConverters.toInt)
     solver: Param = Param(Params._dummy(), "solver", "'auto' (driver or spark), 'driver' (scikit-learn), "
                           "'spark' (L-BFGS over distributed sums: the same bits for any partitioning) or 'sparkml' "
                           "(pyspark.ml LinearSVC: faster on wide sparse data, equal to rounding only)",
@@ -92,12 +136,14 @@ class _SVMRFEParams(HasDriverBudget):
         "seed": (lambda v: isinstance(v, int), "an int"),
         "instanceWeighting": one_of("none", "margin"),
         "solver": one_of("auto", "driver", "spark", "sparkml"),
+        "standardize": (lambda v: isinstance(v, bool), "a bool"),
+        "halveAbove": in_range(0, kind="an int"),
     }
 
     def __init__(self, *args):
         super().__init__(*args)
         self._setDefault(step=0.1, C=1.0, multiclass="l2", ensemble=1, seed=0, instanceWeighting="none",
-                         solver="auto", driverBudgetMB=1024.0)
+                         solver="auto", driverBudgetMB=1024.0, standardize=True, halveAbove=1000)
 
 
 class SVMRFESelectorModel(FeatureSelectorModel, _SVMRFEParams):
@@ -124,7 +170,7 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", weightCol=None,
                  numFeatures=None, threshold=None, step=0.1, C=1.0, maxIter=None, tol=None, multiclass="l2",
                  ensemble=1, seed=0, instanceWeighting="none", solver="auto", driverBudgetMB=1024.0,
-                 allowManyClasses=False):
+                 allowManyClasses=False, standardize=True, halveAbove=1000):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
@@ -132,7 +178,7 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
         return self.getOrDefault(param) if self.isDefined(param) else None
 
     def _column_summary(self, dataset, label_col: str):
-        """One JVM pass: per-feature min, max and non-zero count. Bad values (NaN/inf, vectors of
+        """One JVM pass: per-feature min, max, mean, variance and non-zero count. Bad values (NaN/inf, vectors of
         other sizes, null vectors) are diagnosed and named; values whose products overflow the
         SVM's float64 arithmetic are refused."""
         from pyspark.ml.stat import Summarizer
@@ -140,8 +186,8 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
 
         features_col = self.getFeaturesCol()
         try:
-            row = dataset.select(Summarizer.metrics("min", "max", "mean", "numNonZeros").summary(F.col(features_col))
-                                 .alias("s")).first()["s"]
+            row = dataset.select(Summarizer.metrics("min", "max", "mean", "variance", "numNonZeros")
+                                 .summary(F.col(features_col)).alias("s")).first()["s"]
             minimum, maximum = row["min"].toArray(), row["max"].toArray()
             mean = row["mean"].toArray()   # NaN shows in the mean (min and max skip it)
         except (InvalidInputError, ValueError):
@@ -158,7 +204,8 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
             raise InvalidInputError(
                 f"feature {feature} has values up to {largest[feature]:.3g}: the linear SVM multiplies values, which "
                 f"overflows float64 beyond {MAX_MAGNITUDE:.0e}; rescale the data (e.g. to [0, 1]) first")
-        return float(row["numNonZeros"].toArray().sum())
+        return {"nonzeros": float(row["numNonZeros"].toArray().sum()), "mean": mean,
+                "variance": row["variance"].toArray()}
 
     def _solver(self, n_rows: int, num_features: int, nonzeros: float) -> Tuple[str, str]:
         budget = self.getOrDefault(self.driverBudgetMB) * 2**20
@@ -173,7 +220,8 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
 
     def _data_bounds(self, shape):
         """ensemble x (SVM fits of one elimination on these features) within MAX_SVM_FITS."""
-        fits = rfe_math.elimination_rounds(shape.num_features, rfe_step(self.getOrDefault(self.step)))
+        fits = rfe_math.elimination_rounds(shape.num_features, rfe_step(self.getOrDefault(self.step)),
+                                           halve_above=self.getOrDefault(self.halveAbove))
         return [UpperBound("ensemble", self.getOrDefault(self.ensemble), max(1, MAX_SVM_FITS // fits),
                            f"each bootstrap sample runs a whole elimination, {fits:,} SVM fits on "
                            f"{shape.num_features:,} features with step={self.getOrDefault(self.step):g}, and a run "
@@ -192,41 +240,78 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
             raise ValueError("SVMRFESelector takes either weightCol or instanceWeighting='margin', not both")
         num_features = first_vector_size(dataset, self.getFeaturesCol())
         self._check_data_bounds(int(counts.sum()), counts, num_features)
-        nonzeros = self._column_summary(dataset, self.getLabelCol())
+        stats = self._column_summary(dataset, self.getLabelCol())
         n_rows = int(counts.sum())
         data = with_label_index(dataset, self.getLabelCol(), labels, _LABEL_INDEX)
         weight_col = self._weight_col()
         info = {"method": "svm-rfe", "step": self.getOrDefault(self.step), "C": self.getOrDefault(self.C),
-                "ensemble": self.getOrDefault(self.ensemble), "instance_weighting": weighting}
-        if weighting == "margin":
-            weights = margin_instance_weights(data, self.getFeaturesCol(), _LABEL_INDEX, num_features=num_features,
+                "halve_above": self.getOrDefault(self.halveAbove), "ensemble": self.getOrDefault(self.ensemble),
+                "instance_weighting": weighting, "standardize": self.getOrDefault(self.standardize)}
+        solver, reason = self._solver(n_rows, num_features, stats["nonzeros"])
+        info.update(solver=solver, solver_reason=reason)
+        features_col, offset, scaled = self.getFeaturesCol(), None, data
+        if self.getOrDefault(self.standardize):
+            scaled, offset, info["centred"] = self._standardised(data, stats, n_rows, num_features)
+            if solver == "sparkml":   # the driver standardises the collected rows, the Spark solver from
+                data, features_col = scaled, _STANDARDISED   # canonical sums: the same bits for any partitioning
+        if weighting == "margin":   # distances: on the scaled features (centring changes none)
+            margin_features = _STANDARDISED if self.getOrDefault(self.standardize) else self.getFeaturesCol()
+            weights = margin_instance_weights(scaled, margin_features, _LABEL_INDEX, num_features=num_features,
                                               num_classes=len(labels))
             data = with_instance_weights(data, weights, _MARGIN_WEIGHT)
             weight_col = _MARGIN_WEIGHT
             info["instance_weight_range"] = [float(weights.weights.min()), float(weights.weights.max())]
-        solver, reason = self._solver(n_rows, num_features, nonzeros)
-        info.update(solver=solver, solver_reason=reason)
         defaults = SOLVER_DEFAULTS[solver]
         options = dict(step=rfe_step(self.getOrDefault(self.step)), C=self.getOrDefault(self.C),
                        max_iter=self._optional(self.maxIter) or defaults["max_iter"],
-                       tol=self._optional(self.tol) or defaults["tol"], multiclass=self.getOrDefault(self.multiclass))
+                       tol=self._optional(self.tol) or defaults["tol"], multiclass=self.getOrDefault(self.multiclass),
+                       halve_above=self.getOrDefault(self.halveAbove))
+        frame = (data, features_col, weight_col, num_features, offset)
         if solver == "driver":
-            result, feature_arrays, extra = self._on_driver(data, weight_col, num_features, len(labels), options)
+            result, feature_arrays, extra = self._on_driver(frame, options)
         else:
-            result, feature_arrays, extra = self._on_spark(data, weight_col, num_features, len(labels), options, solver)
+            result, feature_arrays, extra = self._on_spark(frame, len(labels), options, solver)
         info.update(extra)
+        info["convergence"] = self._convergence(result, options["max_iter"], solver)
         return ScoreResult(scores=result.scores, label_values=labels, class_counts=counts.tolist(), n_rows=n_rows,
                            info=info, feature_arrays={"ranking": result.ranking, **feature_arrays})
+
+    def _standardised(self, data, stats: dict, n_rows: int, num_features: int):
+        """The features divided by their standard deviations (ElementwiseProduct keeps sparse
+        vectors sparse), for the sparkml solver and the margin weights (distances: centring changes
+        none); ``offset`` is None when the values are not centred (module notes)."""
+        from pyspark.ml.feature import ElementwiseProduct
+        from pyspark.ml.linalg import Vectors
+
+        offset, scale, centred = _standardisation(stats, n_rows, num_features)
+        scaler = ElementwiseProduct(scalingVec=Vectors.dense(1.0 / scale), inputCol=self.getFeaturesCol(),
+                                    outputCol=_STANDARDISED)
+        return scaler.transform(data), (offset if centred else None), centred
+
+    @staticmethod
+    def _convergence(result, max_iter: int, solver: str) -> dict:
+        """The summary's convergence counts, and one warning for the run when some fit stopped at max_iter."""
+        fits = int(result.fits) if hasattr(result, "fits") else int(result.n_remaining.size)
+        not_converged = int(result.not_converged)
+        if not_converged:
+            warnings.warn(f"SVMRFESelector: {not_converged} of {fits} SVM fits ({solver} solver) stopped at "
+                          f"maxIter={max_iter} before converging; the ranking uses their weights as they were "
+                          f"(summary 'convergence'; raise maxIter, or keep standardize=True)",
+                          SolverConvergenceWarning, stacklevel=3)
+        return {"fits": fits, "not_converged": not_converged, "max_iter": int(max_iter)}
 
     @staticmethod
     def _path_arrays(result) -> Tuple[dict, dict]:
         arrays = {f"path_{t:04d}": row for t, row in enumerate(result.weight_path)}
         return arrays, {"rfe_remaining": [int(v) for v in result.n_remaining]}
 
-    def _on_driver(self, data, weight_col: Optional[str], num_features: int, num_classes: int, options):
-        columns = [self.getFeaturesCol(), _LABEL_INDEX] + ([weight_col] if weight_col else [])
+    def _on_driver(self, frame, options):
+        data, features_col, weight_col, num_features, offset = frame
+        columns = [features_col, _LABEL_INDEX] + ([weight_col] if weight_col else [])
         table = data.select(*columns).toArrow()
-        matrix = arrow_vectors_to_matrix(table.column(self.getFeaturesCol()), num_features)
+        matrix = arrow_vectors_to_matrix(table.column(features_col), num_features)
+        if self.getOrDefault(self.standardize):   # the rows in their order: the same bits for any partitioning
+            matrix = rfe_math.standardised(matrix, *rfe_math.standardisation(matrix))
         labels = table.column(_LABEL_INDEX).to_numpy(zero_copy_only=False).astype(np.int64)
         weights = table.column(weight_col).to_numpy(zero_copy_only=False).astype(float) if weight_col else None
         ensemble = self.getOrDefault(self.ensemble)
@@ -238,14 +323,20 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
         arrays, extra = self._path_arrays(result)
         return result, arrays, extra
 
-    def _on_spark(self, data, weight_col: Optional[str], num_features: int, num_classes: int, options, solver: str):
+    def _on_spark(self, frame, num_classes: int, options, solver: str):
         from pyspark.sql import functions as F
 
-        def fit(frame, weights):
-            solve = spark_svm_rfe if solver == "spark" else sparkml_svm_rfe
-            return solve(frame, self.getFeaturesCol(), _LABEL_INDEX, num_features=num_features,
-                                 num_classes=num_classes, weight_col=weights,
-                                 driver_budget_mb=self.getOrDefault(self.driverBudgetMB), **options)
+        data, features_col, weight_col, num_features, offset = frame
+
+        def fit(member, weights):
+            if solver == "spark":
+                return spark_svm_rfe(member, features_col, _LABEL_INDEX, num_features=num_features,
+                                     num_classes=num_classes, weight_col=weights,
+                                     standardize=self.getOrDefault(self.standardize), centre=offset is not None,
+                                     driver_budget_mb=self.getOrDefault(self.driverBudgetMB), **options)
+            # pyspark.ml's LinearSVC does not penalise the intercept: centring would change nothing
+            return sparkml_svm_rfe(member, features_col, _LABEL_INDEX, num_features=num_features,
+                                   num_classes=num_classes, weight_col=weights, **options)
 
         ensemble = self.getOrDefault(self.ensemble)
         if ensemble == 1:
@@ -254,7 +345,7 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
             return result, arrays, extra
         labels, offsets = labels_by_position(data, _LABEL_INDEX)
         rng = np.random.default_rng(self.getOrDefault(self.seed))
-        rankings, scores = [], []
+        rankings, scores, fits, not_converged = [], [], 0, 0
         for _ in range(ensemble):
             drawn = rfe_math.stratified_bootstrap(labels, rng)
             multiplicity = np.bincount(drawn, minlength=labels.size).astype(float)
@@ -267,5 +358,8 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
             result = fit(member, _MEMBER_WEIGHT)
             rankings.append(result.ranking)
             scores.append(result.scores)
+            fits += result.n_remaining.size
+            not_converged += result.not_converged
         ranking, mean_scores, rank_sums = rfe_math.aggregate_rankings(rankings, scores)
-        return rfe_math.EnsembleRFEResult(ranking, mean_scores, rank_sums, np.array(rankings), np.zeros((0, 0))), {}, {}
+        return rfe_math.EnsembleRFEResult(ranking, mean_scores, rank_sums, np.array(rankings), np.zeros((0, 0)),
+                                          fits, not_converged), {}, {}

@@ -23,6 +23,12 @@ Each refit starts from the previous fit's weights on the surviving features (war
 L-BFGS searches in units of each feature's standard deviation (one more pass, the column
 statistics of ``Rows``), as pyspark.ml does: on wide sparse counts that took the objective after
 100 iterations from 6 % above liblinear's optimum to 0.4 %.
+``standardize`` fits the SVM on ``(x - offset) / scale`` without touching the rows: the data term is
+evaluated at ``w / scale`` and ``b - (w / scale) . offset`` on the rows as they are, and the chain
+rule carries both into the gradient (:func:`standardised_terms`), so sparse blocks stay sparse. The
+scale is the ``ddof=0`` standard deviation of the canonical column statistics of ``Rows`` (1 for a
+constant feature), the offset their mean when ``centre`` (else 0): the same bits for any partitioning.
+A fit that stops at ``max_iter`` L-BFGS iterations counts as not converged (``RFEResult.not_converged``).
 Bootstrap members (the ensemble) are fitted on the whole input with each row's multiplicity as
 its weight (a row drawn twice counts twice, as in the driver path's duplicated rows; rows not
 drawn have weight 0).
@@ -68,8 +74,9 @@ def check_solver_memory(num_problems: int, num_features: int, driver_budget_mb: 
 
 def spark_svm_rfe(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
                   weight_col: Optional[str] = None, step=0.1, n_features_to_select: int = 1, C: float = 1.0,
-                  max_iter: int = 100, tol: float = 1e-6, multiclass: str = "l2",
-                  driver_budget_mb: Optional[float] = None, transport: str = "auto") -> RFEResult:
+                  max_iter: int = 100, tol: float = 1e-6, multiclass: str = "l2", halve_above: int = 0,
+                  standardize: bool = False, centre: bool = False, driver_budget_mb: Optional[float] = None,
+                  transport: str = "auto") -> RFEResult:
     """SVM-RFE with the distributed L-BFGS SVM; same result type as :func:`sparkfs.core.svm_rfe.svm_rfe`.
 
     Parameters
@@ -78,8 +85,10 @@ def spark_svm_rfe(df, features_col: str, label_col: str, *, num_features: int, n
         ``features_col`` (vectors of size ``num_features``), ``label_col`` (class index
         0..C-1) and optional ``weight_col`` (non-negative instance weights), in a fixed order
         (rows are numbered by position).
-    step, n_features_to_select, multiclass
+    step, n_features_to_select, multiclass, halve_above
         As :func:`sparkfs.core.svm_rfe.recursive_elimination`.
+    standardize, centre : bool
+        Fit on the standardised features, centred or not (module notes); False = as they are.
     C : float
         scikit-learn's C.
     max_iter, tol
@@ -93,7 +102,9 @@ def spark_svm_rfe(df, features_col: str, label_col: str, *, num_features: int, n
         total_weight = _total_weight(rows)
         if not total_weight > 0:
             raise ValueError("the instance weights sum to 0: no row to train the SVM on")
-        feature_scale = rows.column_statistics().std  # the L-BFGS preconditioner (canonical sums)
+        statistics = rows.column_statistics()
+        offset, scale = _standardisation(statistics, rows.n_rows, standardize, centre)
+        feature_scale = statistics.std / scale  # the L-BFGS preconditioner (canonical sums)
         previous = {"features": np.arange(num_features), "coef": None, "intercept": None}
 
         def fit_coef(features):
@@ -102,14 +113,40 @@ def spark_svm_rfe(df, features_col: str, label_col: str, *, num_features: int, n
                 kept = np.isin(previous["features"], features)
                 start = np.concatenate([previous["coef"][:, kept].ravel(), previous["intercept"]])
             fit = minimise_hinge_objective(
-                lambda coef, intercept: _summed_hinge_terms(rows, features, coef, intercept, positive_classes),
+                lambda coef, intercept: standardised_terms(
+                    lambda raw_coef, raw_intercept: _summed_hinge_terms(rows, features, raw_coef, raw_intercept,
+                                                                        positive_classes),
+                    coef, intercept, offset[features], scale[features]),
                 len(positive_classes), features.size, C=float(C), total_weight=total_weight,
                 max_iter=max_iter, tol=tol, start=start, feature_scale=feature_scale[features])
             previous.update(features=features, coef=fit.coef, intercept=fit.intercept)
-            return fit.coef
+            return fit.coef, fit.iterations < max_iter
 
         return recursive_elimination(fit_coef, num_features, step=step, n_features_to_select=n_features_to_select,
-                                     multiclass=multiclass)
+                                     multiclass=multiclass, halve_above=halve_above)
+
+
+def _standardisation(statistics, n_rows: int, standardize: bool, centre: bool):
+    """``(offset, scale)`` from the canonical column statistics (sample std turned to ``ddof=0``)."""
+    num_features = statistics.std.shape[0]
+    if not standardize:
+        return np.zeros(num_features), np.ones(num_features)
+    std = statistics.std * np.sqrt((n_rows - 1) / n_rows) if n_rows > 1 else np.zeros(num_features)
+    varies = std > 0
+    offset = np.where(varies, statistics.mean, 0.0) if centre else np.zeros(num_features)
+    return offset, np.where(varies, std, 1.0)
+
+
+def standardised_terms(summed_terms, coef: np.ndarray, intercept: np.ndarray, offset: np.ndarray,
+                       scale: np.ndarray) -> dict:
+    """The hinge terms of the SVM on ``(x - o) / s`` from those on ``x``: the margins
+    ``v . (x - o) / s + b`` are ``w . x + (b - w . o)`` with ``w = v / s``, so ``summed_terms``
+    runs at those weights, and the chain rule gives ``d/dv = (g_w - g_b o) / s`` (``g_b`` unchanged)."""
+    raw_coef = coef / scale[None, :]
+    terms = dict(summed_terms(raw_coef, intercept - raw_coef @ offset))
+    terms["coef_gradient"] = ((terms["coef_gradient"] - terms["intercept_gradient"][:, None] * offset[None, :])
+                              / scale[None, :])
+    return terms
 
 
 def _total_weight(rows: Rows) -> float:
@@ -141,7 +178,7 @@ def _summed_hinge_terms(rows: Rows, features: np.ndarray, coef: np.ndarray, inte
 
 def sparkml_svm_rfe(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
                     weight_col: Optional[str] = None, step=0.1, n_features_to_select: int = 1, C: float = 1.0,
-                    max_iter: int = 100, tol: float = 1e-6, multiclass: str = "l2",
+                    max_iter: int = 100, tol: float = 1e-6, multiclass: str = "l2", halve_above: int = 0,
                     driver_budget_mb: Optional[float] = None) -> RFEResult:
     """SVM-RFE with pyspark.ml's ``LinearSVC`` (``solver="sparkml"``): faster than
     :func:`spark_svm_rfe` on wide sparse data (``benchmarks/results/svm_solver.md``), but its
@@ -171,17 +208,27 @@ def sparkml_svm_rfe(df, features_col: str, label_col: str, *, num_features: int,
         def fit_coef(features):
             sliced = VectorSlicer(inputCol=features_col, outputCol=_SLICED,
                                   indices=[int(i) for i in features]).transform(data)
-            rows = []
+            rows, converged = [], True
             for positive in ([1] if num_classes == 2 else range(num_classes)):
                 svm = LinearSVC(featuresCol=_SLICED, labelCol=_BINARY_LABEL, regParam=reg_param, maxIter=max_iter,
                                 tol=tol, standardization=False, fitIntercept=True)
                 if weight_col:
                     svm.setWeightCol(weight_col)
                 binary = sliced.withColumn(_BINARY_LABEL, (F.col(label_col) == float(positive)).cast("double"))
-                rows.append(svm.fit(binary).coefficients.toArray())
-            return np.array(rows)
+                model = svm.fit(binary)
+                rows.append(model.coefficients.toArray())
+                converged = converged and _iterations(model) < max_iter
+            return np.array(rows), converged
 
         return recursive_elimination(fit_coef, num_features, step=step, n_features_to_select=n_features_to_select,
-                                     multiclass=multiclass)
+                                     multiclass=multiclass, halve_above=halve_above)
     finally:
         data.unpersist()
+
+
+def _iterations(model) -> int:
+    """Iterations of a pyspark.ml LinearSVC fit (0 when its training summary is not available)."""
+    try:
+        return int(model.summary.totalIterations) if model.hasSummary else 0
+    except Exception:  # Spark Connect builds without the training summary
+        return 0

@@ -84,11 +84,72 @@ def test_weight_path_is_the_normalised_svm_weights():
     assert np.all(nonzero[1:] <= nonzero[:-1])
 
 
-def test_scores_order_features_as_the_ranking():
-    X, y = classification(2, seed=5)
-    result = sr.svm_rfe(X, y, step=0.1)
-    assert np.array_equal(result.scores, result.ranking.max() + 1 - result.ranking)
-    assert np.array_equal(np.argsort(-result.scores, kind="stable"), np.argsort(result.ranking, kind="stable"))
+def test_scores_are_the_round_broken_by_the_last_magnitude():
+    X, y = classification(2, seed=5, d=40)
+    result = sr.svm_rfe(X, y, step=0.25)
+    rounds = result.ranking.max() + 1 - result.ranking
+    # the round is the whole part; the fraction is |w| / max |w| of the fit the feature left in, halved
+    assert np.array_equal(np.floor(result.scores), rounds)
+    last_fit = result.weight_path.shape[0] - result.ranking
+    path = result.weight_path
+    expected = 0.5 * path[last_fit, np.arange(40)] / path[last_fit].max(axis=1)
+    assert np.allclose(result.scores - rounds, expected, rtol=1e-12, atol=0.0)
+    assert np.unique(result.scores).size == 40                 # a total order: no ties
+    assert np.unique(result.ranking).size < 40                 # while the rounds alone tie
+    # a later round always scores higher: the scores refine the ranking
+    order = np.argsort(-result.scores, kind="stable")
+    assert np.all(np.diff(result.ranking[order]) >= 0)
+
+
+def test_halving_schedule_then_the_share():
+    remaining, schedule = 5748, [5748]
+    while remaining > 1:
+        remaining -= sr.elimination_count(remaining, 0.1, 1, halve_above=1000)
+        schedule.append(remaining)
+    assert schedule[:4] == [5748, 2874, 1437, 1000] and schedule[4] == 900
+    assert len(schedule) == sr.elimination_rounds(5748, 0.1, 1, halve_above=1000)
+    assert sr.elimination_rounds(5748, 0.1, 1) > len(schedule) + 10
+    assert sr.elimination_count(800, 0.1, 1, halve_above=1000) == 80
+
+
+def test_convergence_is_counted_not_printed(recwarn):
+    X, y = classification(2, seed=3, n=80, d=30)
+    X = X * np.linspace(1.0, 1e4, 30) + 5e4                   # raw, badly scaled, far from 0
+    result = sr.svm_rfe(X, y, step=0.2, max_iter=5)
+    assert 0 < result.not_converged <= result.n_remaining.size
+    assert not [w for w in recwarn if "converge" in str(w.message).lower()]
+    ensemble = sr.ensemble_svm_rfe(X, y, ensemble=2, step=0.5, max_iter=5)
+    assert ensemble.fits > 0 and 0 < ensemble.not_converged <= ensemble.fits
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")   # the reference's own fits
+def test_standardised_rfe_equals_sklearn_rfe_after_standard_scaler():
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = classification(3, seed=8, n=90, d=12)
+    X = X * np.linspace(0.01, 100.0, 12) + 3.0
+    X[:, 4] = 2.5                                                # a constant feature, left as it is
+    ours = sr.svm_rfe(X, y, step=1, standardize=True)
+    scaled = StandardScaler().fit_transform(X)
+    scaled[:, 4] = 2.5                                           # StandardScaler would make it 0
+    reference = RFE(sklearn_svm(), n_features_to_select=1, step=1).fit(scaled, y)
+    assert np.array_equal(ours.ranking, reference.ranking_)
+
+
+def test_standardisation_depends_on_the_values_not_the_storage():
+    rng = np.random.default_rng(4)
+    dense = rng.normal(size=(50, 20)) * rng.uniform(0.1, 10.0, 20) + 7.0
+    sparse_values = np.where(rng.random((50, 20)) < 0.8, 0.0, dense)
+    y = (dense[:, 0] + dense[:, 3] > 14).astype(int)
+    for X, centred in ((dense, True), (sparse_values, False)):
+        offset, scale = sr.standardisation(X)
+        assert np.any(offset) == centred
+        offset_csr, scale_csr = sr.standardisation(sp.csr_matrix(X))
+        assert np.allclose(offset, offset_csr) and np.allclose(scale, scale_csr)
+        a = sr.svm_rfe(X, y, step=1, standardize=True)
+        b = sr.svm_rfe(sp.csr_matrix(X), y, step=1, standardize=True)
+        assert np.array_equal(a.ranking, b.ranking)
+        assert sp.issparse(sr.standardised(sp.csr_matrix(X), offset, scale)) != centred
 
 
 def test_feature_magnitudes():
@@ -126,9 +187,9 @@ def test_ensemble_is_the_rank_sum_of_its_members():
         member = sr.svm_rfe(X[rows], y[rows], sample_weight=weights[rows], step=0.2)
         assert np.array_equal(member.ranking, ranking)
     assert np.array_equal(result.rank_sums, result.member_rankings.sum(axis=0))
-    order = np.argsort(result.rank_sums, kind="stable")
+    order = np.argsort(-result.scores, kind="stable")
     assert np.array_equal(result.ranking[order], np.arange(1, 11))
-    assert np.array_equal(np.argsort(-result.scores, kind="stable"), order)
+    assert np.all(np.diff(result.rank_sums[order]) >= 0)                  # the scores refine the rank sums
     again = sr.ensemble_svm_rfe(X, y, ensemble=4, seed=7, sample_weight=weights, step=0.2)
     assert np.array_equal(again.member_rows, result.member_rows) and np.array_equal(again.ranking, result.ranking)
     other = sr.ensemble_svm_rfe(X, y, ensemble=4, seed=8, sample_weight=weights, step=0.2)

@@ -265,3 +265,30 @@ def test_parzen_ise_through_cli_with_and_without_a_label(spark, tmp_path):
                  "--method", "parzen-ise", *fast, "--output", str(out)]) == 0
     _, summary = _read_output(out)
     assert summary["groups"] == "labels" and summary["n_classes"] == 3
+
+
+def test_svm_rfe_defaults_finish_on_a_wide_set_without_a_warning_flood(spark, tmp_path, capsys):
+    """100 x 2,000 at raw, uneven scales with nothing but --method: standardised, halved above 1,000
+    features, every fit's convergence counted in the summary, at most one line about it on stderr,
+    and a score per feature that orders them all."""
+    from sklearn.datasets import dump_svmlight_file
+
+    rng = np.random.default_rng(23)
+    X = rng.normal(size=(100, 2000))
+    y = (X[:, :5] @ [2.0, -2.0, 1.5, -1.5, 1.0] > 0).astype(int)
+    X = X * rng.uniform(1.0, 2000.0, 2000) + 5000.0            # microarray-like raw intensities
+    dump_svmlight_file(X, y, str(tmp_path / "wide.libsvm"), zero_based=False)
+    out = tmp_path / "rfe"
+    capsys.readouterr()
+    assert _run(["--input", str(tmp_path / "wide.libsvm"), "--format", "libsvm", "--method", "svm-rfe",
+                 "--output", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "Liblinear" not in err and "ConvergenceWarning" not in err
+    assert sum("converg" in line for line in err.splitlines()) <= 1
+    table, summary = _read_output(out)
+    assert summary["standardize"] is True and summary["centred"] is True and summary["halve_above"] == 1000
+    assert summary["rfe_remaining"][:3] == [2000, 1000, 900]
+    assert set(summary["convergence"]) == {"fits", "not_converged", "max_iter"}
+    assert summary["convergence"]["fits"] == len(summary["rfe_remaining"])
+    assert table["score"].nunique() == 2000                      # no ties: a total order
+    assert {0, 1} <= set(table.sort_values("score", ascending=False)["index"].head(20))   # the two strongest

@@ -15,6 +15,9 @@ from sparkfs.core.instance_weighting import margin_instance_weights
 from sparkfs.errors import DriverBudgetError, InvalidInputError
 from tests.helpers import make_df
 
+# the Spark-solver tests cap maxIter on purpose; the convergence test records its warning itself
+pytestmark = pytest.mark.filterwarnings("ignore::sparkfs.errors.SolverConvergenceWarning")
+
 
 def _data(seed=0, n=60, d=8, classes=2):
     rng = np.random.default_rng(seed)
@@ -28,14 +31,20 @@ def _data(seed=0, n=60, d=8, classes=2):
 
 @pytest.mark.parametrize("partitions, classes", [(1, 2), (3, 3)])
 def test_driver_solver_equals_in_memory_svm_rfe(spark, partitions, classes):
-    X, y = _data(seed=partitions, classes=classes)
+    raw_X, y = _data(seed=partitions, classes=classes)
+    X = raw_X * np.linspace(0.5, 40.0, raw_X.shape[1]) + 3.0     # spreads and means the standardisation removes
     model = SVMRFESelector(numFeatures=3).fit(make_df(spark, X, y, partitions=partitions))
-    expected = rfe.svm_rfe(X, y, step=0.1)
+    expected = rfe.svm_rfe(X, y, step=0.1, standardize=True)
     np.testing.assert_array_equal(model.featureArray("ranking"), expected.ranking)
     np.testing.assert_array_equal(model.scores, expected.scores)
     remaining, path = model.weightPath
     np.testing.assert_array_equal(remaining, expected.n_remaining)
     np.testing.assert_allclose(path, expected.weight_path, rtol=0, atol=1e-12)
+    assert model.summary["standardize"] is True and model.summary["centred"] is True
+    assert model.summary["convergence"] == {"fits": int(expected.n_remaining.size), "not_converged": 0,
+                                            "max_iter": 10_000}
+    raw = SVMRFESelector(numFeatures=3, standardize=False, halveAbove=0).fit(make_df(spark, raw_X, y))
+    np.testing.assert_array_equal(raw.scores, rfe.svm_rfe(raw_X, y, step=0.1).scores)   # the paper's settings
     assert model.summary["solver"] == "driver" and "within" in model.summary["solver_reason"]
     assert model.selectedFeatures == sorted(np.argsort(expected.ranking, kind="stable")[:3].tolist())
 
@@ -44,14 +53,15 @@ def test_weights_ensemble_and_margin_weighting_on_the_driver(spark):
     X, y = _data(seed=5, n=40)
     user_weights = np.linspace(0.5, 1.5, len(y))
     df = make_df(spark, X, y, partitions=2, weights=user_weights)
-    weighted = SVMRFESelector(weightCol="weight", solver="driver", step=2.0).fit(df)
+    # standardize=False: the data as given, as the paper (and these references) fit them
+    weighted = SVMRFESelector(weightCol="weight", solver="driver", step=2.0, standardize=False).fit(df)
     np.testing.assert_array_equal(weighted.featureArray("ranking"),
                                   rfe.svm_rfe(X, y, sample_weight=user_weights, step=2).ranking)
-    ensemble = SVMRFESelector(ensemble=4, seed=7, solver="driver", step=2.0).fit(df)
+    ensemble = SVMRFESelector(ensemble=4, seed=7, solver="driver", step=2.0, standardize=False).fit(df)
     expected = rfe.ensemble_svm_rfe(X, y, ensemble=4, seed=7, step=2)
     np.testing.assert_array_equal(ensemble.featureArray("ranking"), expected.ranking)
     assert ensemble.weightPath[0].size == 0           # no single weight path for an ensemble
-    margin = SVMRFESelector(instanceWeighting="margin", solver="driver", step=2.0).fit(df)
+    margin = SVMRFESelector(instanceWeighting="margin", solver="driver", step=2.0, standardize=False).fit(df)
     iw = margin_instance_weights(X, y).weights
     np.testing.assert_array_equal(margin.featureArray("ranking"), rfe.svm_rfe(X, y, sample_weight=iw, step=2).ranking)
     assert margin.summary["instance_weighting"] == "margin"
@@ -86,6 +96,30 @@ def test_spark_solver_is_bit_identical_for_any_partitioning(spark):
         assert np.array_equal(run.scores, runs[0].scores)
         assert np.array_equal(run.weightPath[1], runs[0].weightPath[1])
     assert runs[0].summary["solver"] == "spark"
+
+
+def test_standardisation_reads_the_values_not_the_storage_and_counts_convergence(spark):
+    import warnings
+
+    from sparkfs.errors import SolverConvergenceWarning
+
+    rng = np.random.default_rng(9)
+    X = np.where(rng.random((40, 6)) < 0.7, 0.0, rng.normal(size=(40, 6)) * [1, 5, 20, 0.1, 3, 8])
+    y = (X[:, 1] / 5 - X[:, 3] * 10 + 0.1 * rng.normal(size=40) > 0).astype(int)
+    dense = SVMRFESelector(solver="driver", step=1.0).fit(make_df(spark, X, y))
+    sparse = SVMRFESelector(solver="driver", step=1.0).fit(make_df(spark, X, y, sparse=True))
+    np.testing.assert_array_equal(dense.featureArray("ranking"), sparse.featureArray("ranking"))
+    np.testing.assert_allclose(dense.scores, sparse.scores, rtol=1e-9)
+    assert dense.summary["centred"] is False                  # mostly zeros: scaled, not centred
+    assert np.unique(dense.scores).size == 6
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        capped = SVMRFESelector(solver="driver", step=1.0, maxIter=1, standardize=False).fit(make_df(spark, X, y))
+    convergence = capped.summary["convergence"]
+    assert convergence["fits"] == 6 and convergence["not_converged"] >= 1 and convergence["max_iter"] == 1
+    flagged = [w for w in caught if issubclass(w.category, SolverConvergenceWarning)]
+    assert len(flagged) == 1 and f"{convergence['not_converged']} of 6 SVM fits" in str(flagged[0].message)
+    assert not [w for w in caught if "Liblinear" in str(w.message)]
 
 
 def test_spark_solver_refuses_driver_arrays_above_the_budget(spark):
