@@ -10,7 +10,7 @@ from sparkfs.selectors.relief import ReliefSelector, ReliefSelectorModel
 from sparkfs.selectors.svm_rfe import SVMRFESelector, SVMRFESelectorModel
 from sparkfs.selectors.baseline import UnivariateTestSelector, UnivariateTestSelectorModel
 from sparkfs.errors import (DriverBudgetError, InvalidInputError, InvalidModelError, ParamBoundError, SelectionTieWarning,
-                            SparkResourceError)
+                            SolverConvergenceWarning, SparkMasterError, SparkResourceError, SparkStartError)
 
 __all__ = [
     "__version__",
@@ -34,7 +34,10 @@ __all__ = [
     "SVMRFESelector",
     "SVMRFESelectorModel",
     "SelectionTieWarning",
+    "SolverConvergenceWarning",
+    "SparkMasterError",
     "SparkResourceError",
+    "SparkStartError",
     "UnivariateTestSelector",
     "UnivariateTestSelectorModel",
 ]
