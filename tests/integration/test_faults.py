@@ -145,7 +145,7 @@ def test_a_python_worker_killed_mid_pass_is_retried_and_gives_the_same_scores(tm
     try:
         clean_line = child.stdout.readline()
         assert clean_line.startswith("CLEAN "), log.read_text()[-3000:]
-        kills, task_lost, deadline = [], False, time.monotonic() + 45
+        kills, task_lost, deadline = [], False, time.monotonic() + 90
         while not task_lost and child.poll() is None and time.monotonic() < deadline:
             busy = _busy_python_workers(child.pid)
             if busy:  # kill it; an idle worker's death fails no task: then try the next busy one
