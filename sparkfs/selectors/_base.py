@@ -164,7 +164,7 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
 
     @classmethod
     def read(cls) -> MLReader:
-        return _SelectorReader(cls)
+        return ParamsReader(cls)
 
 
 class FeatureSelectorModel(Model, SelectorParams, MLReadable, MLWritable):
@@ -302,8 +302,9 @@ class _SelectorModelWriter(MLWriter):
         self.sparkSession.createDataFrame(pd.DataFrame(columns)).coalesce(1).write.mode(mode).parquet(f"{path}/data")
 
 
-class _SelectorReader(MLReader):
-    """Estimators: params from metadata/ (JSON), the class checked before anything is built."""
+class ParamsReader(MLReader):
+    """Estimators and other params-only stages (the selectors, MarginInstanceWeighter): params from
+    metadata/ (JSON), the class checked before anything is built or imported."""
 
     def __init__(self, cls):
         super().__init__()

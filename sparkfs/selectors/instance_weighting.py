@@ -26,7 +26,7 @@ from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
 
 from sparkfs.core.labels import check_class_labels
 from sparkfs.errors import DriverBudgetError, InvalidInputError
-from sparkfs.selectors._model_files import known_class, load_metadata, set_saved_params
+from sparkfs.selectors._base import ParamsReader
 from sparkfs.selectors._params import MAX_BLOCK_SIZE, HasDriverBudget
 from sparkfs.spark.failures import with_resource_errors
 from sparkfs.spark.instance_weighting import margin_instance_weights, with_instance_weights
@@ -72,7 +72,7 @@ class MarginInstanceWeighter(Transformer, HasDriverBudget, HasFeaturesCol, HasLa
     def read(cls) -> MLReader:
         """Params from metadata/, the class found among sparkfs's own (pyspark's default reader
         imports whatever module the file names), every param name and value checked."""
-        return _WeighterReader(cls)
+        return ParamsReader(cls)
 
     def _row_id_col(self) -> Optional[str]:
         return self.getOrDefault(self.rowIdCol) if self.isDefined(self.rowIdCol) else None
@@ -128,15 +128,3 @@ class MarginInstanceWeighter(Transformer, HasDriverBudget, HasFeaturesCol, HasLa
             "passes": result.info["passes"],
         }
         return with_instance_weights(dataset, result, self.getOutputCol(), row_id_col=self._row_id_col())
-
-
-class _WeighterReader(MLReader):
-    def __init__(self, cls):
-        super().__init__()
-        self.cls = cls
-
-    def load(self, path: str) -> MarginInstanceWeighter:
-        metadata = load_metadata(path, self.sparkSession)
-        weighter = known_class(metadata, path, self.cls)()
-        set_saved_params(weighter, metadata, path)
-        return weighter
