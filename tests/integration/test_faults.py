@@ -83,7 +83,8 @@ KILL_CHILD = textwrap.dedent("""
     # every row a query, Manhattan distances (a Numba loop, O(n^2 p)): a search pass of seconds
     fit = lambda: ReliefSelector(numFeatures=5, k=5, metric="manhattan").fit(df).scores.tolist()
     print("CLEAN " + json.dumps(fit()), flush=True)
-    for attempt in range(8):  # until the test has killed a worker during one of these fits
+    for attempt in range(60):  # until the test has killed a worker during one of these fits (the
+        # canonical layout runs 3,000 rows as one task per stage: a kill can land just after a task)
         print("DISTURBED " + json.dumps(fit()), flush=True)
         if os.path.exists(killed):
             break
