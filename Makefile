@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: demo test venv bench clean
+.PHONY: demo test test-fast venv bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -32,3 +32,8 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) output data spark-warehouse .pytest_cache
+
+# The JVM-free tier for the inner loop (core maths, refusals before Spark, reports): `-m "not spark"`,
+# with a JVM start failing the test at once (tests/conftest.py). `make test` stays the full suite.
+test-fast: $(STAMP)
+	SPARKFS_TEST_TIER=fast $(PY) -m pytest -q -m "not spark" $(PYTEST_ARGS)

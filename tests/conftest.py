@@ -41,3 +41,30 @@ def shared_data():
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared data folder not found at {SHARED_DATA}")
     return SHARED_DATA
+
+
+# ---- test tiers ---------------------------------------------------------------------------------
+# `spark`: the test needs a JVM (the session fixture, a JVM the test starts itself, a child job or a
+# Connect server). Marked automatically for every test that uses a fixture of JVM_FIXTURES; modules that
+# start their JVM another way say `pytestmark = pytest.mark.spark`. `make test-fast` runs
+# `-m "not spark"` with SPARKFS_TEST_TIER=fast, where starting a JVM fails the test at once.
+
+
+#: Fixtures that start a JVM (a test using one needs the `spark` tier).
+JVM_FIXTURES = {"spark", "connect_url"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if JVM_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.spark)
+
+
+def _refuse_jvm(*args, **kwargs):
+    raise RuntimeError("this test starts a JVM: mark it `pytest.mark.spark` (the fast tier runs without one)")
+
+
+if os.environ.get("SPARKFS_TEST_TIER") == "fast":
+    import pyspark.java_gateway
+
+    pyspark.java_gateway.launch_gateway = _refuse_jvm

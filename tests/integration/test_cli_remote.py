@@ -160,6 +160,7 @@ def test_spark_remote_in_the_environment_and_master_sc_url(connect_url, small_in
     assert both.returncode == 2 and "give either --master" in both.stderr and not (tmp_path / "both").exists()
 
 
+@pytest.mark.spark  # Spark itself rejects the master
 @pytest.mark.parametrize("master, reason", [("foo://x", "a master must be yarn or start with spark, k8s or local"),
                                             ("local[abc]", "Spark could not parse it")])
 def test_a_master_spark_rejects_is_named_never_memory(master, reason, small_inputs, tmp_path):

@@ -12,6 +12,9 @@ import textwrap
 import time
 
 import numpy as np
+import pytest
+
+pytestmark = pytest.mark.spark  # each test runs a child with its own JVM
 
 CHILD = textwrap.dedent("""
     import json, os, sys

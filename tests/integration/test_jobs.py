@@ -212,6 +212,7 @@ def test_nightly_example_runs_then_skips(spark, tmp_path, capsys, monkeypatch):
     assert json.loads(capsys.readouterr().err)["event"] == "skipped"
 
 
+@pytest.mark.spark  # starts a session of its own in a child
 def test_a_new_session_keeps_spark_warnings_off(small, tmp_path):
     """A session the CLI starts (a process of its own) logs none of Spark's INFO/WARN lines; every
     sparkfs line is a JSON object."""

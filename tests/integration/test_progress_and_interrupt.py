@@ -84,6 +84,7 @@ def _interrupted_run(sonar_parquet, tmp_path, signal_number, to_group):
     return process.returncode, stdout, stderr_path.read_text(), stopped, output
 
 
+@pytest.mark.spark  # a child process starts its own JVM
 @pytest.mark.parametrize("signal_number, to_group, code", [(signal.SIGINT, True, 130), (signal.SIGTERM, False, 143)])
 def test_a_signal_stops_the_fit_cleanly(sonar_parquet, tmp_path, signal_number, to_group, code):
     returncode, stdout, stderr, stopped, output = _interrupted_run(sonar_parquet, tmp_path, signal_number, to_group)
