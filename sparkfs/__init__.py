@@ -10,7 +10,7 @@ from sparkfs.selectors.relief import ReliefSelector, ReliefSelectorModel
 from sparkfs.selectors.svm_rfe import SVMRFESelector, SVMRFESelectorModel
 from sparkfs.selectors.baseline import UnivariateTestSelector, UnivariateTestSelectorModel
 from sparkfs.errors import (DriverBudgetError, InvalidInputError, InvalidModelError, ParamBoundError, SelectionTieWarning,
-                            SolverConvergenceWarning, SparkMasterError, SparkResourceError, SparkStartError)
+                            SolverConvergenceWarning, DefaultSampleWarning, SparkMasterError, SparkResourceError, SparkStartError)
 
 __all__ = [
     "__version__",
@@ -35,6 +35,7 @@ __all__ = [
     "SVMRFESelectorModel",
     "SelectionTieWarning",
     "SolverConvergenceWarning",
+    "DefaultSampleWarning",
     "SparkMasterError",
     "SparkResourceError",
     "SparkStartError",

@@ -266,9 +266,9 @@ def _fit_announcing_ties(selector, frame):
     """``selector.fit(frame)``; a selection decided by ties, and fits that did not converge, are
     announced on stderr as one log line each (the summary records them too), other warnings pass
     as they are."""
-    from sparkfs.errors import SelectionTieWarning, SolverConvergenceWarning
+    from sparkfs.errors import DefaultSampleWarning, SelectionTieWarning, SolverConvergenceWarning
 
-    announced = (SelectionTieWarning, SolverConvergenceWarning)
+    announced = (SelectionTieWarning, SolverConvergenceWarning, DefaultSampleWarning)
     with warnings.catch_warnings(record=True) as caught:
         for category in announced:
             warnings.simplefilter("always", category)

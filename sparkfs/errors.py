@@ -23,6 +23,12 @@ class SolverConvergenceWarning(UserWarning):
     run (the counts are in the summary), never one per fit."""
 
 
+class DefaultSampleWarning(UserWarning):
+    """A default bounded the work on a large input (for example the Relief family drew a sample of
+    query rows because ``sampleSize`` was unset): the message says what it did and the Param to set;
+    the summary records it."""
+
+
 class ParamBoundError(ValueError):
     """A Param whose work or memory the input would make too large (rows, classes, features or the
     driver budget set the bound), refused after the first cheap pass and before any heavy one; the

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
@@ -9,8 +11,13 @@ from pyspark.ml.param import Param, Params, TypeConverters
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
 from sparkfs.selectors._params import MAX_BLOCK_SIZE, HasDriverBudget, HasScaling, in_range, neighbour_bounds, one_of
 from sparkfs.spark.relief import relief_statistics
-from sparkfs.errors import InvalidInputError
+from sparkfs.errors import DefaultSampleWarning, InvalidInputError
 from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
+
+
+#: Query rows the Relief family uses when ``sampleSize`` is unset and the input has more rows: the
+#: search costs O(queries x rows x features), so every row as a query is quadratic in n.
+DEFAULT_QUERY_SAMPLE = 1000
 
 
 def _label_text(value) -> str:
@@ -43,7 +50,9 @@ class _ReliefParams(HasScaling, HasDriverBudget):
     metric: Param = Param(Params._dummy(), "metric", "neighbour distance: 'euclidean' or 'manhattan'",
                           typeConverter=TypeConverters.toString)
     sampleSize: Param = Param(Params._dummy(), "sampleSize",
-                              "number of query instances drawn by `seed` (Relief's m); unset = every row",
+                              "number of query instances drawn by `seed` (Relief's m); unset = every row up to "
+                              f"{DEFAULT_QUERY_SAMPLE:,} rows, else {DEFAULT_QUERY_SAMPLE:,} rows drawn by `seed` "
+                              "(announced; a value >= the rows uses every row)",
                               typeConverter=TypeConverters.toInt)
     seed: Param = Param(Params._dummy(), "seed", "seed of the query sample", typeConverter=TypeConverters.toInt)
     sigma: Param = Param(Params._dummy(), "sigma",
@@ -103,7 +112,7 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
     -----
     Neighbours are found by a blocked distance computation against broadcast query batches and
     merged in a fixed order: no n x n matrix, sparse rows stay sparse. With every row as a
-    query (``sampleSize`` unset) the data are collected to the driver once to be broadcast: use a
+    query (``sampleSize`` >= n, or unset with n <= :data:`DEFAULT_QUERY_SAMPLE`) the data are collected to the driver once to be broadcast: use a
     sample for large n (above ``driverBudgetMB``, default 2048, the fit is refused before any pass). Ties are broken by row id (``rowIdCol``, else the row position).
     """
 
@@ -123,11 +132,21 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
     def _optional(self, param):
         return self.getOrDefault(param) if self.isDefined(param) else None
 
+    def _query_sample(self, n_rows: int):
+        """(sample size or None for every row, how it was chosen): ``sampleSize`` when set; unset,
+        every row up to :data:`DEFAULT_QUERY_SAMPLE` rows, else that many drawn by ``seed``."""
+        sample = self._optional(self.sampleSize)
+        if sample is not None:
+            return sample, "sampleSize"
+        if n_rows <= DEFAULT_QUERY_SAMPLE:
+            return None, "every row"
+        return DEFAULT_QUERY_SAMPLE, "default"
+
     def _data_bounds(self, shape):
         """k (unused by prelief) within the rows, and the neighbour table within driverBudgetMB."""
         if self.getOrDefault(self.variant) == "prelief":
             return []
-        sample = self._optional(self.sampleSize)
+        sample = self._query_sample(shape.n_rows)[0]
         queries = shape.n_rows if sample is None else min(sample, shape.n_rows)  # a sample above n is every row
         return neighbour_bounds(self.getOrDefault(self.k), queries, shape, self.getDriverBudgetMB())
 
@@ -151,20 +170,27 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
             )
         num_features = first_vector_size(dataset, self.getFeaturesCol())
         self._check_data_bounds(int(counts.sum()), counts, num_features)
+        sample_size, sample_rule = self._query_sample(int(counts.sum()))
+        if sample_rule == "default":
+            warnings.warn(DefaultSampleWarning(
+                f"{type(self).__name__} ({self.getOrDefault(self.variant)}): sampleSize is unset and the input has "
+                f"{int(counts.sum()):,} rows, so {sample_size:,} query rows were drawn by seed "
+                f"{self.getOrDefault(self.seed)} (the search costs queries x rows x features); set sampleSize to "
+                "choose (a value >= the rows uses every row)"), stacklevel=2)
         indexed = with_label_index(dataset, self.getLabelCol(), labels, "__label_index")
         result = relief_statistics(
             indexed, self.getFeaturesCol(), "__label_index",
             num_features=num_features, num_classes=len(labels),
             variant=self.getOrDefault(self.variant), k=self.getOrDefault(self.k),
             metric=self.getOrDefault(self.metric), scaling=self.getOrDefault(self.scaling),
-            sample_size=self._optional(self.sampleSize), seed=self.getOrDefault(self.seed),
+            sample_size=sample_size, seed=self.getOrDefault(self.seed),
             sigma=self._optional(self.sigma), row_id_col=self._optional(self.rowIdCol),
             block_size=self.getOrDefault(self.blockSize), weight_col=weight_col,
             driver_budget_mb=self.getDriverBudgetMB(),
         )
         info = {
             "method": result.variant, "k": result.k, "metric": result.metric, "scaling": result.scaling,
-            "n_queries": int(result.n_queries), "seed": self.getOrDefault(self.seed),
+            "n_queries": int(result.n_queries), "query_sample": sample_rule, "seed": self.getOrDefault(self.seed),
             "class_priors": [float(p) for p in result.class_priors],
             **{key: value for key, value in result.info.items() if isinstance(value, (str, int, float, bool, list))},
         }

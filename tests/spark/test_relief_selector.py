@@ -84,3 +84,36 @@ def test_sparse_text_set_through_cli(spark, shared_data, tmp_path):
     summary = json.loads(Path(out, "summary.json").read_text())
     assert summary["n_features"] == 6429 and summary["n_queries"] == 60 and summary["n_classes"] == 9
     assert len(summary["selected_indices"]) == 100
+
+
+def test_unset_sample_size_draws_the_default_sample_above_it_and_says_so(spark, tmp_path, capsys):
+    from sparkfs import DefaultSampleWarning
+    from sparkfs.selectors.relief import DEFAULT_QUERY_SAMPLE
+
+    rng = np.random.default_rng(4)
+    n = DEFAULT_QUERY_SAMPLE + 150
+    X = rng.normal(size=(n, 3))
+    y = (X[:, 0] > 0).astype(float)
+    df = make_df(spark, X, y, partitions=2).cache()
+    with pytest.warns(DefaultSampleWarning, match=f"{n:,} rows, so {DEFAULT_QUERY_SAMPLE:,} query rows"):
+        defaulted = ReliefSelector(numFeatures=1, k=3).fit(df)
+    assert defaulted.summary["n_queries"] == DEFAULT_QUERY_SAMPLE and defaulted.summary["query_sample"] == "default"
+    explicit = ReliefSelector(numFeatures=1, k=3, sampleSize=DEFAULT_QUERY_SAMPLE).fit(df)
+    assert explicit.summary["query_sample"] == "sampleSize"
+    np.testing.assert_array_equal(defaulted.scores, explicit.scores)  # the default is that sample, nothing else
+    every = ReliefSelector(numFeatures=1, k=3, sampleSize=n).fit(df)  # a sample of n rows is every row
+    assert every.summary["n_queries"] == n
+    small = make_df(spark, X[:200], y[:200])
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DefaultSampleWarning)
+        model = ReliefSelector(numFeatures=1, k=3).fit(small)
+    assert model.summary["n_queries"] == 200 and model.summary["query_sample"] == "every row"
+    # the command line announces it on stderr as one line, and the summary records it
+    path = tmp_path / "in.parquet"
+    df.write.parquet(str(path))
+    out = tmp_path / "out"
+    assert main(["select", "--input", str(path), "--format", "parquet", "--method", "relieff",
+                 "--num-features", "1", "--output", str(out)]) == 0
+    assert "query rows were drawn by seed 0" in capsys.readouterr().err
+    assert json.loads((out / "summary.json").read_text())["query_sample"] == "default"
