@@ -1,0 +1,319 @@
+"""Scale on term matrices (issue 22): every method with its defaults on a 10-million-non-zero corpus.
+
+For each size and method, one child process (a fresh local[2] session with sparkfs's own memory
+default, as a user's ``sparkfs select`` gets) measures, in that one session:
+
+* ``bare``: a bare pass, Spark ML's ``Summarizer`` (mean, variance) over the cached input;
+* ``ufs``: Spark ML's ``UnivariateFeatureSelector`` (ANOVA, continuous features, categorical label,
+  the top 1,000) fitted on the same cached input;
+* the method: ``sparkfs select --method M --num-features 1000`` through ``sparkfs.cli.main`` with
+  nothing else set: its wall time and the ``fit`` stage's time (from the stage log).
+
+The parent samples the child's process tree every half second for the peak resident memory of the
+driver (the child's Python), the JVM and the Python workers (their sum and the largest), stops a
+child after ``--timeout`` seconds, and measures the floor once per size: the same rows read by
+pyarrow from Parquet into a SciPy CSR matrix and summed per class with one sparse product.
+
+    .venv/bin/python benchmarks/scale.py                      # S and the dense Parquet, every method
+    .venv/bin/python benchmarks/scale.py --sizes M --methods lfs,anova,chi2,relieff
+    .venv/bin/python benchmarks/scale.py --sizes tiny --methods lfs --timeout 120   # a quick check
+
+Writes ``benchmarks/results/scale.md`` (one table per size, rows appended per run) and a JSON of
+the measurements next to it. The data go to ``--workdir`` (default /tmp/sparkfs_scale): S needs
+about 0.4 GB, M about 4 GB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import platform
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+RESULTS = Path(__file__).resolve().parent / "results"
+SELECT_METHODS = ["lfs", "anova", "chi2", "relieff", "prelief", "lmba", "simba", "qfs", "svm-rfe", "parzen-ise"]
+#: Dense Parquet: the shape of the ECBDL14 protein set (benchmarks/big_input_defaults.py).
+DENSE_ROWS = 250_000
+TOP_K = 1000
+
+
+# ---- data ---------------------------------------------------------------------------------------
+
+def prepare(size: str, workdir: Path) -> dict:
+    """Write the input of ``size`` once (LIBSVM + a Parquet copy for the floor, or dense Parquet)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    if size == "dense":
+        path = workdir / f"dense_{DENSE_ROWS}.parquet"
+        if not path.exists():
+            from big_input_defaults import write_parquet
+
+            write_parquet(path, DENSE_ROWS)
+        return {"path": str(path), "format": "parquet", "floor_path": str(path)}
+    from term_corpus import SIZES, term_corpus, write_libsvm
+
+    path, floor_path = workdir / f"terms_{size}.libsvm", workdir / f"terms_{size}.parquet"
+    if not path.exists() or not floor_path.exists():
+        matrix, labels = term_corpus(*SIZES[size], seed=0)
+        write_libsvm(str(path), matrix, labels)
+        _write_csr_parquet(floor_path, matrix, labels)
+    return {"path": str(path), "format": "libsvm", "floor_path": str(floor_path)}
+
+
+def _write_csr_parquet(path: Path, matrix, labels) -> None:
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    offsets = pa.array(matrix.indptr.astype(np.int64))
+    table = pa.table({"label": labels, "indices": pa.LargeListArray.from_arrays(offsets, pa.array(matrix.indices)),
+                      "values": pa.LargeListArray.from_arrays(offsets, pa.array(matrix.data))})
+    pq.write_table(table, str(path), row_group_size=50_000)
+
+
+def floor_seconds(size: str, floor_path: str, repeats: int = 3) -> float:
+    """Best of ``repeats``: read the rows with pyarrow into SciPy CSR (or a dense array) and sum
+    every feature per class with one product (the least any per-class statistic can cost)."""
+    import numpy as np
+    import pyarrow.parquet as pq
+    import scipy.sparse as sp
+
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        table = pq.read_table(floor_path)
+        labels = table.column("label").to_numpy()
+        if size == "dense":
+            matrix = np.column_stack([table.column(name).to_numpy() for name in table.column_names if name != "label"])
+        else:
+            indices, values = table.column("indices").combine_chunks(), table.column("values").combine_chunks()
+            matrix = sp.csr_matrix((values.values.to_numpy(), indices.values.to_numpy(), indices.offsets.to_numpy()),
+                                   shape=(len(labels), int(indices.values.to_numpy().max()) + 1))
+        classes, index = np.unique(labels, return_inverse=True)
+        one_hot = sp.csr_matrix((np.ones(len(labels)), (index, np.arange(len(labels)))),
+                                shape=(len(classes), len(labels)))
+        sums = one_hot @ matrix
+        np.asarray(sums.sum())
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+# ---- child: one session, the baselines and one method --------------------------------------------
+
+class _StageTimes(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.INFO)
+        self.seconds = {}
+
+    def emit(self, record):
+        if getattr(record, "event", None) == "stage":
+            self.seconds[record.stage] = record.seconds
+
+
+def child(method: str, size: str, data: dict, output: str) -> dict:
+    from pyspark.ml.feature import UnivariateFeatureSelector, VectorAssembler
+    from pyspark.ml.stat import Summarizer
+    from pyspark.sql import functions as F
+
+    from sparkfs.cli import main
+    from sparkfs.spark.session import get_spark
+
+    started = time.perf_counter()
+    spark = get_spark("local[2]", app_name="sparkfs-scale")
+    spark.sparkContext.setLogLevel("ERROR")
+    session_seconds = time.perf_counter() - started
+    if data["format"] == "libsvm":
+        frame = spark.read.format("libsvm").load(data["path"])
+    else:
+        raw = spark.read.parquet(data["path"])
+        names = [name for name in raw.columns if name != "label"]
+        frame = VectorAssembler(inputCols=names, outputCol="features").transform(raw).select(
+            "features", F.col("label").cast("double").alias("label"))
+    frame = frame.cache()
+    frame.count()
+
+    def timed(action):
+        begin = time.perf_counter()
+        action()
+        return time.perf_counter() - begin
+
+    bare = timed(lambda: frame.select(Summarizer.metrics("mean", "variance").summary(F.col("features"))).collect())
+    ufs = timed(lambda: UnivariateFeatureSelector().setFeatureType("continuous").setLabelType("categorical")
+                .setSelectionMode("numTopFeatures").setSelectionThreshold(TOP_K).fit(frame))
+    frame.unpersist()
+    stages = _StageTimes()
+    log = logging.getLogger("sparkfs")  # the CLI adds its own handler only to a logger without one
+    log.addHandler(logging.StreamHandler(sys.stderr))
+    log.addHandler(stages)
+    log.setLevel(logging.INFO)
+    begin = time.perf_counter()
+    arguments = ["select", "--input", data["path"], "--format", data["format"], "--method", method,
+                 "--num-features", str(TOP_K), "--output", output]
+    if data["format"] == "parquet":
+        arguments += ["--label-col", "label"]
+    code = main(arguments)
+    wall = time.perf_counter() - begin
+    summary = {}
+    if code == 0:
+        summary = json.loads(Path(output, "summary.json").read_text())
+    said = {key: summary[key] for key in ("n_queries", "query_sample", "n_pool", "steps", "iterations", "batch_size",
+                                           "candidates", "convergence") if key in summary}
+    if "ties" in summary:
+        said["tied_at_cut"] = summary["ties"].get("tied_at_cut")
+    return {"exit": code, "wall": wall, "fit": stages.seconds.get("fit"), "read": stages.seconds.get("read"),
+            "bare": bare, "ufs": ufs, "session": session_seconds, "said": said}
+
+
+# ---- parent: run, sample memory, write the table ------------------------------------------------
+
+def _descendants(root: int) -> list:
+    children = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                parent = int(handle.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(entry))
+    found, stack = [], [root]
+    while stack:
+        for pid in children.get(stack.pop(), []):
+            found.append(pid)
+            stack.append(pid)
+    return found
+
+
+def _rss_mb(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return 0.0
+
+
+def _command(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def run_child(method: str, size: str, data: dict, timeout: float) -> dict:
+    peaks = {"driver": 0.0, "jvm": 0.0, "workers": 0.0, "worker": 0.0}
+    with tempfile.TemporaryDirectory(prefix="sparkfs_scale_") as scratch:
+        result_path = Path(scratch, "result.json")
+        environment = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+        environment.pop("SPARK_DRIVER_MEMORY", None)
+        command = [sys.executable, __file__, "--child", method, "--size", size, "--data", json.dumps(data),
+                   "--child-output", str(Path(scratch, "out")), "--child-result", str(result_path)]
+        with open(Path(scratch, "stderr.txt"), "w") as stderr:
+            process = subprocess.Popen(command, env=environment, stdout=subprocess.DEVNULL, stderr=stderr,
+                                       start_new_session=True)
+            started, stopped = time.monotonic(), False
+            while process.poll() is None:
+                if time.monotonic() - started > timeout:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.wait()
+                    stopped = True
+                    break
+                workers = []
+                peaks["driver"] = max(peaks["driver"], _rss_mb(process.pid))
+                for pid in _descendants(process.pid):
+                    text = _command(pid)
+                    if "java" in text.split(" ", 1)[0]:
+                        peaks["jvm"] = max(peaks["jvm"], _rss_mb(pid))
+                    elif "pyspark.daemon" in text or "pyspark.worker" in text:
+                        workers.append(_rss_mb(pid))
+                peaks["workers"] = max(peaks["workers"], sum(workers))
+                peaks["worker"] = max(peaks["worker"], max(workers, default=0.0))
+                time.sleep(0.5)
+        elapsed = time.monotonic() - started
+        tail = Path(scratch, "stderr.txt").read_text(errors="replace").strip().splitlines()[-3:]
+        result = json.loads(result_path.read_text()) if result_path.exists() else {}
+    result.update(method=method, size=size, peaks_mb=peaks, child_seconds=elapsed,
+                  stopped_after=timeout if stopped else None, error="" if result.get("exit") == 0 else " / ".join(tail))
+    return result
+
+
+def _ratio(value, base):
+    return f"{value / base:.1f}x" if value and base else "-"
+
+
+def table_lines(size: str, floor: float, results: list) -> list:
+    lines = [f"## {size}", "", f"Floor (pyarrow into SciPy, one per-class sum): {floor:.2f} s.", "",
+             "| method | outcome | wall s | fit s | fit / bare pass | fit / Spark ML ANOVA | fit / floor | "
+             "bare pass s | ANOVA s | driver MB | JVM MB | workers MB (largest) | what the default did |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for result in results:
+        peaks = result["peaks_mb"]
+        if result.get("stopped_after"):
+            outcome = f"stopped after {result['stopped_after']:.0f} s"
+        elif result.get("exit") == 0:
+            outcome = "done"
+        else:
+            outcome = f"exit {result.get('exit', '?')}: {result['error'][:160]}"
+        fit = result.get("fit")
+        lines.append(
+            f"| {result['method']} | {outcome} | {result.get('wall', 0):.1f} | {fit or 0:.1f} | "
+            f"{_ratio(fit, result.get('bare'))} | {_ratio(fit, result.get('ufs'))} | {_ratio(fit, floor)} | "
+            f"{result.get('bare', 0):.2f} | {result.get('ufs', 0):.1f} | {peaks['driver']:.0f} | {peaks['jvm']:.0f} | "
+            f"{peaks['workers']:.0f} ({peaks['worker']:.0f}) | "
+            f"{json.dumps(result.get('said', {}), separators=(',', ':')).replace('|', '/')[:200]} |")
+    return lines
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="S,dense", help="comma-separated: tiny, S, M, dense")
+    parser.add_argument("--methods", default=",".join(SELECT_METHODS))
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds a method may take (default 600)")
+    parser.add_argument("--workdir", default="/tmp/sparkfs_scale")
+    parser.add_argument("--out", default=str(RESULTS / "scale.md"))
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--size", help=argparse.SUPPRESS)
+    parser.add_argument("--data", help=argparse.SUPPRESS)
+    parser.add_argument("--child-output", help=argparse.SUPPRESS)
+    parser.add_argument("--child-result", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        result = child(args.child, args.size, json.loads(args.data), args.child_output)
+        Path(args.child_result).write_text(json.dumps(result))
+        return
+    out = Path(args.out)
+    sections = [f"# Scale: every method with its defaults (`--num-features {TOP_K}`)", "",
+                f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {platform.machine()}, {os.cpu_count()} cores, "
+                f"Python {platform.python_version()}, local[2]; load average at the start "
+                f"{os.getloadavg()[0]:.1f}. Command: `python benchmarks/scale.py --sizes {args.sizes} "
+                f"--methods {args.methods} --timeout {args.timeout:.0f}`. Ratios are to baselines measured in "
+                "the same session as the method (a new session per method).", ""]
+    everything = []
+    for size in args.sizes.split(","):
+        data = prepare(size, Path(args.workdir))
+        floor = floor_seconds(size, data["floor_path"])
+        results = []
+        for method in args.methods.split(","):
+            result = run_child(method, size, data, args.timeout)
+            results.append(result)
+            print(json.dumps(result), flush=True)
+        everything.append({"size": size, "floor": floor, "results": results})
+        sections += table_lines(size, floor, results) + [""]
+    sections.append(f"Load average at the end: {os.getloadavg()[0]:.1f}.")
+    out.write_text("\n".join(sections) + "\n")
+    out.with_suffix(".json").write_text(json.dumps(everything, indent=1))
+    print(out.read_text())
+
+
+if __name__ == "__main__":
+    main()
