@@ -29,7 +29,6 @@ Two ways to run a pass (one switch, :data:`TRANSPORTS`; both give the same numbe
 from __future__ import annotations
 
 import io
-import os
 from typing import Callable, Dict, Iterable, Iterator, Optional, Sequence
 
 import numpy as np
@@ -253,21 +252,6 @@ def ship_to_tasks(spark, value, transport: str):
     return _ClosureValue(value)
 
 
-#: Test-only fault injection: with this variable naming a directory that holds a file ``armed``,
-#: the first attempt of every engine task fails (and leaves a file behind to prove it), so tests
-#: can check that Spark's retry gives the fault-free result.
-FAULT_INJECTION_VARIABLE = "SPARKFS_FAULT_INJECTION"
-
-
-def _injected_fault(task_context) -> None:
-    directory = os.environ.get(FAULT_INJECTION_VARIABLE)
-    if not directory or not os.path.exists(os.path.join(directory, "armed")) or task_context.attemptNumber() > 0:
-        return
-    marker = f"fault-stage{task_context.stageId()}-partition{task_context.partitionId()}"
-    open(os.path.join(directory, marker), "w").close()
-    raise RuntimeError(f"sparkfs: injected fault ({marker}, attempt 0)")
-
-
 def _summary_batch(summary: Summary, partition_index: int) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(
         [pa.array([partition_index], pa.int64()), pa.array([serialize_summary(summary)], pa.binary())],
@@ -327,7 +311,6 @@ def aggregate_partitions(
     def summarize_partition(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
 
-        _injected_fault(TaskContext.get())
         partition_summary, key = None, TaskContext.get().partitionId()
         for batch in (batches if regroup is None else regroup(batches)):
             for block in blocks_of_batch(batch):

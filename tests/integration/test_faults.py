@@ -24,6 +24,38 @@ CHILD = textwrap.dedent("""
     from sparkfs import LmbaSelector, ReliefSelector
 
     armed = os.path.join(sys.argv[1], "armed")
+
+
+    def arm_faults(directory):
+        # Test-only wrapper: every module's aggregate_partitions (the engine's one reduced pass) is
+        # wrapped so that, while directory/armed exists, the first attempt of each task with a block
+        # fails (leaving a marker file behind); retries run the pass as it is.
+        import sparkfs.spark.blocks as blocks
+
+        original = blocks.aggregate_partitions
+
+        def with_faults(df, columns, summarize_block, merge, **options):
+            def summarize(block):
+                from pyspark import TaskContext
+
+                task = TaskContext.get()
+                if os.path.exists(os.path.join(directory, "armed")) and task.attemptNumber() == 0:
+                    marker = f"fault-stage{task.stageId()}-partition{task.partitionId()}"
+                    open(os.path.join(directory, marker), "w").close()
+                    raise RuntimeError(f"injected fault ({marker}, attempt 0)")
+                return summarize_block(block)
+
+            return original(df, columns, summarize, merge, **options)
+
+        wrapped = [module for module in list(sys.modules.values())
+                   if getattr(module, "__name__", "").startswith("sparkfs.")
+                   and getattr(module, "aggregate_partitions", None) is original]
+        for module in wrapped:
+            module.aggregate_partitions = with_faults
+        assert len(wrapped) >= 3, [module.__name__ for module in wrapped]
+
+
+    arm_faults(sys.argv[1])
     spark = SparkSession.builder.master("local[2,3]").config("spark.ui.enabled", "false").getOrCreate()
     rng = np.random.default_rng(5)
     X = rng.normal(size=(90, 5))
@@ -52,8 +84,7 @@ CHILD = textwrap.dedent("""
 
 
 def test_a_task_failing_once_is_retried_and_gives_the_same_scores(tmp_path):
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
-           "SPARKFS_FAULT_INJECTION": str(tmp_path)}
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
     finished = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path)], capture_output=True, text=True, env=env,
                               timeout=600)
     assert finished.returncode == 0, finished.stderr[-3000:]
