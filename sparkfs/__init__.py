@@ -4,6 +4,7 @@ from sparkfs._version import __version__
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel
 from sparkfs.selectors.instance_weighting import MarginInstanceWeighter
 from sparkfs.selectors.fisher_markov import FisherMarkovSelector, FisherMarkovSelectorModel
+from sparkfs.selectors.information import InformationSelector, InformationSelectorModel
 from sparkfs.selectors.margin_weighting import LmbaSelector, LmbaSelectorModel, SimbaSelector, SimbaSelectorModel
 from sparkfs.selectors.parzen_ise import ParzenISERanker, ParzenISERankerModel
 from sparkfs.selectors.relief import ReliefSelector, ReliefSelectorModel
@@ -18,6 +19,8 @@ __all__ = [
     "FeatureSelectorModel",
     "FisherMarkovSelector",
     "FisherMarkovSelectorModel",
+    "InformationSelector",
+    "InformationSelectorModel",
     "DriverBudgetError",
     "InvalidInputError",
     "InvalidModelError",

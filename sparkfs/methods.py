@@ -10,6 +10,7 @@ from pyspark.ml.param import TypeConverters
 from sparkfs.io.config import describe_value, is_param_value
 from sparkfs.selectors.baseline import UnivariateTestSelector
 from sparkfs.selectors.fisher_markov import FisherMarkovSelector
+from sparkfs.selectors.information import InformationSelector
 from sparkfs.selectors.margin_weighting import LmbaSelector, SimbaSelector
 from sparkfs.selectors.parzen_ise import ParzenISERanker
 from sparkfs.selectors.relief import ReliefSelector
@@ -31,6 +32,9 @@ METHODS: Dict[str, Tuple[type, Dict[str, Any]]] = {
     "chi2-categorical": (UnivariateTestSelector, {"test": "chi2-categorical"}),
     "parzen-ise": (ParzenISERanker, {}),
     "svm-rfe": (SVMRFESelector, {}),
+    "mrmr": (InformationSelector, {"criterion": "mrmr"}),
+    "jmi": (InformationSelector, {"criterion": "jmi"}),
+    "cmim": (InformationSelector, {"criterion": "cmim"}),
 }
 
 
@@ -69,6 +73,12 @@ METHOD_FACTS: Dict[str, MethodFacts] = {
     "parzen-ise": MethodFacts("modified Parzen window + ISE, fuzzy c-means groups", "optional", False, "tested"),
     "svm-rfe": MethodFacts("Guyon et al. 2002; Han & Yu 2010 (IW-SVM-RFE); Saeys et al. 2008 (ensemble)",
                            "required", True, "tested"),
+    "mrmr": MethodFacts("Peng, Long & Ding 2005 (MID; MIQ with mrmrForm='quotient'), discretised counts", "required",
+                        False, "tested"),
+    "jmi": MethodFacts("Yang & Moody 1999 (joint mutual information), discretised counts", "required", False,
+                       "tested"),
+    "cmim": MethodFacts("Fleuret 2004 (conditional mutual information maximisation), discretised counts", "required",
+                        False, "tested"),
 }
 #: Methods only ``sparkfs evaluate`` runs (driver-side baselines on each training fold).
 EVALUATE_ONLY: Dict[str, str] = {

@@ -10,8 +10,10 @@ import pytest
 from pyspark.ml.linalg import Vectors
 
 from sparkfs import (FisherMarkovSelector, LmbaSelector, LmbaSelectorModel, ParzenISERanker, ParzenISERankerModel,
-                     ReliefSelector, SimbaSelector, SimbaSelectorModel)
+                     InformationSelector, InformationSelectorModel, ReliefSelector, SimbaSelector,
+                     SimbaSelectorModel)
 from sparkfs.core.parzen_ise import parzen_ise_in_memory
+from sparkfs.core import information as info_math
 from sparkfs.core import margin_weighting as mw
 from sparkfs.core import simba
 from sparkfs.selectors.baseline import UnivariateTestSelector
@@ -29,6 +31,27 @@ def small_class_data():
     y = np.repeat([0, 1, 2, 3], [2, 3, 14, 21])
     X = rng.normal(size=(y.size, 6)) + 1.5 * y[:, None] * (np.arange(6) < 2)
     return X, y
+
+
+def information_in_memory(X, y, bins, criterion, count):
+    """The greedy order of sparkfs.core.information on codes of every row (the sample is all rows)."""
+    cuts = info_math.equal_frequency_cuts(X, bins)
+    rows, columns, values = info_math.non_zero_entries(X)
+    codes = np.zeros(X.shape, dtype=np.int64)
+    codes[rows, columns] = info_math.bin_codes(values, columns, cuts)
+    C, p = int(y.max()) + 1, X.shape[1]
+    tables = np.zeros((p, bins, C), dtype=np.int64)
+    for j in range(p):
+        np.add.at(tables[j], (codes[:, j], y), 1)
+
+    def step_terms(s):
+        joint = np.zeros((p, bins, bins, C), dtype=np.int64)
+        for j in range(p):
+            np.add.at(joint[j], (codes[:, j], codes[:, s], y), 1)
+        return info_math.step_information(joint[:, 1:], tables[s])
+
+    relevance = info_math.mutual_information(tables)
+    return info_math.greedy_selection(relevance, step_terms, count, criterion).order
 
 
 def connect_df(spark, X, y, partitions=1, sparse=False):
@@ -94,7 +117,8 @@ def test_relieff_with_small_classes_on_connect(spark, results_dir, variant):
     lambda: SimbaSelector(numFeatures=2, batchSize=10),
     lambda: ParzenISERanker(numFeatures=2, groups="clusters", numClusters=2, maxIter=3, heldOutFeature=0,
                             fcmMaxIter=6),
-], ids=["lfs", "lfs-arrow", "qfs", "relieff", "prelief", "anova", "lmba", "simba", "parzen-ise"])
+    lambda: InformationSelector(numFeatures=2, criterion="jmi", bins=4),
+], ids=["lfs", "lfs-arrow", "qfs", "relieff", "prelief", "anova", "lmba", "simba", "parzen-ise", "jmi"])
 def test_selector_fit_transform_save_load_on_connect(spark, tmp_path, make_selector):
     X, y = small_class_data()
     df = connect_df(spark, X, y, 2)
@@ -106,6 +130,8 @@ def test_selector_fit_transform_save_load_on_connect(spark, tmp_path, make_selec
         want, _ = parzen_ise_in_memory(X, num_clusters=2, max_iter=3, fixed_feature=0, fcm_max_iter=6)
         np.testing.assert_allclose(model.scores, want, rtol=1e-8)
         assert model.summary["groups"] == "fcm"
+    elif isinstance(model, InformationSelectorModel):  # equal to the core on all rows' codes
+        assert model.selectionOrder == information_in_memory(X, y, bins=4, criterion="jmi", count=2)
     else:
         assert sorted(model.selectedFeatures) == [0, 1]  # the two informative features
     reduced = model.transform(df).select("selected_features").first()[0]

@@ -1,0 +1,208 @@
+"""Information-theoretic selection from integer counts: mRMR (Peng, Long & Ding 2005), JMI (Yang &
+Moody 1999) and CMIM (Fleuret 2004), with one discretisation for all three (pure NumPy).
+
+Notes
+-----
+1. **Discretisation.** Every feature takes ``bins`` codes. An exact zero is code 0 (a sparse zero
+   is its own bin: on term matrices it is the absence of the term); the non-zero values of feature
+   j take codes 1..bins-1 by ``bins - 2`` cut points, the quantiles at t / (bins - 1) of j's
+   non-zero values (inverted CDF: the smallest value v with F(v) >= q), from a sample of rows
+   (:func:`equal_frequency_cuts`); a value's code is 1 + the number of cut points <= it
+   (:func:`bin_codes`). Cut points that repeat leave a bin empty, which changes no information
+   value. ``discretization="none"`` takes the values as the codes (integers in [0, bins)).
+2. **Counts.** Only non-zero codes are counted in a pass (the work follows the non-zeros); the
+   counts of code 0 follow by subtraction from the class totals (relevance) or from the selected
+   feature's own table (a step), :func:`relevance_table`, :func:`step_information`.
+3. **Information** in nats (natural logarithm, as scikit-learn's ``mutual_info_score``), from the
+   empirical distribution of the counts:
+   I(X; Y) = sum_{x,y} p(x, y) ln(p(x, y) / (p(x) p(y)))                                  (MI)
+   I(X_j; Y | X_s) = sum p(x_j, x_s, y) ln(p(x_s) p(x_j, x_s, y) / (p(x_j, x_s) p(x_s, y)))  (CMI)
+   I(X_j, X_s; Y) = I(X_s; Y) + I(X_j; Y | X_s)                                  (chain rule)
+4. **Criteria**, for a candidate j given the selected set S (the first feature is the most
+   relevant for all three):
+   mRMR, difference form (MID, Peng et al. eq. 7 with eq. 5-6): I(X_j; Y) - mean_{s in S} I(X_j; X_s)
+   mRMR, quotient form (MIQ): I(X_j; Y) / mean_{s in S} I(X_j; X_s) (+inf where the mean is 0)
+   JMI (Yang & Moody; the form of Brown et al. 2012, eq. 13): sum_{s in S} I(X_j, X_s; Y)
+   CMIM (Fleuret 2004, eq. 4): min_{s in S} I(X_j; Y | X_s)
+   Each needs only the last selected feature's terms per step (a running sum, mean or minimum),
+   so a step is one pass that counts the joint codes of that feature with every candidate.
+5. **Ties.** The candidate with the largest criterion wins; equal criteria go to the larger
+   relevance, then to the lower index. A step won that way is counted in ``tied_steps``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, List, Tuple
+
+import numpy as np
+import scipy.sparse as sp
+
+CRITERIA = ("mrmr", "jmi", "cmim")
+MRMR_FORMS = ("difference", "quotient")
+
+
+def equal_frequency_cuts(sample, bins: int) -> np.ndarray:
+    """(p, bins - 2) cut points of each feature's non-zero values in ``sample`` (note 1); +inf for
+    a feature without non-zero values in the sample (all its non-zero values get code 1)."""
+    matrix = sp.csc_matrix(sample) if sp.issparse(sample) else sp.csc_matrix(np.asarray(sample, dtype=np.float64))
+    matrix.eliminate_zeros()
+    num_features, num_cuts = matrix.shape[1], bins - 2
+    cuts = np.full((num_features, num_cuts), np.inf)
+    if num_cuts <= 0 or matrix.nnz == 0:
+        return cuts
+    columns = np.repeat(np.arange(num_features), np.diff(matrix.indptr))
+    values = matrix.data[np.lexsort((matrix.data, columns))]  # per column, ascending
+    counts = np.diff(matrix.indptr)
+    has_values = counts > 0
+    quantiles = np.arange(1, num_cuts + 1) / (bins - 1)
+    # inverted CDF: the value at 0-based position ceil(q m) - 1 of the m sorted values
+    positions = np.maximum(np.ceil(quantiles[None, :] * counts[:, None] - 1e-9).astype(np.int64) - 1, 0)
+    picked = matrix.indptr[:-1, None] + np.minimum(positions, np.maximum(counts - 1, 0)[:, None])
+    cuts[has_values] = values[picked[has_values]]
+    return cuts
+
+
+def non_zero_entries(matrix) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(row, column, value) of the non-zero entries of a dense or CSR block, row-major."""
+    if sp.issparse(matrix):
+        csr = sp.csr_matrix(matrix)
+        rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
+        keep = csr.data != 0
+        return rows[keep], csr.indices[keep].astype(np.int64), csr.data[keep]
+    dense = np.asarray(matrix, dtype=np.float64)
+    rows, columns = np.nonzero(dense)
+    return rows, columns.astype(np.int64), dense[rows, columns]
+
+
+def bin_codes(values: np.ndarray, columns: np.ndarray, cuts: np.ndarray, chunk: int = 1 << 20) -> np.ndarray:
+    """Codes 1..bins-1 of non-zero ``values`` of features ``columns`` (note 1)."""
+    codes = np.empty(values.size, dtype=np.int64)
+    for start in range(0, values.size, chunk):
+        part = slice(start, start + chunk)
+        codes[part] = 1 + (values[part, None] >= cuts[columns[part]]).sum(axis=1)
+    return codes
+
+
+def not_codes(values: np.ndarray, bins: int) -> np.ndarray:
+    """Which ``values`` are not integer codes in [0, bins) (``discretization="none"``)."""
+    with np.errstate(invalid="ignore"):
+        return ~np.isfinite(values) | (values != np.round(values)) | (values < 0) | (values >= bins)
+
+
+def not_a_code_message(feature: int, value: float, bins: int) -> str:
+    return (f"feature {int(feature)} has the value {float(value)!r}: with discretization='none' every value must be "
+            f"an integer code in [0, {bins}) (raise 'bins', or use discretization='equal-frequency')")
+
+
+def given_codes(values: np.ndarray, columns: np.ndarray, bins: int) -> np.ndarray:
+    """``discretization="none"``: the values themselves as codes; the first value that is not an
+    integer in [0, bins) raises ``ValueError`` naming its feature."""
+    bad = not_codes(values, bins)
+    if bad.any():
+        first = int(np.argmax(bad))
+        raise ValueError(not_a_code_message(columns[first], values[first], bins))
+    return values.astype(np.int64)
+
+
+def mutual_information(table: np.ndarray) -> np.ndarray:
+    """I of the joint counts ``table`` (..., A, B) over its last two axes, in nats (eq. MI)."""
+    counts = np.asarray(table, dtype=np.float64)
+    total = counts.sum(axis=(-2, -1), keepdims=True)
+    rows, columns = counts.sum(axis=-1, keepdims=True), counts.sum(axis=-2, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(counts > 0, counts * np.log(counts * total / (rows * columns)), 0.0)
+    return terms.sum(axis=(-2, -1)) / total[..., 0, 0]
+
+
+def relevance_table(non_zero_counts: np.ndarray, class_totals: np.ndarray) -> np.ndarray:
+    """(p, bins, C) counts of code x class, code 0 from the class totals (note 2)."""
+    counts = np.asarray(non_zero_counts)
+    zero = np.asarray(class_totals)[None, :] - counts.sum(axis=1)
+    return np.concatenate([zero[:, None, :], counts], axis=1)
+
+
+def step_information(non_zero_joint: np.ndarray, selected_table: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """(I(X_j; X_s), I(X_j; Y | X_s)) of candidates j from their joint counts with the selected s.
+
+    ``non_zero_joint``: (m, bins - 1, bins, C) counts of (code of j >= 1, code of s, class);
+    ``selected_table``: (bins, C) counts of (code of s, class) over all rows (note 2)."""
+    joint = np.asarray(non_zero_joint, dtype=np.float64)
+    table_s = np.asarray(selected_table, dtype=np.float64)
+    full = np.concatenate([(table_s[None] - joint.sum(axis=1))[:, None], joint], axis=1)  # (m, B, B, C)
+    redundancy = mutual_information(full.sum(axis=3))
+    total = table_s.sum()
+    n_s, n_sc = table_s.sum(axis=1), table_s  # (B,), (B, C)
+    n_js = full.sum(axis=3, keepdims=True)  # (m, B, B, 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = n_s[None, None, :, None] * full / (n_js * n_sc[None, None, :, :])
+        terms = np.where(full > 0, full * np.log(ratio), 0.0)
+    return redundancy, terms.sum(axis=(1, 2, 3)) / total
+
+
+@dataclass
+class GreedyResult:
+    order: List[int]  # the selected features, in the order they were chosen
+    criterion: List[float]  # the criterion of each when it was chosen (relevance for the first)
+    tied_steps: int = 0
+    info: dict = field(default_factory=dict)
+
+
+def _pick(scores: np.ndarray, relevance: np.ndarray, candidates: np.ndarray) -> Tuple[int, bool]:
+    """The best candidate by (score, relevance, lower index) and whether the score alone tied."""
+    values = scores[candidates]
+    best = np.max(values)
+    tied = candidates[values == best]
+    if tied.size == 1:
+        return int(tied[0]), False
+    top_relevance = np.max(relevance[tied])
+    return int(tied[relevance[tied] == top_relevance][0]), True
+
+
+def greedy_selection(relevance: np.ndarray, step_terms: Callable[[int], Tuple[np.ndarray, np.ndarray]],
+                     num_select: int, criterion: str, form: str = "difference",
+                     advance: Callable[[], None] = lambda: None) -> GreedyResult:
+    """Forward selection of ``num_select`` features by ``criterion`` (note 4).
+
+    ``relevance``: I(X_j; Y) of every feature; ``step_terms(s)``: (I(X_j; X_s), I(X_j; Y | X_s))
+    of every feature j given the newly selected s (one pass each); ``advance`` after each step."""
+    if criterion not in CRITERIA or form not in MRMR_FORMS:
+        raise ValueError(f"criterion must be one of {CRITERIA} and form one of {MRMR_FORMS}")
+    relevance = np.asarray(relevance, dtype=np.float64)
+    num_features = relevance.size
+    chosen = np.zeros(num_features, dtype=bool)
+    redundancy_sum, jmi_sum = np.zeros(num_features), np.zeros(num_features)
+    cmim_min = np.full(num_features, np.inf)
+    first, tied = _pick(relevance, relevance, np.arange(num_features))
+    result = GreedyResult(order=[first], criterion=[float(relevance[first])], tied_steps=int(tied))
+    chosen[first] = True
+    advance()
+    while len(result.order) < min(num_select, num_features):
+        last = result.order[-1]
+        redundancy, conditional = step_terms(last)
+        redundancy_sum += redundancy
+        jmi_sum += relevance[last] + conditional
+        cmim_min = np.minimum(cmim_min, conditional)
+        if criterion == "mrmr":
+            mean_redundancy = redundancy_sum / len(result.order)
+            if form == "difference":
+                scores = relevance - mean_redundancy
+            else:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    scores = np.where(mean_redundancy > 0, relevance / mean_redundancy, np.inf)
+        else:
+            scores = jmi_sum if criterion == "jmi" else cmim_min
+        best, tied = _pick(scores, relevance, np.flatnonzero(~chosen))
+        chosen[best] = True
+        result.order.append(best)
+        result.criterion.append(float(scores[best]))
+        result.tied_steps += int(tied)
+        advance()
+    return result
+
+
+def order_scores(order: List[int], num_features: int) -> np.ndarray:
+    """Scores that rank the selection order first: m, m-1, ..., 1 for the m chosen, 0 for the rest."""
+    scores = np.zeros(num_features)
+    scores[np.asarray(order, dtype=np.int64)] = np.arange(len(order), 0, -1, dtype=np.float64)
+    return scores

@@ -1,0 +1,132 @@
+"""mRMR, JMI and CMIM as one pyspark.ml selector (:mod:`sparkfs.core.information`)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from pyspark import keyword_only
+from pyspark.ml.param import Param, Params, TypeConverters
+
+from sparkfs.core import information as info_math
+from sparkfs.errors import InvalidInputError, SelectionTieWarning
+from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
+from sparkfs.selectors._params import HasDriverBudget, UpperBound, in_range, one_of
+from sparkfs.spark.information import information_selection
+from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
+
+#: Codes per feature at most (the counts of a step hold p x bins^2 x classes cells at worst).
+MAX_BINS = 256
+#: Sample rows for the cut points at most (they travel to the driver).
+MAX_BIN_SAMPLE = 10_000_000
+
+
+class _InformationParams(HasDriverBudget):
+    criterion: Param = Param(Params._dummy(), "criterion", "'mrmr' (Peng et al. 2005), 'jmi' (Yang & Moody 1999) or "
+                             "'cmim' (Fleuret 2004)", typeConverter=TypeConverters.toString)
+    mrmrForm: Param = Param(Params._dummy(), "mrmrForm", "mrmr: 'difference' (MID: relevance - mean redundancy) or "
+                            "'quotient' (MIQ: relevance / mean redundancy)", typeConverter=TypeConverters.toString)
+    bins: Param = Param(Params._dummy(), "bins", "codes per feature: exact zero is code 0, the non-zero values are cut "
+                        "into bins - 1 equal-frequency bins (or the values are the codes, discretization='none')",
+                        typeConverter=TypeConverters.toInt)
+    discretization: Param = Param(Params._dummy(), "discretization", "'equal-frequency' (cut points from a sample "
+                                  "of binSampleSize rows) or 'none' (the values are integer codes in [0, bins))",
+                                  typeConverter=TypeConverters.toString)
+    binSampleSize: Param = Param(Params._dummy(), "binSampleSize", "rows drawn by `seed` (by content: the same rows "
+                                 "for any partitioning) for the cut points; all rows when fewer",
+                                 typeConverter=TypeConverters.toInt)
+    seed: Param = Param(Params._dummy(), "seed", "seed of the cut points' sample", typeConverter=TypeConverters.toInt)
+    _param_constraints = {
+        "criterion": one_of(*info_math.CRITERIA),
+        "mrmrForm": one_of(*info_math.MRMR_FORMS),
+        "bins": in_range(2, MAX_BINS, kind="an int"),
+        "discretization": one_of("equal-frequency", "none"),
+        "binSampleSize": in_range(1, MAX_BIN_SAMPLE, kind="an int"),
+        "seed": (lambda v: isinstance(v, int), "an int"),
+    }
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self._setDefault(criterion="mrmr", mrmrForm="difference", bins=10, discretization="equal-frequency",
+                         binSampleSize=10_000, seed=0, driverBudgetMB=2048.0)
+
+
+class InformationSelectorModel(FeatureSelectorModel, _InformationParams):
+    """Model of :class:`InformationSelector`: ``scores`` rank the selection order (m for the first
+    of m chosen, down to 1; 0 for the others); ``featureArray("relevance")`` holds I(X_j; Y) and
+    ``summary["selection_criterion"]`` each chosen feature's criterion when it was chosen."""
+
+    @property
+    def selectionOrder(self):
+        """The selected features in the order the greedy search chose them."""
+        return [int(j) for j in np.argsort(-self._scores, kind="mergesort")[: int((self._scores > 0).sum())]]
+
+
+class InformationSelector(FeatureSelector, _InformationParams):
+    """Greedy forward selection by mutual information: mRMR, JMI or CMIM (``criterion``).
+
+    The features are discretised first (``bins`` codes; an exact zero is its own code, so sparse
+    rows stay sparse and the work follows the non-zeros; :mod:`sparkfs.core.information` note 1).
+    Relevance I(X_j; Y) comes from one pass of counts; each further feature from one pass that
+    counts the codes of the last chosen feature jointly with every candidate's. ``numFeatures``
+    features are chosen (a greedy selection has no score threshold); counts are integers, so the
+    result is the same for any partitioning. Information is in nats (scikit-learn's
+    ``mutual_info_score``). Instance weights are not taken.
+    """
+
+    _model_class = InformationSelectorModel
+
+    @keyword_only
+    def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features",
+                 numFeatures=None, criterion="mrmr", mrmrForm="difference", bins=10,
+                 discretization="equal-frequency", binSampleSize=10_000, seed=0, driverBudgetMB=2048.0,
+                 allowManyClasses=False):
+        super().__init__()
+        self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
+
+    def _data_bounds(self, shape):
+        per_pass = shape.num_features * self.getOrDefault(self.bins) ** 2 * len(shape.class_counts)
+        return [UpperBound("bins", self.getOrDefault(self.bins),
+                           int((self.getDriverBudgetMB() * 2**20 / 8 / max(shape.num_features * len(shape.class_counts), 1))
+                               ** 0.5),
+                           f"the joint counts of a step (features x bins^2 x classes = {per_pass:,} cells, 8 bytes "
+                           f"each) within driverBudgetMB={self.getDriverBudgetMB():g}")]
+
+    def _compute_scores(self, dataset) -> ScoreResult:
+        name = type(self).__name__
+        if self._weight_col():
+            raise ValueError(f"{name} does not take instance weights (its counts are of rows); unset weightCol")
+        if self.isSet(self.threshold):
+            raise ValueError(f"{name}: a greedy selection has no score threshold; set numFeatures instead")
+        labels, counts = label_counts(dataset, self.getLabelCol())
+        if not labels:
+            raise InvalidInputError("the input has no rows")
+        if len(labels) < 2:
+            return ScoreResult(scores=np.zeros(0), label_values=labels, class_counts=counts.tolist(),
+                               n_rows=int(counts.sum()))
+        self._check_labels(labels, counts)
+        num_features = first_vector_size(dataset, self.getFeaturesCol())
+        self._check_data_bounds(int(counts.sum()), counts, num_features)
+        indexed = with_label_index(dataset, self.getLabelCol(), labels, "__label_index")
+        num_select = min(self.getNumFeatures(), num_features)
+        result = information_selection(
+            indexed, self.getFeaturesCol(), "__label_index", num_features=num_features, num_classes=len(labels),
+            num_select=num_select, criterion=self.getOrDefault(self.criterion),
+            form=self.getOrDefault(self.mrmrForm), bins=self.getOrDefault(self.bins),
+            discretization=self.getOrDefault(self.discretization),
+            sample_size=self.getOrDefault(self.binSampleSize), seed=self.getOrDefault(self.seed),
+            driver_budget_mb=self.getDriverBudgetMB())
+        if result.tied_steps:
+            warnings.warn(f"{name}: {result.tied_steps} of {len(result.order)} greedy steps were decided by equal "
+                          "criterion values (then the larger relevance, then the lower index); see "
+                          "summary['tied_steps']", SelectionTieWarning, stacklevel=2)
+        info = {"method": self.getOrDefault(self.criterion), "selection_order": [int(j) for j in result.order],
+                "selection_criterion": [float(value) for value in result.criterion],
+                "tied_steps": int(result.tied_steps), "bins": self.getOrDefault(self.bins),
+                "discretization": self.getOrDefault(self.discretization), **result.info}
+        if self.getOrDefault(self.criterion) == "mrmr":
+            info["mrmr_form"] = self.getOrDefault(self.mrmrForm)
+        return ScoreResult(scores=info_math.order_scores(result.order, num_features), label_values=labels,
+                           class_counts=counts.tolist(), n_rows=int(counts.sum()),
+                           selected=np.asarray(result.order, dtype=np.int64), info=info,
+                           feature_arrays={"relevance": result.relevance})

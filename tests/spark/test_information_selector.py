@@ -1,0 +1,93 @@
+"""InformationSelector (mrmr, jmi, cmim) on Spark: the greedy order of the references in
+tests/core/test_information.py, the same bits for 1 and 3 partitions, dense and sparse alike,
+relevance equal to scikit-learn's mutual_info_classif, and the CLI with its refusals."""
+
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.feature_selection import mutual_info_classif
+
+from sparkfs import InformationSelector, SelectionTieWarning
+from sparkfs.cli import main
+
+from tests.core.test_information import discrete_case, reference_greedy
+from tests.helpers import make_df, refused
+
+
+@pytest.mark.parametrize("criterion, form", [("mrmr", "difference"), ("mrmr", "quotient"), ("jmi", "difference"),
+                                             ("cmim", "difference")])
+def test_selector_order_equals_the_reference_for_any_partitioning(spark, criterion, form):
+    codes, labels = discrete_case(2)
+    expected, expected_relevance = reference_greedy(codes, labels, 4, criterion, form)
+    fits = []
+    for partitions, sparse in ((1, False), (3, True)):
+        df = make_df(spark, codes, labels, partitions=partitions, sparse=sparse)
+        fits.append(InformationSelector(criterion=criterion, mrmrForm=form, numFeatures=4, bins=4,
+                                        discretization="none").fit(df))
+    for model in fits:
+        assert model.selectionOrder == expected and model.summary["selection_order"] == expected
+        assert sorted(model.selectedFeatures) == sorted(expected)
+        np.testing.assert_allclose(model.featureArray("relevance"), expected_relevance, atol=1e-12)
+    np.testing.assert_array_equal(fits[0].featureArray("relevance"), fits[1].featureArray("relevance"))
+    assert fits[0].summary["selection_criterion"] == fits[1].summary["selection_criterion"]  # the same bits
+
+
+def test_relevance_is_scikit_learns_mutual_info_with_discrete_features(spark):
+    rng = np.random.default_rng(7)
+    codes = rng.integers(0, 5, size=(300, 6))
+    labels = (codes[:, 2] + rng.integers(0, 2, 300)) % 3
+    model = InformationSelector(numFeatures=2, bins=5, discretization="none").fit(make_df(spark, codes, labels, 2))
+    expected = mutual_info_classif(codes, labels, discrete_features=True)
+    np.testing.assert_allclose(model.featureArray("relevance"), expected, atol=1e-12)
+    assert model.selectionOrder[0] == 2
+
+
+def test_equal_frequency_bins_on_sparse_rows_equal_the_dense_fit_and_the_files_layout(spark, tmp_path):
+    rng = np.random.default_rng(5)
+    X = sp.random(400, 30, density=0.2, random_state=5, format="csr") * 3.0
+    y = rng.integers(0, 2, 400)
+    X = X.tolil()
+    X[y == 1, 3] = 2.5 + rng.random(int((y == 1).sum()))[:, None]  # feature 3 marks class 1
+    X = X.tocsr()
+    dense = InformationSelector(criterion="jmi", numFeatures=5, bins=6).fit(make_df(spark, X.toarray(), y, 1))
+    sparse = InformationSelector(criterion="jmi", numFeatures=5, bins=6).fit(make_df(spark, X, y, 4))
+    assert dense.selectionOrder == sparse.selectionOrder and dense.selectionOrder[0] == 3
+    np.testing.assert_array_equal(dense.featureArray("relevance"), sparse.featureArray("relevance"))
+    # a sample smaller than the rows draws the same rows for one file or seven (by content)
+    frame = make_df(spark, X, y, 1)
+    one, seven = tmp_path / "one", tmp_path / "seven"
+    frame.coalesce(1).write.parquet(str(one))
+    frame.repartition(7).write.parquet(str(seven))
+    fits = [InformationSelector(criterion="cmim", numFeatures=5, bins=6, binSampleSize=150)
+            .fit(spark.read.parquet(str(path))) for path in (one, seven)]
+    assert fits[0].selectionOrder == fits[1].selectionOrder
+    np.testing.assert_array_equal(fits[0].featureArray("relevance"), fits[1].featureArray("relevance"))
+
+
+def test_command_line_mrmr_and_refusals(spark, tmp_path, capsys):
+    codes, labels = discrete_case(4)
+    path = tmp_path / "codes.parquet"
+    make_df(spark, codes, labels, 2).write.parquet(str(path))
+    out = tmp_path / "out"
+    assert main(["select", "--input", str(path), "--format", "parquet", "--method", "mrmr", "--num-features", "3",
+                 "--param", "bins=4", "--param", "discretization=none", "--output", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["method"] == "mrmr" and len(summary["selection_order"]) == 3 and summary["mrmr_form"] == "difference"
+    capsys.readouterr()
+    bad = tmp_path / "bad"
+    code = main(["select", "--input", str(path), "--format", "parquet", "--method", "cmim", "--num-features", "3",
+                 "--param", "bins=3", "--param", "discretization=none", "--output", str(bad)])
+    refused(capsys, code, bad, "feature", "has the value 3.0", "integer code in [0, 3)")
+    code = main(["select", "--input", str(path), "--format", "parquet", "--method", "jmi", "--threshold", "0.1",
+                 "--output", str(bad)])
+    refused(capsys, code, bad, "no score threshold", "numFeatures")
+
+
+def test_ties_between_steps_are_announced(spark):
+    X = np.array([[1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 1]] * 10, dtype=float)
+    y = np.array([1, 1, 0, 0] * 10)
+    with pytest.warns(SelectionTieWarning, match="decided by equal criterion values"):
+        model = InformationSelector(numFeatures=2, bins=2, discretization="none").fit(make_df(spark, X, y))
+    assert model.summary["tied_steps"] >= 1 and model.selectionOrder[0] == 0  # equal relevance: the lower index
