@@ -109,13 +109,13 @@ def test_evaluate_with_probes_and_a_separate_test_set(spark, small_csv, tmp_path
     frame.iloc[36:].to_csv(tmp_path / "test.csv", index=False)
     out = tmp_path / "probes"
     assert main(["evaluate", "--input", str(tmp_path / "train.csv"), "--test-input", str(tmp_path / "test.csv"),
-                 "--format", "csv", "--label-col", "label", "--master", "local[2]", "--methods", "relieff,random",
+                 "--format", "csv", "--label-col", "label", "--master", "local[2]", "--methods", "relieff,mrmr,random",
                  "--classifiers", "nb", "--num-features", "2,4", "--probes", "6", "--param", "relieff.k=3",
                  "--output", str(out)]) == 0
     results = pd.read_parquet(out / "results.parquet")
-    assert len(results) == 2 * 1 * 2 and set(results["test_rows"]) == {12}
+    assert len(results) == 3 * 1 * 2 and set(results["test_rows"]) == {12}
     auc = pd.read_csv(out / "selection_auc.csv")
-    assert set(auc["method"]) == {"relieff", "random"} and auc["auc"].between(0, 1).all()
+    assert set(auc["method"]) == {"relieff", "mrmr", "random"} and auc["auc"].between(0, 1).all()
     study = json.loads((out / "study.json").read_text())
     assert study["n_features"] == 14 and study["description"]["feature_names"][-1] == "probe5"
     assert "roc.png" in (out / "report.html").read_text() or (out / "roc.png").is_file()
