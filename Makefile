@@ -2,7 +2,10 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
+# One stamp per install: `make demo` installs sparkfs alone (its runtime dependencies), `make test`
+# sparkfs with the dev extras. A demo install never stands for a test install, nor the reverse.
+DEMO_STAMP := $(VENV)/.installed-demo
+TEST_STAMP := $(VENV)/.installed-test
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
@@ -11,23 +14,28 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): pyproject.toml | $(PY)
+$(DEMO_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
+	touch $(DEMO_STAMP)
+
+$(TEST_STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[dev]"
-	touch $(STAMP)
+	touch $(TEST_STAMP)
 
-venv: $(STAMP)
+venv: $(TEST_STAMP)
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(PY) -m sparkfs.io.datasets data/digits.libsvm
 	$(VENV)/bin/spark-submit --master "local[2]" \
 	  --driver-java-options "-Dlog4j.configurationFile=file:$(CURDIR)/conf/log4j2.properties" \
 	  jobs/select_features.py --config conf/demo.yaml
 
-test: $(STAMP)
+test: $(TEST_STAMP)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
-bench: $(STAMP)
+bench: $(DEMO_STAMP)
 	$(PY) benchmarks/bench_lfs.py
 
 clean:

@@ -454,6 +454,10 @@ def _run_study_command(args) -> int:
     if args.command == "evaluate":
         report = run_evaluate(args, spark)
         print(f"(method, fold) pairs fitted now: {report['done']}; report: {report['written'][-1]}")
+        from sparkfs.evaluation.recommendation import recommendation_lines
+
+        for line in recommendation_lines(report["recommendation"]):
+            print("recommended for " + line)
         return 0
     report = run_stability(args, spark)
     print(f"{'k':>5} {'kuncheva':>9} {'jaccard':>8}")

@@ -116,6 +116,7 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
     from pyspark.sql import functions as F
 
     from sparkfs.evaluation import cross_validation as cv
+    from sparkfs.evaluation.recommendation import read_recommendation
     from sparkfs.evaluation.report import build_report
     from sparkfs.io.readers import read_dataset
     from sparkfs.methods import METHODS, build_selector
@@ -258,9 +259,12 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
             return matrix[fold.train], labels[fold.train], matrix[fold.test], labels[fold.test]
 
         done = study.run(rank_fold, data_for_fold, progress=progress.note)
+        # the recommended (method, k) of each classifier, fitted once more on every row: its features
+        study.fit_recommended_on_all_rows(rank_fold, progress=progress.note)
         written = study.write_results()
         report = build_report(directory)
-        return {"done": len(done), "written": [str(path) for path in written] + [str(report)], "output": directory}
+        return {"done": len(done), "written": [str(path) for path in written] + [str(report)], "output": directory,
+                "recommendation": read_recommendation(directory)}
     finally:
         df.unpersist()
         if test is not None:

@@ -84,7 +84,8 @@ from sklearn.tree import DecisionTreeClassifier
 
 from sparkfs.core.selection import rank_features
 from sparkfs.evaluation.report import atomic_write_bytes, selection_roc_of_scores
-from sparkfs.evaluation.result_tables import _fold_path, _write_outputs
+from sparkfs.evaluation.recommendation import fit_recommended_on_all_rows, recommendation_table
+from sparkfs.evaluation.result_tables import _fold_path, _write_outputs, best_k_table, load_results
 from sparkfs.evaluation.stability_runs import StudyMismatchError, plan_hash, staging_leftovers
 from sparkfs.io.output_safety import check_study_directory, marker
 
@@ -95,6 +96,8 @@ SPARK_CLASSIFIERS = ("svm", "nb", "tree")
 BASELINE_METHODS = ("mutual-info", "random")
 #: Largest (training + test rows) x columns of reduced data brought to the driver (400 MB of float64).
 DEFAULT_DRIVER_BUDGET_CELLS = 50_000_000
+#: ``repeat`` and ``fold`` of the fold that trains on all rows (the recommended methods' final fit).
+ALL_ROWS = -1
 _METHOD_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 
 
@@ -180,7 +183,10 @@ def fold_plan(labels, *, cv: int = 10, repeats: int = 1, seed: int = 0, test_lab
 
 
 def fold_seed(seed: int, fold: Fold) -> int:
-    """A seed for randomised selection on one fold: a function of (seed, repeat, fold) only."""
+    """A seed for randomised selection on one fold: a function of (seed, repeat, fold) only (the
+    all-rows fit, repeat and fold :data:`ALL_ROWS`, has one of its own)."""
+    if fold.repeat == ALL_ROWS:
+        return int(np.random.SeedSequence([int(seed), 2**32 - 1]).generate_state(1)[0])
     return int(np.random.SeedSequence([int(seed), int(fold.repeat), int(fold.fold)]).generate_state(1)[0])
 
 
@@ -545,6 +551,26 @@ class EvaluationStudy:
                 "test_rows": np.int64(fold.test.size), "selection_auc": np.float64(auc),
                 "selection_seconds": np.float64(selected - start),
                 "classifier_seconds": np.float64(time.perf_counter() - selected)}
+
+    def all_rows_fold(self) -> Fold:
+        """The fold that trains on every row (of the first repeat's folds) and tests on none."""
+        first = [fold for fold in self.folds if fold.repeat == self.folds[0].repeat]
+        if first[0].separate_test:
+            rows = first[0].train
+        else:
+            rows = np.unique(np.concatenate([np.concatenate([fold.train, fold.test]) for fold in first]))
+        return Fold(ALL_ROWS, ALL_ROWS, rows.astype(np.int64), np.empty(0, dtype=np.int64), first[0].separate_test)
+
+    def fit_recommended_on_all_rows(self, rank_fold: Callable[[str, Fold], np.ndarray], *,
+                                    progress: Optional[Callable[[str], None]] = None) -> List[str]:
+        """Fit each method recommended for some classifier on all rows, once (see
+        :mod:`sparkfs.evaluation.recommendation`); ``rank_fold`` as for :meth:`run`. Returns the
+        methods fitted now."""
+        self._check_fingerprint(create=False)
+        table = recommendation_table(best_k_table(load_results(self.directory, self._config())[0]), self.methods,
+                                     self.classifiers)
+        return fit_recommended_on_all_rows(self.directory, list(dict.fromkeys(table["method"])), self.all_rows_fold(),
+                                           self.feature_counts, self.n_features, rank_fold, progress)
 
     def write_results(self) -> List[Path]:
         """The outputs of :func:`write_results`, after checking the fingerprint."""

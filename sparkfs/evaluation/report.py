@@ -33,6 +33,7 @@ from matplotlib.figure import Figure
 from scipy.stats import rankdata
 
 from sparkfs.evaluation.probes import selection_roc
+from sparkfs.evaluation.recommendation import RULE, read_recommendation, recommendation_table
 from sparkfs.evaluation.stability_runs import atomic_write
 
 #: Method names treated as baselines by the report when the description has no ``baselines``
@@ -216,7 +217,8 @@ def _table(frame: pd.DataFrame, name_columns: Sequence[str] = ()) -> str:
     head = "".join(cell("th", column, column) for column in frame.columns)
     body = []
     for row in frame.itertuples(index=False):
-        cells = [cell("td", column, f"{value:.4f}" if isinstance(value, (float, np.floating)) else value)
+        cells = [cell("td", column, (f"{value:.4f}" if np.isfinite(value) else "-")
+                      if isinstance(value, (float, np.floating)) else value)
                  for column, value in zip(frame.columns, row)]
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><tr>{head}</tr>{''.join(body)}</table>"
@@ -262,10 +264,11 @@ def comparison_sentences(best: pd.DataFrame, classifiers: Sequence[str], baselin
     points and relative to the baseline's error)."""
     sentences = []
     for classifier in classifiers:
-        rows = best[best["classifier"] == classifier].sort_values(["error_mean", "method"], kind="mergesort")
+        rows = best[best["classifier"] == classifier].sort_values(["error_mean", "best_k"], kind="mergesort")
         if rows.empty:
             continue
-        winner = rows.iloc[0]
+        winner = recommendation_table(rows, list(dict.fromkeys(best["method"])), [classifier]).iloc[0]
+        winner = rows[rows["method"] == winner["method"]].iloc[0]
         sentence = (f"{classifier}: the lowest mean error is {winner['method']}'s, {_percent(winner['error_mean'])} "
                     f"at k={int(winner['best_k'])}.")
         is_baseline = rows["method"].isin(baselines)
@@ -338,15 +341,18 @@ def tie_sentences(ties: pd.DataFrame) -> List[str]:
     return sentences
 
 
+def _protocol(study: dict) -> str:
+    folds = study.get("fold_keys", [])
+    repeats = len({r for r, _ in folds})
+    if study.get("separate_test"):
+        return f"a separate test set, {repeats} repeat(s)"
+    return f"stratified {len(folds) // max(repeats, 1)}-fold cross-validation, {repeats} repeat(s)"
+
+
 def _data_set_section(study: dict, engines: str = "scikit-learn on the driver") -> str:
     description = study.get("description", {})
     n_probes = len(study.get("probe_features") or [])
-    folds = study.get("fold_keys", [])
-    if study.get("separate_test"):
-        protocol = f"a separate test set, {len({r for r, _ in folds})} repeat(s)"
-    else:
-        repeats = len({r for r, _ in folds})
-        protocol = f"stratified {len(folds) // max(repeats, 1)}-fold cross-validation, {repeats} repeat(s)"
+    protocol = _protocol(study)
     facts = [("input", description.get("input", "-")), ("test input", description.get("test_input") or "-"),
              ("rows", description.get("rows", "-")),
              ("features", f"{study['n_features']}" + (f" ({n_probes} of them probes)" if n_probes else "")),
@@ -359,13 +365,70 @@ def _data_set_section(study: dict, engines: str = "scikit-learn on the driver") 
     return f"<h2>Data set</h2><table>{rows}</table>"
 
 
+def _context_sentence(study: dict) -> str:
+    """One line under the title: what was evaluated, and how."""
+    description = study.get("description", {})
+    n_probes = len(study.get("probe_features") or [])
+    features = f"{study['n_features']} features" + (f" ({n_probes} of them probes)" if n_probes else "")
+    return (f"{description.get('input', '-')}: {description.get('rows', '-')} rows, {features}, classes "
+            f"{description.get('classes', '-')}; {_protocol(study)}; classifiers {', '.join(study.get('classifiers', []))}.")
+
+
+def _feature_list(entry: dict) -> str:
+    """The all-rows features of one recommendation, escaped; long lists folded in a ``details``."""
+    if entry.get("features") is None:
+        return f"<em>{_text(entry.get('note') or 'not fitted on all rows')}</em>"
+    names = ", ".join(_text(name) for name in entry["features"])
+    probes = entry.get("probes_selected") or 0
+    note = f" ({probes} of them probes)" if probes else ""
+    if len(entry["features"]) <= 20:
+        return names + note
+    return f"<details><summary>{len(entry['features'])} features{note}</summary>{names}</details>"
+
+
+def _recommendation_section(directory: Path, best: pd.DataFrame, methods: Sequence[str],
+                            classifiers: Sequence[str]) -> str:
+    """The page's first section: per classifier the method and k of lowest mean error, and the
+    features that method selects on all rows (``recommendation.json``; without it, from
+    ``best.csv`` with a note that the all-rows fit is missing)."""
+    document = read_recommendation(directory)
+    if document is None:
+        table = recommendation_table(best, methods, classifiers)
+        document = {"rule": RULE, "recommendations": [
+            {**row, "features": None, "note": "no all-rows fit in this directory: run the same `sparkfs evaluate` "
+             "command again to fit it"} for row in table.to_dict("records")]}
+    head = "".join(f'<th class="name">{name}</th>' for name in
+                   ("classifier", "method", "k", "mean test error", "features (fitted on all rows)"))
+    rows = []
+    for entry in document["recommendations"]:
+        error_std = entry.get("error_std")
+        spread = "" if error_std is None or not np.isfinite(error_std) else f" &plusmn; {_percent(error_std)}"
+        rows.append(f'<tr><td class="name">{_text(entry["classifier"])}</td><td class="name">{_text(entry["method"])}'
+                    f'</td><td>{int(entry["k"])}</td><td>{_percent(entry["error_mean"])}{spread}</td>'
+                    f'<td class="name">{_feature_list(entry)}</td></tr>')
+    return (f"<h2>Recommendation</h2><p>{_text(document['rule'][0].upper() + document['rule'][1:])}.</p>"
+            f"<table><tr>{head}</tr>{''.join(rows)}</table>")
+
+
+def _significance_table(significance: pd.DataFrame) -> str:
+    """The paired t-tests; a pair without a test says why (``note``) instead of showing NaN."""
+    if "note" not in significance.columns:  # a directory written before the note column
+        significance = significance.assign(note=np.where(significance["p_value"].isna(),
+                                                         "the same difference in every fold: no test", ""))
+    return _table(significance.fillna({"note": ""}), name_columns=("classifier", "method_a", "method_b", "note"))
+
+
 def build_report(directory) -> Path:
     """Write ``directory/report.html`` from the saved outputs of an evaluation study.
 
     Reads ``study.json``, ``best.csv``, ``summary.csv``, ``plots.json`` with its PNGs and, when
-    present, ``significance.csv`` (all written by
-    :func:`~sparkfs.evaluation.result_tables.write_results`); computes nothing new except the
-    comparison sentences. Returns the path of the report.
+    present, ``recommendation.json``, ``ties.csv``, ``engines.csv`` and ``significance.csv`` (all
+    written by :func:`~sparkfs.evaluation.result_tables.write_results`); computes nothing new except
+    the comparison sentences. Returns the path of the report.
+
+    The page opens with the recommendation (best method and k per classifier, and the features
+    fitted on all rows) and the sentences comparing methods with baselines, then the plots, then
+    the tables; the paired t-tests come last.
     """
     directory = Path(directory)
     required = ["study.json", "best.csv", "summary.csv", "plots.json"]
@@ -383,36 +446,38 @@ def build_report(directory) -> Path:
     baselines = _baselines(description, methods)
     title = f"Feature selection evaluation: {description.get('name') or description.get('input') or directory.name}"
 
-    parts = [f"<h1>{_text(title)}</h1>", _data_set_section(study, _engines_text(directory)),
-             f"<h2>Command</h2><pre>{_text(_command_text(description.get('command')) or '-')}</pre>",
-             "<h2>Best test error per method and classifier</h2>",
-             "<p>Mean over folds and repeats at the number of features k with the lowest mean error "
-             "(ties to the smaller k), &plusmn; its standard deviation; the lowest per classifier in bold.</p>",
-             _best_error_table(best, methods, classifiers, baselines),
-             "<ul>" + "".join(f"<li>{_text(s)}</li>" for s in comparison_sentences(best, classifiers, baselines)
-                              + size_sentences(summary) + tie_sentences(ties)) + "</ul>"]
+    sentences = comparison_sentences(best, classifiers, baselines) + size_sentences(summary) + tie_sentences(ties)
+    parts = [f"<h1>{_text(title)}</h1>", f"<p>{_text(_context_sentence(study))}</p>",
+             _recommendation_section(directory, best, methods, classifiers),
+             "<ul>" + "".join(f"<li>{_text(s)}</li>" for s in sentences) + "</ul>"]
+    plots = json.loads((directory / "plots.json").read_text())
+    if plots:
+        parts.append("<h2>Plots</h2>" + "".join(_image(directory / plot["file"], plot["title"]) for plot in plots))
+    parts += ["<h2>Best test error per method and classifier</h2>",
+              "<p>Mean over folds and repeats at the number of features k with the lowest mean error "
+              "(ties to the smaller k), &plusmn; its standard deviation; the lowest per classifier in bold.</p>",
+              _best_error_table(best, methods, classifiers, baselines)]
     if summary["selection_auc_mean"].notna().any():
         auc = summary.groupby("method", sort=False)[["selection_auc_mean", "selection_auc_std"]].first().reset_index()
         parts += ["<h2>Feature-selection ROC (probes)</h2>",
                   "<p>Area under the ROC of real features against probes, mean and std over folds.</p>",
                   _table(auc, name_columns=("method",))]
+    best_columns = ["method", "classifier", "best_k", "error_mean", "error_std", "mean_fold_min_error"]
+    parts += ["<h2>Best k per method and classifier</h2>", _table(best[best_columns], ("method", "classifier")),
+              _data_set_section(study, _engines_text(directory)),
+              f"<h2>Command</h2><pre>{_text(_command_text(description.get('command')) or '-')}</pre>",
+              "<h2>All results</h2><details><summary>Mean and std per method, classifier and k</summary>",
+              _table(summary, name_columns=("method", "classifier")), "</details>"]
     significance_file = directory / "significance.csv"
     if significance_file.exists():
         significance = _read_table(significance_file)
         if not significance.empty:
             parts += ["<h2>Paired t-tests across folds</h2>",
                       "<p>Two-sided paired t-test of the per-fold errors of two methods, each at its best k "
-                      "(folds of repeated cross-validation overlap, so p-values are optimistic).</p>",
-                      _table(significance, name_columns=("classifier", "method_a", "method_b"))]
-    plots = json.loads((directory / "plots.json").read_text())
-    if plots:
-        parts.append("<h2>Plots</h2>" + "".join(_image(directory / plot["file"], plot["title"]) for plot in plots))
-    best_columns = ["method", "classifier", "best_k", "error_mean", "error_std", "mean_fold_min_error"]
-    parts += ["<h2>Best k per method and classifier</h2>", _table(best[best_columns], ("method", "classifier")),
-              "<h2>All results</h2><details><summary>Mean and std per method, classifier and k</summary>",
-              _table(summary, name_columns=("method", "classifier")), "</details>"]
+                      "(folds of repeated cross-validation overlap, so p-values are optimistic). A pair whose "
+                      "errors differ by the same amount in every fold has no variance to test: its note says so.</p>",
+                      _significance_table(significance)]
     page = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{_text(title)}</title><style>{_STYLE}</style></head><body>\n"
             + "\n".join(parts) + "\n</body></html>\n")
     return atomic_write_bytes(directory / "report.html", page.encode("utf-8"))
-

@@ -15,7 +15,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sparkfs.evaluation.report import atomic_write_bytes, write_plots
+from sparkfs.evaluation.recommendation import recommendation_table, write_recommendation
+from sparkfs.evaluation.report import atomic_write_bytes, feature_names, write_plots
 from sparkfs.evaluation.significance import TIE_TOLERANCE, paired_t_test_across_folds
 
 
@@ -86,12 +87,22 @@ def significance_table(results: pd.DataFrame) -> pd.DataFrame:
                 (k_a, a), (k_b, b) = errors[first], errors[second]
                 if len(a) < 2:
                     continue
-                test = paired_t_test_across_folds(a.to_numpy(), b.reindex(a.index).to_numpy())
+                paired = b.reindex(a.index).to_numpy()
+                test = paired_t_test_across_folds(a.to_numpy(), paired)
                 rows.append({"classifier": classifier, "method_a": first, "k_a": k_a, "method_b": second, "k_b": k_b,
                              "error_a": float(a.mean()), "error_b": float(b.mean()), "pairs": test.pairs,
-                             "t_statistic": test.statistic, "p_value": test.p_value})
+                             "t_statistic": test.statistic, "p_value": test.p_value,
+                             "note": untested_reason(a.to_numpy(), paired) if np.isnan(test.p_value) else ""})
     return pd.DataFrame(rows, columns=["classifier", "method_a", "k_a", "method_b", "k_b", "error_a", "error_b",
-                                       "pairs", "t_statistic", "p_value"])
+                                       "pairs", "t_statistic", "p_value", "note"])
+
+
+def untested_reason(errors_a, errors_b) -> str:
+    """Why a pair has no t-test (NaN statistic): the same errors in every fold, or the same
+    difference in every fold (no variance to test against)."""
+    if np.allclose(errors_a, errors_b, rtol=0, atol=TIE_TOLERANCE):
+        return "identical errors in every fold: no test"
+    return "the same difference in every fold (no variance): no test"
 
 
 def ties_table(results: pd.DataFrame, scores: dict) -> pd.DataFrame:
@@ -176,6 +187,8 @@ def _write_outputs(directory: Path, config: dict) -> List[Path]:
         frames["selection_auc.csv"] = selection_auc
     for name, frame in frames.items():
         written.append(atomic_write_bytes(directory / name, frame.to_csv(index=False).encode()))
+    table = recommendation_table(best, config["methods"], config["classifiers"])
+    written.append(write_recommendation(directory, table, feature_names(config), config.get("probe_features") or []))
     return written + write_plots(directory, config, summary, selection_auc, scores)
 
 

@@ -2,6 +2,7 @@
 
 import base64
 import json
+import re
 from html.parser import HTMLParser
 
 import numpy as np
@@ -17,6 +18,8 @@ from sparkfs.evaluation.report import build_report, comparison_sentences, featur
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 HOSTILE_NAME = "<script>alert('x')</script>"
+#: What the fixture's study fitted on all rows: (X, y, rank_fold, the all-rows fold), by directory.
+ALL_ROWS = {}
 
 
 class PageParser(HTMLParser):
@@ -62,8 +65,11 @@ def evaluation_directory(tmp_path_factory):
     study = EvaluationStudy(directory, fold_plan(y, cv=3, seed=0), ["lfs", "mutual-info", "random"], ["knn", "nb"],
                             [1, 2, 5, 100], description, n_features=X.shape[1], probe_mask=np.arange(10) >= 4)
     study.run(rank_fold, data_for_fold, progress=lambda line: None)
+    assert study.fit_recommended_on_all_rows(rank_fold)   # the recommended methods, on all 36 rows
+    assert study.fit_recommended_on_all_rows(rank_fold) == []   # saved: not fitted again
     write_results(directory)
     build_report(directory)
+    ALL_ROWS[directory] = (X, y, rank_fold, study.all_rows_fold())
     return directory
 
 
@@ -85,6 +91,68 @@ def test_report_is_one_self_contained_page(evaluation_directory):
     for heading in ("Data set", "Command", "Best test error per method and classifier",
                     "Feature-selection ROC (probes)", "Paired t-tests across folds", "Plots"):
         assert heading in text
+
+
+def _headings(page: str):
+    return re.findall(r"<h2>(.*?)</h2>", page)
+
+
+def test_report_opens_with_the_recommendation_then_plots_then_tables(evaluation_directory):
+    """Recommendation first (best method and k per classifier, features fitted on all rows), the
+    plots next, the tables after them and the paired t-tests last; no `nan` anywhere in the text."""
+    page = (evaluation_directory / "report.html").read_text(encoding="utf-8")
+    headings = _headings(page)
+    assert headings[:2] == ["Recommendation", "Plots"]
+    assert headings[-1] == "Paired t-tests across folds"
+    assert page.index("<img") > page.index("<h2>Recommendation</h2>")
+    assert page.rindex("<img") < page.index("<h2>Best test error per method and classifier</h2>")
+    parser = PageParser()
+    parser.feed(page)
+    assert not re.search(r"\bnan\b", "".join(parser.text), flags=re.IGNORECASE)
+    # the recommendation is the lowest mean error of best.csv, with the all-rows fit's features
+    best = pd.read_csv(evaluation_directory / "best.csv")
+    document = json.loads((evaluation_directory / "recommendation.json").read_text())
+    X, y, rank_fold, all_rows = ALL_ROWS[evaluation_directory]
+    assert all_rows.train.tolist() == list(range(y.size)) and all_rows.test.size == 0
+    names = feature_names(json.loads((evaluation_directory / "study.json").read_text()))
+    assert [entry["classifier"] for entry in document["recommendations"]] == ["knn", "nb"]
+    for entry in document["recommendations"]:
+        rows = best[best["classifier"] == entry["classifier"]]
+        assert entry["error_mean"] == pytest.approx(rows["error_mean"].min())
+        chosen = rows[rows["error_mean"] <= rows["error_mean"].min() + 1e-12].sort_values("best_k").iloc[0]
+        assert (entry["method"], entry["k"]) == (chosen["method"], chosen["best_k"])
+        expected = np.argsort(-rank_fold(entry["method"], all_rows), kind="stable")[:entry["k"]]
+        assert entry["feature_indices"] == expected.tolist()
+        assert entry["features"] == [names[j] for j in expected]
+        section = page[page.index("<h2>Recommendation</h2>"):page.index("<h2>Plots</h2>")]
+        assert f'<td class="name">{entry["method"]}</td><td>{entry["k"]}</td>' in section
+    assert "the method and k of lowest mean test error" in page
+
+
+def test_a_pair_without_a_t_test_says_why(tmp_path):
+    """Two methods with the same ranking have the same errors in every fold: no t-test, and the
+    table says so instead of showing NaN; a directory without all-rows fits says how to get them."""
+    rng = np.random.default_rng(2)
+    y = np.repeat([0, 1], [12, 12])
+    X = rng.standard_normal((y.size, 4))
+    X[:, 0] += 2.0 * y
+    study = EvaluationStudy(tmp_path, fold_plan(y, cv=3, seed=0), ["first", "same"], ["nb"], [1, 2],
+                            {"input": "x.csv", "rows": int(y.size), "classes": [0, 1]}, n_features=4)
+    study.run(lambda method, fold: f_classif(X[fold.train], y[fold.train])[0],
+              lambda fold, columns: (X[fold.train][:, columns], y[fold.train], X[fold.test][:, columns], y[fold.test]),
+              progress=lambda line: None)
+    write_results(tmp_path)
+    significance = pd.read_csv(tmp_path / "significance.csv")
+    assert significance["p_value"].isna().all()
+    assert significance["note"].tolist() == ["identical errors in every fold: no test"]
+    page = build_report(tmp_path).read_text(encoding="utf-8")
+    tests = page[page.index("<h2>Paired t-tests across folds</h2>"):]
+    assert "identical errors in every fold: no test" in tests and "nan" not in tests
+    document = json.loads((tmp_path / "recommendation.json").read_text())
+    entry, = document["recommendations"]
+    assert entry["method"] == "first" and entry["features"] is None
+    assert "run the same `sparkfs evaluate` command again" in entry["note"]
+    assert "run the same `sparkfs evaluate` command again" in page
 
 
 def test_strings_from_data_are_escaped(evaluation_directory):

@@ -43,8 +43,20 @@ def test_evaluate_outputs_report_and_the_fold_numbers(spark, small_csv, tmp_path
                "--methods", "lfs,qfs,mutual-info,random", "--classifiers", "knn,nb", "--num-features", "1,2,4",
                "--cv", "3", "--param", "lfs.gamma=-0.5", "--param", "qfs.gamma=0", "--output", str(out)]
     assert main(command) == 0
+    printed = capsys.readouterr()
     results = pd.read_parquet(out / "results.parquet")
     assert len(results) == 4 * 2 * 3 * 3                      # methods x classifiers x k x folds
+    # The recommendation: per classifier the (method, k) of lowest mean error, and that method
+    # fitted on all 48 rows (lfs: the top k of eq. 19 on all rows), printed and in the report.
+    recommended = json.loads((out / "recommendation.json").read_text())["recommendations"]
+    assert [entry["classifier"] for entry in recommended] == ["knn", "nb"]
+    for entry in recommended:
+        assert f"recommended for {entry['classifier']}: {entry['method']} with k={entry['k']}" in printed.out
+        assert f"fitting {entry['method']} on all 48 rows" in printed.err
+        assert len(entry["features"]) == entry["k"] and set(entry["features"]) <= {f"g{i}" for i in range(8)}
+        if entry["method"] == "lfs":
+            top = np.argsort(-theta_eq19_literal(X, y, -0.5), kind="stable")[:entry["k"]]
+            assert entry["features"] == [f"g{i}" for i in top]
     assert set(results["method"]) == {"lfs", "qfs", "mutual-info", "random"}
     # The lfs rows equal the same folds recomputed in memory: LFS on the training rows only.
     folds = cv.fold_plan(y, cv=3, seed=0)
@@ -85,7 +97,8 @@ def test_evaluate_outputs_report_and_the_fold_numbers(spark, small_csv, tmp_path
     assert main(["report", str(out)]) == 0 and (out / "report.html").is_file()
     capsys.readouterr()
     assert main(command) == 0
-    assert "fitted now: 0" in capsys.readouterr().out
+    again = capsys.readouterr()
+    assert "fitted now: 0" in again.out and "on all 48 rows" not in again.err
     study = json.loads((out / "study.json").read_text())
     assert study["n_features"] == 8
 
