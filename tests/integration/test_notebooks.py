@@ -94,6 +94,7 @@ def _text(outputs):
     return "".join(output.get("text", "") for output in outputs if output.get("output_type") == "stream")
 
 
+@pytest.mark.spark  # the kernel starts its own JVM
 def test_notebooks_run_headless_in_one_kernel(shared_data):
     """Every notebook, in one kernel of this interpreter (one Spark start); the term matrix one on
     the PCMAC newsgroup counts, passed as papermill would, through an injected parameters cell."""
