@@ -122,7 +122,7 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
     from sparkfs.methods import METHODS, build_selector
     from sparkfs.spark.blocks import arrow_vectors_to_matrix
     from sparkfs.spark.row_values import labels_by_position, position_column, with_probe_features, with_row_values
-    from sparkfs.study_commands import _subset_sizes
+    from sparkfs.study_commands import subset_sizes
 
     directory = check_output(args)
     methods = _names(args.methods, "--methods")
@@ -133,7 +133,7 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
     bad = [c for c in classifiers if c not in cv.CLASSIFIER_NAMES]
     if bad:
         raise ValueError(f"unknown classifier(s) {bad}: use {', '.join(cv.CLASSIFIER_NAMES)}")
-    sizes = _subset_sizes(args.num_features)
+    sizes = subset_sizes(args.num_features)
     params = _method_params(args.param, methods)
     for method in methods:
         if method in METHODS:

@@ -115,7 +115,7 @@ def run_instance_weights(args, spark) -> Dict[str, Any]:
     return summary
 
 
-def _subset_sizes(text: str) -> List[int]:
+def subset_sizes(text: str) -> List[int]:
     try:
         sizes = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
@@ -160,7 +160,7 @@ def run_stability(args, spark) -> Dict[str, Any]:
 
     directory = check_output(args)
     params = dict(parse_param(text) for text in args.param)
-    sizes = _subset_sizes(args.num_features)
+    sizes = subset_sizes(args.num_features)
     if args.runs < 2:
         raise ValueError(f"--runs must be at least 2 (stability compares runs), got {args.runs}")
     if args.parallelism < 1:

@@ -129,7 +129,7 @@ class BinaryQuadraticSolution:
 # --------------------------------------------------------------------------------------------
 
 
-class _BinaryQuadraticProblem:
+class BinaryQuadraticProblem:
     """The objective reduced to f0(a) = c0.a + sum_{j<l} t_jl a_j a_l, plus the cut graph's pairs.
 
     c0_j = c_j + t_jj / 2 and t_jl (j < l); f(a) = f0(a) - beta |a|.
@@ -177,7 +177,7 @@ class _BinaryQuadraticProblem:
         return max(tol * max(abs(objective), abs(upper_bound)), resolution)
 
 
-def _cut_relaxation(problem: _BinaryQuadraticProblem, beta: float, tol: float, max_flow_rounds: int, dropped_share: float = 1.0):
+def cut_relaxation(problem: BinaryQuadraticProblem, beta: float, tol: float, max_flow_rounds: int, dropped_share: float = 1.0):
     """Maximise a supermodular relaxation f+(a) >= f(a) by an s-t min-cut, with a certificate.
 
     Each negative pair -w a_j a_l (w = -t_jl > 0) is replaced by its upper bound
@@ -260,7 +260,7 @@ def _reachable(graph, source: int, num_nodes: int) -> np.ndarray:
     return side
 
 
-def _local_search(problem: _BinaryQuadraticProblem, selected: np.ndarray, beta: float, allow_flips: bool, max_moves: int):
+def improve_by_local_search(problem: BinaryQuadraticProblem, selected: np.ndarray, beta: float, allow_flips: bool, max_moves: int):
     """Steepest-ascent single flips, then best swaps, on the TRUE objective until no move improves.
 
     Flips change |a|; swaps (one in, one out) keep it. Returns (selection, moves applied).
@@ -298,7 +298,7 @@ def _local_search(problem: _BinaryQuadraticProblem, selected: np.ndarray, beta: 
     return a > 0.5, moves
 
 
-def _solution(problem, selected, beta, upper_bound, tol, solver, rounds, moves, started) -> BinaryQuadraticSolution:
+def solution_of(problem, selected, beta, upper_bound, tol, solver, rounds, moves, started) -> BinaryQuadraticSolution:
     objective = problem.objective(selected, beta)
     upper_bound = max(upper_bound, objective)
     gap = upper_bound - objective
@@ -394,17 +394,17 @@ def maximise_binary_quadratic(
         raise ValueError(f"beta must be a finite number; got {beta}")
     if max_flow_rounds < 1:
         raise ValueError(f"max_flow_rounds must be at least 1; got {max_flow_rounds}")
-    problem = _BinaryQuadraticProblem(unary, pairwise)
+    problem = BinaryQuadraticProblem(unary, pairwise)
     if problem.num_features == 0:
-        return _solution(problem, np.zeros(0, dtype=bool), beta, 0.0, tol, "trivial", 0, 0, started)
+        return solution_of(problem, np.zeros(0, dtype=bool), beta, 0.0, tol, "trivial", 0, 0, started)
     beta = float(beta)
     if not problem.n_violating_pairs:
-        selected, _, upper_bound, rounds = _cut_relaxation(problem, beta, tol, max_flow_rounds)
-        return _solution(problem, selected, beta, upper_bound, tol, "min-cut", rounds, 0, started)
+        selected, _, upper_bound, rounds = cut_relaxation(problem, beta, tol, max_flow_rounds)
+        return solution_of(problem, selected, beta, upper_bound, tol, "min-cut", rounds, 0, started)
     # Non-submodular: the cut of the relaxation without the negative pairs first; if its bound
     # already certifies its answer (e.g. the negative t_jl are rounding-size), stop there.
-    selected, _, upper_bound, rounds = _cut_relaxation(problem, beta, tol, max_flow_rounds, _RELAXATION_SHARES[0])
-    first = _solution(problem, selected, beta, upper_bound, tol, "min-cut", rounds, 0, started)
+    selected, _, upper_bound, rounds = cut_relaxation(problem, beta, tol, max_flow_rounds, _RELAXATION_SHARES[0])
+    first = solution_of(problem, selected, beta, upper_bound, tol, "min-cut", rounds, 0, started)
     if first.certified_optimal:
         return first
     # Otherwise one cut per relaxation; the tightest bound is kept, and every cut's answer (plus
@@ -412,17 +412,17 @@ def maximise_binary_quadratic(
     moves = 0
     candidates = [np.zeros(problem.num_features, dtype=bool), selected]
     for dropped_share in _RELAXATION_SHARES[1:]:
-        selected, _, relaxation_bound, relaxation_rounds = _cut_relaxation(
+        selected, _, relaxation_bound, relaxation_rounds = cut_relaxation(
             problem, beta, tol, max_flow_rounds, dropped_share
         )
         upper_bound, rounds = min(upper_bound, relaxation_bound), rounds + relaxation_rounds
         candidates.append(selected)
     if local_search:
         cap = 10 * problem.num_features if max_local_moves is None else max_local_moves
-        searched = [_local_search(problem, start, beta, allow_flips=True, max_moves=cap) for start in candidates]
+        searched = [improve_by_local_search(problem, start, beta, allow_flips=True, max_moves=cap) for start in candidates]
         candidates = [selection for selection, _ in searched]
         moves = sum(count for _, count in searched)
     values = [problem.objective(selection, beta) for selection in candidates]
     best = candidates[int(np.argmax(values))]
     solver = "min-cut+local-search" if local_search else "min-cut(relaxation)"
-    return _solution(problem, best, beta, upper_bound, tol, solver, rounds, moves, started)
+    return solution_of(problem, best, beta, upper_bound, tol, solver, rounds, moves, started)

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sparkfs.core.binary_quadratic import (BinaryQuadraticSolution, _BinaryQuadraticProblem, _cut_relaxation,
-                                           _local_search, _solution)
+from sparkfs.core.binary_quadratic import (BinaryQuadraticSolution, BinaryQuadraticProblem, cut_relaxation,
+                                           improve_by_local_search, solution_of)
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ def select_by_count(
     and the reported bound is the Lagrangian one, max_{|a| = m} f0 <= g+(beta) + beta m.
     """
     started = time.perf_counter()
-    problem = _BinaryQuadraticProblem(unary, pairwise)
+    problem = BinaryQuadraticProblem(unary, pairwise)
     p = problem.num_features
     if isinstance(num_features, bool) or not isinstance(num_features, (int, np.integer)) or not 0 <= num_features <= p:
         raise ValueError(f"num_features must be an int in the range [0, {p}]; got {num_features!r}")
@@ -109,7 +109,7 @@ def select_by_count(
     def cut_at(beta):
         nonlocal n_cuts
         n_cuts += 1
-        selected, _, upper_bound, rounds = _cut_relaxation(problem, beta, tol, max_flow_rounds)
+        selected, _, upper_bound, rounds = cut_relaxation(problem, beta, tol, max_flow_rounds)
         return selected, upper_bound, rounds
 
     def relaxed_base_value(selected):
@@ -181,8 +181,8 @@ def select_by_count(
     if problem.n_violating_pairs:
         solver = "min-cut+local-search" if local_search else "min-cut(relaxation)"
         if local_search:
-            selected, moves = _local_search(problem, selected, beta, allow_flips=False, max_moves=10 * p)
-    solution = _solution(problem, selected, beta, upper_bound, tol, solver, rounds, moves, started)
+            selected, moves = improve_by_local_search(problem, selected, beta, allow_flips=False, max_moves=10 * p)
+    solution = solution_of(problem, selected, beta, upper_bound, tol, solver, rounds, moves, started)
     return BinaryQuadraticCountSolution(
         solution=solution,
         requested=k,

@@ -85,7 +85,7 @@ from sklearn.tree import DecisionTreeClassifier
 from sparkfs.core.selection import rank_features
 from sparkfs.evaluation.report import atomic_write_bytes, selection_roc_of_scores
 from sparkfs.evaluation.recommendation import fit_recommended_on_all_rows, recommendation_table
-from sparkfs.evaluation.result_tables import _fold_path, _write_outputs, best_k_table, load_results
+from sparkfs.evaluation.result_tables import fold_path, write_outputs, best_k_table, load_results
 from sparkfs.evaluation.stability_runs import StudyMismatchError, plan_hash, staging_leftovers
 from sparkfs.io.output_safety import check_study_directory, marker
 
@@ -428,7 +428,7 @@ class EvaluationStudy:
                 "fold_keys": [[int(f.repeat), int(f.fold)] for f in self.folds]}
 
     def fold_path(self, method: str, fold: Fold) -> Path:
-        return _fold_path(self.directory, method, fold.repeat, fold.fold)
+        return fold_path(self.directory, method, fold.repeat, fold.fold)
 
     def missing(self) -> List[Tuple[str, Fold]]:
         """The (method, fold) pairs without a saved file, fold-major."""
@@ -575,4 +575,4 @@ class EvaluationStudy:
     def write_results(self) -> List[Path]:
         """The outputs of :func:`write_results`, after checking the fingerprint."""
         self._check_fingerprint(create=False)
-        return _write_outputs(self.directory, self._config())
+        return write_outputs(self.directory, self._config())

@@ -123,7 +123,7 @@ def ties_table(results: pd.DataFrame, scores: dict) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["method", "k", "folds", "folds_flat", "folds_tied_at_cut", "most_tied_at_cut"])
 
 
-def _fold_path(directory: Path, method: str, repeat: int, fold: int) -> Path:
+def fold_path(directory: Path, method: str, repeat: int, fold: int) -> Path:
     return Path(directory) / "folds" / method / f"repeat-{repeat:03d}-fold-{fold:03d}.npz"
 
 
@@ -144,13 +144,13 @@ def load_results(directory, config: Optional[dict] = None):
     directory = Path(directory)
     config = config or _read_study(directory)
     keys = [(method, r, f) for method in config["methods"] for r, f in config["fold_keys"]]
-    missing = [key for key in keys if not _fold_path(directory, *key).exists()]
+    missing = [key for key in keys if not fold_path(directory, *key).exists()]
     if missing:
         raise RuntimeError(f"the evaluation in {directory} misses {len(missing)} of {len(keys)} (method, fold) "
                            f"results (first: {missing[:3]}); run it again to finish")
     parts, aucs, timings, scores = [], [], [], {}
     for method, repeat, fold in keys:
-        with np.load(_fold_path(directory, method, repeat, fold), allow_pickle=False) as stored:
+        with np.load(fold_path(directory, method, repeat, fold), allow_pickle=False) as stored:
             saved = {name: stored[name] for name in stored.files}
         parts.append(pd.DataFrame({"method": method, "repeat": repeat, "fold": fold, "classifier": saved["classifier"],
                                    "k": saved["k"], "n_selected": saved.get("n_selected", saved["k"]),
@@ -174,7 +174,7 @@ _RESULTS_SCHEMA = pa.schema([("method", pa.string()), ("classifier", pa.string()
                              ("accuracy", pa.float64()), ("macro_f1", pa.float64()), ("engine", pa.string())])
 
 
-def _write_outputs(directory: Path, config: dict) -> List[Path]:
+def write_outputs(directory: Path, config: dict) -> List[Path]:
     results, selection_auc, timings, scores = load_results(directory, config)
     summary, best = summary_table(results, selection_auc), best_k_table(results)
     table = pa.Table.from_pandas(results[_RESULTS_SCHEMA.names], schema=_RESULTS_SCHEMA, preserve_index=False)
@@ -197,4 +197,4 @@ def write_results(directory) -> List[Path]:
     ``timings.csv``, ``engines.csv``, ``ties.csv`` (``selection_auc.csv`` with probes), the PNG plots and ``plots.json`` from the
     saved fold files of ``directory`` (all (method, fold) pairs must be saved); returns the paths.
     """
-    return _write_outputs(Path(directory), _read_study(directory))
+    return write_outputs(Path(directory), _read_study(directory))
