@@ -74,6 +74,21 @@ def test_fdr_from_a_config_file_writes_p_values(spark, sonar, tmp_path, capsys):
     assert f"  {top_name} " in printed
 
 
+def test_chi2_fpr_through_the_flags(spark, sonar, tmp_path):
+    """sonar's values are in [0, 1], so chi2 applies: its p-values and fpr selection are scikit-learn's
+    chi2 and SelectFpr (its class sums are small: no chi2 p-value passes fdr at 0.05 here)."""
+    from sklearn.feature_selection import SelectFpr, chi2
+
+    path, X, y = sonar
+    out = tmp_path / "chi2-fpr"
+    assert main(["select", "--input", path, "--format", "parquet", "--label-col", "y", "--method", "chi2",
+                 "--selection-mode", "fpr", "--selection-threshold", "0.5", "--output", str(out)]) == 0
+    table = pd.read_parquet(out / "features.parquet")
+    np.testing.assert_allclose(table["p_value"], chi2(X, y)[1], rtol=1e-6)
+    expected = np.flatnonzero(SelectFpr(chi2, alpha=0.5).fit(X, y).get_support())
+    assert np.flatnonzero(table["selected"]).tolist() == expected.tolist() and 0 < expected.size < 60
+
+
 @pytest.mark.parametrize("args, fragments", [
     (["--method", "lfs", "--selection-mode", "fdr"],
      ["--selection-mode fdr compares p-values with alpha, and method 'lfs' computes none: it takes --selection-mode "

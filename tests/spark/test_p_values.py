@@ -44,7 +44,9 @@ def small(spark):
 
 def test_a_constant_feature_has_p_value_one_and_fdr_defaults_to_alpha_0_05(spark, small):
     X, y, df = small
-    model = build_selector("anova", {}).setSelectionMode("fdr").fit(df)
+    from sparkfs import UnivariateTestSelector
+
+    model = UnivariateTestSelector(test="anova", selectionMode="fdr").fit(df)  # as the README writes it
     assert model.pValues[1] == 1.0 and model.scores[1] == 0.0
     assert model.summary["selection"]["selection_threshold"] == 0.05
     assert model.selectedFeatures == reference_fdr(model.pValues, 0.05) and model.selectedFeatures[0] == 0
