@@ -71,6 +71,14 @@ def build_parser() -> argparse.ArgumentParser:
     group = select.add_mutually_exclusive_group()
     group.add_argument("--num-features", type=int, help="select the top K features")
     group.add_argument("--threshold", type=float, help="select features scoring above T (beta for Fisher-Markov)")
+    select.add_argument("--selection-mode", choices=["num-top-features", "percentile", "fpr", "fdr", "fwe"],
+                        help="Spark ML's selection modes: percentile (the top fraction X of the features, by "
+                        "score; every method), fpr (p-value < X), fdr (Benjamini-Hochberg at X), fwe (p-value < X / p) "
+                        "for the methods with p-values (anova, chi2, chi2-categorical); default num-top-features "
+                        "(--num-features / --threshold)")
+    select.add_argument("--selection-threshold", type=float, metavar="X",
+                        help="percentile's fraction (default 0.1) or the alpha of fpr, fdr, fwe (default 0.05), "
+                        "in (0, 1]")
     select.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="method param (repeatable)")
     select.add_argument("--output", help="output directory: a local path, or a URI (hdfs://, s3a://, file:///...) "
                         "written through Spark's Hadoop file system")
@@ -103,7 +111,9 @@ def _add_job_options(commands) -> None:
 _FLAG_OF_KEY = {"input.path": "--input", "input.format": "--format", "input.label_col": "--label-col",
                 "input.features_col": "--features-col", "input.weight_col": "--weight-col", "method": "--method",
                 "instance_weighting": "--instance-weighting", "selection.num_features": "--num-features",
-                "selection.threshold": "--threshold", "output.path": "--output", "spark.master": "--master",
+                "selection.threshold": "--threshold", "selection.selection_mode": "--selection-mode",
+                "selection.selection_threshold": "--selection-threshold", "output.path": "--output",
+                "spark.master": "--master",
                 "spark.remote": "--remote",
                 "input.num_features": "--vector-size", "input.driver_budget_mb": "--driver-budget-mb"}
 
@@ -148,7 +158,8 @@ def _flags_to_config(args) -> Dict[str, Any]:
         "method": args.method,
         "instance_weighting": args.instance_weighting,
         "params": dict(parse_param(text) for text in args.param),
-        "selection": {"num_features": args.num_features, "threshold": args.threshold},
+        "selection": {"num_features": args.num_features, "threshold": args.threshold,
+                      "selection_mode": args.selection_mode, "selection_threshold": args.selection_threshold},
         "output": {"path": args.output, "overwrite": args.overwrite},
         "spark": {"master": args.master, "remote": args.remote, "conf": _spark_conf(args)},
     }
@@ -222,8 +233,9 @@ def resolve_config(args) -> Dict[str, Any]:
     # Unsupervised-capable methods use labels only when the user names a label column.
     label_named = bool(args.label_col) or bool((loaded.get("input") or {}).get("label_col"))
     flags = _flags_to_config(args)
-    if args.num_features is not None or args.threshold is not None:  # one selection rule: the flag's
-        config["selection"] = {"num_features": None, "threshold": None}
+    if any(value is not None for value in (args.num_features, args.threshold, args.selection_mode)):
+        config["selection"] = dict.fromkeys(config["selection"])  # one selection rule: the flags'
+        # (--selection-threshold alone keeps the file's selection_mode)
     config = merge_config(config, flags)
     if args.master or args.remote:  # a master or remote flag replaces the file's choice of either
         config["spark"].update(master=args.master, remote=args.remote)
@@ -283,7 +295,7 @@ def _fit_announcing_ties(selector, frame):
 
 def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
     """Run one selection job from a resolved config; returns the summary written."""
-    from sparkfs.methods import build_selector
+    from sparkfs.methods import apply_selection, build_selector
     from sparkfs.spark.session import get_spark
 
     started, started_at = time.perf_counter(), utc_now()
@@ -296,11 +308,7 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
     # A URI is checked in full once the session (and its Hadoop file systems) exists.
     checked = check_output_early(output_conf["path"], bool(output_conf["overwrite"]), inputs=inputs)
     selector = build_selector(config["method"], config.get("params") or {})
-    if selection.get("threshold") is not None:
-        selector.setThreshold(selection["threshold"])
-    elif selection.get("num_features") is not None:
-        selector.setNumFeatures(selection["num_features"])
-    selector.validate_params()
+    apply_selection(selector, config["method"], selection)
     log.info("run %s: %s -> %s", config.get("run_id"), input_conf["path"], output_conf["path"],
              extra={"event": "start", "output": output_conf["path"]})
 
@@ -322,6 +330,7 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
             num_features=input_conf.get("num_features"), require_label=supervised,
             **selector_budget(selector, input_conf.get("driver_budget_mb")),
         )
+    _refuse_empty_percentile(selector, dataset.num_features)
     selector.setFeaturesCol(dataset.features_col).setLabelCol(dataset.label_col)
     if input_conf.get("weight_col"):
         selector.setWeightCol(input_conf["weight_col"])
@@ -342,6 +351,7 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
             f"the model has {model.numInputFeatures} scores but the input declares {dataset.num_features} features"
         )
     _refuse_empty_selection(model, dataset.feature_names, selection)
+    p_values = model.pValues
     summary = {
         "method": config["method"],
         "params": {param.name: value for param, value in selector.extractParamMap().items()},
@@ -354,12 +364,13 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
         **run_fields(config.get("run_id") or run_id_of(None), started_at, inputs, spark),
     }
     with _stage("write"):
-        table = features_table(model.scores, model.selectedFeatures, dataset.feature_names)
+        table = features_table(model.scores, model.selectedFeatures, dataset.feature_names, p_values=p_values)
         output_path = write_selection_output(output_conf["path"], table, summary,
                                              overwrite=bool(output_conf["overwrite"]), spark=spark)
     summary["output"] = output_path
     summary["top_features"] = [
-        (dataset.feature_names[i], float(model.scores[i])) for i in model.ranking[: min(10, model.numInputFeatures)]
+        (dataset.feature_names[i], float(model.scores[i]), None if p_values is None else float(p_values[i]))
+        for i in model.ranking[: min(10, model.numInputFeatures)]
     ]
     return summary
 
@@ -373,11 +384,21 @@ def _session_conf(conf: Optional[Dict[str, Any]], verbose: bool, remote: Optiona
 
 
 def _refuse_empty_selection(model, feature_names, selection) -> None:
-    """A threshold above every score selects nothing: refused before anything is written."""
+    """A threshold above every score, or a p-value mode no p-value passes, selects nothing:
+    refused before anything is written."""
     if len(model.selectedFeatures):
         return
     import numpy as np
 
+    mode, alpha = model.getSelectionMode(), model.getSelectionThreshold()
+    if mode in ("fpr", "fdr", "fwe"):
+        p_values = model.pValues
+        best_index = int(np.argmin(p_values))
+        bar = {"fpr": f"p-value < {alpha:g}", "fwe": f"p-value < {alpha:g} / {p_values.size} features",
+               "fdr": f"p_(i) <= {alpha:g} i / {p_values.size} for some i (Benjamini-Hochberg)"}[mode]
+        raise InvalidInputError(f"--selection-mode {mode} at {alpha:g} selects no feature ({bar}): the smallest "
+                                f"p-value is {p_values[best_index]:.6g} (feature '{feature_names[best_index]}'); "
+                                "give a larger --selection-threshold, or --num-features K to select the top K")
     scores = np.asarray(model.scores, dtype=float)
     finite = np.flatnonzero(np.isfinite(scores))
     if finite.size:
@@ -388,6 +409,17 @@ def _refuse_empty_selection(model, feature_names, selection) -> None:
     rule = f"threshold {selection['threshold']:g}" if selection.get("threshold") is not None else "the selection"
     raise InvalidInputError(f"{rule} selects no feature: {best}; give a lower --threshold, or --num-features K "
                             "to select the top K")
+
+
+def _refuse_empty_percentile(selector, num_features: int) -> None:
+    """A percentile that keeps floor(p x fraction) = 0 features is refused once the input's size
+    is known, before the fit."""
+    if selector.getSelectionMode() == "percentile" and selector.selectionCount(num_features) < 1:
+        fraction = selector.getSelectionThreshold()
+        enough = math.ceil(1e4 / num_features) / 1e4
+        raise InvalidInputError(f"--selection-mode percentile at {fraction:g} selects no feature: floor({num_features} "
+                                f"features x {fraction:g}) = 0; give --selection-threshold {enough:g} or more, or "
+                                "--num-features K to select the top K")
 
 
 #: Ranges of the numeric options of the commands other than ``select``: option -> (lowest, highest,
@@ -534,9 +566,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 0
     print(f"method={summary['method']} rows={summary['n_rows']} features={summary['n_features']} "
           f"classes={summary['n_classes']} selected={len(summary['selected_indices'])} seconds={summary['seconds']}")
-    print("top features (name, score):")
-    for name, score in summary["top_features"]:
-        print(f"  {name:20s} {score: .6g}")
+    with_p = summary["top_features"] and summary["top_features"][0][2] is not None
+    print("top features (name, score, p-value):" if with_p else "top features (name, score):")
+    for name, score, p_value in summary["top_features"]:
+        print(f"  {name:20s} {score: .6g}" + (f"  {p_value:.3g}" if with_p else ""))
     print(f"output: {summary['output']}/features.parquet, {summary['output']}/summary.json")
     return 0
 

@@ -7,6 +7,7 @@ from typing import Any, Dict, List, Tuple
 
 from pyspark.ml.param import TypeConverters
 
+from sparkfs.core.selection import SELECTION_MODES
 from sparkfs.io.config import describe_value, is_param_value
 from sparkfs.selectors.baseline import UnivariateTestSelector
 from sparkfs.selectors.fisher_markov import FisherMarkovSelector
@@ -118,12 +119,59 @@ def method_params(method: str) -> List[str]:
         default = selector.getOrDefault(param) if selector.hasDefault(param) else None
         allowed = constraints.get(param.name, (None, "any value its type converts"))[1]
         lines += [f"  {param.name} (default {default!r}; {allowed})", f"      {param.doc}"]
-    lines.append("selection (flags): --num-features K (default 50) or --threshold T")
+    modes = [CLI_SELECTION_MODES[mode] for mode in selector.selectionModes()]
+    lines += ["selection (flags; config file: the selection: section):",
+              "  --num-features K (default 50): the top K by score; or --threshold T: every score above T",
+              f"  --selection-mode {{{','.join(modes)}}} --selection-threshold X"]
+    lines += [f"      {mode}: {_MODE_WORDS[mode]}" for mode in modes if mode in _MODE_WORDS]
+    if not selector.hasPValues():
+        lines.append(f"      (fpr, fdr, fwe need p-values: methods {', '.join(p_value_methods())})")
     return lines
 
 
 #: Params the CLI sets from its own flags; --param may not set them.
-COLUMN_AND_SELECTION_PARAMS = {"featuresCol", "labelCol", "outputCol", "weightCol", "numFeatures", "threshold"}
+COLUMN_AND_SELECTION_PARAMS = {"featuresCol", "labelCol", "outputCol", "weightCol", "numFeatures", "threshold",
+                               "selectionMode", "selectionThreshold"}
+#: ``--selection-mode`` (and ``selection.selection_mode``) value -> the selectionMode Param's value.
+CLI_SELECTION_MODES = {mode: "num-top-features" if mode == "numTopFeatures" else mode for mode in SELECTION_MODES}
+_MODE_WORDS = {"percentile": "the top floor(p x X) of the p features by score (X in (0, 1], default 0.1)",
+               "fpr": "every feature with p-value < X (alpha in (0, 1], default 0.05)",
+               "fdr": "Benjamini-Hochberg: false discovery rate X (alpha in (0, 1], default 0.05)",
+               "fwe": "every feature with p-value < X / p, Bonferroni (alpha in (0, 1], default 0.05)"}
+
+
+def p_value_methods() -> List[str]:
+    """The method names whose selector computes p-values (and so takes fpr, fdr and fwe)."""
+    return [name for name, (klass, fixed) in METHODS.items() if klass().hasPValues()]
+
+
+def apply_selection(selector, method: str, selection: Dict[str, Any]) -> None:
+    """Set the selection rule of a config's ``selection:`` section (or the flags) on ``selector``,
+    refusing a rule the method does not take in the command line's words, before Spark starts."""
+    modes = {cli: mode for mode, cli in CLI_SELECTION_MODES.items()}
+    mode = modes[selection.get("selection_mode") or "num-top-features"]
+    alpha = selection.get("selection_threshold")
+    if mode == "numTopFeatures" and alpha is not None:
+        raise ValueError(f"--selection-threshold {alpha:g} is the fraction (percentile) or alpha (fpr, fdr, fwe) of "
+                         "--selection-mode; give --selection-mode, or --num-features K for the top K")
+    count_rule = [flag for flag, key in (("--num-features", "num_features"), ("--threshold", "threshold"))
+                  if selection.get(key) is not None]
+    if mode != "numTopFeatures" and count_rule:
+        raise ValueError(f"give either --selection-mode {CLI_SELECTION_MODES[mode]} or {count_rule[0]}, not both "
+                         "(config: the selection: section's selection_mode or num_features/threshold)")
+    if mode not in selector.selectionModes():
+        taken = ", ".join(CLI_SELECTION_MODES[m] for m in selector.selectionModes())
+        raise ValueError(f"--selection-mode {CLI_SELECTION_MODES[mode]} compares p-values with alpha, and method "
+                         f"'{method}' computes none: it takes --selection-mode {taken}. The methods with p-values "
+                         f"are {', '.join(p_value_methods())}")
+    if selection.get("threshold") is not None:
+        selector.setThreshold(selection["threshold"])
+    elif selection.get("num_features") is not None:
+        selector.setNumFeatures(selection["num_features"])
+    selector.setSelectionMode(mode)
+    if alpha is not None:
+        selector.setSelectionThreshold(alpha)
+    selector.validate_params()
 
 
 #: What a value must be for pyspark's converters, in the words of a config file.
@@ -147,7 +195,8 @@ def build_selector(method: str, params: Dict[str, Any]):
         name = _camel(raw_name)
         if name in COLUMN_AND_SELECTION_PARAMS:
             raise ValueError(f"param '{raw_name}' of method '{method}' is set by the command's own options "
-                             "(--num-features, --threshold, --features-col, --label-col, --weight-col; in a config "
+                             "(--num-features, --threshold, --selection-mode, --selection-threshold, --features-col, "
+                             "--label-col, --weight-col; in a config "
                              "file the selection: and input: sections), not as a method param")
         if name in fixed or not selector.hasParam(name):
             settable = sorted(p.name for p in selector.params if p.name not in COLUMN_AND_SELECTION_PARAMS and p.name not in fixed)

@@ -1,9 +1,29 @@
-"""The selection rule shared by every selector: rank by score, keep the top k or those above t."""
+"""The selection rule shared by every selector: rank by score, keep the top k or those above t,
+or one of Spark ML's selection modes (``UnivariateFeatureSelector``'s ``selectionMode``).
+
+* ``numTopFeatures``: the top k by score (or every score above a threshold): :func:`select_features`.
+* ``percentile``: the top ``floor(p x fraction)`` by score (:func:`percentile_count`), as Spark ML
+  (``(numFeatures * percentile).toInt``) and scikit-learn's ``SelectPercentile`` when ``p x fraction``
+  is a whole number (scikit-learn cuts at an interpolated percentile, which keeps one more feature
+  otherwise). Needs scores only, so every selector has it.
+* ``fpr``: every p-value below alpha; ``fwe``: every p-value below ``alpha / p`` (Bonferroni);
+  ``fdr``: Benjamini-Hochberg at level alpha, the ``i`` smallest p-values for the largest ``i``
+  with ``p_(i) <= alpha i / p`` (:func:`benjamini_hochberg`). As Spark ML's ``Selector`` and
+  scikit-learn's ``SelectFpr``, ``SelectFwe`` and ``SelectFdr``; they need p-values.
+"""
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Optional
+
+#: Spark ML's selection modes, in the Params' spelling.
+SELECTION_MODES = ("numTopFeatures", "percentile", "fpr", "fdr", "fwe")
+#: The modes that compare p-values with alpha.
+P_VALUE_MODES = ("fpr", "fdr", "fwe")
+#: selectionThreshold when it is not set: Spark ML's defaults (a tenth of the features; alpha 0.05).
+DEFAULT_SELECTION_THRESHOLDS = {"percentile": 0.1, "fpr": 0.05, "fdr": 0.05, "fwe": 0.05}
 
 import numpy as np
 
@@ -43,6 +63,49 @@ def select_features(scores, num_features: Optional[int] = None, threshold: Optio
     if threshold is not None:
         return np.flatnonzero(scores > threshold)
     raise ValueError("one of num_features or threshold must be given")
+
+
+def percentile_count(num_features: int, fraction: float) -> int:
+    """How many features ``percentile`` keeps: ``floor(num_features x fraction)``, where a product
+    within rounding of a whole number counts as that number (0.29 x 100 is 28.999999999999996 in
+    floating point, and gives 29)."""
+    return int(math.floor(num_features * fraction * (1.0 + 1e-12)))
+
+
+def select_percentile(scores, fraction: float) -> np.ndarray:
+    """Sorted indices of the top :func:`percentile_count` features by :func:`rank_features`."""
+    scores = np.asarray(scores, dtype=np.float64)
+    return np.sort(rank_features(scores)[:percentile_count(scores.shape[0], fraction)])
+
+
+def benjamini_hochberg(p_values, alpha: float) -> np.ndarray:
+    """Sorted indices selected by the Benjamini-Hochberg procedure at false discovery rate alpha.
+
+    With ``p_(1) <= ... <= p_(m)`` the sorted p-values, the largest ``i`` with
+    ``p_(i) <= alpha i / m`` keeps the ``i`` smallest (every p-value ``<= p_(i)``, so equal
+    p-values are kept or dropped together); none when no ``i`` qualifies. NaN p-values count in
+    ``m`` and are never kept, as in scikit-learn's ``SelectFdr``.
+    """
+    p_values = np.asarray(p_values, dtype=np.float64)
+    m = p_values.shape[0]
+    ordered = np.sort(p_values)  # NaN last
+    passing = np.flatnonzero(ordered <= alpha * np.arange(1, m + 1) / m)
+    if passing.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(p_values <= ordered[passing[-1]])
+
+
+def select_by_p_values(p_values, mode: str, alpha: float) -> np.ndarray:
+    """Sorted indices selected by ``fpr`` (p < alpha), ``fwe`` (p < alpha / m) or ``fdr``
+    (:func:`benjamini_hochberg`); NaN p-values are never selected."""
+    p_values = np.asarray(p_values, dtype=np.float64)
+    if mode == "fpr":
+        return np.flatnonzero(p_values < alpha)
+    if mode == "fwe":
+        return np.flatnonzero(p_values < alpha / p_values.shape[0])
+    if mode == "fdr":
+        return benjamini_hochberg(p_values, alpha)
+    raise ValueError(f"mode must be one of {P_VALUE_MODES}, got {mode!r}")
 
 
 #: Scores closer than this share of the largest absolute score count as equal (rounding).

@@ -9,6 +9,10 @@ JVM classes cannot be called (Spark Connect).
 :func:`chi2_statistics` is the chi-squared statistic text users know from scikit-learn's
 ``chi2``: observed class sums of a non-negative feature (term counts, frequencies, tf-idf) against
 the sums expected if the feature were independent of the class, from the same class sums.
+
+:func:`anova_p_values` and :func:`chi2_p_values` turn the statistics into upper-tail p-values
+(scikit-learn's ``f_classif`` and ``chi2`` return the same), which the ``fpr``, ``fdr`` and ``fwe``
+selection modes of :mod:`sparkfs.core.selection` compare with alpha.
 """
 
 from __future__ import annotations
@@ -61,7 +65,25 @@ def chi2_statistics(class_counts, class_sums) -> np.ndarray:
 
 
 def chi2_p_values(statistics, num_classes: int) -> np.ndarray:
-    """Upper-tail p-values of chi-squared statistics with ``num_classes - 1`` degrees of freedom."""
+    """Upper-tail p-values of chi-squared statistics with ``num_classes - 1`` degrees of freedom
+    (``num_classes``: the classes with rows). A statistic of 0 gives 1; NaN stays NaN."""
     from scipy.stats import chi2
 
     return chi2.sf(np.asarray(statistics, dtype=np.float64), int(num_classes) - 1)
+
+
+def anova_p_values(f_values, class_counts) -> np.ndarray:
+    """Upper-tail p-values of one-way ANOVA F values: ``P(F(C - 1, n - C) > F_j)``, with ``C`` the
+    classes that have rows and ``n`` the rows (the degrees of freedom of :func:`anova_f_values`).
+
+    ``F = +inf`` (separating classes without within-class variance) gives 0, ``F = 0`` gives 1,
+    NaN stays NaN, as scikit-learn's ``f_classif``; every p-value is NaN when C < 2 or n <= C.
+    """
+    from scipy.stats import f as f_distribution
+
+    counts = np.asarray(class_counts, dtype=np.float64)
+    num_classes, n = int(np.count_nonzero(counts > 0)), float(counts.sum())
+    f_values = np.asarray(f_values, dtype=np.float64)
+    if num_classes < 2 or n <= num_classes:
+        return np.full(f_values.shape, np.nan)
+    return f_distribution.sf(f_values, num_classes - 1, n - num_classes)

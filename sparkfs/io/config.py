@@ -6,7 +6,7 @@ Layout of ``conf/*.yaml``::
              num_features: null, driver_budget_mb: null}   # LIBSVM vector size (--vector-size), its bound
     method: lfs
     params: {gamma: -0.5}
-    selection: {num_features: 20}      # or {threshold: 0.0}
+    selection: {num_features: 20}      # or {threshold: 0.0}, or {selection_mode: fdr, selection_threshold: 0.05}
     output: {path: output/{run_id}, if_exists: fail}   # fail | overwrite | skip (overwrite: true = overwrite)
     run_id: null                       # default: the UTC start time; {run_id} in output.path is replaced by it
     spark:  {master: "local[2]", conf: {spark.driver.memory: 2g}}   # or {remote: "sc://host:15002"}
@@ -33,7 +33,7 @@ DEFAULTS: Dict[str, Any] = {
     "method": "lfs",
     "instance_weighting": "none",
     "params": {},
-    "selection": {"num_features": None, "threshold": None},
+    "selection": {"num_features": None, "threshold": None, "selection_mode": None, "selection_threshold": None},
     "output": {"path": None, "overwrite": False, "if_exists": None},
     "spark": {"master": None, "remote": None, "conf": {}},
     "run_id": None,
@@ -114,6 +114,10 @@ SCHEMA: Dict[str, Tuple[Callable[[Any], bool], str]] = {
     "params.*": (is_param_value, "a string, a number, true or false (or a list of numbers)"),
     "selection.num_features": (lambda v: _is_number(v) and isinstance(v, int), "a whole number"),  # >= 1: the Param
     "selection.threshold": (lambda v: _is_number(v) and math.isfinite(v), "a finite number"),
+    # sparkfs.methods.CLI_SELECTION_MODES (tested equal)
+    "selection.selection_mode": _one_of("num-top-features", "percentile", "fpr", "fdr", "fwe"),
+    "selection.selection_threshold": (lambda v: _is_number(v) and 0 < v <= 1, "a number in (0, 1] (the fraction of "
+                                      "features for percentile, alpha for fpr, fdr and fwe)"),
     "output.path": _PATH,
     "output.overwrite": (lambda v: isinstance(v, bool), "true or false"),
     "output.if_exists": _one_of("fail", "overwrite", "skip"),

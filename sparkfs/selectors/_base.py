@@ -1,7 +1,8 @@
 """The shared Estimator/Model of every sparkfs selector.
 
-A selector subclass computes scores only (``_compute_scores``); :class:`FeatureSelector` applies
-the selection rule (top ``numFeatures`` or ``score > threshold``) for all of them, and
+A selector subclass computes scores (and, where its test has them, p-values) only
+(``_compute_scores``); :class:`FeatureSelector` applies the selection rule (``selectionMode``: top
+``numFeatures`` or ``score > threshold``, percentile, fpr, fdr, fwe) for all of them, and
 :class:`FeatureSelectorModel` slices the vector column (JVM-side ``VectorSlicer``) and persists as
 params metadata plus a ``data/`` Parquet file, like Spark ML models (no pickle).
 """
@@ -18,7 +19,8 @@ import numpy as np
 from pyspark.ml import Estimator, Model
 from pyspark.ml.util import DefaultParamsWriter, MLReadable, MLReader, MLWritable, MLWriter
 
-from sparkfs.core.selection import rank_features, select_features, ties_at_cut, ties_warning
+from sparkfs.core.selection import (rank_features, select_by_p_values, select_features, select_percentile,
+                                    ties_at_cut, ties_warning)
 from sparkfs.selectors._params import InputShape, SelectorParams, UpperBound
 from sparkfs.errors import InvalidInputError, InvalidModelError, SelectionTieWarning
 from sparkfs.selectors._model_files import checked_labels, checked_model_data, known_class, load_metadata, set_saved_params
@@ -31,6 +33,8 @@ class ScoreResult:
     """What a selector's scoring pass returns to the shared ``fit``."""
 
     scores: np.ndarray
+    #: One upper-tail p-value per feature, for the selectors whose test has them (``hasPValues``).
+    p_values: Optional[np.ndarray] = None
     label_values: List[Any] = field(default_factory=list)
     class_counts: List[int] = field(default_factory=list)
     n_rows: int = 0
@@ -80,6 +84,12 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
     def setThreshold(self, value: float):
         return self._set(threshold=value)
 
+    def setSelectionMode(self, value: str):
+        return self._set(selectionMode=value)
+
+    def setSelectionThreshold(self, value: float):
+        return self._set(selectionThreshold=value)
+
     def setFeaturesCol(self, value: str):
         return self._set(featuresCol=value)
 
@@ -125,14 +135,8 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
         if scores.shape[0] == 0:
             raise InvalidInputError(f"the feature vectors in column '{self.getFeaturesCol()}' are empty (size 0): "
                                     "no features to select")
-        if result.selected is not None:
-            selected = np.sort(np.asarray(result.selected, dtype=np.int64))
-        elif self.isSet(self.threshold):
-            selected = select_features(scores, threshold=self.getThreshold())
-        else:
-            selected = select_features(scores, num_features=self.getNumFeatures(),
-                                       warn_if_all=self.isSet(self.numFeatures))
-        ties = ties_at_cut(scores, selected, by_count=result.selected is None and not self.isSet(self.threshold))
+        selected, by_count = self._select(scores, result)
+        ties = ties_at_cut(scores, selected, by_count=by_count)
         announcement = ties_warning(ties, int(selected.size))
         if announcement:
             warnings.warn(f"{type(self).__name__}: {announcement}", SelectionTieWarning, stacklevel=2)
@@ -145,18 +149,54 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
             "fit_seconds": round(time.perf_counter() - started, 3),
             "ties": ties,
             "selected_names": _selected_names(dataset, self.getFeaturesCol(), int(scores.shape[0]), selected),
+            "selection": self._selection_facts(int(scores.shape[0]), selected),
             **result.info,
         }
+        feature_arrays = dict(result.feature_arrays)
+        if result.p_values is not None:
+            feature_arrays["p_values"] = np.asarray(result.p_values, dtype=np.float64)
+            summary["selected_p_values"] = [float(feature_arrays["p_values"][i]) for i in selected]
         model = self._model_class(
             scores=scores,
             selected_features=selected,
             label_values=list(result.label_values),
             summary=summary,
-            feature_arrays=result.feature_arrays,
+            feature_arrays=feature_arrays,
         )
         model._session_state = dict(result.session_state)
         model._resetUid(self.uid)
         return self._copyValues(model)
+
+    def _select(self, scores: np.ndarray, result: ScoreResult):
+        """(sorted selected indices, whether a count decided them) by the selection rule; a
+        selector with its own selection (QFS) has set ``result.selected``."""
+        mode = self.getSelectionMode()
+        if result.selected is not None:
+            return np.sort(np.asarray(result.selected, dtype=np.int64)), False
+        if mode == "percentile":
+            return select_percentile(scores, self.getSelectionThreshold()), True
+        if mode != "numTopFeatures":
+            if result.p_values is None:  # hasPValues() promised them: a selector's bug, not the user's
+                raise RuntimeError(f"{type(self).__name__} computed no p-values for selectionMode={mode!r}")
+            return select_by_p_values(result.p_values, mode, self.getSelectionThreshold()), False
+        if self.isSet(self.threshold):
+            return select_features(scores, threshold=self.getThreshold()), False
+        count = self.getNumFeatures()
+        return select_features(scores, num_features=count, warn_if_all=self.isSet(self.numFeatures)), True
+
+    def _selection_facts(self, num_features: int, selected: np.ndarray) -> Dict[str, Any]:
+        """The rule that chose the features, for the summary."""
+        mode = self.getSelectionMode()
+        facts: Dict[str, Any] = {"mode": mode, "n_selected": int(selected.size)}
+        if mode == "numTopFeatures" and self.isSet(self.threshold):
+            facts["score_threshold"] = self.getThreshold()
+        elif mode == "numTopFeatures":
+            facts["num_features"] = self.getNumFeatures()
+        else:
+            facts["selection_threshold"] = self.getSelectionThreshold()
+        if mode == "percentile":
+            facts["num_features"] = self.selectionCount(num_features)
+        return facts
 
     # Estimators hold params only: persisted as metadata, like DefaultParamsWritable.
     def write(self) -> MLWriter:
@@ -186,6 +226,13 @@ class FeatureSelectorModel(Model, SelectorParams, MLReadable, MLWritable):
     def scores(self) -> np.ndarray:
         """One score per feature; higher means more relevant."""
         return self._scores.copy()
+
+    @property
+    def pValues(self) -> Optional[np.ndarray]:
+        """One upper-tail p-value per feature (the F test for anova, chi-squared for chi2 and
+        chi2-categorical), as scikit-learn's ``pvalues_``; None for selectors without a test."""
+        values = self._feature_arrays.get("p_values")
+        return None if values is None else values.copy()
 
     @property
     def ranking(self) -> np.ndarray:

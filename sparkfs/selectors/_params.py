@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from pyspark.ml.param import Param, Params, TypeConverters
 from pyspark.ml.param.shared import HasFeaturesCol, HasLabelCol, HasOutputCol, HasWeightCol
 
 from sparkfs.core.labels import check_class_labels
 from sparkfs.core.scaling import SCALINGS
+from sparkfs.core.selection import DEFAULT_SELECTION_THRESHOLDS, P_VALUE_MODES, SELECTION_MODES, percentile_count
 from sparkfs.errors import ParamBoundError
 
 #: A constraint: (predicate on the value, words for the message).
@@ -152,7 +153,9 @@ class HasDriverBudget(Params):
 
 
 class SelectorParams(HasFeaturesCol, HasLabelCol, HasOutputCol, HasWeightCol):
-    """featuresCol, labelCol, outputCol, weightCol and the selection rule (numFeatures | threshold).
+    """featuresCol, labelCol, outputCol, weightCol and the selection rule: ``selectionMode``
+    ``numTopFeatures`` (numFeatures, or threshold when set), ``percentile`` or, for the selectors
+    with p-values (:meth:`hasPValues`), ``fpr``, ``fdr`` and ``fwe`` (:mod:`sparkfs.core.selection`).
 
     Subclasses add their own Params and list each one's constraint in ``_param_constraints``.
     """
@@ -171,6 +174,24 @@ class SelectorParams(HasFeaturesCol, HasLabelCol, HasOutputCol, HasWeightCol):
         typeConverter=TypeConverters.toFloat,
     )
 
+    selectionMode: Param = Param(
+        Params._dummy(),
+        "selectionMode",
+        "how features are selected, as Spark ML's UnivariateFeatureSelector: 'numTopFeatures' (the top "
+        "numFeatures by score, or every score above threshold when threshold is set), 'percentile' (the top "
+        "floor(p x selectionThreshold) of the p features by score), and for the selectors with p-values "
+        "(UnivariateTestSelector) 'fpr' (p-value < selectionThreshold), 'fdr' (Benjamini-Hochberg at false "
+        "discovery rate selectionThreshold) or 'fwe' (p-value < selectionThreshold / p, Bonferroni)",
+        typeConverter=TypeConverters.toString,
+    )
+    selectionThreshold: Param = Param(
+        Params._dummy(),
+        "selectionThreshold",
+        "the fraction of features (selectionMode 'percentile', default 0.1) or alpha ('fpr', 'fdr', 'fwe', "
+        "default 0.05); not used by 'numTopFeatures', whose count is numFeatures",
+        typeConverter=TypeConverters.toFloat,
+    )
+
     allowManyClasses: Param = Param(
         Params._dummy(),
         "allowManyClasses",
@@ -182,6 +203,8 @@ class SelectorParams(HasFeaturesCol, HasLabelCol, HasOutputCol, HasWeightCol):
     _param_constraints: Dict[str, Constraint] = {
         "numFeatures": in_range(1, kind="an int"),
         "threshold": is_finite_float(),
+        "selectionMode": one_of(*SELECTION_MODES),
+        "selectionThreshold": in_range(0.0, 1.0, low_open=True),
         "allowManyClasses": ((lambda value: isinstance(value, bool)), "a bool"),
     }
     #: Selectors that need labels (all but the unsupervised ones).
@@ -190,7 +213,7 @@ class SelectorParams(HasFeaturesCol, HasLabelCol, HasOutputCol, HasWeightCol):
     def __init__(self, *args):
         super().__init__(*args)
         self._setDefault(numFeatures=50, outputCol="selected_features", featuresCol="features", labelCol="label",
-                         allowManyClasses=False)
+                         allowManyClasses=False, selectionMode="numTopFeatures")
 
     def getNumFeatures(self) -> int:
         return self.getOrDefault(self.numFeatures)
@@ -200,6 +223,31 @@ class SelectorParams(HasFeaturesCol, HasLabelCol, HasOutputCol, HasWeightCol):
 
     def getAllowManyClasses(self) -> bool:
         return self.getOrDefault(self.allowManyClasses)
+
+    def getSelectionMode(self) -> str:
+        return self.getOrDefault(self.selectionMode)
+
+    def getSelectionThreshold(self) -> Optional[float]:
+        """selectionThreshold, or the mode's default when unset (None for 'numTopFeatures')."""
+        if self.isSet(self.selectionThreshold):
+            return self.getOrDefault(self.selectionThreshold)
+        return DEFAULT_SELECTION_THRESHOLDS.get(self.getSelectionMode())
+
+    def hasPValues(self) -> bool:
+        """Whether the fit computes a p-value per feature (``model.pValues``), which the selection
+        modes 'fpr', 'fdr' and 'fwe' need. A selector with p-values overrides it."""
+        return False
+
+    def selectionModes(self) -> Tuple[str, ...]:
+        """The selectionMode values this selector takes."""
+        return SELECTION_MODES if self.hasPValues() else tuple(m for m in SELECTION_MODES if m not in P_VALUE_MODES)
+
+    def selectionCount(self, num_features: int) -> int:
+        """How many features a count-based rule keeps of ``num_features``: numFeatures
+        ('numTopFeatures') or the percentile's share ('percentile')."""
+        if self.getSelectionMode() == "percentile":
+            return percentile_count(num_features, self.getSelectionThreshold())
+        return self.getNumFeatures()
 
     def _check_labels(self, label_values, class_counts) -> None:
         """Refuse a continuous or identifier-like label (see :mod:`sparkfs.core.labels`)."""
@@ -224,3 +272,27 @@ class SelectorParams(HasFeaturesCol, HasLabelCol, HasOutputCol, HasWeightCol):
                 raise ValueError(
                     f"The '{name}' parameter of {type(self).__name__} must be {description}. Got {value!r} instead."
                 )
+        self._check_selection_rule()
+
+    def _check_selection_rule(self) -> None:
+        """One selection rule: selectionThreshold only with the modes that use it, numFeatures and
+        threshold only with 'numTopFeatures', p-value modes only where p-values exist."""
+        owner, mode = type(self).__name__, self.getSelectionMode()
+        if mode == "numTopFeatures":
+            if self.isSet(self.selectionThreshold):
+                raise ValueError(
+                    f"The 'selectionThreshold' parameter of {owner} is the fraction ('percentile') or alpha ('fpr', "
+                    f"'fdr', 'fwe') of selectionMode; with selectionMode='numTopFeatures' the count is numFeatures. "
+                    f"Got selectionThreshold={self.getOrDefault(self.selectionThreshold)!r} instead.")
+            return
+        for other in (self.numFeatures, self.threshold):
+            if self.isSet(other):
+                raise ValueError(
+                    f"{owner}: selectionMode={mode!r} selects by its selectionThreshold; {other.name}="
+                    f"{self.getOrDefault(other)!r} belongs to selectionMode='numTopFeatures'. Give one of the two "
+                    "rules.")
+        if mode in P_VALUE_MODES and not self.hasPValues():
+            raise ValueError(
+                f"The 'selectionMode' parameter of {owner} must be a str among "
+                f"{{{', '.join(repr(m) for m in self.selectionModes())}}}: {mode!r} compares p-values with alpha, "
+                f"and {owner} computes none (UnivariateTestSelector does). Got {mode!r} instead.")

@@ -16,6 +16,12 @@ scores are the same bits for any partitioning and row order; ``"jvm"`` takes the
 Spark's ``Summarizer`` (chi2) or calls Spark ML's own ``ANOVATest`` (anova), whose sums follow the
 order tasks finish in and agree with the exact ones to rounding. chi2-categorical's contingency
 counts are integers, so it is exact already.
+
+Each test has p-values (``model.pValues``, ``summary["selected_p_values"]``): the upper tail of
+F(C - 1, n - C) at the F value (anova, scikit-learn's ``f_classif``), of chi-squared with C - 1
+degrees of freedom (chi2, scikit-learn's ``chi2``) and Spark ML's own ``ChiSquareTest`` p-values
+(chi2-categorical). So these selectors take every ``selectionMode``, fpr, fdr and fwe included.
+A feature whose statistic is undefined and scored 0 (constant, all-zero) has p-value 1.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, Score
 from sparkfs.selectors._params import one_of
 from sparkfs.core.scaling import check_magnitude
 from sparkfs.errors import InvalidInputError
-from sparkfs.core.univariate import anova_f_values, chi2_statistics
+from sparkfs.core.univariate import anova_f_values, anova_p_values, chi2_p_values, chi2_statistics
 from sparkfs.spark.blocks import is_connect_session
 from sparkfs.spark.stats import class_moments, diagnose_input, label_counts, with_label_index
 
@@ -51,12 +57,19 @@ class _UnivariateParams(Params):
         super().__init__(*args)
         self._setDefault(test="anova", statsEngine="arrow")
 
+    def hasPValues(self) -> bool:
+        """Every test has p-values, so fpr, fdr and fwe are selection modes here. (The Estimator and
+        the Model name it again: SelectorParams' False comes first in their method order.)"""
+        return True
+
 
 class UnivariateTestSelectorModel(FeatureSelectorModel, _UnivariateParams):
-    """Model of :class:`UnivariateTestSelector`: ``scores`` are F values or chi-squared statistics."""
+    """Model of :class:`UnivariateTestSelector`: ``scores`` are F values or chi-squared statistics,
+    ``pValues`` their p-values."""
 
     #: F is +inf for a feature constant within each class that still separates them.
     _scores_may_be_infinite = True
+    hasPValues = _UnivariateParams.hasPValues
 
 
 class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
@@ -72,10 +85,12 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
     """
 
     _model_class = UnivariateTestSelectorModel
+    hasPValues = _UnivariateParams.hasPValues
 
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features",
-                 numFeatures=None, threshold=None, weightCol=None, test="anova", statsEngine="arrow",
+                 numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None,
+                 weightCol=None, test="anova", statsEngine="arrow",
                  allowManyClasses=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
@@ -92,6 +107,7 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
             return ScoreResult(scores=np.zeros(0), label_values=labels, class_counts=counts.tolist(), n_rows=int(counts.sum()))
         self._check_labels(labels, counts)
         test, engine = self.getOrDefault(self.test), self.getOrDefault(self.statsEngine)
+        categorical_p_values = None
         try:
             if test == "chi2":
                 scores = self._chi2_scores(indexed, engine)
@@ -110,6 +126,7 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
                 self._refuse_non_integer_values(indexed)
                 row = ChiSquareTest.test(indexed, self.getFeaturesCol(), "__label_index").first()
                 scores = row["statistics"].toArray()
+                categorical_p_values = row["pValues"].toArray()
         except (InvalidInputError, ValueError):
             raise
         except Exception:  # a failed JVM test: name the bad input if there is one
@@ -117,8 +134,15 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
             raise
         if not np.all(np.isfinite(scores)):
             scores = self._defined_scores(dataset, scores)
+        if test == "anova":
+            p_values = anova_p_values(scores, counts)
+        elif test == "chi2":
+            p_values = chi2_p_values(scores, len(labels))
+        else:
+            p_values = np.where(scores == 0.0, 1.0, categorical_p_values)
         return ScoreResult(
-            scores=scores, label_values=labels, class_counts=counts.tolist(), n_rows=int(counts.sum()),
+            scores=scores, p_values=np.where(np.isnan(p_values), 1.0, p_values), label_values=labels,
+            class_counts=counts.tolist(), n_rows=int(counts.sum()),
             info={"method": test, **({"stats_engine": engine} if test in ("anova", "chi2") else {})},
         )
 

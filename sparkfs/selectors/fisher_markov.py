@@ -164,7 +164,8 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
 
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features",
-                 numFeatures=None, threshold=None, weightCol=None, degree=1, kernel="qfs", gamma=-0.5,
+                 numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None,
+                 weightCol=None, degree=1, kernel="qfs", gamma=-0.5,
                  statsEngine="arrow", scaling="none", center=False, candidates=500, driverMemoryMB=1024.0,
                  allowManyClasses=False):
         super().__init__()
@@ -268,12 +269,15 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
         if self.isSet(self.threshold):
             solution = solve_qfs(unary, pairwise, self.getThreshold())
         else:
-            requested = self.getNumFeatures()
+            requested = self.selectionCount(num_features)  # numFeatures, or the percentile's share
+            asked = (f"numFeatures={requested}" if self.getSelectionMode() == "numTopFeatures" else
+                     f"selectionMode='percentile' with selectionThreshold={self.getSelectionThreshold():g} "
+                     f"({requested} of {num_features} features)")
+            if requested < 1:
+                raise ValueError(f"{asked} selects no feature; raise selectionThreshold")
             if requested > candidate_count:
-                raise ValueError(
-                    f"numFeatures={requested} is larger than the QFS candidate set ({candidate_count} features); "
-                    f"raise 'candidates'"
-                )
+                raise ValueError(f"{asked} is larger than the QFS candidate set ({candidate_count} features); "
+                                 f"raise 'candidates'")
             search = select_by_count(unary, pairwise, requested)
             solution = search.solution
             info.update({"requested_features": requested, "requested_reachable": bool(search.reachable),

@@ -160,7 +160,8 @@ class LmbaSelector(FeatureSelector, _LmbaParams):
 
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", numFeatures=None,
-                 threshold=None, k=3, c=1.0, iterations=None, batchSize=LMBA_DEFAULT_BATCH, stepSize=1.0,
+                 threshold=None, selectionMode=None, selectionThreshold=None,
+                 k=3, c=1.0, iterations=None, batchSize=LMBA_DEFAULT_BATCH, stepSize=1.0,
                  schedule="constant", projection="none", sampleSize=None, seed=0, scaling="none", rowIdCol=None,
                  blockSize=2048, allowManyClasses=False, batchRule="replay", driverBudgetMB=2048.0):
         super().__init__()
@@ -198,7 +199,8 @@ class SimbaSelector(FeatureSelector, _IterativeParams):
 
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", numFeatures=None,
-                 threshold=None, iterations=None, batchSize=1, sampleSize=None, seed=0, scaling="none", rowIdCol=None,
+                 threshold=None, selectionMode=None, selectionThreshold=None,
+                 iterations=None, batchSize=1, sampleSize=None, seed=0, scaling="none", rowIdCol=None,
                  blockSize=2048, allowManyClasses=False, driverBudgetMB=2048.0):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})

@@ -112,7 +112,8 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
 
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", numFeatures=None,
-                 threshold=None, groups="auto", numClusters=3, fuzzifier=2.0, memberships="hard", windowWidth=None,
+                 threshold=None, selectionMode=None, selectionThreshold=None,
+                 groups="auto", numClusters=3, fuzzifier=2.0, memberships="hard", windowWidth=None,
                  learningRate=0.1, maxIter=100, tol=1e-6, heldOutFeature="auto", landmarks=None, seed=0,
                  varianceFloor=1e-6, fcmTol=1e-6, fcmMaxIter=300, rowIdCol=None, blockSize=1024,
                  driverBudgetMB=2048.0, allowManyClasses=False):

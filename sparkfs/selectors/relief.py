@@ -120,7 +120,8 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
 
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", weightCol=None,
-                 numFeatures=None, threshold=None, variant="relieff", k=10, metric="euclidean", scaling="range",
+                 numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None,
+                 variant="relieff", k=10, metric="euclidean", scaling="range",
                  sampleSize=None, seed=0, sigma=None, rowIdCol=None, blockSize=2048, driverBudgetMB=2048.0,
                  allowManyClasses=False):
         super().__init__()

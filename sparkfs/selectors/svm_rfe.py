@@ -168,7 +168,8 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
 
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", weightCol=None,
-                 numFeatures=None, threshold=None, step=0.1, C=1.0, maxIter=None, tol=None, multiclass="l2",
+                 numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None,
+                 step=0.1, C=1.0, maxIter=None, tol=None, multiclass="l2",
                  ensemble=1, seed=0, instanceWeighting="none", solver="auto", driverBudgetMB=1024.0,
                  allowManyClasses=False, standardize=True, halveAbove=1000):
         super().__init__()

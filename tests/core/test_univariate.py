@@ -22,6 +22,31 @@ def test_equals_f_classif(seed, num_classes):
     np.testing.assert_allclose(anova_f_values(*moments(X, y, num_classes)), f_classif(X, y)[0], rtol=1e-9)
 
 
+@pytest.mark.parametrize("seed,num_classes", [(0, 2), (2, 5)])
+def test_anova_p_values_equal_f_classif(seed, num_classes):
+    """p = P(F(C - 1, n - C) > F), scikit-learn's f_classif p-values; a class declared without rows
+    changes neither the F values nor the degrees of freedom."""
+    from sparkfs.core.univariate import anova_p_values
+
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, num_classes, 80)
+    X = rng.normal(size=(80, 6)) + 0.7 * y[:, None] * (np.arange(6) < 2)
+    counts, sums, squares = moments(X, y, num_classes + 1)  # the last class has no rows
+    f_values = anova_f_values(counts, sums, squares)
+    reference_f, reference_p = f_classif(X, y)
+    np.testing.assert_allclose(anova_p_values(f_values, counts), reference_p, rtol=1e-9)
+    assert reference_p[:2].max() < reference_p[2:].min()  # the shifted features are the significant ones
+
+
+def test_anova_p_values_of_the_edge_statistics():
+    from sparkfs.core.univariate import anova_p_values
+
+    assert anova_p_values([np.inf, 0.0], [3, 4]).tolist() == [0.0, 1.0]
+    assert np.isnan(anova_p_values([np.nan], [3, 4])[0])
+    assert np.all(np.isnan(anova_p_values([2.0, 3.0], [2, 0])))  # one class: no test
+    assert np.all(np.isnan(anova_p_values([2.0], [1, 1])))  # n <= C: no within-class degrees of freedom
+
+
 def test_constant_feature_is_nan_and_empty_class_is_ignored():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(30, 3))

@@ -5,7 +5,7 @@ import pytest
 
 from sparkfs.cli import main
 from sparkfs.evaluation.cross_validation import BASELINE_METHODS
-from sparkfs.methods import EVALUATE_ONLY, METHOD_FACTS, METHODS, build_selector
+from sparkfs.methods import COLUMN_AND_SELECTION_PARAMS, EVALUATE_ONLY, METHOD_FACTS, METHODS, build_selector
 
 
 def test_the_table_lists_every_method_with_what_it_needs(capsys):
@@ -23,14 +23,26 @@ def test_each_method_lists_its_params_with_defaults_and_allowed_values(capsys, m
     assert main(["methods", method]) == 0
     out = capsys.readouterr().out
     selector = build_selector(method, {})
-    settable = [p for p in selector.params if p.name not in {"featuresCol", "labelCol", "outputCol", "weightCol",
-                                                            "numFeatures", "threshold"} and p.name not in METHODS[method][1]]
+    settable = [p for p in selector.params if p.name not in COLUMN_AND_SELECTION_PARAMS
+                and p.name not in METHODS[method][1]]
     for param in settable:
         assert f"  {param.name} (default " in out and param.doc in out
     constraints = selector._all_constraints()
     for name, (_, allowed) in constraints.items():
         if any(p.name == name for p in settable):
             assert allowed in out
+    modes = "{num-top-features,percentile,fpr,fdr,fwe}" if selector.hasPValues() else "{num-top-features,percentile}"
+    assert f"  --selection-mode {modes} --selection-threshold X" in out
+
+
+def test_the_selection_modes_a_method_takes_are_listed(capsys):
+    assert main(["methods", "chi2"]) == 0
+    out = capsys.readouterr().out.split("selection (flags")[1]
+    assert "fdr: Benjamini-Hochberg: false discovery rate X (alpha in (0, 1], default 0.05)" in out
+    assert "percentile: the top floor(p x X) of the p features by score (X in (0, 1], default 0.1)" in out
+    assert main(["methods", "svm-rfe"]) == 0
+    out = capsys.readouterr().out.split("selection (flags")[1]
+    assert "fdr:" not in out and "(fpr, fdr, fwe need p-values: methods anova, chi2, chi2-categorical)" in out
 
 
 def test_relieff_params_show_the_values_they_take(capsys):

@@ -21,13 +21,17 @@ def test_chi2_equals_scikit_learn_on_a_term_matrix_for_any_partitioning(spark, t
     from sklearn.feature_selection import chi2
 
     matrix, labels = tr11
-    expected = np.nan_to_num(chi2(matrix, labels)[0], nan=0.0)  # all-zero terms: 0 / 0, scored 0 here
+    with np.errstate(all="ignore"):
+        expected, expected_p = chi2(matrix, labels)
+    expected = np.nan_to_num(expected, nan=0.0)  # all-zero terms: 0 / 0, scored 0 here (p-value 1)
+    expected_p = np.nan_to_num(expected_p, nan=1.0)
     scores = {}
     for partitions in (1, 3):
         model = build_selector("chi2", {}).setNumFeatures(100).fit(make_df(spark, matrix, labels, partitions=partitions))
         scores[partitions] = model.scores
     np.testing.assert_array_equal(scores[1], scores[3])
     np.testing.assert_allclose(scores[1], expected, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(model.pValues, expected_p, rtol=1e-6, atol=1e-300)  # scikit-learn's chi2 p-values
     assert model.summary["method"] == "chi2" and model.summary["stats_engine"] == "arrow"
     top = np.argsort(-expected, kind="stable")[:100]
     assert set(model.selectedFeatures) == set(top.tolist())
@@ -48,9 +52,12 @@ def test_chi2_categorical_is_spark_ml_and_refuses_non_integer_values(spark):
     X[:, 0] = y + rng.integers(0, 2, 60)
     df = make_df(spark, X, y, partitions=2)
     model = build_selector("chi2-categorical", {}).setNumFeatures(1).fit(df)
-    reference = ChiSquareTest.test(df, "features", "label").first()["statistics"].toArray()
-    np.testing.assert_allclose(model.scores, reference, rtol=1e-12)
+    reference = ChiSquareTest.test(df, "features", "label").first()
+    np.testing.assert_allclose(model.scores, reference["statistics"].toArray(), rtol=1e-12)
+    np.testing.assert_allclose(model.pValues, reference["pValues"].toArray(), rtol=1e-12)  # Spark ML's own
     assert model.selectedFeatures == [0]
+    fdr = build_selector("chi2-categorical", {}).setSelectionMode("fdr").setSelectionThreshold(0.01).fit(df)
+    assert fdr.selectedFeatures == [0] and fdr.summary["selected_p_values"] == [model.pValues[0]]
     X[7, 2] = 0.25
     with pytest.raises(InvalidInputError, match=r"integer-coded features; feature 2 has the value 0.25"):
         build_selector("chi2-categorical", {}).setNumFeatures(1).fit(make_df(spark, X, y))

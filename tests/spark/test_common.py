@@ -51,6 +51,10 @@ def test_selector_contract(spark, small_df, small_counts_df, method, tmp_path):
     model.write().save(str(tmp_path / "model"))
     loaded = type(model).load(str(tmp_path / "model"))
     np.testing.assert_array_equal(loaded.scores, model.scores)
+    assert (loaded.pValues is None) == (model.pValues is None) == (method not in ("anova", "chi2", "chi2-categorical"))
+    if model.pValues is not None:
+        np.testing.assert_array_equal(loaded.pValues, model.pValues)
+        assert np.all((model.pValues >= 0) & (model.pValues <= 1))
     assert loaded.selectedFeatures == model.selectedFeatures and loaded.uid == model.uid
     assert loaded.transform(small_df).first()["selected_features"] == model.transform(small_df).first()["selected_features"]
 
