@@ -69,7 +69,8 @@ class InformationSelector(FeatureSelector, _InformationParams):
     rows stay sparse and the work follows the non-zeros; :mod:`sparkfs.core.information` note 1).
     Relevance I(X_j; Y) comes from one pass of counts; each further feature from one pass that
     counts the codes of the last chosen feature jointly with every candidate's. ``numFeatures``
-    features are chosen (a greedy selection has no score threshold); counts are integers, so the
+    features are chosen (or the ``selectionMode="percentile"`` share; a greedy selection has no
+    score threshold and no p-values); counts are integers, so the
     result is the same for any partitioning. Information is in nats (scikit-learn's
     ``mutual_info_score``). Instance weights are not taken.
     """
@@ -78,7 +79,7 @@ class InformationSelector(FeatureSelector, _InformationParams):
 
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features",
-                 numFeatures=None, criterion="mrmr", mrmrForm="difference", bins=10,
+                 numFeatures=None, selectionMode=None, selectionThreshold=None, criterion="mrmr", mrmrForm="difference", bins=10,
                  discretization="equal-frequency", binSampleSize=10_000, seed=0, driverBudgetMB=2048.0,
                  allowManyClasses=False):
         super().__init__()
@@ -108,7 +109,10 @@ class InformationSelector(FeatureSelector, _InformationParams):
         num_features = first_vector_size(dataset, self.getFeaturesCol())
         self._check_data_bounds(int(counts.sum()), counts, num_features)
         indexed = with_label_index(dataset, self.getLabelCol(), labels, "__label_index")
-        num_select = min(self.getNumFeatures(), num_features)
+        num_select = min(self.selectionCount(num_features), num_features)  # numFeatures, or the percentile's share
+        if num_select < 1:
+            raise InvalidInputError(f"{name}: selectionThreshold={self.getSelectionThreshold()} of {num_features} "
+                                    "features keeps none; raise it")
         result = information_selection(
             indexed, self.getFeaturesCol(), "__label_index", num_features=num_features, num_classes=len(labels),
             num_select=num_select, criterion=self.getOrDefault(self.criterion),
