@@ -7,6 +7,7 @@ import numpy as np
 from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
+from sparkfs.core.parzen_ise import CRITERIA, DEFAULT_CRITERION
 from sparkfs.errors import InvalidInputError
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
 from sparkfs.selectors._params import (
@@ -38,6 +39,9 @@ def _is_held_out(value) -> bool:
 
 
 class _ParzenISEParams(HasDriverBudget):
+    criterion: Param = _param("criterion", "reading of the paper's ISE (docs/parzen_ise.md, section 0): 'marginal' "
+                              "(fixed windows, feature by feature) or 'image' (q is p shrunk by w; issue 11's reading)",
+                              TypeConverters.toString)
     groups: Param = _param("groups", "'auto' (the classes when the label column exists, else clusters), 'labels' "
                            "or 'clusters' (fuzzy c-means, also on labelled data)", TypeConverters.toString)
     numClusters: Param = _param("numClusters", "clusters C of fuzzy c-means", TypeConverters.toInt)
@@ -64,6 +68,7 @@ class _ParzenISEParams(HasDriverBudget):
                              TypeConverters.toString)
     blockSize: Param = _param("blockSize", "queries per batch and rows per kernel block", TypeConverters.toInt)
     _param_constraints = {
+        "criterion": one_of(*CRITERIA),
         "groups": one_of("auto", "labels", "clusters"),
         "numClusters": in_range(1, MAX_CLUSTERS, kind="an int"),
         "fuzzifier": in_range(1.0, low_open=True),
@@ -83,7 +88,7 @@ class _ParzenISEParams(HasDriverBudget):
 
     def __init__(self, *args):
         super().__init__(*args)
-        self._setDefault(groups="auto", numClusters=3, fuzzifier=2.0, memberships="hard", learningRate=0.1,
+        self._setDefault(criterion=DEFAULT_CRITERION, groups="auto", numClusters=3, fuzzifier=2.0, memberships="hard", learningRate=0.1,
                          maxIter=100, tol=1e-6, heldOutFeature="auto", seed=0, varianceFloor=1e-6, fcmTol=1e-6,
                          fcmMaxIter=300, blockSize=1024, driverBudgetMB=2048.0)
 
@@ -112,7 +117,7 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
 
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", numFeatures=None,
-                 threshold=None, groups="auto", numClusters=3, fuzzifier=2.0, memberships="hard", windowWidth=None,
+                 threshold=None, criterion=DEFAULT_CRITERION, groups="auto", numClusters=3, fuzzifier=2.0, memberships="hard", windowWidth=None,
                  learningRate=0.1, maxIter=100, tol=1e-6, heldOutFeature="auto", landmarks=None, seed=0,
                  varianceFloor=1e-6, fcmTol=1e-6, fcmMaxIter=300, rowIdCol=None, blockSize=1024,
                  driverBudgetMB=2048.0, allowManyClasses=False):
@@ -151,7 +156,7 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
             seed=self.getOrDefault(self.seed), variance_floor=self.getOrDefault(self.varianceFloor),
             fcm_tol=self.getOrDefault(self.fcmTol), fcm_max_iter=self.getOrDefault(self.fcmMaxIter),
             row_id_col=self._optional(self.rowIdCol), block_size=self.getOrDefault(self.blockSize),
-            driver_budget_mb=self.getDriverBudgetMB())
+            driver_budget_mb=self.getDriverBudgetMB(), criterion=self.getOrDefault(self.criterion))
         labels, counts = [], []
         if self._uses_labels(dataset):
             labels, counts = label_counts(dataset, self.getLabelCol())
@@ -169,7 +174,7 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
                 self._check_data_bounds(n_rows, [], num_features)
             result = parzen_ise_statistics(dataset, self.getFeaturesCol(), num_features=num_features, **options)
         last = result.info["runs"][-1]
-        info = {"method": "parzen-ise", "groups": result.groups, "held_out_feature": result.info["fixed_feature"],
+        info = {"method": "parzen-ise", "criterion": result.info["criterion"], "groups": result.groups, "held_out_feature": result.info["fixed_feature"],
                 "window_width": float(result.info["h"]), "num_queries": int(result.info["num_queries"]),
                 "descent_runs": [{"held_out_feature": run["fixed_feature"], "iterations": int(run["iterations"]),
                                   "evaluations": int(run["evaluations"]), "stop": run["stop"],
