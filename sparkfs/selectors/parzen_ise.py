@@ -48,9 +48,11 @@ class _ParzenISEParams(HasDriverBudget):
     fuzzifier: Param = _param("fuzzifier", "m of fuzzy c-means (> 1)", TypeConverters.toFloat)
     memberships: Param = _param("memberships", "'hard' (each row in its largest-membership cluster) or 'soft' "
                                 "(memberships as mixture weights)", TypeConverters.toString)
-    windowWidth: Param = _param("windowWidth", "h of the Parzen window; unset = Silverman's rule",
+    windowWidth: Param = _param("windowWidth", "h of the Parzen window; unset = Silverman's rule (1-D for "
+                                "criterion='marginal', d-dimensional for 'image')",
                                 TypeConverters.toFloat)
-    learningRate: Param = _param("learningRate", "first trial step of the descent (the paper's 0.1)",
+    learningRate: Param = _param("learningRate", "first trial step of the descent (the paper's 0.1); criterion='image' only "
+                                 "(the marginal reading takes Newton steps)",
                                  TypeConverters.toFloat)
     maxIter: Param = _param("maxIter", "descent steps at most", TypeConverters.toInt)
     tol: Param = _param("tol", "stop when no weight moves more than tol x the weights' spread", TypeConverters.toFloat)
@@ -106,10 +108,12 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
     Groups are the classes (``groups='labels'``, or ``'auto'`` with a label column) or fuzzy
     c-means clusters; per-group diagonal Parzen windows give p(x); the weights w (w >= 0,
     sum 1, one feature held at 0) define q, the density of w * x; w minimises the integrated
-    squared error between p and q by projected gradient descent, and ranks the features.
+    squared error between p and q and ranks the features. ``criterion`` picks the reading of the
+    lost equations: ``'marginal'`` (default; fixed windows, ISE feature by feature, projected
+    Newton steps) or ``'image'`` (issue 11's: q is p shrunk by w, projected gradient descent).
     Passes: column statistics, one per FCM iteration, two for the group variances, then one per
     query batch and ISE evaluation (O(N M d) each, M = N or ``landmarks``). See
-    ``docs/parzen_ise.md``, including why the paper's checks do not hold for this reconstruction.
+    ``docs/parzen_ise.md``: neither reading meets every criterion of issue 23.
     """
 
     _model_class = ParzenISERankerModel
