@@ -575,7 +575,7 @@ def parzen_ise_in_memory(X, y=None, *, num_clusters: int = 3, m: float = 2.0, me
         def run(fixed, previous):
             return pim.marginal_run(pair_terms, num_rows=num_rows, num_features=num_features, fixed=fixed,
                                     num_queries=query_positions.size, max_iter=descent_options["max_iter"],
-                                    tol=descent_options["tol"], start_weights=previous and previous["weights"])
+                                    tol=descent_options["tol"], previous=previous)
     else:
         def pair_sums(w, free, log_scale, gradient):
             return _pair_sums(points, group_memberships, query_positions, variances, w, h=h, free=free,

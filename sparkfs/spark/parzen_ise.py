@@ -247,7 +247,7 @@ def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None
                                                          feature_variance, w, h_value, with_self, block_size),
                     num_rows=num_rows, num_features=num_features, fixed=fixed, num_queries=len(queries),
                     max_iter=options["descent"]["max_iter"], tol=options["descent"]["tol"],
-                    start_weights=previous and previous["weights"])
+                    previous=previous)
             return pi.ise_run(pair_sums, num_rows=num_rows, num_features=num_features, variances=variances, h=h_value,
                               fixed=fixed, num_queries=len(queries), descent_options=options["descent"])
 
