@@ -5,7 +5,10 @@ Pure NumPy. Rows ``x_i`` (N, d), centred at the column means; groups c = 1..C wi
 variances ``s_ck^2``; window width h; feature weights w on the simplex. The paper's equations
 did not survive extraction; their numbers below follow its cross-references (eq. 10 is p, eq. 11
 is q "using Eq. 10", eq. 19 the ISE, eq. 22 its derivatives, eq. 23 the learning rule).
-docs/parzen_ise.md has the derivation and the reasons for every choice.
+docs/parzen_ise.md has the derivation and the reasons for every choice. This module holds the
+``image`` reading (issue 11's) and the shared pieces (groups, variances, the in-memory driver);
+the ``marginal`` reading, the default since issue 23, is :mod:`sparkfs.core.parzen_ise_marginal`
+(``criterion`` chooses; neither meets every criterion of issue 23, see the docs, section 0).
 
 Model (eqs. 6-13)::
 
@@ -568,8 +571,8 @@ def parzen_ise_in_memory(X, y=None, *, num_clusters: int = 3, m: float = 2.0, me
 
         def pair_terms(w, with_self):
             return pim.summed_block_terms(
-                (pim.marginal_block_terms(scaled[batch], group_memberships[batch], scaled[rows], group_memberships[rows],
-                                          scaled_variances, w, h=h, with_self=with_self)
+                (pim.marginal_block_terms(scaled[batch], group_memberships[batch], scaled[rows],
+                                          group_memberships[rows], scaled_variances, w, h=h, with_self=with_self)
                  for batch, rows in _batches_by_blocks(query_positions, num_rows, block_size)), num_features, with_self)
 
         def run(fixed, previous):

@@ -178,7 +178,8 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
                 self._check_data_bounds(n_rows, [], num_features)
             result = parzen_ise_statistics(dataset, self.getFeaturesCol(), num_features=num_features, **options)
         last = result.info["runs"][-1]
-        info = {"method": "parzen-ise", "criterion": result.info["criterion"], "groups": result.groups, "held_out_feature": result.info["fixed_feature"],
+        info = {"method": "parzen-ise", "criterion": result.info["criterion"], "groups": result.groups,
+                "held_out_feature": result.info["fixed_feature"],
                 "window_width": float(result.info["h"]), "num_queries": int(result.info["num_queries"]),
                 "descent_runs": [{"held_out_feature": run["fixed_feature"], "iterations": int(run["iterations"]),
                                   "evaluations": int(run["evaluations"]), "stop": run["stop"],

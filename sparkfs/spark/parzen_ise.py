@@ -12,7 +12,10 @@ Passes (each one Spark job over the cached blocks):
 5. per ISE evaluation, one pass per query batch: the batch, w and the kernel scale are shipped,
    every partition returns :func:`overlap_block_terms` of its rows (per-query sums and the w
    gradient), the driver adds them; O(N M d) per evaluation for M queries (C^2 times that with
-   soft memberships). The descent itself (:func:`ise_run`) runs on the driver.
+   soft memberships). The descent itself (:func:`ise_run`) runs on the driver. With
+   ``criterion="marginal"`` (the default) the pass is :func:`_marginal_terms` instead: per feature
+   the C and Q sums with their first and second w derivatives (P on the first pass), O(N M d)
+   Gaussian kernels; the projected Newton descent (:func:`marginal_run`) converges in a few passes.
 
 Rows are centred at the column means in the tasks (a CSR block becomes dense there: the Gaussian
 kernel involves every feature).

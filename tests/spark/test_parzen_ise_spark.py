@@ -104,7 +104,8 @@ def test_ranker_fit_transform_save_load_and_groups(spark, tmp_path):
 @pytest.mark.parametrize("partitions,labelled", [(1, False), (3, True)])
 def test_marginal_reading_equals_the_in_memory_model(spark, partitions, labelled):
     X, y = small_iris()
-    options = dict(criterion="marginal", fixed_feature="auto", max_iter=4, tol=0.0, fcm_max_iter=5, seed=0, block_size=32)
+    options = dict(criterion="marginal", fixed_feature="auto", max_iter=4, tol=0.0, fcm_max_iter=5, seed=0,
+                   block_size=32)
     want, want_info = parzen_ise_in_memory(X, y if labelled else None, **options)
     df = make_df(spark, X, y, partitions)
     result = (parzen_ise_statistics(df, "features", "label", num_features=4, num_classes=3, **options) if labelled
