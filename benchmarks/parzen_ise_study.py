@@ -11,8 +11,15 @@ iris and wine (scikit-learn's copies), pima_diabetes and sonar (shared/data).
    1-NN on the top 2 and top d // 2 features for parzen-ise (FCM), parzen-ise (labels), relieff and
    random (one permutation per fold for each seed 0..9, accuracies averaged over the seeds).
 Writes the results between the markers of docs/parzen_ise.md; ``--json PATH`` keeps every number.
+Parts 1-2 run the ``image`` reading (issue 11's, the default until issue 23).
 
-    .venv/bin/python benchmarks/parzen_ise_study.py [--json PATH]
+``--criteria``: instead, the criteria of issue 23 that chose the default reading (docs/parzen_ise.md,
+section 0), for every reading in ``CRITERIA``: K1 iris without labels, K2 waveform + 19 N(0, 1)
+attributes (AUC of structured over noise, with and without labels; also breast_w, ionosphere and
+pima with 10 N(0, 1) probes), K3 relative weight spread and ties in the top 50 (also on
+Prostate_GE); written between the criteria markers.
+
+    .venv/bin/python benchmarks/parzen_ise_study.py [--json PATH] [--criteria]
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve
 from margin_study import RELIEFF_K, full_ranking, load, one_nn_accuracy, relieff_weights  # noqa: E402
 from sparkfs.core.parzen_ise import parzen_ise_in_memory  # noqa: E402
 from sparkfs.core.selection import rank_features  # noqa: E402
+from parzen_ise_criteria import criteria_main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "parzen_ise.md"
@@ -70,6 +78,7 @@ def range_scaled(X, reference):
 
 def parzen(X, y, classes, **options):
     started = time.perf_counter()
+    options.setdefault("criterion", "image")  # this part of the study documents issue 11's reading
     weights, info = parzen_ise_in_memory(X, y, num_clusters=classes, seed=SEED, **options)
     runs = [{"held_out": int(r["fixed_feature"]) + 1, "stop": r["stop"], "iterations": int(r["iterations"]),
              "evaluations": int(r["evaluations"]), "spread": float(r["weight_spread"]),
@@ -287,7 +296,11 @@ def write_doc(block: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, help="also write every number to this file")
+    parser.add_argument("--criteria", action="store_true", help="run issue 23's criteria for the default reading")
     args = parser.parse_args()
+    if args.criteria:
+        criteria_main(args.json)
+        return
     started_at, clock = datetime.datetime.now(), time.perf_counter()
     results = {}
     for name in SETS:

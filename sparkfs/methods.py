@@ -71,7 +71,8 @@ METHOD_FACTS: Dict[str, MethodFacts] = {
     "chi2": MethodFacts("scikit-learn's chi2 (non-negative features: counts, tf-idf)", "required", False, "untested"),
     "chi2-categorical": MethodFacts("Spark ML's ChiSquareTest (integer-coded features)", "required", False,
                                     "untested"),
-    "parzen-ise": MethodFacts("modified Parzen window + ISE, fuzzy c-means groups", "optional", False, "tested"),
+    "parzen-ise": MethodFacts("modified Parzen window + ISE, fuzzy c-means groups; criterion='marginal' (default) or "
+                              "'image' (docs/parzen_ise.md)", "optional", False, "tested"),
     "svm-rfe": MethodFacts("Guyon et al. 2002; Han & Yu 2010 (IW-SVM-RFE); Saeys et al. 2008 (ensemble)",
                            "required", True, "tested"),
     "mrmr": MethodFacts("Peng, Long & Ding 2005 (MID; MIQ with mrmrForm='quotient'), discretised counts", "required",

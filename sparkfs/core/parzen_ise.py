@@ -5,7 +5,10 @@ Pure NumPy. Rows ``x_i`` (N, d), centred at the column means; groups c = 1..C wi
 variances ``s_ck^2``; window width h; feature weights w on the simplex. The paper's equations
 did not survive extraction; their numbers below follow its cross-references (eq. 10 is p, eq. 11
 is q "using Eq. 10", eq. 19 the ISE, eq. 22 its derivatives, eq. 23 the learning rule).
-docs/parzen_ise.md has the derivation and the reasons for every choice.
+docs/parzen_ise.md has the derivation and the reasons for every choice. This module holds the
+``image`` reading (issue 11's) and the shared pieces (groups, variances, the in-memory driver);
+the ``marginal`` reading, the default since issue 23, is :mod:`sparkfs.core.parzen_ise_marginal`
+(``criterion`` chooses; neither meets every criterion of issue 23, see the docs, section 0).
 
 Model (eqs. 6-13)::
 
@@ -67,11 +70,15 @@ from typing import Callable, NamedTuple, Optional, Tuple
 
 import numpy as np
 
+from sparkfs.core import parzen_ise_marginal as pim
 from sparkfs.core.fuzzy_cmeans import fcm_in_memory
 from sparkfs.core.sampling import content_sample_keys, smallest_key_positions
 from sparkfs.core.selection import rank_features
 
 MEMBERSHIPS = ("hard", "soft")
+#: Readings of the criterion (docs/parzen_ise.md, section 0); the first is the default.
+CRITERIA = ("marginal", "image")
+DEFAULT_CRITERION = "marginal"
 #: Armijo's fraction of the predicted decrease an accepted step must achieve.
 _SUFFICIENT_DECREASE = 0.5
 #: Halvings of the trial step before the line search gives up (0.1 * 2^-40 ~ 1e-13).
@@ -407,6 +414,13 @@ def _pair_sums(points, memberships, query_positions, variances, w, *, h, free, l
     return query_sums, weight_gradient
 
 
+def _batches_by_blocks(query_positions, num_rows: int, block_size: int):
+    """(query positions, row slice) for every query batch and row block of ``block_size``."""
+    for start in range(0, query_positions.size, block_size):
+        for row_start in range(0, num_rows, block_size):
+            yield query_positions[start:start + block_size], slice(row_start, row_start + block_size)
+
+
 def ise_run(pair_sums: Callable, *, num_rows: int, num_features: int, variances, h: float, fixed,
             num_queries: int, descent_options: dict) -> dict:
     """One descent (Steps 3-6) with feature ``fixed`` held at 0, whatever computes the pair sums.
@@ -442,22 +456,25 @@ def ise_run(pair_sums: Callable, *, num_rows: int, num_features: int, variances,
 
 
 def runs_with_held_out_feature(run: Callable, num_features: int, fixed_feature) -> list:
-    """The descents of the paper's two strategies: ``run(fixed)`` once with the given feature held
-    at 0 (None: none), or, for ``"auto"`` (choice 6), with feature 0 and then again with the first
-    run's least important feature. The last run's weights are the result."""
+    """The descents of the paper's two strategies: ``run(fixed, None)`` once with the given feature
+    held at 0 (None: none), or, for ``"auto"`` (choice 6), with feature 0 and then again with the
+    first run's least important feature, ``run(fixed, first_run)`` (a run may start from the first
+    run's weights). The last run's weights are the result."""
     if num_features == 1:
         fixed_feature = None
     if fixed_feature != "auto":
-        return [run(fixed_feature)]
-    first_run = run(0)
+        return [run(fixed_feature, None)]
+    first_run = run(0, None)
     least_important = int(rank_features(np.delete(first_run["weights"], 0))[-1]) + 1
-    return [first_run, run(least_important)]
+    return [first_run, run(least_important, first_run)]
 
 
 def check_options(num_features: int, *, memberships: str, fixed_feature, landmarks, max_iter, block_size,
-                  learning_rate, tol, variance_floor, h) -> dict:
+                  learning_rate, tol, variance_floor, h, criterion: str = DEFAULT_CRITERION) -> dict:
     """Validated options shared by the in-memory driver and the Spark layer (descent options,
     variance floor and h, None when it is to be derived from the data)."""
+    if criterion not in CRITERIA:
+        raise _invalid("criterion", "a str among {'marginal', 'image'}", criterion)
     if memberships not in MEMBERSHIPS:
         raise _invalid("memberships", "a str among {'hard', 'soft'}", memberships)
     if not (fixed_feature is None or fixed_feature == "auto" or (_is_int(fixed_feature) and 0 <= fixed_feature < num_features)):
@@ -467,7 +484,8 @@ def check_options(num_features: int, *, memberships: str, fixed_feature, landmar
     for name, value in (("max_iter", max_iter), ("block_size", block_size)):
         if not (_is_int(value) and value >= 1):
             raise _invalid(name, "an int in the range [1, inf)", value)
-    return {"descent": {"learning_rate": _positive_float("learning_rate", learning_rate), "max_iter": int(max_iter),
+    return {"criterion": criterion,
+            "descent": {"learning_rate": _positive_float("learning_rate", learning_rate), "max_iter": int(max_iter),
                         "tol": _positive_float("tol", tol, allow_zero=True)},
             "variance_floor": _positive_float("variance_floor", variance_floor),
             "h": None if h is None else _positive_float("h", h)}
@@ -477,7 +495,7 @@ def parzen_ise_in_memory(X, y=None, *, num_clusters: int = 3, m: float = 2.0, me
                          h: Optional[float] = None, learning_rate: float = 0.1, max_iter: int = 100, tol: float = 1e-6,
                          fixed_feature="auto", landmarks: Optional[int] = None, seed: int = 0,
                          variance_floor: float = 1e-6, fcm_tol: float = 1e-6, fcm_max_iter: int = 300,
-                         block_size: int = 1024) -> Tuple[np.ndarray, dict]:
+                         block_size: int = 1024, criterion: str = DEFAULT_CRITERION) -> Tuple[np.ndarray, dict]:
     """Parzen-ISE feature weights (Steps 1-7) on in-memory dense data.
 
     Parameters
@@ -517,11 +535,13 @@ def parzen_ise_in_memory(X, y=None, *, num_clusters: int = 3, m: float = 2.0, me
     num_rows, num_features = X.shape
     options = check_options(num_features, memberships=memberships, fixed_feature=fixed_feature, landmarks=landmarks,
                             max_iter=max_iter, block_size=block_size, learning_rate=learning_rate, tol=tol,
-                            variance_floor=variance_floor, h=h)
+                            variance_floor=variance_floor, h=h, criterion=criterion)
     variance_floor, descent_options = options["variance_floor"], options["descent"]
-    h = default_window_width(num_rows, num_features) if options["h"] is None else options["h"]
+    marginal = options["criterion"] == "marginal"
+    h = options["h"] if options["h"] is not None else (
+        pim.marginal_window_width(num_rows) if marginal else default_window_width(num_rows, num_features))
     points = X - X.mean(axis=0)                                                          # choice 1
-    info = {"h": h}
+    info = {"h": h, "criterion": options["criterion"]}
     codes = np.zeros(num_rows, dtype=np.int64)  # the class indices the rows' content keys hash
     if y is not None:                                                                    # Step 2
         labels = np.asarray(y)
@@ -546,14 +566,27 @@ def parzen_ise_in_memory(X, y=None, *, num_clusters: int = 3, m: float = 2.0, me
     else:
         query_positions = landmark_positions(X, codes, landmarks, seed)
     info["num_queries"] = query_positions.size
+    if marginal:
+        scaled, scaled_variances = pim.standardised(points, points.var(axis=0), variances)
 
-    def pair_sums(w, free, log_scale, gradient):
-        return _pair_sums(points, group_memberships, query_positions, variances, w, h=h, free=free,
-                          log_scale=log_scale, gradient=gradient, block_size=block_size)
+        def pair_terms(w, with_self):
+            return pim.summed_block_terms(
+                (pim.marginal_block_terms(scaled[batch], group_memberships[batch], scaled[rows],
+                                          group_memberships[rows], scaled_variances, w, h=h, with_self=with_self)
+                 for batch, rows in _batches_by_blocks(query_positions, num_rows, block_size)), num_features, with_self)
 
-    def run(fixed):
-        return ise_run(pair_sums, num_rows=num_rows, num_features=num_features, variances=variances, h=h, fixed=fixed,
-                       num_queries=query_positions.size, descent_options=descent_options)
+        def run(fixed, previous):
+            return pim.marginal_run(pair_terms, num_rows=num_rows, num_features=num_features, fixed=fixed,
+                                    num_queries=query_positions.size, max_iter=descent_options["max_iter"],
+                                    tol=descent_options["tol"], previous=previous)
+    else:
+        def pair_sums(w, free, log_scale, gradient):
+            return _pair_sums(points, group_memberships, query_positions, variances, w, h=h, free=free,
+                              log_scale=log_scale, gradient=gradient, block_size=block_size)
+
+        def run(fixed, previous):
+            return ise_run(pair_sums, num_rows=num_rows, num_features=num_features, variances=variances, h=h,
+                           fixed=fixed, num_queries=query_positions.size, descent_options=descent_options)
 
     runs = runs_with_held_out_feature(run, num_features, fixed_feature)
     weights = runs[-1]["weights"]

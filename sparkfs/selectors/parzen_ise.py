@@ -7,6 +7,7 @@ import numpy as np
 from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
+from sparkfs.core.parzen_ise import CRITERIA, DEFAULT_CRITERION
 from sparkfs.errors import InvalidInputError
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
 from sparkfs.selectors._params import (
@@ -38,15 +39,20 @@ def _is_held_out(value) -> bool:
 
 
 class _ParzenISEParams(HasDriverBudget):
+    criterion: Param = _param("criterion", "reading of the paper's ISE (docs/parzen_ise.md, section 0): 'marginal' "
+                              "(fixed windows, feature by feature) or 'image' (q is p shrunk by w; issue 11's reading)",
+                              TypeConverters.toString)
     groups: Param = _param("groups", "'auto' (the classes when the label column exists, else clusters), 'labels' "
                            "or 'clusters' (fuzzy c-means, also on labelled data)", TypeConverters.toString)
     numClusters: Param = _param("numClusters", "clusters C of fuzzy c-means", TypeConverters.toInt)
     fuzzifier: Param = _param("fuzzifier", "m of fuzzy c-means (> 1)", TypeConverters.toFloat)
     memberships: Param = _param("memberships", "'hard' (each row in its largest-membership cluster) or 'soft' "
                                 "(memberships as mixture weights)", TypeConverters.toString)
-    windowWidth: Param = _param("windowWidth", "h of the Parzen window; unset = Silverman's rule",
+    windowWidth: Param = _param("windowWidth", "h of the Parzen window; unset = Silverman's rule (1-D for "
+                                "criterion='marginal', d-dimensional for 'image')",
                                 TypeConverters.toFloat)
-    learningRate: Param = _param("learningRate", "first trial step of the descent (the paper's 0.1)",
+    learningRate: Param = _param("learningRate", "first trial step of the descent (the paper's 0.1); criterion='image' only "
+                                 "(the marginal reading takes Newton steps)",
                                  TypeConverters.toFloat)
     maxIter: Param = _param("maxIter", "descent steps at most", TypeConverters.toInt)
     tol: Param = _param("tol", "stop when no weight moves more than tol x the weights' spread", TypeConverters.toFloat)
@@ -64,6 +70,7 @@ class _ParzenISEParams(HasDriverBudget):
                              TypeConverters.toString)
     blockSize: Param = _param("blockSize", "queries per batch and rows per kernel block", TypeConverters.toInt)
     _param_constraints = {
+        "criterion": one_of(*CRITERIA),
         "groups": one_of("auto", "labels", "clusters"),
         "numClusters": in_range(1, MAX_CLUSTERS, kind="an int"),
         "fuzzifier": in_range(1.0, low_open=True),
@@ -83,7 +90,7 @@ class _ParzenISEParams(HasDriverBudget):
 
     def __init__(self, *args):
         super().__init__(*args)
-        self._setDefault(groups="auto", numClusters=3, fuzzifier=2.0, memberships="hard", learningRate=0.1,
+        self._setDefault(criterion=DEFAULT_CRITERION, groups="auto", numClusters=3, fuzzifier=2.0, memberships="hard", learningRate=0.1,
                          maxIter=100, tol=1e-6, heldOutFeature="auto", seed=0, varianceFloor=1e-6, fcmTol=1e-6,
                          fcmMaxIter=300, blockSize=1024, driverBudgetMB=2048.0)
 
@@ -101,10 +108,12 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
     Groups are the classes (``groups='labels'``, or ``'auto'`` with a label column) or fuzzy
     c-means clusters; per-group diagonal Parzen windows give p(x); the weights w (w >= 0,
     sum 1, one feature held at 0) define q, the density of w * x; w minimises the integrated
-    squared error between p and q by projected gradient descent, and ranks the features.
+    squared error between p and q and ranks the features. ``criterion`` picks the reading of the
+    lost equations: ``'marginal'`` (default; fixed windows, ISE feature by feature, projected
+    Newton steps) or ``'image'`` (issue 11's: q is p shrunk by w, projected gradient descent).
     Passes: column statistics, one per FCM iteration, two for the group variances, then one per
     query batch and ISE evaluation (O(N M d) each, M = N or ``landmarks``). See
-    ``docs/parzen_ise.md``, including why the paper's checks do not hold for this reconstruction.
+    ``docs/parzen_ise.md``: neither reading meets every criterion of issue 23.
     """
 
     _model_class = ParzenISERankerModel
@@ -112,7 +121,7 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
 
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", numFeatures=None,
-                 threshold=None, selectionMode=None, selectionThreshold=None,
+                 threshold=None, selectionMode=None, selectionThreshold=None, criterion=DEFAULT_CRITERION,
                  groups="auto", numClusters=3, fuzzifier=2.0, memberships="hard", windowWidth=None,
                  learningRate=0.1, maxIter=100, tol=1e-6, heldOutFeature="auto", landmarks=None, seed=0,
                  varianceFloor=1e-6, fcmTol=1e-6, fcmMaxIter=300, rowIdCol=None, blockSize=1024,
@@ -152,7 +161,7 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
             seed=self.getOrDefault(self.seed), variance_floor=self.getOrDefault(self.varianceFloor),
             fcm_tol=self.getOrDefault(self.fcmTol), fcm_max_iter=self.getOrDefault(self.fcmMaxIter),
             row_id_col=self._optional(self.rowIdCol), block_size=self.getOrDefault(self.blockSize),
-            driver_budget_mb=self.getDriverBudgetMB())
+            driver_budget_mb=self.getDriverBudgetMB(), criterion=self.getOrDefault(self.criterion))
         labels, counts = [], []
         if self._uses_labels(dataset):
             labels, counts = label_counts(dataset, self.getLabelCol())
@@ -170,7 +179,8 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
                 self._check_data_bounds(n_rows, [], num_features)
             result = parzen_ise_statistics(dataset, self.getFeaturesCol(), num_features=num_features, **options)
         last = result.info["runs"][-1]
-        info = {"method": "parzen-ise", "groups": result.groups, "held_out_feature": result.info["fixed_feature"],
+        info = {"method": "parzen-ise", "criterion": result.info["criterion"], "groups": result.groups,
+                "held_out_feature": result.info["fixed_feature"],
                 "window_width": float(result.info["h"]), "num_queries": int(result.info["num_queries"]),
                 "descent_runs": [{"held_out_feature": run["fixed_feature"], "iterations": int(run["iterations"]),
                                   "evaluations": int(run["evaluations"]), "stop": run["stop"],

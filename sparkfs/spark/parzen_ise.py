@@ -12,7 +12,10 @@ Passes (each one Spark job over the cached blocks):
 5. per ISE evaluation, one pass per query batch: the batch, w and the kernel scale are shipped,
    every partition returns :func:`overlap_block_terms` of its rows (per-query sums and the w
    gradient), the driver adds them; O(N M d) per evaluation for M queries (C^2 times that with
-   soft memberships). The descent itself (:func:`ise_run`) runs on the driver.
+   soft memberships). The descent itself (:func:`ise_run`) runs on the driver. With
+   ``criterion="marginal"`` (the default) the pass is :func:`_marginal_terms` instead: per feature
+   the C and Q sums with their first and second w derivatives (P on the first pass), O(N M d)
+   Gaussian kernels; the projected Newton descent (:func:`marginal_run`) converges in a few passes.
 
 Rows are centred at the column means in the tasks (a CSR block becomes dense there: the Gaussian
 kernel involves every feature).
@@ -29,6 +32,7 @@ import scipy.sparse as sp
 from sparkfs import progress
 from sparkfs.core import fuzzy_cmeans as fcm
 from sparkfs.core import parzen_ise as pi
+from sparkfs.core import parzen_ise_marginal as pim
 from sparkfs.core.sampling import content_sample_keys
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.rows import Block, Rows
@@ -127,18 +131,54 @@ def _group_variances(rows: Rows, grouping, feature_variance, variance_floor):
     return pi.group_variances(moments, feature_variance, floor=variance_floor)
 
 
+def _marginal_terms(rows: Rows, grouping, query_points, query_memberships, variances, feature_variance, w, h,
+                    with_self, block_size) -> pim.MarginalTerms:
+    """The ``marginal`` reading's pair sums at w: one pass per query batch of ``block_size``; every task
+    adds :func:`marginal_block_terms` over its rows, on the standardised points."""
+    scaled_queries, scaled_variances = pim.standardised(query_points, feature_variance, variances)
+    totals = []
+    for start in range(0, scaled_queries.shape[0], block_size):
+        batch = slice(start, start + block_size)
+        handle = rows.ship({**grouping, "points": scaled_queries[batch], "memberships": query_memberships[batch],
+                            "w": w, "variances": scaled_variances, "feature_variance": feature_variance})
+
+        def summarize(block: Block):
+            shipped = handle.value
+            centred = _centred(block.matrix, shipped["mean"])
+            memberships = _group_memberships(centred, block.labels, shipped)
+            points, _ = pim.standardised(centred, shipped["feature_variance"], shipped["variances"])
+            terms = pim.summed_block_terms(
+                (pim.marginal_block_terms(shipped["points"], shipped["memberships"], points[chunk], memberships[chunk],
+                                          shipped["variances"], shipped["w"], h=h, with_self=with_self)
+                 for chunk in (slice(s, s + block_size) for s in range(0, points.shape[0], block_size))),
+                points.shape[1], with_self)
+            summary = {"cross": terms.cross, "own": terms.own}
+            if with_self:
+                summary["self_sums"] = terms.self_sums
+            return summary
+
+        try:
+            totals.append(rows.run_pass("marginal ise pair sums", summarize, _added))
+        finally:
+            rows.release_shipped()
+    return pim.summed_block_terms((pim.MarginalTerms(t.get("self_sums"), t["cross"], t["own"]) for t in totals),
+                                  len(feature_variance), with_self)
+
+
 def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None, *, num_features: int,
                           num_classes: Optional[int] = None, num_clusters: int = 3, m: float = 2.0,
                           memberships: str = "hard", h: Optional[float] = None, learning_rate: float = 0.1,
                           max_iter: int = 100, tol: float = 1e-6, fixed_feature="auto", landmarks: Optional[int] = None,
                           seed: int = 0, variance_floor: float = 1e-6, fcm_tol: float = 1e-6, fcm_max_iter: int = 300,
                           row_id_col: Optional[str] = None, block_size: int = 1024,
-                          transport: str = "auto", driver_budget_mb: Optional[float] = None) -> ParzenISEResult:
+                          transport: str = "auto", driver_budget_mb: Optional[float] = None,
+                          criterion: str = pi.DEFAULT_CRITERION) -> ParzenISEResult:
     """Parzen-ISE weights on a DataFrame; equal to :func:`parzen_ise_in_memory` on the same rows
     (``label_col``: a class index column 0..num_classes-1, else FCM groups)."""
     options = pi.check_options(num_features, memberships=memberships, fixed_feature=fixed_feature, landmarks=landmarks,
                                max_iter=max_iter, block_size=block_size, learning_rate=learning_rate, tol=tol,
-                               variance_floor=variance_floor, h=h)
+                               variance_floor=variance_floor, h=h, criterion=criterion)
+    marginal = options["criterion"] == "marginal"
     with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
               row_id_col=row_id_col, transport=transport, cache_blocks=True, driver_budget_mb=driver_budget_mb,
               fewer_rows_hint="set landmarks to use a sample of the rows as queries") as rows:
@@ -152,8 +192,9 @@ def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None
         mean = np.asarray(statistics.mean, dtype=np.float64)
         population_std = np.asarray(statistics.std, dtype=np.float64) * np.sqrt((num_rows - 1) / num_rows)
         feature_variance = population_std ** 2
-        h_value = pi.default_window_width(num_rows, num_features) if options["h"] is None else options["h"]
-        info: Dict[str, Any] = {"h": h_value}
+        h_value = options["h"] if options["h"] is not None else (
+            pim.marginal_window_width(num_rows) if marginal else pi.default_window_width(num_rows, num_features))
+        info: Dict[str, Any] = {"h": h_value, "criterion": options["criterion"]}
         if label_col is not None:
             grouping = {"centres": None, "num_groups": int(num_classes), "mean": mean}
             info["groups"] = "labels"
@@ -202,7 +243,14 @@ def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None
                 meter.advance()
             return query_sums, weight_gradient
 
-        def run(fixed):
+        def run(fixed, previous):
+            if marginal:
+                return pim.marginal_run(
+                    lambda w, with_self: _marginal_terms(rows, grouping, query_points, query_memberships, variances,
+                                                         feature_variance, w, h_value, with_self, block_size),
+                    num_rows=num_rows, num_features=num_features, fixed=fixed, num_queries=len(queries),
+                    max_iter=options["descent"]["max_iter"], tol=options["descent"]["tol"],
+                    previous=previous)
             return pi.ise_run(pair_sums, num_rows=num_rows, num_features=num_features, variances=variances, h=h_value,
                               fixed=fixed, num_queries=len(queries), descent_options=options["descent"])
 

@@ -334,9 +334,14 @@ def clustered_and_noise(seed, num_clustered=2, num_noise=3, num_rows=150):
     return np.hstack([clustered, rng.normal(size=(num_rows, num_noise))]), labels
 
 
+def image_reading(*args, **options):
+    """The driver with issue 11's reading (``criterion="image"``), the one these tests derive."""
+    return parzen_ise_in_memory(*args, criterion="image", **options)
+
+
 def test_driver_reaches_a_stationary_point_on_the_simplex():
     X, y = load_iris(return_X_y=True)
-    weights, info = parzen_ise_in_memory(X, y, fixed_feature=1)
+    weights, info = image_reading(X, y, fixed_feature=1)
     run = info["runs"][0]
     assert weights[1] == 0 and weights.sum() == pytest.approx(1.0) and np.all(np.delete(weights, 1) > 0)
     assert info["ranking"][-1] == 1 and run["stop"] == "converged"
@@ -347,7 +352,7 @@ def test_driver_reaches_a_stationary_point_on_the_simplex():
 
 def test_auto_holds_out_the_least_important_feature_of_a_first_run():
     X, y = load_iris(return_X_y=True)
-    weights, info = parzen_ise_in_memory(X, y)
+    weights, info = image_reading(X, y)
     first, second = info["runs"]
     assert first["fixed_feature"] == 0
     free_first = np.delete(np.arange(4), 0)
@@ -357,22 +362,22 @@ def test_auto_holds_out_the_least_important_feature_of_a_first_run():
 
 def test_weights_do_not_depend_on_feature_units_or_origin():
     X, y = clustered_and_noise(0)
-    weights, _ = parzen_ise_in_memory(X, y, fixed_feature=4)
-    moved, _ = parzen_ise_in_memory(X * [3.0, 0.01, 7.0, 1.0, 250.0] + [5.0, -2.0, 0.0, 1e3, 4.0], y, fixed_feature=4)
+    weights, _ = image_reading(X, y, fixed_feature=4)
+    moved, _ = image_reading(X * [3.0, 0.01, 7.0, 1.0, 250.0] + [5.0, -2.0, 0.0, 1e3, 4.0], y, fixed_feature=4)
     np.testing.assert_allclose(moved, weights, rtol=1e-7)
 
 
 def test_landmarks_estimate_the_same_weights_with_a_sampling_error():
     X, y = clustered_and_noise(1, num_rows=300)
-    exact, _ = parzen_ise_in_memory(X, y, fixed_feature=4)
-    sampled, info = parzen_ise_in_memory(X, y, fixed_feature=4, landmarks=120, seed=3)
+    exact, _ = image_reading(X, y, fixed_feature=4)
+    sampled, info = image_reading(X, y, fixed_feature=4, landmarks=120, seed=3)
     error = info["runs"][0]["ise_relative_standard_error"]
     assert info["num_queries"] == 120 and 0 < error < 0.1
     np.testing.assert_array_equal(info["ranking"], rank_features(exact))
     np.testing.assert_allclose(sampled, exact, atol=0.25 * np.ptp(np.delete(exact, 4)))
-    again, _ = parzen_ise_in_memory(X, y, fixed_feature=4, landmarks=120, seed=3)
+    again, _ = image_reading(X, y, fixed_feature=4, landmarks=120, seed=3)
     np.testing.assert_array_equal(again, sampled)
-    all_rows, _ = parzen_ise_in_memory(X, y, fixed_feature=4, landmarks=300)
+    all_rows, _ = image_reading(X, y, fixed_feature=4, landmarks=300)
     np.testing.assert_array_equal(all_rows, exact)
     assert np.unique(landmark_positions(X, y, 120, 3)).size == 120
 
@@ -380,20 +385,20 @@ def test_landmarks_estimate_the_same_weights_with_a_sampling_error():
 def test_constant_feature_and_invalid_input():
     X, y = clustered_and_noise(2)
     X = np.hstack([X, np.full((150, 1), 4.0)])
-    weights, _ = parzen_ise_in_memory(X, y, fixed_feature=0)
+    weights, _ = image_reading(X, y, fixed_feature=0)
     assert np.all(np.isfinite(weights)) and weights.sum() == pytest.approx(1.0)
     with pytest.raises(ValueError, match="The 'fixed_feature' parameter of parzen_ise_in_memory"):
-        parzen_ise_in_memory(X, y, fixed_feature=6)
+        image_reading(X, y, fixed_feature=6)
     with pytest.raises(ValueError, match="The 'memberships' parameter"):
-        parzen_ise_in_memory(X, memberships="fuzzy")
+        image_reading(X, memberships="fuzzy")
     with pytest.raises(ValueError, match="finite X"):
-        parzen_ise_in_memory(np.array([[1.0, np.nan], [2.0, 3.0]]))
+        image_reading(np.array([[1.0, np.nan], [2.0, 3.0]]))
 
 
 def test_one_free_feature_gets_weight_one_without_a_pass():
     X, y = clustered_and_noise(3, num_clustered=1, num_noise=1)
-    np.testing.assert_array_equal(parzen_ise_in_memory(X[:, :1], y)[0], [1.0])
-    weights, info = parzen_ise_in_memory(X, y, fixed_feature=0)
+    np.testing.assert_array_equal(image_reading(X[:, :1], y)[0], [1.0])
+    weights, info = image_reading(X, y, fixed_feature=0)
     np.testing.assert_array_equal(weights, [0.0, 1.0])
     assert info["runs"][0]["stop"] == "single free feature" and info["runs"][0]["evaluations"] == 0
 
@@ -402,7 +407,7 @@ def test_the_weights_tend_to_all_equal_as_the_dimension_grows():
     """The paper's remark: int q^2 = int p^2 / prod w dominates (Q / P = d^d at equal weights), so
     with 2 clustered and 10 noise features the free weights are equal up to ~1e-9 relative."""
     X, y = clustered_and_noise(0, num_noise=10)
-    weights, info = parzen_ise_in_memory(X, y, fixed_feature=11)
+    weights, info = image_reading(X, y, fixed_feature=11)
     free = weights[:11]
     assert np.ptp(free) <= 1e-9 * free.mean()
 
@@ -417,7 +422,7 @@ def test_the_weights_tend_to_all_equal_as_the_dimension_grows():
     "last: see docs/parzen_ise.md, 'Why the paper checks fail'."))
 def test_iris_without_labels_ranks_petal_length_and_width_first():
     X, _ = load_iris(return_X_y=True)
-    _, info = parzen_ise_in_memory(X, num_clusters=3, seed=0)
+    _, info = image_reading(X, num_clusters=3, seed=0)
     assert set(info["ranking"][:2].tolist()) == {2, 3}
 
 
@@ -429,5 +434,5 @@ def test_iris_without_labels_ranks_petal_length_and_width_first():
     "See docs/parzen_ise.md."))
 def test_clustered_features_rank_before_noise():
     X, _ = clustered_and_noise(0)
-    _, info = parzen_ise_in_memory(X, num_clusters=3, seed=0)
+    _, info = image_reading(X, num_clusters=3, seed=0)
     assert set(info["ranking"][:2].tolist()) == {0, 1}

@@ -76,6 +76,8 @@ def test_output_that_exists_and_read_only_output(spark, good_parquet, tmp_path, 
     (["--param", "scaling=log", "--method", "lmba"], ["'scaling' parameter", "'none'"]),
     (["--num-features", "0"], ["'numFeatures' parameter"]),
     (["--method", "parzen-ise", "--param", "heldOutFeature=first"], ["'heldOutFeature' parameter"]),
+    (["--method", "parzen-ise", "--param", "criterion=joint"],
+     ["'criterion' parameter of ParzenISERanker", "'marginal', 'image'", "'joint'"]),
 ])
 def test_bad_params_are_named(spark, good_parquet, tmp_path, capsys, params, fragments):
     out = str(tmp_path / "out")

@@ -43,7 +43,7 @@ def test_class_groups_soft_and_landmarks_equal_the_in_memory_model(spark, partit
     X, y = small_iris()
     X = X.copy()
     X[X < 1.0] = 0.0  # some zeros, so the sparse rows are sparse
-    options = dict(max_iter=3, fixed_feature=2, landmarks=20, seed=1)
+    options = dict(max_iter=3, fixed_feature=2, landmarks=20, seed=1, criterion="image")
     want, want_info = parzen_ise_in_memory(X, y, **options)
     df = make_df(spark, X, y, partitions, sparse=sparse)
     result = parzen_ise_statistics(df, "features", "label", num_features=4, num_classes=3, **options)
@@ -80,6 +80,7 @@ def test_ranker_fit_transform_save_load_and_groups(spark, tmp_path):
     want, _ = parzen_ise_in_memory(X, num_clusters=3, max_iter=3, fixed_feature=1, fcm_max_iter=6, seed=2)
     assert_close(model.scores, want)
     assert model.summary["groups"] == "fcm" and model.summary["held_out_feature"] == 1
+    assert model.summary["criterion"] == "marginal"
     assert model.summary["fcm"]["clusters"] == 3 and model.summary["n_classes"] == 0
     assert model.transform(unlabelled).select("selected_features").first()[0].size == 2
     model.write().overwrite().save(str(tmp_path / "m"))
@@ -98,3 +99,17 @@ def test_ranker_fit_transform_save_load_and_groups(spark, tmp_path):
         ParzenISERanker(heldOutFeature=9).fit(unlabelled)
     with pytest.raises(ValueError, match="memberships"):
         ParzenISERanker(memberships="fuzzy").fit(unlabelled)
+
+
+@pytest.mark.parametrize("partitions,labelled", [(1, False), (3, True)])
+def test_marginal_reading_equals_the_in_memory_model(spark, partitions, labelled):
+    X, y = small_iris()
+    options = dict(criterion="marginal", fixed_feature="auto", max_iter=4, tol=0.0, fcm_max_iter=5, seed=0,
+                   block_size=32)
+    want, want_info = parzen_ise_in_memory(X, y if labelled else None, **options)
+    df = make_df(spark, X, y, partitions)
+    result = (parzen_ise_statistics(df, "features", "label", num_features=4, num_classes=3, **options) if labelled
+              else parzen_ise_statistics(df, "features", num_features=4, **options))
+    assert result.info["criterion"] == "marginal" and result.info["h"] == want_info["h"]
+    assert [r["evaluations"] for r in result.info["runs"]] == [r["evaluations"] for r in want_info["runs"]]
+    assert_close(result.scores, want)
