@@ -90,8 +90,8 @@ def test_relieff_with_small_classes_on_connect(spark, results_dir, variant):
     lambda: ReliefSelector(numFeatures=2, k=3),
     lambda: ReliefSelector(numFeatures=2, variant="prelief", sampleSize=20, sigma=0.2),
     lambda: UnivariateTestSelector(numFeatures=2, test="anova"),
-    lambda: LmbaSelector(numFeatures=2, batchSize=10),
-    lambda: SimbaSelector(numFeatures=2, batchSize=10),
+    lambda: LmbaSelector(numFeatures=2, batchSize=10, preset="paper"),
+    lambda: SimbaSelector(numFeatures=2, batchSize=10, preset="paper"),
     lambda: ParzenISERanker(numFeatures=2, groups="clusters", numClusters=2, maxIter=3, heldOutFeature=0,
                             fcmMaxIter=6),
 ], ids=["lfs", "lfs-arrow", "qfs", "relieff", "prelief", "anova", "lmba", "simba", "parzen-ise"])
