@@ -315,7 +315,7 @@ def pool_check() -> dict:
 def render_pool_check(blob: dict) -> List[str]:
     lines = ["", f"## Simba's batch on larger pools ({POOL_CHECK_ROWS} rows)", "",
              f"The default loop of Simba, {ORDERS} instance orders on the whole subsample (no CV): probes in the top "
-             "k / Kuncheva index. The pool/16 batch is 125 here (16 at 250 rows in stage 2).", "",
+             "k / Kuncheva index. The pool/16 batch is ceil(pool / 16) = 125 or 126 here (16 at 250 rows in stage 2).", "",
              "| set | rows | features + probes | top k | batch 1 | replay, batch 8 | replay, batch pool/16 |",
              "|---|---:|---:|---:|---:|---:|---:|"]
     for name in POOL_CHECK_SETS:
