@@ -326,6 +326,47 @@ def render_pool_check(blob: dict) -> List[str]:
     return lines
 
 
+def issue_case(seeds=range(3)) -> dict:
+    """Issue 23's case: 1,000 rows of waveform21 (raw, as a new user runs it) with 19 N(0, 1) noise
+    attributes (the waveform-40 layout); how many noise attributes each loop puts in its top 15."""
+    from sparkfs.selectors.margin_weighting import LMBA_DEFAULT_RUN, SIMBA_DEFAULT_RUN
+
+    X, y = load(ISSUE_SET)
+    X, y = X[:ISSUE_ROWS], y[:ISSUE_ROWS]
+    rng = np.random.default_rng(SEED)
+    X = np.hstack([X, rng.standard_normal((X.shape[0], ISSUE_NOISE))])
+    real = X.shape[1] - ISSUE_NOISE
+
+    def noise_in_top(weights):
+        return int((np.argsort(-weights, kind="stable")[:ISSUE_TOP] >= real).sum())
+
+    def loop(run):
+        return dict(schedule=run.schedule, passes=run.passes, batch_size=run.batch(X.shape[0]),
+                    batch_rule=run.batch_rule, averaging=run.averaging)
+
+    runs = {"lmba, old default (constant, 1 pass, replay batch 8)": ("lmba", dict(batch_size=8)),
+            "lmba, papers' loop": ("lmba", {}), "lmba, new default": ("lmba", loop(LMBA_DEFAULT_RUN)),
+            "simba, old default = papers' loop": ("simba", {}), "simba, new default": ("simba", loop(SIMBA_DEFAULT_RUN))}
+    out = {}
+    for label, (method, settings) in runs.items():
+        if method == "lmba":
+            out[label] = [noise_in_top(mw.lmba_in_memory(X, y, k=LMBA_K, c=LMBA_C, seed=s, **settings)[0]) for s in seeds]
+        else:
+            out[label] = [noise_in_top(simba.simba_in_memory(X, y, seed=s, **settings)[0]) for s in seeds]
+    return out
+
+
+ISSUE_SET, ISSUE_ROWS, ISSUE_NOISE, ISSUE_TOP = "waveform21", 1000, 19, 15
+
+
+def render_issue_case(blob: dict) -> List[str]:
+    lines = ["", f"## Issue 23's case: {ISSUE_ROWS} rows of {ISSUE_SET} + {ISSUE_NOISE} N(0, 1) noise attributes, raw",
+             "", f"Noise attributes in the top {ISSUE_TOP}, instance orders (seeds) 0, 1, 2.", "",
+             "| loop | noise in the top 15 |", "|---|---|"]
+    lines += [f"| {label} | {', '.join(str(v) for v in values)} |" for label, values in blob.items()]
+    return lines
+
+
 def render_table1(blob: dict) -> List[str]:
     lines = ["", "## Table 1 of Li & Lu, papers' loop vs the default loop", "",
              f"Data of `tests/core/test_lmba_table1.py` (raw features), seeds 0-{blob['seeds'] - 1} (seed s for the "
@@ -395,6 +436,9 @@ def render(out: dict, started_at: str, wall: float) -> str:
         lines += render_table1(blob)
         if "pool_check" in blob:
             lines += render_pool_check(blob["pool_check"])
+    issue = RESULTS / "lmba_simba_defaults_issue_case.json"
+    if issue.exists():
+        lines += render_issue_case(json.loads(issue.read_text()))
     return "\n".join(lines) + "\n"
 
 
@@ -405,7 +449,14 @@ def main() -> None:
     parser.add_argument("--from-json", help="re-render the report from a JSON of an earlier run")
     parser.add_argument("--table1", action="store_true", help="only the checks of the chosen defaults: Table 1 and Simba's "
                         "batch on larger pools (writes benchmarks/results/lmba_simba_defaults_table1.json; the report includes it)")
+    parser.add_argument("--issue-case", action="store_true", help="only issue 23's waveform case (writes "
+                        "benchmarks/results/lmba_simba_defaults_issue_case.json; the report includes it)")
     args = parser.parse_args()
+    if args.issue_case:
+        blob = issue_case()
+        (RESULTS / "lmba_simba_defaults_issue_case.json").write_text(json.dumps(blob, indent=1))
+        print("\n".join(render_issue_case(blob)))
+        return
     if args.table1:
         begin = time.perf_counter()
         blob = table1_check()
