@@ -262,7 +262,8 @@ def table1_check(seeds=range(20)) -> dict:
     iris = load_iris(return_X_y=True)
     sets = {"Iris": (lambda seed: iris, {2, 3}), "Multi-class": (multi_class_data, {0, 1}),
             "S_1": (s1_data, set(range(6)))}
-    runs = {"lmba": {"paper": PAPER, "default": LMBA_DEFAULT_RUN}, "simba": {"paper": PAPER, "default": SIMBA_DEFAULT_RUN}}
+    runs = {"lmba": {"paper": PAPER, "default": LMBA_DEFAULT_RUN},
+            "simba": {"paper": PAPER, "default": SIMBA_DEFAULT_RUN}}
     out = {}
     for set_name, (make, important) in sets.items():
         for method, loops in runs.items():
@@ -315,7 +316,8 @@ def pool_check() -> dict:
 def render_pool_check(blob: dict) -> List[str]:
     lines = ["", f"## Simba's batch on larger pools ({POOL_CHECK_ROWS} rows)", "",
              f"The default loop of Simba, {ORDERS} instance orders on the whole subsample (no CV): probes in the top "
-             "k / Kuncheva index. The pool/16 batch is ceil(pool / 16) = 125 or 126 here (16 at 250 rows in stage 2).", "",
+             "k / Kuncheva index. The pool/16 batch is ceil(pool / 16) = 125 or 126 here (16 at 250 rows in "
+             "stage 2).", "",
              "| set | rows | features + probes | top k | batch 1 | replay, batch 8 | replay, batch pool/16 |",
              "|---|---:|---:|---:|---:|---:|---:|"]
     for name in POOL_CHECK_SETS:
@@ -346,11 +348,13 @@ def issue_case(seeds=range(3)) -> dict:
 
     runs = {"lmba, old default (constant, 1 pass, replay batch 8)": ("lmba", dict(batch_size=8)),
             "lmba, papers' loop": ("lmba", {}), "lmba, new default": ("lmba", loop(LMBA_DEFAULT_RUN)),
-            "simba, old default = papers' loop": ("simba", {}), "simba, new default": ("simba", loop(SIMBA_DEFAULT_RUN))}
+            "simba, old default = papers' loop": ("simba", {}),
+            "simba, new default": ("simba", loop(SIMBA_DEFAULT_RUN))}
     out = {}
     for label, (method, settings) in runs.items():
         if method == "lmba":
-            out[label] = [noise_in_top(mw.lmba_in_memory(X, y, k=LMBA_K, c=LMBA_C, seed=s, **settings)[0]) for s in seeds]
+            out[label] = [noise_in_top(mw.lmba_in_memory(X, y, k=LMBA_K, c=LMBA_C, seed=s, **settings)[0])
+                          for s in seeds]
         else:
             out[label] = [noise_in_top(simba.simba_in_memory(X, y, seed=s, **settings)[0]) for s in seeds]
     return out
@@ -447,8 +451,9 @@ def main() -> None:
     parser.add_argument("--sets", nargs="*", default=list(SETS))
     parser.add_argument("--out", default=str(RESULTS / "lmba_simba_defaults"))
     parser.add_argument("--from-json", help="re-render the report from a JSON of an earlier run")
-    parser.add_argument("--table1", action="store_true", help="only the checks of the chosen defaults: Table 1 and Simba's "
-                        "batch on larger pools (writes benchmarks/results/lmba_simba_defaults_table1.json; the report includes it)")
+    parser.add_argument("--table1", action="store_true",
+                        help="only the checks of the chosen defaults: Table 1 and Simba's batch on larger pools "
+                             "(writes benchmarks/results/lmba_simba_defaults_table1.json; the report includes it)")
     parser.add_argument("--issue-case", action="store_true", help="only issue 23's waveform case (writes "
                         "benchmarks/results/lmba_simba_defaults_issue_case.json; the report includes it)")
     args = parser.parse_args()

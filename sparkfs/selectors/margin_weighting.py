@@ -186,8 +186,9 @@ class LmbaSelectorModel(FeatureSelectorModel, _LmbaParams):
 
 
 _LOOP_DOC = """
-    The loop (``preset``): by default sparkfs's (:data:`{default}`: {description}), chosen on 14 sets
-    with probe features (``docs/lmba_simba.md``, section E); ``preset="paper"`` runs the papers' loop
+    The loop (``preset``): by default sparkfs's, :data:`{default}`:
+    {description}
+    (chosen on 14 sets with probe features, ``docs/lmba_simba.md``, section E); ``preset="paper"`` runs the papers' loop
     (beta = 1 constant, one pass, one instance per Spark job, the last w). Each of schedule,
     stepSize, passes, batchSize, batchRule and averaging set explicitly overrides the preset. The
     summary records the loop run: ``preset``, ``schedule``, ``pool_passes``, ``instances_picked``,
@@ -197,8 +198,9 @@ _LOOP_DOC = """
 
 def _describe(run: MarginRun) -> str:
     batches = run.batch_size if run.batch_size is not None else f"ceil(pool / {run.batches_per_pass})"
+    ranked = "the mean of the iterates" if run.averaging == "iterates" else "the last w"
     return (f"{run.schedule} steps from beta = {run.step_size:g}, {run.passes} passes, batches of {batches} "
-            f"with rule '{run.batch_rule}', ranking by {'the mean of the iterates' if run.averaging == 'iterates' else 'the last w'}")
+            f"with rule '{run.batch_rule}', ranking by {ranked}")
 
 
 class LmbaSelector(FeatureSelector, _LmbaParams):
