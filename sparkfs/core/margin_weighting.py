@@ -53,16 +53,16 @@ states O(N^2 n)).
 
 from __future__ import annotations
 
-from typing import Tuple, Union
+from typing import Optional, Tuple, Union
 
 import numpy as np
 import scipy.sparse as sp
 
 Matrix = Union[np.ndarray, sp.csr_matrix]
 
+from sparkfs.core.margin_runs import BATCH_RULES, SCHEDULES, IterateAverage, MarginRun
+
 PROJECTIONS = ("none", "clip")
-SCHEDULES = ("constant", "decay")
-BATCH_RULES = ("replay", "sum")
 # Largest temporary (elements) of a chunk: (instances, targets, rows) hinge values, or (pairs,
 # features) for the dense rows of the exact recheck and of weighted_squared_norms.
 ELEMENT_BUDGET = 2_000_000
@@ -350,7 +350,8 @@ def lmba_target_terms(target_differences: Matrix, active_counts, c, target_mask=
     return _dense_array(gather @ _squares(target_differences)).reshape(num_instances, -1)
 
 
-def lmba_replay(w, target_terms, impostor_sums, c, step_sizes_of_instances, projection="none") -> np.ndarray:
+def lmba_replay(w, target_terms, impostor_sums, c, step_sizes_of_instances, projection="none",
+                average: Optional[IterateAverage] = None) -> np.ndarray:
     """The "replay" batch rule: the batch's instances take their single-instance steps (3(d)) one
     after another, each gradient ``2 w_f (T_if - c S_if)`` with the *current* w, while the hinge
     terms T and S (which depend on w only through which pairs are active) come from one pass at
@@ -364,11 +365,15 @@ def lmba_replay(w, target_terms, impostor_sums, c, step_sizes_of_instances, proj
     c : float
     step_sizes_of_instances : array-like (m,): beta of each instance's step
     projection : see :func:`lmba_step`
+    average : IterateAverage, optional
+        Fed the iterate after every instance's step.
     """
     w = np.array(w, dtype=float)
     brackets = np.asarray(target_terms, dtype=float) - c * np.asarray(impostor_sums, dtype=float)
     for bracket, beta in zip(brackets, np.asarray(step_sizes_of_instances, dtype=float)):
         w = lmba_step(w, 2.0 * w * bracket, beta, projection)
+        if average is not None:
+            average.add(w)
     return w
 
 
@@ -431,14 +436,18 @@ def batch_step_sizes(batch_rule, schedule, steps, batch_size, step_size=1.0) -> 
 
 
 def lmba_batch_update(w, batch_rule, target_differences, active_counts, impostor_sums, c, beta, projection,
-                      target_mask=None) -> np.ndarray:
+                      target_mask=None, average: Optional[IterateAverage] = None) -> np.ndarray:
     """w after one batch: :func:`lmba_replay` (impostor sums per instance, betas per instance) or
-    one :func:`lmba_step` along :func:`lmba_gradient` (summed impostor sums, one beta)."""
+    one :func:`lmba_step` along :func:`lmba_gradient` (summed impostor sums, one beta). ``average``
+    (optional) is fed every iterate."""
     if batch_rule == "replay":
         terms = lmba_target_terms(target_differences, active_counts, c, target_mask)
-        return lmba_replay(w, terms, impostor_sums, c, beta, projection)
+        return lmba_replay(w, terms, impostor_sums, c, beta, projection, average)
     gradient = lmba_gradient(w, target_differences, active_counts, impostor_sums, c, target_mask=target_mask)
-    return lmba_step(w, gradient, beta, projection)
+    w = lmba_step(w, gradient, beta, projection)
+    if average is not None:
+        average.add(w)
+    return w
 
 
 def number_of_steps(iterations: int, batch_size: int) -> int:
@@ -502,26 +511,31 @@ def _sorted_neighbours(X, y, queries, w2, same_class: bool, limit: int):
     return result
 
 
-def lmba_in_memory(X, y, *, k=3, c=1.0, iterations=None, batch_size=1, step_size=1.0,
-                   schedule="constant", projection="none", seed=0, batch_rule="replay") -> Tuple[np.ndarray, np.ndarray]:
+def lmba_in_memory(X, y, *, k=3, c=1.0, iterations=None, batch_size=1, step_size=1.0, schedule="constant",
+                   projection="none", seed=0, batch_rule="replay", passes=1,
+                   averaging="none") -> Tuple[np.ndarray, np.ndarray]:
     """Lmba, Section 3.1 steps 1-4, on in-memory dense data, with mini-batches.
 
     Parameters
     ----------
     X, y : ndarray of shape (n, D), array-like of shape (n,)
     k, c : int >= 1 target neighbours (Definition 2); float >= 0, the scaling factor of eq. (3).
-    iterations, batch_size : instances picked in total (the paper's I, default n, Section 3.1);
-        instances per step. There are ``number_of_steps(iterations, batch_size)`` steps.
+    iterations, batch_size : instances picked in total (the paper's I, default passes x n,
+        Section 3.1); instances per step (None: ceil(n / 16), see ``MarginRun.batch``). There are
+        ``number_of_steps(iterations, batch_size)`` steps.
     step_size, schedule, projection, seed : see :func:`step_sizes`, :func:`lmba_step`,
         :func:`instance_order`.
     batch_rule : {"replay", "sum"}
         How a batch moves w (:func:`batch_step_sizes`): "replay" (:func:`lmba_replay`, one step per
         instance, the hinge terms from the batch's first w) or "sum" (one normalised step along the
         summed gradient). Identical for batch_size = 1.
+    passes, averaging : see :class:`sparkfs.core.margin_runs.MarginRun`. The defaults of all
+        the run's settings are the paper's.
 
     Returns
     -------
-    ranking_weights, raw_w : ndarrays of shape (D,) (:func:`lmba_ranking_weights` of raw_w).
+    ranking_weights, raw_w : ndarrays of shape (D,): :func:`lmba_ranking_weights` of the ranked w
+        (the last w, or the mean of the iterates with ``averaging="iterates"``), and that w.
 
     Notes
     -----
@@ -531,15 +545,13 @@ def lmba_in_memory(X, y, *, k=3, c=1.0, iterations=None, batch_size=1, step_size
     """
     owner = "lmba_in_memory"
     _check_choice("projection", owner, projection, PROJECTIONS)
-    _check_choice("schedule", owner, schedule, SCHEDULES)
     k = _check_int("k", owner, k, 1)
     c = _check_positive("c", owner, c, allow_zero=True)
-    batch_size = _check_int("batch_size", owner, batch_size, 1)
-    step_size = _check_positive("step_size", owner, step_size)
+    run = MarginRun(schedule=schedule, step_size=step_size, passes=passes, batch_size=batch_size,
+                    batch_rule=batch_rule, averaging=averaging, iterations=iterations)
     X, y = _check_data(X, y, owner)
     n, num_features = X.shape
-    iterations = n if iterations is None else _check_int("iterations", owner, iterations, 0)
-    steps = number_of_steps(iterations, batch_size)
+    steps, batch_size = run.steps(n), run.batch(n)
     betas = batch_step_sizes(batch_rule, schedule, steps, batch_size, step_size)
     everyone = np.arange(n)
     ones = np.ones(num_features)
@@ -548,6 +560,7 @@ def lmba_in_memory(X, y, *, k=3, c=1.0, iterations=None, batch_size=1, step_size
     nearmiss = _sorted_neighbours(X, y, everyone, ones, False, 1)[:, 0]
     theta = lmba_theta(weighted_squared_norms(X - X[targets[:, 0]]), weighted_squared_norms(X - X[nearmiss]))
     w = np.ones(num_features)                                                     # Step 1
+    average = IterateAverage(w) if averaging == "iterates" else None
     for batch, beta in zip(instance_order(n, steps, batch_size, seed), betas):
         instances = X[batch]
         differences = lmba_target_differences(instances, X, targets[batch])
@@ -556,5 +569,6 @@ def lmba_in_memory(X, y, *, k=3, c=1.0, iterations=None, batch_size=1, step_size
                                                         target_mask=target_mask[batch],
                                                         per_instance=batch_rule == "replay")
         w = lmba_batch_update(w, batch_rule, differences, active_counts, impostor_sums, c, beta, projection,
-                              target_mask[batch])
-    return lmba_ranking_weights(w), w
+                              target_mask[batch], average)
+    ranked = w if average is None else average.mean()
+    return lmba_ranking_weights(ranked), ranked

@@ -7,17 +7,26 @@ Algorithm 1), the baseline of Li & Lu's Lmba paper. Pure NumPy.
   :mod:`sparkfs.spark.margin_weighting`, mirrors it with one Spark job per step).
 
 Choices: a neighbour at weighted distance 0 (a duplicate row) contributes 0 to Delta instead of
-dividing by zero; a batch sums the Deltas of its instances, all at the same w (a batch of 1 is
-the paper). Instances are picked by :func:`sparkfs.core.margin_weighting.instance_order`.
+dividing by zero. Instances are picked by :func:`sparkfs.core.margin_weighting.instance_order`.
+The loop's settings are those of Lmba (:class:`sparkfs.core.margin_runs.MarginRun`):
+
+* **batch rules** -- a batch's nearest hits and misses are searched at the batch's first w (the
+  search over all rows is the Spark job); rule ``"replay"`` then adds each instance's Delta in
+  turn, computed with the current w (:func:`simba_replay`), rule ``"sum"`` adds the Deltas all
+  computed at the batch's first w. A batch of 1 is the paper for both.
+* **step sizes** -- w <- w + beta_t Delta; the paper adds Delta as it is (beta = 1, "constant");
+  ``"decay"`` is beta_t = step_size / sqrt(t + 1) over picked instances, as for Lmba.
+* **averaging** -- ``"iterates"`` ranks by the mean of the iterates of w instead of the last w.
 """
 
 from __future__ import annotations
 
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 
-from sparkfs.core.margin_weighting import _check_data, _check_int, _sorted_neighbours, instance_order, number_of_steps
+from sparkfs.core.margin_runs import IterateAverage, MarginRun
+from sparkfs.core.margin_weighting import _check_data, _sorted_neighbours, batch_step_sizes, instance_order
 
 
 def _inverse_distance_terms(w2, instances, neighbours) -> np.ndarray:
@@ -57,28 +66,61 @@ def simba_final_weights(w) -> np.ndarray:
     return squares / top if top > 0 else np.zeros_like(squares)
 
 
-def simba_in_memory(X, y, *, iterations=None, batch_size=1, seed=0) -> Tuple[np.ndarray, np.ndarray]:
+def simba_replay(w, instance_matrix, hit_vectors, miss_vectors, step_sizes_of_instances,
+                 average: Optional[IterateAverage] = None) -> np.ndarray:
+    """Rule "replay": each instance's Delta (:func:`simba_delta` of that instance alone, with the
+    *current* w), scaled by its beta, is added in turn; the nearest hits and misses were searched
+    at the batch's first w. ``average`` (optional) is fed the iterate after every instance."""
+    w = np.array(w, dtype=float)
+    instances = np.atleast_2d(np.asarray(instance_matrix, dtype=float))
+    hits = np.atleast_2d(np.asarray(hit_vectors, dtype=float))
+    misses = np.atleast_2d(np.asarray(miss_vectors, dtype=float))
+    for position, beta in enumerate(np.asarray(step_sizes_of_instances, dtype=float)):
+        w = w + beta * simba_delta(w, instances[position], hits[position], misses[position])
+        if average is not None:
+            average.add(w)
+    return w
+
+
+def simba_batch_update(w, batch_rule, instance_matrix, hit_vectors, miss_vectors, beta,
+                       average: Optional[IterateAverage] = None) -> np.ndarray:
+    """w after one batch: :func:`simba_replay` (``beta`` per instance) or ``w + beta *`` the summed
+    Deltas at the batch's w (rule "sum", one ``beta``)."""
+    if batch_rule == "replay":
+        return simba_replay(w, instance_matrix, hit_vectors, miss_vectors, beta, average)
+    w = np.asarray(w, dtype=float) + float(beta) * simba_delta(w, instance_matrix, hit_vectors, miss_vectors)
+    if average is not None:
+        average.add(w)
+    return w
+
+
+def simba_in_memory(X, y, *, iterations=None, batch_size=1, seed=0, batch_rule="replay", schedule="constant",
+                    step_size=1.0, passes=1, averaging="none") -> Tuple[np.ndarray, np.ndarray]:
     """Simba (Gilad-Bachrach et al. 2004, Algorithm 1) on in-memory dense data, with mini-batches.
 
     Each step finds, for every batch instance, its nearhit and nearmiss in the current weighted
-    metric ``||.||_w`` over all rows (brute force, ties by smaller index, itself excluded), sums
-    the Deltas (:func:`simba_delta`, all at the same w) and adds them to w; finally
-    :func:`simba_final_weights`.
+    metric ``||.||_w`` over all rows (brute force, ties by smaller index, itself excluded) and
+    updates w by :func:`simba_batch_update`; finally :func:`simba_final_weights`. The run's
+    settings (:class:`sparkfs.core.margin_runs.MarginRun`) default to the paper's.
 
     Returns
     -------
-    final_weights, raw_w : ndarrays of shape (D,)
+    final_weights, raw_w : ndarrays of shape (D,): :func:`simba_final_weights` of the ranked w (the
+        last w, or the mean of the iterates with ``averaging="iterates"``), and that w.
     """
     owner = "simba_in_memory"
-    batch_size = _check_int("batch_size", owner, batch_size, 1)
+    run = MarginRun(schedule=schedule, step_size=step_size, passes=passes, batch_size=batch_size,
+                    batch_rule=batch_rule, averaging=averaging, iterations=iterations)
     X, y = _check_data(X, y, owner)
     n, num_features = X.shape
-    iterations = n if iterations is None else _check_int("iterations", owner, iterations, 0)
-    steps = number_of_steps(iterations, batch_size)
+    steps, batch_size = run.steps(n), run.batch(n)
+    betas = batch_step_sizes(batch_rule, schedule, steps, batch_size, step_size)
     w = np.ones(num_features)
-    for batch in instance_order(n, steps, batch_size, seed):
+    average = IterateAverage(w) if averaging == "iterates" else None
+    for batch, beta in zip(instance_order(n, steps, batch_size, seed), betas):
         w2 = w ** 2
         hits = _sorted_neighbours(X, y, batch, w2, True, 1)[:, 0]
         misses = _sorted_neighbours(X, y, batch, w2, False, 1)[:, 0]
-        w = w + simba_delta(w, X[batch], X[hits], X[misses])
-    return simba_final_weights(w), w
+        w = simba_batch_update(w, batch_rule, X[batch], X[hits], X[misses], beta, average)
+    ranked = w if average is None else average.mean()
+    return simba_final_weights(ranked), ranked

@@ -7,6 +7,7 @@ import numpy as np
 from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
+from sparkfs.core.margin_runs import AVERAGINGS, BATCH_RULES, PAPER, SCHEDULES, MarginRun
 from sparkfs.errors import InvalidInputError
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
 from sparkfs.selectors._params import (
@@ -23,11 +24,20 @@ from sparkfs.spark.margin_weighting import lmba_statistics, simba_statistics
 from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
 
 
-#: Lmba's default instances per step (Spark job): with the "replay" rule a batch of 8 kept the
-#: batch-1 ranking on mfeat and tr11 (docs/lmba_batch_rule.md) at an eighth of the jobs.
-LMBA_DEFAULT_BATCH = 8
-#: Passes over the pool that ``iterations`` (and ``batchSize``) may ask for: the papers pick each
-#: pool instance about once (Li & Lu's I = the pool size); a hundred passes is far beyond them.
+#: sparkfs's loop for Lmba and for Simba when ``preset="default"``: the settings that won
+#: benchmarks/lmba_simba_defaults_study.py (docs/lmba_simba.md, section E: probes out of the top k,
+#: Kuncheva stability across instance orders, 1-NN accuracy, on 14 sets with probe features).
+LMBA_DEFAULT_RUN = MarginRun(schedule="decay", step_size=1.0, passes=3, batch_size=8, batch_rule="replay",
+                             averaging="none")
+SIMBA_DEFAULT_RUN = MarginRun(schedule="constant", step_size=1.0, passes=3, batch_size=None, batches_per_pass=16,
+                              batch_rule="replay", averaging="none")
+#: ``preset`` values: sparkfs's defaults, or the papers' run (:data:`sparkfs.core.margin_runs.PAPER`).
+PRESETS = ("default", "paper")
+#: Params a preset fills in (when not set explicitly) and the MarginRun field each one feeds.
+RUN_PARAMS = {"schedule": "schedule", "stepSize": "step_size", "passes": "passes", "batchSize": "batch_size",
+              "batchRule": "batch_rule", "averaging": "averaging"}
+#: Passes over the pool that ``iterations`` (and ``batchSize``, ``passes``) may ask for: the papers
+#: pick each pool instance about once (Li & Lu's I = the pool size); a hundred passes is far beyond them.
 MAX_POOL_PASSES = 100
 #: Instance-row distances a fit may compute (iterations x rows, each over every feature): 10^12
 #: is hours of a large cluster's time; beyond it a run is not expected to end.
@@ -38,80 +48,117 @@ def _int(name, doc):
     return Param(Params._dummy(), name, doc, typeConverter=TypeConverters.toInt)
 
 
+def _str(name, doc):
+    return Param(Params._dummy(), name, doc, typeConverter=TypeConverters.toString)
+
+
 class _IterativeParams(HasScaling, HasDriverBudget):
-    iterations: Param = _int("iterations", "instances picked in total (the paper's I); unset = the pool size")
-    batchSize: Param = _int("batchSize", "instances per step (one Spark job); 1 = the paper's per-instance update")
+    iterations: Param = _int("iterations", "instances picked in total (the paper's I); unset = passes x the pool size")
+    batchSize: Param = _int("batchSize", "instances per step (one Spark job); 1 = the papers' per-instance update; "
+                            "unset (Simba's default) = ceil(pool / 16), 16 steps per pass")
     sampleSize: Param = _int("sampleSize", "pool of instances to pick from, drawn by `seed`; unset = every row")
     seed: Param = _int("seed", "seed of the pool and of the order in which instances are picked")
-    rowIdCol: Param = Param(Params._dummy(), "rowIdCol", "column of unique integer row ids; unset = row position",
-                            typeConverter=TypeConverters.toString)
+    rowIdCol: Param = _str("rowIdCol", "column of unique integer row ids; unset = row position")
     blockSize: Param = _int("blockSize", "rows per block of the distance computation")
+    preset: Param = _str("preset", "'default' (sparkfs's loop: see docs/lmba_simba.md, section E) or 'paper' (the "
+                         "papers' run: schedule='constant', stepSize=1, passes=1, batchSize=1, averaging='none'); "
+                         "schedule, stepSize, passes, batchSize, batchRule, averaging set explicitly override it")
+    passes: Param = _int("passes", "passes over the pool (a new instance order each) when iterations is unset; "
+                         "1 = the papers")
+    stepSize: Param = Param(Params._dummy(), "stepSize", "beta of the update (Lmba's Step 3(d); Simba: w += beta "
+                            "Delta); the first one with 'decay'", typeConverter=TypeConverters.toFloat)
+    schedule: Param = _str("schedule", "'constant' (beta_t = stepSize, the papers) or 'decay' "
+                           "(stepSize / sqrt(t + 1), t = instances picked before)")
+    batchRule: Param = _str("batchRule", "how a batch moves w: 'replay' (the search at the batch's first w, then "
+                            "each instance's own step in turn with the current w) or 'sum' (one step along the "
+                            "summed gradients); the same for batchSize=1. See docs/lmba_batch_rule.md")
+    averaging: Param = _str("averaging", "'none' (rank by the last w, the papers) or 'iterates' (rank by the mean of "
+                            "w over every step: Polyak-Ruppert averaging)")
     _param_constraints = {
         "iterations": in_range(1, MAX_PICKED_INSTANCES, kind="an int"),
         "batchSize": in_range(1, MAX_PICKED_INSTANCES, kind="an int"),
         "sampleSize": in_range(1, kind="an int"),
         "seed": (lambda v: isinstance(v, int), "an int"),
         "blockSize": in_range(1, MAX_BLOCK_SIZE, kind="an int"),
+        "preset": one_of(*PRESETS),
+        "passes": in_range(1, MAX_POOL_PASSES, kind="an int"),
+        "stepSize": in_range(0.0, low_open=True),
+        "schedule": one_of(*SCHEDULES),
+        "batchRule": one_of(*BATCH_RULES),
+        "averaging": one_of(*AVERAGINGS),
     }
+    #: The loop of ``preset="default"`` (each subclass names its own).
+    _default_run: MarginRun = PAPER
 
     def __init__(self, *args):
         super().__init__(*args)
-        self._setDefault(batchSize=1, seed=0, blockSize=2048, scaling="none", driverBudgetMB=2048.0)
+        run = self._default_run
+        self._setDefault(seed=0, blockSize=2048, scaling="none", driverBudgetMB=2048.0, preset="default",
+                         **{param: getattr(run, field) for param, field in RUN_PARAMS.items()
+                            if getattr(run, field) is not None})
 
     def _optional(self, param):
         return self.getOrDefault(param) if self.isDefined(param) else None
+
+    def _run(self) -> MarginRun:
+        """The loop this fit runs: each setting as set explicitly, else the preset's."""
+        source = PAPER if self.getOrDefault(self.preset) == "paper" else self._default_run
+        chosen = {field: self.getOrDefault(param) if self.isSet(param) else getattr(source, field)
+                  for param, field in RUN_PARAMS.items()}
+        return MarginRun(iterations=self._optional(self.iterations), batches_per_pass=source.batches_per_pass,
+                         **chosen)
 
     def _iterative_bounds(self, shape):
         """Picks (iterations, and a batch) within MAX_POOL_PASSES passes over the pool and
         MAX_INSTANCE_ROW_PAIRS distances; Lmba's k as the Relief family's."""
         pool = shape.n_rows if self._optional(self.sampleSize) is None else min(self.getOrDefault(self.sampleSize),
                                                                                    shape.n_rows)
+        run = self._run()
         passes = f"{MAX_POOL_PASSES} passes over the pool of {pool:,} instances (sampleSize, else the rows)"
-        bounds = [UpperBound("batchSize", self.getOrDefault(self.batchSize), MAX_POOL_PASSES * pool, passes)]
+        bounds = [UpperBound("batchSize", run.batch(pool), MAX_POOL_PASSES * pool, passes)]
         if self.isDefined(self.iterations):
             iterations = self.getOrDefault(self.iterations)
             bounds += [UpperBound("iterations", iterations, MAX_POOL_PASSES * pool, passes),
                        UpperBound("iterations", iterations, MAX_INSTANCE_ROW_PAIRS // shape.n_rows,
                                   f"each picked instance is compared with all {shape.n_rows:,} rows, and a fit "
                                   f"computes at most {MAX_INSTANCE_ROW_PAIRS:.0e} such distances")]
+        else:
+            bounds.append(UpperBound("passes", run.passes, max(1, MAX_INSTANCE_ROW_PAIRS // (shape.n_rows * pool)),
+                                     f"each picked instance is compared with all {shape.n_rows:,} rows, and a fit "
+                                     f"computes at most {MAX_INSTANCE_ROW_PAIRS:.0e} such distances"))
         if self.hasParam("k"):
             bounds += neighbour_bounds(self.getOrDefault("k"), pool, shape, self.getDriverBudgetMB())
         return bounds
 
     def _common_args(self):
-        return dict(iterations=self._optional(self.iterations), batch_size=self.getOrDefault(self.batchSize),
-                    sample_size=self._optional(self.sampleSize), seed=self.getOrDefault(self.seed),
+        return dict(run=self._run(), sample_size=self._optional(self.sampleSize), seed=self.getOrDefault(self.seed),
                     scaling=self.getScaling(), row_id_col=self._optional(self.rowIdCol),
                     block_size=self.getOrDefault(self.blockSize), driver_budget_mb=self.getDriverBudgetMB())
+
+    def _run_info(self, result) -> dict:
+        """What the loop did, for the summary: the preset, and the steps, passes and batch run."""
+        return {"preset": self.getOrDefault(self.preset), **self._run().describe(int(result.n_pool))}
 
 
 class _LmbaParams(_IterativeParams):
     k: Param = _int("k", "target neighbours per instance (k nearest of its class)")
     c: Param = Param(Params._dummy(), "c", "weight of the hinge (impostor) term of eq. 3", typeConverter=TypeConverters.toFloat)
-    stepSize: Param = Param(Params._dummy(), "stepSize", "beta of Step 3(d) (the first one with 'decay')",
-                            typeConverter=TypeConverters.toFloat)
-    schedule: Param = Param(Params._dummy(), "schedule", "'constant' (beta_t = stepSize, the paper's experiments) or "
-                            "'decay' (stepSize / sqrt(t + 1))", typeConverter=TypeConverters.toString)
-    projection: Param = Param(Params._dummy(), "projection", "'none' (the update as printed) or 'clip' (w to [0, 1] "
-                              "after each step)", typeConverter=TypeConverters.toString)
-    batchRule: Param = Param(Params._dummy(), "batchRule", "how a batch moves w: 'replay' (each instance's own step "
-                             "in turn, hinge sets from the batch's first w) or 'sum' (one step along the summed "
-                             "gradient); the same for batchSize=1. See docs/lmba_batch_rule.md",
-                             typeConverter=TypeConverters.toString)
+    projection: Param = _str("projection", "'none' (the update as printed) or 'clip' (w to [0, 1] after each step)")
     _param_constraints = {
         **_IterativeParams._param_constraints,
         "k": in_range(1, kind="an int"),
         "c": in_range(0.0, low_open=True),
-        "stepSize": in_range(0.0, low_open=True),
-        "schedule": one_of("constant", "decay"),
         "projection": one_of("none", "clip"),
-        "batchRule": one_of("replay", "sum"),
     }
+    _default_run = LMBA_DEFAULT_RUN
 
     def __init__(self, *args):
         super().__init__(*args)
-        self._setDefault(k=3, c=1.0, stepSize=1.0, schedule="constant", projection="none", batchRule="replay",
-                         batchSize=LMBA_DEFAULT_BATCH)
+        self._setDefault(k=3, c=1.0, projection="none")
+
+
+class _SimbaParams(_IterativeParams):
+    _default_run = SIMBA_DEFAULT_RUN
 
 
 def _fit_indexed(selector, dataset, compute, info):
@@ -127,28 +174,46 @@ def _fit_indexed(selector, dataset, compute, info):
     selector._check_data_bounds(int(counts.sum()), counts, num_features)
     indexed = with_label_index(dataset, selector.getLabelCol(), labels, "__label_index")
     result = compute(indexed, "__label_index", num_features, len(labels))
-    summary = {**info, "steps": int(result.steps), "n_pool": int(result.n_pool), **result.info}
+    summary = {**info, **selector._run_info(result), "steps": int(result.steps), "n_pool": int(result.n_pool),
+               **result.info}
     return ScoreResult(scores=result.scores, label_values=labels, class_counts=counts.tolist(),
                        n_rows=int(counts.sum()), info=summary, feature_arrays={"raw_weights": result.raw_weights})
 
 
 class LmbaSelectorModel(FeatureSelectorModel, _LmbaParams):
-    """Model of :class:`LmbaSelector`: ``scores`` = |w| / max |w|; ``featureArray("raw_weights")`` = w."""
+    """Model of :class:`LmbaSelector`: ``scores`` = |w| / max |w|; ``featureArray("raw_weights")`` = the
+    w ranked (the last w, or the mean of the iterates with ``averaging="iterates"``)."""
+
+
+_LOOP_DOC = """
+    The loop (``preset``): by default sparkfs's, :data:`{default}`:
+    {description}
+    (chosen on 14 sets with probe features, ``docs/lmba_simba.md``, section E); ``preset="paper"`` runs the papers' loop
+    (beta = 1 constant, one pass, one instance per Spark job, the last w). Each of schedule,
+    stepSize, passes, batchSize, batchRule and averaging set explicitly overrides the preset. The
+    summary records the loop run: ``preset``, ``schedule``, ``pool_passes``, ``instances_picked``,
+    ``batch_size``, ``batch_rule``, ``averaging`` and ``steps`` (Spark jobs of the loop).
+"""
+
+
+def _describe(run: MarginRun) -> str:
+    batches = run.batch_size if run.batch_size is not None else f"ceil(pool / {run.batches_per_pass})"
+    ranked = "the mean of the iterates" if run.averaging == "iterates" else "the last w"
+    return (f"{run.schedule} steps from beta = {run.step_size:g}, {run.passes} passes, batches of {batches} "
+            f"with rule '{run.batch_rule}', ranking by {ranked}")
 
 
 class LmbaSelector(FeatureSelector, _LmbaParams):
-    """Lmba (Li & Lu 2009): feature weights minimising the loss-margin of k-NN classification (eq. 3)
+    __doc__ = """Lmba (Li & Lu 2009): feature weights minimising the loss-margin of k-NN classification (eq. 3)
     by normalised gradient steps (eq. 16-17, Step 3d), features ranked by |w|.
 
     Target neighbours and theta (eq. 2) are found once, in the original metric (Step 2); each
     step picks ``batchSize`` instances, and every partition adds the hinge terms of its rows of
-    other classes. ``batchSize=1`` is the paper's procedure (one Spark job per instance). The
-    default, 8 instances per job with ``batchRule="replay"``, takes the same per-instance steps
-    but finds each batch's active hinge pairs at the batch's first w (``docs/lmba_batch_rule.md``:
-    it kept the batch-1 ranking on mfeat and tr11; summing the gradients, ``batchRule="sum"``, did
-    not). See :mod:`sparkfs.core.margin_weighting` for the equations and the choices the paper
-    leaves open.
-
+    other classes (one Spark job per step). With ``batchRule="replay"`` a batch takes the same
+    per-instance steps as batch 1 but finds its active hinge pairs at the batch's first w
+    (``docs/lmba_batch_rule.md``). See :mod:`sparkfs.core.margin_weighting` for the equations and
+    the choices the paper leaves open.
+""" + _LOOP_DOC.format(default="LMBA_DEFAULT_RUN", description=_describe(LMBA_DEFAULT_RUN)) + """
     Notes
     -----
     Per step: O(batchSize x n x D) multiply-adds (two GEMMs; O(batchSize x nnz) on sparse rows) and
@@ -160,10 +225,10 @@ class LmbaSelector(FeatureSelector, _LmbaParams):
 
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", numFeatures=None,
-                 threshold=None, selectionMode=None, selectionThreshold=None,
-                 k=3, c=1.0, iterations=None, batchSize=LMBA_DEFAULT_BATCH, stepSize=1.0,
-                 schedule="constant", projection="none", sampleSize=None, seed=0, scaling="none", rowIdCol=None,
-                 blockSize=2048, allowManyClasses=False, batchRule="replay", driverBudgetMB=2048.0):
+                 threshold=None, selectionMode=None, selectionThreshold=None, k=3, c=1.0, iterations=None, batchSize=None, stepSize=None, schedule=None,
+                 projection="none", sampleSize=None, seed=0, scaling="none", rowIdCol=None, blockSize=2048,
+                 allowManyClasses=False, batchRule=None, driverBudgetMB=2048.0, preset="default", passes=None,
+                 averaging=None):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
@@ -174,34 +239,40 @@ class LmbaSelector(FeatureSelector, _LmbaParams):
         def compute(indexed, label_col, num_features, num_classes):
             return lmba_statistics(
                 indexed, self.getFeaturesCol(), label_col, num_features=num_features, num_classes=num_classes,
-                k=self.getOrDefault(self.k), c=self.getOrDefault(self.c), step_size=self.getOrDefault(self.stepSize),
-                schedule=self.getOrDefault(self.schedule), projection=self.getOrDefault(self.projection),
-                batch_rule=self.getOrDefault(self.batchRule), **self._common_args())
+                k=self.getOrDefault(self.k), c=self.getOrDefault(self.c), projection=self.getOrDefault(self.projection),
+                **self._common_args())
 
         info = {"method": "lmba", "k": self.getOrDefault(self.k), "c": self.getOrDefault(self.c),
-                "batch_size": self.getOrDefault(self.batchSize), "projection": self.getOrDefault(self.projection),
-                "batch_rule": self.getOrDefault(self.batchRule)}
+                "projection": self.getOrDefault(self.projection)}
         return _fit_indexed(self, dataset, compute, info)
 
 
-class SimbaSelectorModel(FeatureSelectorModel, _IterativeParams):
-    """Model of :class:`SimbaSelector`: ``scores`` = w^2 / max w^2; ``featureArray("raw_weights")`` = w."""
+class SimbaSelectorModel(FeatureSelectorModel, _SimbaParams):
+    """Model of :class:`SimbaSelector`: ``scores`` = w^2 / max w^2; ``featureArray("raw_weights")`` = the w
+    ranked (the last w, or the mean of the iterates with ``averaging="iterates"``)."""
 
 
-class SimbaSelector(FeatureSelector, _IterativeParams):
-    """Simba (Gilad-Bachrach, Navot & Tishby 2004), the baseline of Li & Lu: per picked instance,
+class SimbaSelector(FeatureSelector, _SimbaParams):
+    __doc__ = """Simba (Gilad-Bachrach, Navot & Tishby 2004), the baseline of Li & Lu: per picked instance,
     the nearest hit and miss in the current weighted metric move w along the hypothesis-margin
     gradient; finally w^2 / max w^2. One Spark job (a weighted search with the neighbours'
-    vectors) per step of ``batchSize`` instances; ``batchSize=1`` is the original algorithm.
+    vectors) per step of ``batchSize`` instances: the batch's hits and misses are searched at the
+    batch's first w; ``batchRule="replay"`` then adds each instance's Delta with the current w,
+    ``"sum"`` adds them all computed at that first w. ``batchSize=1`` is the original algorithm.
+""" + _LOOP_DOC.format(default="SIMBA_DEFAULT_RUN", description=_describe(SIMBA_DEFAULT_RUN)) + """
+    Notes
+    -----
+    Per step: O(batchSize x n x D) in the workers (the weighted search), O(batchSize x D) on the
+    driver; the pool is kept on the driver.
     """
 
     _model_class = SimbaSelectorModel
 
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", numFeatures=None,
-                 threshold=None, selectionMode=None, selectionThreshold=None,
-                 iterations=None, batchSize=1, sampleSize=None, seed=0, scaling="none", rowIdCol=None,
-                 blockSize=2048, allowManyClasses=False, driverBudgetMB=2048.0):
+                 threshold=None, selectionMode=None, selectionThreshold=None, iterations=None, batchSize=None, sampleSize=None, seed=0, scaling="none",
+                 rowIdCol=None, blockSize=2048, allowManyClasses=False, driverBudgetMB=2048.0, preset="default",
+                 passes=None, stepSize=None, schedule=None, batchRule=None, averaging=None):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
@@ -213,5 +284,4 @@ class SimbaSelector(FeatureSelector, _IterativeParams):
             return simba_statistics(indexed, self.getFeaturesCol(), label_col, num_features=num_features,
                                     num_classes=num_classes, **self._common_args())
 
-        info = {"method": "simba", "batch_size": self.getOrDefault(self.batchSize)}
-        return _fit_indexed(self, dataset, compute, info)
+        return _fit_indexed(self, dataset, compute, {"method": "simba"})

@@ -26,9 +26,11 @@ Deltas and updates w. One Spark job per step; O(batch x n x D) in the workers. T
 returns the vectors of every class's nearest row (batch x C x D values): above
 ``SEARCH_VECTOR_BYTES`` the step instead fetches the hit and miss rows in a second pass.
 
-``iterations`` counts picked instances (the paper's I, default the pool size); a step picks
-``batch_size`` of them, so there are ceil(I / batch_size) steps (jobs). ``batch_size=1`` is the
-papers' per-instance procedure.
+The loop's settings come in one :class:`sparkfs.core.margin_runs.MarginRun` (default: the
+papers' run). ``run.iterations`` counts picked instances (the paper's I, default passes x the pool
+size); a step picks ``run.batch(pool size)`` of them, so there are ceil(I / batch) steps (jobs).
+A batch of 1 is the papers' per-instance procedure; with ``averaging="iterates"`` the weights
+ranked are the mean of the iterates (:class:`sparkfs.core.margin_runs.IterateAverage`).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ import scipy.sparse as sp
 from sparkfs import progress
 from sparkfs.core import margin_weighting as mw
 from sparkfs.core import simba
+from sparkfs.core.margin_runs import PAPER, IterateAverage, MarginRun
 from sparkfs.core.neighbours import PAD_ID
 from sparkfs.core.relief import miss_neighbours
 from sparkfs.core.scaling import feature_scale
@@ -100,10 +103,6 @@ def _prepare(rows: Rows, sample_size, seed, scaling, method):
     return pool
 
 
-def _steps(n_pool: int, iterations: Optional[int], batch_size: int) -> int:
-    return mw.number_of_steps(n_pool if iterations is None else iterations, batch_size)
-
-
 def _rows_by_id(rows: Rows, wanted) -> Tuple[np.ndarray, Any]:
     """The (scaled) vectors of the rows with the given ids, CSR kept CSR: one pass.
 
@@ -138,14 +137,13 @@ POOL_HINT = "set sampleSize to draw a smaller pool of instances"
 
 
 def lmba_statistics(df, features_col: str, label_col: str, *, num_features: int, num_classes: int, k: int = 3,
-                    c: float = 1.0, iterations: Optional[int] = None, batch_size: int = 1, step_size: float = 1.0,
-                    schedule: str = "constant", projection: str = "none", sample_size: Optional[int] = None,
-                    seed: int = 0, scaling: str = "none", row_id_col: Optional[str] = None,
-                    block_size: int = 2048, transport: str = "auto", batch_rule: str = "replay",
+                    c: float = 1.0, run: MarginRun = PAPER, projection: str = "none",
+                    sample_size: Optional[int] = None, seed: int = 0, scaling: str = "none",
+                    row_id_col: Optional[str] = None, block_size: int = 2048, transport: str = "auto",
                     driver_budget_mb: Optional[float] = None) -> MarginWeightingResult:
     """Lmba feature weights (Li & Lu 2009, Section 3), one Spark job per mini-batch step
-    (``batch_rule``: see :func:`sparkfs.core.margin_weighting.lmba_in_memory`; "replay" brings back
-    per-instance impostor sums, batch x D values per partition).
+    (``run.batch_rule``: see :func:`sparkfs.core.margin_weighting.lmba_in_memory`; "replay" brings
+    back per-instance impostor sums, batch x D values per partition).
 
     Driver memory: the pool (dense or CSR, as the input) and the distinct target neighbours'
     vectors (at most pool x (k + 1) rows, CSR kept CSR). Shipped per step: the batch's instances,
@@ -170,11 +168,12 @@ def lmba_statistics(df, features_col: str, label_col: str, *, num_features: int,
         theta = mw.lmba_theta(
             mw.weighted_squared_norms(mw.lmba_target_differences(instances, neighbours, target_index[:, :1])),
             mw.weighted_squared_norms(mw.lmba_target_differences(instances, neighbours, miss_index)))
-        steps = _steps(len(pool), iterations, batch_size)
-        order = mw.instance_order(len(pool), steps, batch_size, seed)
-        betas = mw.batch_step_sizes(batch_rule, schedule, steps, batch_size, step_size)
-        per_instance = batch_rule == "replay"
+        steps = run.steps(len(pool))
+        order = mw.instance_order(len(pool), steps, run.batch(len(pool)), seed)
+        betas = mw.batch_step_sizes(run.batch_rule, run.schedule, steps, run.batch(len(pool)), run.step_size)
+        per_instance = run.batch_rule == "replay"
         w = np.ones(num_features)
+        average = IterateAverage(w) if run.averaging == "iterates" else None
 
         def summarize(block: Block, shipped):
             impostor_sums, active_counts = mw.lmba_block_terms(
@@ -196,30 +195,36 @@ def lmba_statistics(df, features_col: str, label_col: str, *, num_features: int,
                 summary = rows.run_pass("lmba step", lambda block: summarize(block, handle.value), merge)
             finally:
                 rows.release_shipped()
-            w = mw.lmba_batch_update(w, batch_rule, differences, summary["active_counts"].astype(np.int64),
-                                     summary["impostor_sums"], c, betas[step], projection, target_mask[picked])
+            w = mw.lmba_batch_update(w, run.batch_rule, differences, summary["active_counts"].astype(np.int64),
+                                     summary["impostor_sums"], c, betas[step], projection, target_mask[picked],
+                                     average)
             meter.advance()
         info = {"passes": len(rows.info["passes"]), "transport": rows.transport}
         class_counts = rows.class_counts
-    return MarginWeightingResult(mw.lmba_ranking_weights(w), w, int(class_counts.sum()), len(pool), steps,
+    ranked = w if average is None else average.mean()
+    return MarginWeightingResult(mw.lmba_ranking_weights(ranked), ranked, int(class_counts.sum()), len(pool), steps,
                                  class_counts, info)
 
 
 def simba_statistics(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
-                     iterations: Optional[int] = None, batch_size: int = 1, sample_size: Optional[int] = None,
-                     seed: int = 0, scaling: str = "none", row_id_col: Optional[str] = None, block_size: int = 2048,
-                     transport: str = "auto", driver_budget_mb: Optional[float] = None) -> MarginWeightingResult:
-    """Simba feature weights (Gilad-Bachrach et al. 2004), one Spark job per mini-batch step."""
+                     run: MarginRun = PAPER, sample_size: Optional[int] = None, seed: int = 0, scaling: str = "none",
+                     row_id_col: Optional[str] = None, block_size: int = 2048, transport: str = "auto",
+                     driver_budget_mb: Optional[float] = None) -> MarginWeightingResult:
+    """Simba feature weights (Gilad-Bachrach et al. 2004), one Spark job per mini-batch step (the
+    batch's nearest hits and misses at the batch's first w; ``run.batch_rule`` then adds the Deltas
+    in turn or summed, :func:`sparkfs.core.simba.simba_batch_update`)."""
     with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
               row_id_col=row_id_col, transport=transport, cache_blocks=True, driver_budget_mb=driver_budget_mb,
               fewer_rows_hint=POOL_HINT) as rows:
         pool = _prepare(rows, sample_size, seed, scaling, "Simba")
-        steps = _steps(len(pool), iterations, batch_size)
-        order = mw.instance_order(len(pool), steps, batch_size, seed)
+        steps = run.steps(len(pool))
+        order = mw.instance_order(len(pool), steps, run.batch(len(pool)), seed)
+        betas = mw.batch_step_sizes(run.batch_rule, run.schedule, steps, run.batch(len(pool)), run.step_size)
         w = np.ones(num_features)
+        average = IterateAverage(w) if run.averaging == "iterates" else None
         # The search can bring the neighbours' vectors along (one job per step), but it carries
         # every class's: B x C x D values. Above the budget, fetch the hit and miss rows instead.
-        with_vectors = batch_size * num_classes * num_features * 8 <= SEARCH_VECTOR_BYTES
+        with_vectors = run.batch(len(pool)) * num_classes * num_features * 8 <= SEARCH_VECTOR_BYTES
         meter = progress.steps("simba", steps)
         for step in range(steps):
             batch: RowSet = pool.take(order[step])
@@ -236,9 +241,11 @@ def simba_statistics(df, features_col: str, label_col: str, *, num_features: int
                 ids, matrix = _rows_by_id(rows, np.concatenate([hit_ids, miss_ids]))
                 hit_vectors = _dense(matrix[np.searchsorted(ids, hit_ids)])
                 miss_vectors = _dense(matrix[np.searchsorted(ids, miss_ids)])
-            w = w + simba.simba_delta(w, _dense(rows.scaled(batch.matrix)), hit_vectors, miss_vectors)
+            w = simba.simba_batch_update(w, run.batch_rule, _dense(rows.scaled(batch.matrix)), hit_vectors,
+                                         miss_vectors, betas[step], average)
             meter.advance()
         info = {"passes": len(rows.info["passes"]), "transport": rows.transport}
         class_counts = rows.class_counts
-    return MarginWeightingResult(simba.simba_final_weights(w), w, int(class_counts.sum()), len(pool), steps,
+    ranked = w if average is None else average.mean()
+    return MarginWeightingResult(simba.simba_final_weights(ranked), ranked, int(class_counts.sum()), len(pool), steps,
                                  class_counts, info)

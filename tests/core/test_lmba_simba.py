@@ -20,6 +20,7 @@ from sklearn.datasets import load_iris
 
 from sparkfs.core import margin_weighting as mw
 from sparkfs.core import simba
+from sparkfs.core.margin_runs import IterateAverage, MarginRun
 
 REL_TOL = 1e-9
 
@@ -56,10 +57,11 @@ def _nearest(X, y, i, same, w=None):
     return best
 
 
-def reference_lmba(X, y, k, c, order, betas, projection, replay_batch=1):
+def reference_lmba(X, y, k, c, order, betas, projection, replay_batch=1, iterates=None):
     """Li & Lu 2009, Section 3.1 Steps 1-4, one instance per step. With ``replay_batch`` B > 1
     (the "replay" batch rule), the hinge test of eq. (17) of every instance of a batch of B
-    consecutive picks uses w as it was at the batch's first instance."""
+    consecutive picks uses w as it was at the batch's first instance. ``iterates`` (a list)
+    collects w after every step."""
     n, D = X.shape
     B = [[1 if y[i] == y[j] else 0 for j in range(n)] for i in range(n)]           # Definition 1
     T = [[0] * n for _ in range(n)]                                               # Definition 3
@@ -96,6 +98,8 @@ def reference_lmba(X, y, k, c, order, betas, projection, replay_batch=1):
             w = [w[f] - betas[step] * gradient[f] / norm for f in range(D)]
         if projection == "clip":
             w = [min(max(v, 0.0), 1.0) for v in w]
+        if iterates is not None:
+            iterates.append(list(w))
     return np.array(w)
 
 
@@ -124,6 +128,29 @@ def reference_simba(X, y, order):
         w = [a + b for a, b in zip(w, total)]
     top = max(v * v for v in w)
     return np.array([v * v / top for v in w]), np.array(w)
+
+
+def reference_simba_replay(X, y, order, betas):
+    """Simba with the "replay" batch rule, written out: per batch (row of ``order``) the nearest
+    hit and miss of every instance at the batch's first w; then, instance by instance,
+    w <- w + beta_t * Delta computed with the current w. Returns every iterate (rows)."""
+    w = [1.0] * X.shape[1]
+    iterates, t = [], 0
+    for batch in order:
+        start = list(w)
+        neighbours = [(_nearest(X, y, int(i), True, start)[1], _nearest(X, y, int(i), False, start)[1]) for i in batch]
+        for i, (h, m) in zip(batch, neighbours):
+            i = int(i)
+            hit_norm, miss_norm = math.sqrt(_squared(X, i, h, w)), math.sqrt(_squared(X, i, m, w))
+            delta = []
+            for f in range(X.shape[1]):
+                miss_term = (X[i, f] - X[m, f]) ** 2 / miss_norm if miss_norm > 0 else 0.0
+                hit_term = (X[i, f] - X[h, f]) ** 2 / hit_norm if hit_norm > 0 else 0.0
+                delta.append(0.5 * (miss_term - hit_term) * w[f])
+            w = [a + betas[t] * d for a, d in zip(w, delta)]
+            iterates.append(list(w))
+            t += 1
+    return np.array(iterates)
 
 
 def reference_block_terms(instances, labels, targets, theta, rows, row_labels, w, mask):
@@ -445,11 +472,81 @@ def test_simba_single_instance_matches_reference(num_classes):
 
 def test_simba_batches_sum_the_deltas_at_fixed_w():
     X, y = continuous_data(3)
-    final, raw = simba.simba_in_memory(X, y, iterations=36, batch_size=4, seed=6)  # 36 instances = 9 steps
+    final, raw = simba.simba_in_memory(X, y, iterations=36, batch_size=4, seed=6,  # 36 instances = 9 steps
+                                       batch_rule="sum")
     order = mw.instance_order(X.shape[0], 9, 4, 6)
     want_final, want_raw = reference_simba(X, y, order)
     assert_close(raw, want_raw)
     assert_close(final, want_final)
+
+
+@pytest.mark.parametrize("batch,schedule", [(1, "decay"), (4, "constant"), (5, "decay")])
+def test_simba_replay_passes_and_averaging_match_the_reference(batch, schedule):
+    """Rule "replay" (search at the batch's first w, then each Delta with the current w), two
+    passes, a step schedule, and the ranking read from the mean of the iterates."""
+    X, y = continuous_data(3)
+    n = X.shape[0]
+    steps = mw.number_of_steps(2 * n, batch)
+    order = mw.instance_order(n, steps, batch, 8)
+    betas = [0.5 / math.sqrt(t + 1) if schedule == "decay" else 0.5 for t in range(steps * batch)]
+    iterates = reference_simba_replay(X, y, order, betas)
+    final, raw = simba.simba_in_memory(X, y, batch_size=batch, seed=8, schedule=schedule, step_size=0.5, passes=2)
+    assert_close(raw, iterates[-1])
+    final, raw = simba.simba_in_memory(X, y, batch_size=batch, seed=8, schedule=schedule, step_size=0.5, passes=2,
+                                       averaging="iterates")
+    assert_close(raw, iterates.mean(axis=0))
+    assert_close(final, iterates.mean(axis=0) ** 2 / np.max(iterates.mean(axis=0) ** 2))
+
+
+@pytest.mark.parametrize("batch,rule", [(1, "replay"), (4, "replay"), (4, "sum")])
+def test_lmba_passes_and_iterate_averaging_match_the_reference(batch, rule):
+    """Two passes (a new permutation per pass, the decaying step running on over both) and the
+    ranking read from the mean of every iterate (after each instance's step; rule "sum": after
+    each summed step)."""
+    X, y = grid_data(3)
+    n = X.shape[0]
+    steps = mw.number_of_steps(2 * n, batch)
+    ranking, raw = mw.lmba_in_memory(X, y, k=3, batch_size=batch, batch_rule=rule, seed=9, schedule="decay",
+                                     step_size=0.5, passes=2, averaging="iterates")
+    _, last = mw.lmba_in_memory(X, y, k=3, batch_size=batch, batch_rule=rule, seed=9, schedule="decay",
+                                step_size=0.5, iterations=steps * batch)
+    if rule == "replay":
+        iterates = []
+        order = mw.instance_order(n, steps, batch, 9).reshape(-1, 1)
+        betas = [0.5 / math.sqrt(t + 1) for t in range(order.shape[0])]
+        expected_last = reference_lmba(X, y, 3, 1.0, order, betas, "none", replay_batch=batch, iterates=iterates)
+        assert_close(last, expected_last)
+        expected = np.mean(np.array(iterates), axis=0)
+    else:  # the summed rule's iterates are the last w of runs that stop after each step
+        expected = np.mean([mw.lmba_in_memory(X, y, k=3, batch_size=batch, batch_rule=rule, seed=9, schedule="decay",
+                                              step_size=0.5, iterations=batch * (t + 1))[1] for t in range(steps)],
+                           axis=0)
+    assert_close(raw, expected)
+    assert_close(ranking, np.abs(expected) / np.max(np.abs(expected)))
+    assert np.max(np.abs(raw - last)) > 1e-3  # averaging changes the weights
+
+
+def test_margin_run_settings_are_checked_and_described():
+    run = MarginRun(schedule="decay", passes=3, batch_size=8, averaging="iterates")
+    assert run.picked(50) == 150 and run.steps(50) == 19
+    assert run.describe(50) == {"schedule": "decay", "step_size": 1.0, "instances_picked": 152, "pool_passes": 3.04,
+                                "batch_size": 8, "batch_rule": "replay", "averaging": "iterates", "steps": 19}
+    assert MarginRun(iterations=10, passes=3).picked(50) == 10
+    per_pass = MarginRun(batch_size=None, batches_per_pass=16, passes=3)   # Simba's default: 16 jobs per pass
+    assert (per_pass.batch(171), per_pass.steps(171), per_pass.batch(5)) == (11, 47, 1)
+    _, raw = simba.simba_in_memory(*continuous_data(2), batch_size=None, seed=3)
+    np.testing.assert_array_equal(raw, simba.simba_in_memory(*continuous_data(2), batch_size=2, seed=3)[1])
+    for bad, match in [(dict(passes=0), "'passes' parameter of MarginRun must be an int in the range \\[1"),
+                       (dict(averaging="tail"), "'averaging' parameter of MarginRun must be a str among"),
+                       (dict(batch_rule="mean"), "'batch_rule'"), (dict(step_size=-1.0), "'step_size'"),
+                       (dict(batch_size=True), "'batch_size'"), (dict(batches_per_pass=0), "'batches_per_pass'")]:
+        with pytest.raises(ValueError, match=match):
+            MarginRun(**bad)
+    average = IterateAverage(np.ones(2))
+    np.testing.assert_array_equal(average.mean(), np.ones(2))
+    average.add([1.0, 3.0])
+    average.add([3.0, 5.0])
+    np.testing.assert_array_equal(average.mean(), [2.0, 4.0])
 
 
 def test_iterations_count_picked_instances_whatever_the_batch():

@@ -13,7 +13,9 @@ the relevant features in the top positions", Section 4.1): the set of the top |i
 features equals the important ones. The order inside that set and the features after it are not
 checked.
 
-Settings are the paper's (Section 3.1 and 4.1): k = 3 target neighbours, c = 1, constant step
+Settings are the paper's (Section 3.1 and 4.1), the loop of ``preset="paper"``
+(:data:`sparkfs.core.margin_runs.PAPER`; sparkfs's default loop differs, docs/lmba_simba.md
+section E): k = 3 target neighbours, c = 1, constant step
 beta = 1 ("convergence was also achieved with beta_i = 1 and the number of iterations equals to
 the size of training sample"), I = n instances, one instance per step, no projection (the update
 as printed). Simba: I = n, one instance per step. Every data generator and every run uses seed 0
@@ -33,6 +35,7 @@ from sklearn.datasets import load_iris
 
 from sparkfs.core import margin_weighting as mw
 from sparkfs.core import simba
+from sparkfs.core.margin_runs import PAPER
 
 SEED = 0
 
@@ -107,15 +110,25 @@ def range_scaled(X):
 # ----------------------------------------------------------------------------------------------
 
 
+def paper_loop():
+    """The papers' loop, as ``preset="paper"`` runs it (sparkfs.core.margin_runs.PAPER)."""
+    return dict(schedule=PAPER.schedule, step_size=PAPER.step_size, passes=PAPER.passes, batch_size=PAPER.batch_size,
+                batch_rule=PAPER.batch_rule, averaging=PAPER.averaging)
+
+
+def test_the_preset_is_the_papers_loop():
+    assert paper_loop() == dict(schedule="constant", step_size=PAPER_STEP, passes=1, batch_size=1,
+                                batch_rule="replay", averaging="none")
+
+
 def lmba_paper(X, y):
-    ranking_weights, _ = mw.lmba_in_memory(X, y, k=PAPER_K, c=PAPER_C, iterations=X.shape[0], batch_size=1,
-                                           step_size=PAPER_STEP, schedule="constant", projection="none",
-                                           seed=SEED)
+    ranking_weights, _ = mw.lmba_in_memory(X, y, k=PAPER_K, c=PAPER_C, iterations=X.shape[0], projection="none",
+                                           seed=SEED, **paper_loop())
     return ranking_weights
 
 
 def simba_paper(X, y):
-    final_weights, _ = simba.simba_in_memory(X, y, iterations=X.shape[0], batch_size=1, seed=SEED)
+    final_weights, _ = simba.simba_in_memory(X, y, iterations=X.shape[0], seed=SEED, **paper_loop())
     return final_weights
 
 

@@ -15,7 +15,8 @@ from sparkfs.cli import main
 
 METHODS = {
     "lfs": [], "qfs": [], "relieff": [], "anova": [],
-    "lmba": ["--param", "batchSize=15"], "simba": ["--param", "batchSize=15"],
+    "lmba": ["--param", "batchSize=15", "--param", "passes=1"],
+    "simba": ["--param", "batchSize=15", "--param", "passes=1"],
     "parzen-ise": ["--label-col", "label", "--param", "maxIter=1", "--param", "fcmMaxIter=3"],
     "svm-rfe": ["--param", "step=0.5"],
 }

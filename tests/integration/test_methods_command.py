@@ -53,6 +53,19 @@ def test_relieff_params_show_the_values_they_take(capsys):
     assert "variant" not in out.split("params")[1]  # fixed by the method name
 
 
+def test_lmba_and_simba_show_their_loop_and_the_paper_preset(capsys):
+    assert main(["methods", "lmba"]) == 0
+    lmba = capsys.readouterr().out
+    assert "preset (default 'default'; a str among {'default', 'paper'})" in lmba
+    assert "'paper' (the papers' run: schedule='constant', stepSize=1, passes=1, batchSize=1" in lmba
+    assert "passes (default 3; an int in the range [1, 100])" in lmba and "schedule (default 'decay';" in lmba
+    assert "batchSize (default 8;" in lmba and "averaging (default 'none'; a str among {'none', 'iterates'})" in lmba
+    assert main(["methods", "simba"]) == 0
+    simba = capsys.readouterr().out
+    assert "schedule (default 'constant';" in simba and "batchSize (default None;" in simba
+    assert "unset (Simba's default) = ceil(pool / 16)" in simba and "batchRule (default 'replay';" in simba
+
+
 def test_an_unknown_method_is_refused_with_the_names(capsys):
     assert main(["methods", "relief-f"]) == 2
     err = capsys.readouterr().err

@@ -10,6 +10,7 @@ pytest.importorskip("pyspark")
 from sparkfs import LmbaSelector, LmbaSelectorModel, SimbaSelector  # noqa: E402
 from sparkfs.core import margin_weighting as mw  # noqa: E402
 from sparkfs.core import simba  # noqa: E402
+from sparkfs.core.margin_runs import MarginRun  # noqa: E402
 from sparkfs.spark.margin_weighting import lmba_statistics, simba_statistics  # noqa: E402
 from tests.core.test_lmba_simba import continuous_data, grid_data, reference_lmba, reference_simba  # noqa: E402
 from tests.spark.test_relief_engine import make_df  # noqa: E402
@@ -27,7 +28,7 @@ def test_lmba_batch_1_equals_the_papers_steps(spark, sparse, partitions, k, c, p
     X, y = grid_data(3)
     steps = 8
     result = lmba_statistics(make_df(spark, X, y, partitions, sparse=sparse), "features", "label", num_features=5,
-                             num_classes=3, k=k, c=c, iterations=steps, batch_size=1, step_size=0.5,
+                             num_classes=3, k=k, c=c, run=MarginRun(iterations=steps, batch_size=1, step_size=0.5),
                              projection=projection, seed=4)
     order = mw.instance_order(len(y), steps, 1, 4)
     expected = reference_lmba(X, y, k, c, order, np.full(steps, 0.5), projection)
@@ -40,7 +41,7 @@ def test_simba_batch_1_equals_the_algorithm(spark, sparse, partitions):
     X, y = continuous_data(3)
     steps = 8
     result = simba_statistics(make_df(spark, X, y, partitions, sparse=sparse), "features", "label", num_features=5,
-                              num_classes=3, iterations=steps, batch_size=1, seed=2)
+                              num_classes=3, run=MarginRun(iterations=steps, batch_size=1), seed=2)
     final, raw = reference_simba(X, y, mw.instance_order(len(y), steps, 1, 2))
     assert_close(result.raw_weights, raw)
     assert_close(result.scores, final)
@@ -53,11 +54,11 @@ def test_simba_fetches_the_neighbours_when_their_vectors_exceed_the_budget(spark
 
     X, y = continuous_data(3)
     df = make_df(spark, X, y, 2, sparse=True)
-    carried = simba_statistics(df, "features", "label", num_features=5, num_classes=3, iterations=6, batch_size=3,
-                               seed=4)
+    carried = simba_statistics(df, "features", "label", num_features=5, num_classes=3,
+                               run=MarginRun(iterations=6, batch_size=3), seed=4)
     monkeypatch.setattr(spark_mw, "SEARCH_VECTOR_BYTES", 0)
-    fetched = simba_statistics(df, "features", "label", num_features=5, num_classes=3, iterations=6, batch_size=3,
-                               seed=4)
+    fetched = simba_statistics(df, "features", "label", num_features=5, num_classes=3,
+                               run=MarginRun(iterations=6, batch_size=3), seed=4)
     assert fetched.info["passes"] > carried.info["passes"]
     assert_close(fetched.raw_weights, carried.raw_weights)
     assert_close(fetched.raw_weights, simba.simba_in_memory(X, y, iterations=6, batch_size=3, seed=4)[1])
@@ -66,14 +67,15 @@ def test_simba_fetches_the_neighbours_when_their_vectors_exceed_the_budget(spark
 def test_mini_batches_do_not_depend_on_partitions_and_equal_the_in_memory_driver(spark):
     X, y = continuous_data(2)
     lmba_runs = [lmba_statistics(make_df(spark, X, y, parts), "features", "label", num_features=5, num_classes=2,
-                                 iterations=12, batch_size=4, seed=1).raw_weights for parts in (1, 3)]
+                                 run=MarginRun(iterations=12, batch_size=4), seed=1).raw_weights for parts in (1, 3)]
     simba_runs = [simba_statistics(make_df(spark, X, y, parts), "features", "label", num_features=5, num_classes=2,
-                                   iterations=12, batch_size=4, seed=1).raw_weights for parts in (1, 3)]
+                                   run=MarginRun(iterations=12, batch_size=4), seed=1).raw_weights for parts in (1, 3)]
     assert_close(lmba_runs[1], lmba_runs[0])
     assert_close(simba_runs[1], simba_runs[0])
     assert_close(lmba_runs[0], mw.lmba_in_memory(X, y, iterations=12, batch_size=4, seed=1)[1])
     summed = [lmba_statistics(make_df(spark, X, y, parts, sparse=parts == 3), "features", "label", num_features=5,
-                              num_classes=2, iterations=12, batch_size=4, seed=1, batch_rule="sum").raw_weights
+                              num_classes=2, run=MarginRun(iterations=12, batch_size=4, batch_rule="sum"),
+                              seed=1).raw_weights
               for parts in (1, 3)]
     assert_close(summed[1], summed[0])
     assert_close(summed[0], mw.lmba_in_memory(X, y, iterations=12, batch_size=4, seed=1, batch_rule="sum")[1])
@@ -84,15 +86,53 @@ def test_selectors_fit_transform_save_load_and_bad_params(spark, tmp_path):
     X, y = continuous_data(2)
     X[:, 0] += 3.0 * y  # one clearly relevant feature
     df = make_df(spark, X, y, 2)
-    model = LmbaSelector(numFeatures=1, batchSize=7, seed=3).fit(df)
+    model = LmbaSelector(numFeatures=1, batchSize=7, passes=1, seed=3).fit(df)
     assert model.selectedFeatures == [0]
     assert model.summary["steps"] == 4 and model.summary["method"] == "lmba"
     assert model.transform(df).first()["selected_features"].size == 1
     model.write().save(str(tmp_path / "lmba"))
     loaded = LmbaSelectorModel.load(str(tmp_path / "lmba"))
     np.testing.assert_array_equal(loaded.featureArray("raw_weights"), model.featureArray("raw_weights"))
-    assert SimbaSelector(numFeatures=1, batchSize=7).fit(df).selectedFeatures == [0]
+    assert SimbaSelector(numFeatures=1, batchSize=7, passes=1).fit(df).selectedFeatures == [0]
     with pytest.raises(ValueError, match="The 'projection' parameter of LmbaSelector must be a str among"):
         LmbaSelector(projection="sphere").fit(df)
     with pytest.raises(ValueError, match="does not support weightCol"):
         SimbaSelector().setWeightCol("label").fit(df)
+
+
+def test_default_loop_the_paper_preset_and_the_summary(spark):
+    """The selectors' default loop equals the in-memory driver with the same settings; preset="paper"
+    is the papers' loop (the core drivers' defaults); a Param set explicitly overrides the preset;
+    the summary says what ran."""
+    from sparkfs.selectors.margin_weighting import LMBA_DEFAULT_RUN, SIMBA_DEFAULT_RUN
+
+    X, y = continuous_data(2)
+    df = make_df(spark, X, y, 2)
+    n = len(y)
+
+    def loop(run):
+        return dict(schedule=run.schedule, step_size=run.step_size, passes=run.passes, batch_size=run.batch(n),
+                    batch_rule=run.batch_rule, averaging=run.averaging)
+
+    lmba = LmbaSelector(numFeatures=1).fit(df)
+    assert_close(lmba.featureArray("raw_weights"), mw.lmba_in_memory(X, y, **loop(LMBA_DEFAULT_RUN))[1])
+    picked = LMBA_DEFAULT_RUN.steps(n) * LMBA_DEFAULT_RUN.batch_size
+    assert {key: lmba.summary[key] for key in ("preset", "schedule", "pool_passes", "instances_picked", "batch_size",
+                                               "averaging", "steps")} == {
+        "preset": "default", "schedule": LMBA_DEFAULT_RUN.schedule, "pool_passes": round(picked / n, 3),
+        "instances_picked": picked, "batch_size": LMBA_DEFAULT_RUN.batch_size, "averaging": LMBA_DEFAULT_RUN.averaging,
+        "steps": LMBA_DEFAULT_RUN.steps(n)}
+    paper = LmbaSelector(numFeatures=1, preset="paper", iterations=6).fit(df)
+    assert_close(paper.featureArray("raw_weights"), mw.lmba_in_memory(X, y, iterations=6)[1])
+    assert (paper.summary["steps"], paper.summary["batch_size"], paper.summary["schedule"]) == (6, 1, "constant")
+    override = LmbaSelector(numFeatures=1, preset="paper", iterations=6, batchSize=3).fit(df)
+    assert_close(override.featureArray("raw_weights"), mw.lmba_in_memory(X, y, iterations=6, batch_size=3)[1])
+    assert (override.summary["steps"], override.summary["preset"]) == (2, "paper")
+
+    simba_model = SimbaSelector(numFeatures=1, iterations=8).fit(df)  # batches of ceil(28 / 16) = 2: 4 steps
+    assert_close(simba_model.featureArray("raw_weights"),
+                 simba.simba_in_memory(X, y, iterations=8, **loop(SIMBA_DEFAULT_RUN))[1])
+    assert (simba_model.summary["steps"], simba_model.summary["batch_size"]) == (4, SIMBA_DEFAULT_RUN.batch(n))
+    simba_paper = SimbaSelector(numFeatures=1, preset="paper", iterations=5).fit(df)
+    assert_close(simba_paper.featureArray("raw_weights"), simba.simba_in_memory(X, y, iterations=5)[1])
+    assert (simba_paper.summary["steps"], simba_paper.summary["averaging"]) == (5, "none")

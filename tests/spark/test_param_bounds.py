@@ -61,6 +61,13 @@ def _refused(capsys, tmp_path, input_path, method, *params):
                                       "[1, 10000000]. Got 1000000000 instead."),
     (LmbaSelector(batchSize=10**8), "The 'batchSize' parameter of LmbaSelector must be an int in the range"),
     (LmbaSelector(c=math.inf), "The 'c' parameter of LmbaSelector must be a finite float in the range (0, inf)."),
+    (SimbaSelector(passes=101), "The 'passes' parameter of SimbaSelector must be an int in the range [1, 100]. "
+                                "Got 101 instead."),
+    (LmbaSelector(preset="fast"), "The 'preset' parameter of LmbaSelector must be a str among {'default', 'paper'}. "
+                                  "Got 'fast' instead."),
+    (SimbaSelector(averaging="tail"), "The 'averaging' parameter of SimbaSelector must be a str among {'none', "
+                                      "'iterates'}. Got 'tail' instead."),
+    (SimbaSelector(batchRule="mean"), "The 'batchRule' parameter of SimbaSelector must be a str among"),
     (ReliefSelector(blockSize=10**6), "The 'blockSize' parameter of ReliefSelector must be an int in the range "
                                       "[1, 16384]. Got 1000000 instead."),
     (ParzenISERanker(blockSize=20_000), "The 'blockSize' parameter of ParzenISERanker must be an int in the range "
@@ -100,6 +107,22 @@ def test_static_caps_through_the_command_line_before_spark_starts(capsys, tmp_pa
         _refused(capsys, tmp_path, missing, "svm-rfe", "ensemble=1000000")
     assert "'C' parameter of SVMRFESelector must be a finite float in the range (0, inf). Got inf instead." in \
         _refused(capsys, tmp_path, missing, "svm-rfe", "C=.inf")
+    assert "'passes' parameter of LmbaSelector must be an int in the range [1, 100]. Got 1000 instead." in \
+        _refused(capsys, tmp_path, missing, "lmba", "passes=1000")
+    assert "'preset' parameter of SimbaSelector must be a str among {'default', 'paper'}. Got 'fast' instead." in \
+        _refused(capsys, tmp_path, missing, "simba", "preset=fast")
+
+
+def test_lmba_and_simba_passes_are_bounded_by_the_distances_of_a_fit():
+    """Without iterations, passes x pool x rows distances: at most 10^12 (no Spark needed)."""
+    shape = InputShape(n_rows=200_000, class_counts=(100_000, 100_000), num_features=10)
+    bounds = {bound.param: bound for bound in SimbaSelector(passes=30)._iterative_bounds(shape)}
+    assert bounds["passes"].limit == 25
+    with pytest.raises(ValueError, match=r"'passes' parameter of SimbaSelector must be at most 25 on this input "
+                                         r"\(each picked instance is compared with all 200,000 rows"):
+        bounds["passes"].check("SimbaSelector")
+    sampled = {bound.param: bound for bound in SimbaSelector(passes=30, sampleSize=1000)._iterative_bounds(shape)}
+    sampled["passes"].check("SimbaSelector")
 
 
 # --- bounds from the input: after the label counts, before any heavy pass ------------------------
