@@ -19,18 +19,19 @@ finds, unbounded (one index 2147483647 in a 60-row file grew the driver to 21 GB
 Each line is parsed once. Two passes, both on the DataFrame API (``spark.read.text``, so Spark
 Connect runs them too); only the second one parses:
 
-1. **Scan** (:func:`scan_blocks`, in the JVM, no Python): per file block (``_metadata.file_path``
-   and ``file_block_start``), its lines, its data lines and the largest *last* index of a line
-   (the last ``index:value`` token's index, which is the line's largest on a valid line, whose
-   indices increase). The driver numbers the blocks' lines from this (a block's first line is
-   the count of the same file's earlier blocks, so line numbers are exact for any split of the
-   files) and checks the vector size (an explicit one, or the largest index) against the driver
-   budget, before any vector exists.
+1. **Scan** (:func:`scan_lines`, in the JVM, no Python, one aggregate without a shuffle): the
+   data lines and the largest *last* index of a line (the last ``index:value`` token's index,
+   which is the line's largest on a valid line, whose indices increase). The driver checks the
+   vector size (an explicit one, or the largest index) against the driver budget, before any
+   vector exists.
 2. **Parse** (:func:`_parse_partition`, ``mapInArrow``): every line parsed once, emitting
-   ``label`` (double) and a SparseVector column; a block with a bad line emits one row naming
-   its first bad line instead. The result is persisted (``MEMORY_AND_DISK``) and the one action
-   that fills the cache also collects the bad lines, so a bad file is refused (the first bad
-   line of the first file, with its number) before :func:`read_libsvm` returns, and every later
+   ``label`` (double) and a SparseVector column; a file block (``_metadata.file_path`` and
+   ``file_block_start``) with a bad line emits one row naming its first bad line instead, by its
+   number within the block; only then does the driver count the lines of each block
+   (:func:`block_first_lines`), so line numbers are exact for any split of the files. The
+   result is persisted (``MEMORY_AND_DISK``) and the one action that fills the cache also
+   collects the bad lines, so a bad file is refused (the first bad line of the first file, with
+   its number) before :func:`read_libsvm` returns, and every later
    pass of a selector reads the parsed rows from the cache instead of the text. ``mapInArrow``
    returns a VectorUDT column as its Arrow struct ``(type, size, indices, values)`` (checked on
    pyspark 4.x), so no RDD is needed.
@@ -340,7 +341,7 @@ def _batch_schema(names: Tuple[str, str]):
     vector = pa.struct([("type", pa.int8()), ("size", pa.int32()), ("indices", pa.list_(pa.int32())),
                         ("values", pa.list_(pa.float64()))])
     return pa.schema([(names[0], pa.float64()), (names[1], vector), ("error", pa.string()),
-                      ("error_file", pa.string()), ("error_line", pa.int64())])
+                      ("error_file", pa.string()), ("error_start", pa.int64()), ("error_line", pa.int64())])
 
 
 def _vector_batch(parsed: ParsedLines, size: int, names: Tuple[str, str]):
@@ -355,23 +356,22 @@ def _vector_batch(parsed: ParsedLines, size: int, names: Tuple[str, str]):
          pa.ListArray.from_arrays(offsets, pa.array(parsed.values))],
         names=["type", "size", "indices", "values"])
     return pa.RecordBatch.from_arrays([pa.array(parsed.labels), vectors, pa.nulls(n, pa.string()),
-                                       pa.nulls(n, pa.string()), pa.nulls(n, pa.int64())],
+                                       pa.nulls(n, pa.string()), pa.nulls(n, pa.int64()), pa.nulls(n, pa.int64())],
                                       schema=_batch_schema(names))
 
 
-def _error_batch(names: Tuple[str, str], file: str, line: int, message: str):
+def _error_batch(names: Tuple[str, str], file: str, start: int, line: int, message: str):
     import pyarrow as pa
 
     schema = _batch_schema(names)
     columns = [pa.nulls(1, schema.field(0).type), pa.nulls(1, schema.field(1).type),
-               pa.array([message]), pa.array([file]), pa.array([line], pa.int64())]
+               pa.array([message]), pa.array([file]), pa.array([start], pa.int64()), pa.array([line], pa.int64())]
     return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
-def _parse_partition(batches, size: int, explicit_size: bool, first_line: Dict[Tuple[str, int], int],
-                     names: Tuple[str, str]):
+def _parse_partition(batches, size: int, explicit_size: bool, names: Tuple[str, str]):
     """The parse (module notes, pass 2): vectors of the data lines, or one error row per block
-    naming its first bad line (numbered from ``first_line``, the lines of the file's earlier blocks).
+    naming its first bad line (its number within the block: the driver adds the file's earlier blocks).
 
     With an inferred size the line's own indices are checked (increasing, so its last is its
     largest, the one the scan saw): the size check then cannot fire first with a misleading
@@ -394,7 +394,7 @@ def _parse_partition(batches, size: int, explicit_size: bool, first_line: Dict[T
                     raise AssertionError("an index above the largest last index of the lines")
             except LineProblem as problem:
                 failed.add(key)
-                yield _error_batch(names, key[0], first_line[key] + seen + problem.position + 1, problem.message)
+                yield _error_batch(names, key[0], key[1], seen + problem.position + 1, problem.message)
                 continue
             yield _vector_batch(parsed, size, names)
 
@@ -404,10 +404,14 @@ def _last_index(value):
     JVM string functions only, so the scan sends no text to Python."""
     from pyspark.sql import functions as F
 
-    text = F.trim(F.translate(F.substring_index(value, "#", 1), "\t\n\r\f\u000b", "     "))
-    last = F.substring_index(text, " ", -1)
+    # Each function copies the line: the comment cut and the whitespace mapping only where needed
+    # (the text reader's lines hold no line ends).
+    text = F.when(F.instr(value, "#") > 0, F.substring_index(value, "#", 1)).otherwise(value)
+    other_blanks = (F.instr(text, "\t") > 0) | (F.instr(text, "\f") > 0) | (F.instr(text, "\u000b") > 0)
+    text = F.rtrim(F.when(other_blanks, F.translate(text, "\t\f\u000b", "   ")).otherwise(text))
+    last = F.substring_index(text, " ", -1)          # "" exactly when the line holds no token
     index = F.substring_index(last, ":", 1).try_cast("long")
-    return F.when(F.instr(last, ":") > 1, index), text != ""
+    return F.when(F.instr(last, ":") > 1, index), last != ""
 
 
 def _text_blocks(spark, path: str):
@@ -417,23 +421,29 @@ def _text_blocks(spark, path: str):
         "value", F.col("_metadata.file_path").alias("file"), F.col("_metadata.file_block_start").alias("start"))
 
 
-def scan_blocks(lines) -> Tuple[Dict[Tuple[str, int], int], int, int]:
-    """The scan (module notes, pass 1) of ``_text_blocks``: (first line of every file block, data
-    lines, largest last index, 0 if none)."""
+def scan_lines(lines) -> Tuple[int, int]:
+    """The scan (module notes, pass 1) of ``_text_blocks``: (data lines, largest last index, 0 if
+    none), one aggregate with no shuffle."""
     from pyspark.sql import functions as F
 
     index, is_data = _last_index(F.col("value"))
-    blocks = lines.groupBy("file", "start").agg(
-        F.count(F.lit(1)).alias("lines"), F.sum(is_data.cast("long")).alias("rows"),
-        F.max(index).alias("max_index")).collect()
+    found = lines.agg(F.sum(is_data.cast("long")).alias("rows"), F.max(index).alias("max_index")).first()
+    return found["rows"] or 0, found["max_index"] or 0
+
+
+def block_first_lines(lines) -> Dict[Tuple[str, int], int]:
+    """(file, block start) -> the lines of the same file's earlier blocks (on the way to a refusal:
+    a bad line's number within its block becomes its number in the file)."""
+    from pyspark.sql import functions as F
+
+    blocks = lines.groupBy("file", "start").agg(F.count(F.lit(1)).alias("lines")).collect()
     first_line: Dict[Tuple[str, int], int] = {}
     for file in sorted({block["file"] for block in blocks}):
         before = 0
         for block in sorted((b for b in blocks if b["file"] == file), key=lambda b: b["start"]):
             first_line[(file, block["start"])] = before
             before += block["lines"]
-    rows = sum(block["rows"] or 0 for block in blocks)
-    return first_line, rows, max((block["max_index"] or 0 for block in blocks), default=0)
+    return first_line
 
 
 def display_path(uri: str) -> str:
@@ -516,20 +526,22 @@ def read_libsvm(spark, path: str, *, label_col: str = "label", features_col: str
             raise InvalidInputError(f"--vector-size must be a whole number from 1 to {MAX_INDEX}, got {vector_size!r}")
         check_vector_size(vector_size, f"--vector-size {vector_size} asks for", driver_budget_mb, budget_name)
     lines = _text_blocks(spark, path)
-    first_line, rows, max_index = scan_blocks(lines)
+    rows, max_index = scan_lines(lines)
     if not rows or (vector_size is None and not 1 <= max_index <= size_bound(driver_budget_mb)):
         _refuse_unsized(spark, path, vector_size, driver_budget_mb, budget_name)
     size = vector_size or max_index
     schema = StructType([StructField(label_col, DoubleType()), StructField(features_col, VectorUDT()),
                          StructField("error", StringType()), StructField("error_file", StringType()),
-                         StructField("error_line", LongType())])
-    parse = partial(_parse_partition, size=size, explicit_size=vector_size is not None, first_line=first_line,
+                         StructField("error_start", LongType()), StructField("error_line", LongType())])
+    parse = partial(_parse_partition, size=size, explicit_size=vector_size is not None,
                     names=(label_col, features_col))
     parsed = lines.mapInArrow(parse, schema).persist(StorageLevel.MEMORY_AND_DISK)
-    errors = parsed.where("error IS NOT NULL").select("error_file", "error_line", "error").collect()
+    errors = parsed.where("error IS NOT NULL").select("error_file", "error_start", "error_line", "error").collect()
     if errors:
         parsed.unpersist()
-        file, line, message = min((row["error_file"], row["error_line"], row["error"]) for row in errors)
+        first_line = block_first_lines(lines)
+        file, line, message = min((row["error_file"], first_line[(row["error_file"], row["error_start"])]
+                                   + row["error_line"], row["error"]) for row in errors)
         raise InvalidInputError(f"line {line} of {display_path(file)} is not LIBSVM ({FORMAT}): {message}")
     return parsed.select(label_col, features_col), size
 

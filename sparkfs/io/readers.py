@@ -199,7 +199,9 @@ def _refuse_csv_errors(spark, path: str, errors, names: List[str]) -> None:
 
         strings = spark.read.option("header", "true").schema(
             StructType([StructField(name, StringType()) for name in names])).csv(path)
-        name, count, value = _non_numbers(strings, columns[:1])[0]
+        # Spark's cast may read what Arrow's does not ('1.5d', hex floats): then Arrow's value is named.
+        first_bad = next(value for column, value, _ in errors if column == columns[0])
+        name, count, value = (_non_numbers(strings, columns[:1]) or [(columns[0], "some", first_bad)])[0]
         where = _line_of_value(spark, path, name, value)
         also = f"; also column(s) {columns[1:]}" if columns[1:] else ""
         raise InvalidInputError(

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import sparkfs.methods  # noqa: F401  (the selectors imported before any clock starts)
 from sparkfs.cli import build_parser, main
 from sparkfs.io.readers import read_dataset
 from sparkfs.spark import session as session_module
