@@ -20,7 +20,7 @@ from sparkfs._version import __version__
 from sparkfs.io.config import DEFAULTS, ConfigError, check_config, load_config, merge_config, parse_param
 from sparkfs.io.output import (OutputExistsError, check_output_early, check_output_free, features_table,
                                write_selection_output)
-from sparkfs.io.readers import FORMATS, read_dataset, selector_budget
+from sparkfs.io.readers import FORMATS, check_input_early, read_dataset, selector_budget
 from sparkfs.job_options import (Stage, add_job_args, apply_to_study_args, configure_log_format, decide_if_exists,
                                  log_line, run_fields, run_id_of, skip_if_complete, utc_now, versions, with_run_id)
 from sparkfs.errors import InvalidInputError, SparkResourceError, SparkStartError
@@ -39,8 +39,10 @@ _INSTANCE_WEIGHT = "__sparkfs_instance_weight"
 def add_input_args(parser) -> None:
     parser.add_argument("--input", help="input path")
     parser.add_argument("--format", choices=FORMATS, help="input format")
-    parser.add_argument("--label-col", help="label column (parquet/csv)")
-    parser.add_argument("--features-col", help="vector column (parquet); otherwise numeric columns are assembled")
+    parser.add_argument("--label-col", help="label column of a parquet/csv input (default: label; a LIBSVM "
+                        "input's label is named so)")
+    parser.add_argument("--features-col", help="vector column of a parquet input (default: features; when the "
+                        "input has no such vector column, its numeric columns other than the label are the features)")
     parser.add_argument("--vector-size", type=int, help="LIBSVM: the number of features (largest index allowed); "
                         "default: the largest index in the input. Either must fit the driver budget")
 
@@ -232,6 +234,7 @@ def resolve_config(args) -> Dict[str, Any]:
     config = merge_config(DEFAULTS, loaded)
     # Unsupervised-capable methods use labels only when the user names a label column.
     label_named = bool(args.label_col) or bool((loaded.get("input") or {}).get("label_col"))
+    features_named = bool(args.features_col) or bool((loaded.get("input") or {}).get("features_col"))
     flags = _flags_to_config(args)
     if any(value is not None for value in (args.num_features, args.threshold, args.selection_mode)):
         config["selection"] = dict.fromkeys(config["selection"])  # one selection rule: the flags'
@@ -254,6 +257,7 @@ def resolve_config(args) -> Dict[str, Any]:
     if spark_conf["remote"]:
         config["input"]["path"] = absolute_for_remote(config["input"]["path"])
     config["input"]["label_named"] = label_named
+    config["input"]["features_named"] = features_named
     config["config_file"] = args.config  # an input too: the output must not hold it
     return config
 
@@ -309,6 +313,12 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
     checked = check_output_early(output_conf["path"], bool(output_conf["overwrite"]), inputs=inputs)
     selector = build_selector(config["method"], config.get("params") or {})
     apply_selection(selector, config["method"], selection)
+    supervised = selector._requires_label
+    # The named columns against the header or footer of a local input, before Spark starts.
+    check_input_early(input_conf["path"], input_conf["format"],
+                      label_col=input_conf["label_col"] if supervised else None,
+                      weight_col=input_conf.get("weight_col"),
+                      features_col=input_conf["features_col"] if input_conf.get("features_named") else None)
     log.info("run %s: %s -> %s", config.get("run_id"), input_conf["path"], output_conf["path"],
              extra={"event": "start", "output": output_conf["path"]})
 
@@ -320,7 +330,6 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
         install_handlers()  # a new SparkContext installed its own SIGINT handler
     if not checked:
         check_output_free(output_conf["path"], bool(output_conf["overwrite"]), spark=spark, inputs=inputs)
-    supervised = selector._requires_label
     if not supervised and not input_conf.get("label_named") and selector.getOrDefault("groups") == "auto":
         selector.set(selector.getParam("groups"), "clusters")  # no label column named: unsupervised
     with _stage("read"):
@@ -328,6 +337,7 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
             spark, input_conf["path"], input_conf["format"], label_col=input_conf["label_col"],
             features_col=input_conf["features_col"], weight_col=input_conf.get("weight_col"),
             num_features=input_conf.get("num_features"), require_label=supervised,
+            require_features=bool(input_conf.get("features_named")),
             **selector_budget(selector, input_conf.get("driver_budget_mb")),
         )
     _refuse_empty_percentile(selector, dataset.num_features)
@@ -474,6 +484,9 @@ def _run_study_command(args) -> int:
         check_evaluate_output(args)
     else:
         check_study_output(args)
+    for path in (args.input, getattr(args, "test_input", None)):  # the named columns, before Spark starts
+        if path:
+            check_input_early(path, args.format, label_col=args.label_col or "label", features_col=args.features_col)
     spark = get_spark(args.master, conf=_session_conf(_spark_conf(args), args.verbose, remote=args.remote),
                       remote=args.remote)
     install_handlers()  # a new SparkContext installed its own SIGINT handler

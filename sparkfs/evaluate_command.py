@@ -149,6 +149,7 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
     def load(path):
         dataset = read_dataset(spark, path, args.format, label_col=args.label_col or "label",
                                features_col=args.features_col or "features", num_features=args.vector_size,
+                               require_features=bool(args.features_col),
                                driver_budget_mb=args.driver_budget_mb, budget_name="--driver-budget-mb")
         labels, offsets = labels_by_position(dataset.df, dataset.label_col)
         frame = dataset.df

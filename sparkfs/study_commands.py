@@ -83,6 +83,7 @@ def _read(args, spark, require_label=True, budget=None):
 
     return read_dataset(spark, args.input, args.format, label_col=args.label_col or "label",
                         features_col=args.features_col or "features", require_label=require_label,
+                        require_features=bool(args.features_col),
                         num_features=args.vector_size, **(budget or {}))
 
 

@@ -14,20 +14,32 @@ Format (SVMlight's, of which LIBSVM's is a subset)::
 Why our own reader: Spark's ``spark.read.format("libsvm")`` refuses tabs, comments and ``qid:``
 with a raw ``Py4JJavaError`` and no line number, and sizes every vector by the largest index it
 finds, unbounded (one index 2147483647 in a 60-row file grew the driver to 21 GB). Here
-:func:`parse_lines` is the only rule: the check pass and the data pass both call it.
+:func:`parse_lines` is the only rule of what a line may hold.
 
-Two passes, both on the DataFrame API (``spark.read.text`` + ``mapInArrow``, so Spark Connect
-runs them too):
+Each line is parsed once. Two passes, both on the DataFrame API (``spark.read.text``, so Spark
+Connect runs them too); only the second one parses:
 
-1. **Check pass** (:func:`_check_partition`): parses every line and returns one small summary per
-   file block (lines, rows, largest index and its line, first bad line). Line numbers are exact
-   for any split of the files: a block's rows are numbered within the block, and the driver adds
-   the lines of the same file's earlier blocks (``_metadata.file_block_start`` orders them). The
-   size of the vectors (an explicit one, or the largest index) is then checked against the driver
-   budget, before any vector exists.
-2. **Data pass** (:func:`_vector_partition`, lazy): the same parse, emitting ``label`` (double) and
-   a SparseVector column. ``mapInArrow`` returns a VectorUDT column as its Arrow struct
-   ``(type, size, indices, values)`` (checked on pyspark 4.x), so no RDD is needed.
+1. **Scan** (:func:`scan_lines`, in the JVM, no Python, one aggregate without a shuffle): the
+   data lines and the largest *last* index of a line (the last ``index:value`` token's index,
+   which is the line's largest on a valid line, whose indices increase). The driver checks the
+   vector size (an explicit one, or the largest index) against the driver budget, before any
+   vector exists.
+2. **Parse** (:func:`_parse_partition`, ``mapInArrow``): every line parsed once, emitting
+   ``label`` (double) and a SparseVector column; a file block (``_metadata.file_path`` and
+   ``file_block_start``) with a bad line emits one row naming its first bad line instead, by its
+   number within the block; only then does the driver count the lines of each block
+   (:func:`block_first_lines`), so line numbers are exact for any split of the files. The
+   result is persisted (``MEMORY_AND_DISK``) and the one action that fills the cache also
+   collects the bad lines, so a bad file is refused (the first bad line of the first file, with
+   its number) before :func:`read_libsvm` returns, and every later
+   pass of a selector reads the parsed rows from the cache instead of the text. ``mapInArrow``
+   returns a VectorUDT column as its Arrow struct ``(type, size, indices, values)`` (checked on
+   pyspark 4.x), so no RDD is needed.
+
+A file the scan cannot size (an index above the budget's bound or above 2147483647, or no
+index at all) is refused from :func:`check_libsvm`, a parse that only summarises (the first bad
+line, else the line of the largest index): that refusal names its line too, and costs a
+parse only on the way to an error.
 
 The parse is vectorised with Arrow compute kernels (split, cast) and NumPy; a batch that fails
 is bisected to its first bad line, whose message comes from parsing that line alone.
@@ -276,7 +288,7 @@ _CHECK_SCHEMA = ("file string, start long, lines long, rows long, max_index long
                  "error_line long, error string")
 
 
-def _runs(batch) -> List[Tuple[int, int]]:
+def block_runs(batch) -> List[Tuple[int, int]]:
     """(begin, end) of the stretches of a batch that come from one file block."""
     import pyarrow.compute as pc
 
@@ -297,7 +309,7 @@ def _check_partition(batches, vector_size: Optional[int]):
     blocks: Dict[Tuple[str, int], dict] = {}
     for batch in batches:
         values = batch.column("value")
-        for begin, end in _runs(batch):
+        for begin, end in block_runs(batch):
             key = (batch.column("file")[begin].as_py(), batch.column("start")[begin].as_py())
             block = blocks.setdefault(key, {"lines": 0, "rows": 0, "max_index": 0, "max_line": None,
                                             "error_line": None, "error": None})
@@ -322,23 +334,116 @@ def _check_partition(batches, vector_size: Optional[int]):
                                      names=list(columns))
 
 
-def _vector_partition(batches, size: int, names: Tuple[str, str]):
-    """label + SparseVector rows of the data lines (module notes, pass 2)."""
+def _batch_schema(names: Tuple[str, str]):
+    """The Arrow schema of the parse's output: label, vector struct, and the error columns."""
     import pyarrow as pa
 
+    vector = pa.struct([("type", pa.int8()), ("size", pa.int32()), ("indices", pa.list_(pa.int32())),
+                        ("values", pa.list_(pa.float64()))])
+    return pa.schema([(names[0], pa.float64()), (names[1], vector), ("error", pa.string()),
+                      ("error_file", pa.string()), ("error_start", pa.int64()), ("error_line", pa.int64())])
+
+
+def _vector_batch(parsed: ParsedLines, size: int, names: Tuple[str, str]):
+    """label + SparseVector struct (+ null error columns) of parsed lines, as an Arrow batch."""
+    import pyarrow as pa
+
+    n = len(parsed.labels)
+    offsets = pa.array(parsed.offsets.astype(np.int32))
+    vectors = pa.StructArray.from_arrays(
+        [pa.array(np.zeros(n, dtype=np.int8)), pa.array(np.full(n, size, dtype=np.int32)),
+         pa.ListArray.from_arrays(offsets, pa.array(parsed.indices)),
+         pa.ListArray.from_arrays(offsets, pa.array(parsed.values))],
+        names=["type", "size", "indices", "values"])
+    return pa.RecordBatch.from_arrays([pa.array(parsed.labels), vectors, pa.nulls(n, pa.string()),
+                                       pa.nulls(n, pa.string()), pa.nulls(n, pa.int64()), pa.nulls(n, pa.int64())],
+                                      schema=_batch_schema(names))
+
+
+def _error_batch(names: Tuple[str, str], file: str, start: int, line: int, message: str):
+    import pyarrow as pa
+
+    schema = _batch_schema(names)
+    columns = [pa.nulls(1, schema.field(0).type), pa.nulls(1, schema.field(1).type),
+               pa.array([message]), pa.array([file]), pa.array([start], pa.int64()), pa.array([line], pa.int64())]
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def _parse_partition(batches, size: int, explicit_size: bool, names: Tuple[str, str]):
+    """The parse (module notes, pass 2): vectors of the data lines, or one error row per block
+    naming its first bad line (its number within the block: the driver adds the file's earlier blocks).
+
+    With an inferred size the line's own indices are checked (increasing, so its last is its
+    largest, the one the scan saw): the size check then cannot fire first with a misleading
+    "above the vector size".
+    """
+    seen_lines: Dict[Tuple[str, int], int] = {}
+    failed = set()
     for batch in batches:
-        try:
-            parsed = parse_lines(batch.column(0), size)
-        except LineProblem as problem:  # only if the input changed after the check pass
-            raise ValueError(f"a LIBSVM line changed after it was checked: {problem.message}") from None
-        n = len(parsed.labels)
-        offsets = pa.array(parsed.offsets.astype(np.int32))
-        vectors = pa.StructArray.from_arrays(
-            [pa.array(np.zeros(n, dtype=np.int8)), pa.array(np.full(n, size, dtype=np.int32)),
-             pa.ListArray.from_arrays(offsets, pa.array(parsed.indices)),
-             pa.ListArray.from_arrays(offsets, pa.array(parsed.values))],
-            names=["type", "size", "indices", "values"])
-        yield pa.RecordBatch.from_arrays([pa.array(parsed.labels), vectors], names=list(names))
+        values = batch.column("value")
+        for begin, end in block_runs(batch):
+            key = (batch.column("file")[begin].as_py(), batch.column("start")[begin].as_py())
+            seen = seen_lines.get(key, 0)
+            seen_lines[key] = seen + end - begin
+            if key in failed:
+                continue
+            lines = values.slice(begin, end - begin)
+            try:
+                parsed = parse_or_locate(lines, size if explicit_size else None)
+                if parsed.indices.size and int(parsed.indices.max()) >= size:  # pragma: no cover
+                    raise AssertionError("an index above the largest last index of the lines")
+            except LineProblem as problem:
+                failed.add(key)
+                yield _error_batch(names, key[0], key[1], seen + problem.position + 1, problem.message)
+                continue
+            yield _vector_batch(parsed, size, names)
+
+
+def _last_index(value):
+    """The index of a line's last ``index:value`` token (null if it has none or it is no number):
+    JVM string functions only, so the scan sends no text to Python."""
+    from pyspark.sql import functions as F
+
+    # Each function copies the line: the comment cut and the whitespace mapping only where needed
+    # (the text reader's lines hold no line ends).
+    text = F.when(F.instr(value, "#") > 0, F.substring_index(value, "#", 1)).otherwise(value)
+    other_blanks = (F.instr(text, "\t") > 0) | (F.instr(text, "\f") > 0) | (F.instr(text, "\u000b") > 0)
+    text = F.rtrim(F.when(other_blanks, F.translate(text, "\t\f\u000b", "   ")).otherwise(text))
+    last = F.substring_index(text, " ", -1)          # "" exactly when the line holds no token
+    index = F.substring_index(last, ":", 1).try_cast("long")
+    return F.when(F.instr(last, ":") > 1, index), last != ""
+
+
+def _text_blocks(spark, path: str):
+    from pyspark.sql import functions as F
+
+    return spark.read.text(path).select(
+        "value", F.col("_metadata.file_path").alias("file"), F.col("_metadata.file_block_start").alias("start"))
+
+
+def scan_lines(lines) -> Tuple[int, int]:
+    """The scan (module notes, pass 1) of ``_text_blocks``: (data lines, largest last index, 0 if
+    none), one aggregate with no shuffle."""
+    from pyspark.sql import functions as F
+
+    index, is_data = _last_index(F.col("value"))
+    found = lines.agg(F.sum(is_data.cast("long")).alias("rows"), F.max(index).alias("max_index")).first()
+    return found["rows"] or 0, found["max_index"] or 0
+
+
+def block_first_lines(lines) -> Dict[Tuple[str, int], int]:
+    """(file, block start) -> the lines of the same file's earlier blocks (on the way to a refusal:
+    a bad line's number within its block becomes its number in the file)."""
+    from pyspark.sql import functions as F
+
+    blocks = lines.groupBy("file", "start").agg(F.count(F.lit(1)).alias("lines")).collect()
+    first_line: Dict[Tuple[str, int], int] = {}
+    for file in sorted({block["file"] for block in blocks}):
+        before = 0
+        for block in sorted((b for b in blocks if b["file"] == file), key=lambda b: b["start"]):
+            first_line[(file, block["start"])] = before
+            before += block["lines"]
+    return first_line
 
 
 def display_path(uri: str) -> str:
@@ -358,12 +463,10 @@ class LibsvmCheck:
 
 
 def check_libsvm(spark, path: str, vector_size: Optional[int] = None) -> LibsvmCheck:
-    """Pass 1: every line parsed; the first bad line refused with its file and number."""
-    from pyspark.sql import functions as F
-
-    lines = spark.read.text(path).select(
-        "value", F.col("_metadata.file_path").alias("file"), F.col("_metadata.file_block_start").alias("start"))
-    blocks = lines.mapInArrow(partial(_check_partition, vector_size=vector_size), _CHECK_SCHEMA).collect()
+    """A parse that only summarises (the refusal path of :func:`read_libsvm`): the first bad line
+    refused with its file and number, else the rows and the largest index with its line."""
+    blocks = _text_blocks(spark, path).mapInArrow(partial(_check_partition, vector_size=vector_size),
+                                                  _CHECK_SCHEMA).collect()
     first_line: Dict[Tuple[str, int], int] = {}
     for file in sorted({block["file"] for block in blocks}):
         before = 0
@@ -409,25 +512,48 @@ def read_libsvm(spark, path: str, *, label_col: str = "label", features_col: str
     """(DataFrame of ``label_col`` double and ``features_col`` SparseVector, vector size).
 
     The size is ``vector_size`` when given (an index above it is refused), else the largest index.
-    Either must fit :func:`size_bound` of the driver budget; every check runs before any vector
-    is built. Raises InvalidInputError naming the file and line.
+    Either must fit :func:`size_bound` of the driver budget, checked before any vector is built.
+    Every line is checked before this returns: the DataFrame is the persisted result of the one
+    parse (module notes; ``unpersist()`` it when done). Raises InvalidInputError naming the file
+    and line.
     """
+    from pyspark import StorageLevel
     from pyspark.ml.linalg import VectorUDT
-    from pyspark.sql.types import DoubleType, StructField, StructType
+    from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
 
     if vector_size is not None:
         if isinstance(vector_size, bool) or not isinstance(vector_size, int) or not 1 <= vector_size <= MAX_INDEX:
             raise InvalidInputError(f"--vector-size must be a whole number from 1 to {MAX_INDEX}, got {vector_size!r}")
         check_vector_size(vector_size, f"--vector-size {vector_size} asks for", driver_budget_mb, budget_name)
+    lines = _text_blocks(spark, path)
+    rows, max_index = scan_lines(lines)
+    if not rows or (vector_size is None and not 1 <= max_index <= size_bound(driver_budget_mb)):
+        _refuse_unsized(spark, path, vector_size, driver_budget_mb, budget_name)
+    size = vector_size or max_index
+    schema = StructType([StructField(label_col, DoubleType()), StructField(features_col, VectorUDT()),
+                         StructField("error", StringType()), StructField("error_file", StringType()),
+                         StructField("error_start", LongType()), StructField("error_line", LongType())])
+    parse = partial(_parse_partition, size=size, explicit_size=vector_size is not None,
+                    names=(label_col, features_col))
+    parsed = lines.mapInArrow(parse, schema).persist(StorageLevel.MEMORY_AND_DISK)
+    errors = parsed.where("error IS NOT NULL").select("error_file", "error_start", "error_line", "error").collect()
+    if errors:
+        parsed.unpersist()
+        first_line = block_first_lines(lines)
+        file, line, message = min((row["error_file"], first_line[(row["error_file"], row["error_start"])]
+                                   + row["error_line"], row["error"]) for row in errors)
+        raise InvalidInputError(f"line {line} of {display_path(file)} is not LIBSVM ({FORMAT}): {message}")
+    return parsed.select(label_col, features_col), size
+
+
+def _refuse_unsized(spark, path: str, vector_size: Optional[int], driver_budget_mb: float, budget_name: str):
+    """The refusal of a file the scan could not size (no rows, no index, an index above the
+    bound): a summarising parse names the first bad line, else the largest index and its line."""
     found = check_libsvm(spark, path, vector_size)
     if not found.rows:
         raise InvalidInputError(f"the input has no rows: {path}")
-    if vector_size is None:
-        if not found.max_index:
-            raise InvalidInputError(f"the input has no index:value entry on any line, so no features: {path}")
-        check_vector_size(found.max_index, f"line {found.max_line} of {found.max_file} has index {found.max_index}, "
-                     "which asks for", driver_budget_mb, budget_name)
-    size = vector_size or found.max_index
-    schema = StructType([StructField(label_col, DoubleType(), False), StructField(features_col, VectorUDT(), False)])
-    frame = spark.read.text(path).mapInArrow(partial(_vector_partition, size=size, names=(label_col, features_col)), schema)
-    return frame, size
+    if not found.max_index:
+        raise InvalidInputError(f"the input has no index:value entry on any line, so no features: {path}")
+    check_vector_size(found.max_index, f"line {found.max_line} of {found.max_file} has index {found.max_index}, "
+                      "which asks for", driver_budget_mb, budget_name)
+    raise AssertionError(f"the scan and the parse of {path} disagree")  # pragma: no cover

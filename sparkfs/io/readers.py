@@ -2,7 +2,12 @@
 
 Every reader returns a :class:`Dataset`: the DataFrame (features vector column, label column as
 in the source, optional weight column) plus the feature names (source columns when the source
-has them, else ``f0..f{D-1}``). Sparse LIBSVM rows stay SparseVectors.
+has them; a LIBSVM file's features are named by its own 1-based column numbers, ``f1..fD``, so
+``f7771`` is the file's ``7771:`` column). Sparse LIBSVM rows stay SparseVectors.
+
+The named columns (label, weight, an explicitly named features column) are checked against the
+input's columns before its data is read: :func:`check_input_columns` from the CSV header line or
+the Parquet footer, which the command line calls before Spark starts (:mod:`sparkfs.io.table_input`).
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from urllib.parse import urlparse
 
 from sparkfs.errors import InvalidInputError
 from sparkfs.io.libsvm import DEFAULT_DRIVER_BUDGET_MB, check_vector_size, read_libsvm
+from sparkfs.io.libsvm import display_path
+from sparkfs.io.table_input import check_csv_header, csv_header, local_columns, read_csv, typed_columns
 
 FORMATS = ("libsvm", "parquet", "csv")
 ASSEMBLED_COL = "__sparkfs_features"   # the vector of the numeric columns when `features` is one of them
@@ -74,6 +81,35 @@ def _text_lines(spark, path: str) -> Iterator[Tuple[str, int, str]]:
         yield row["file"], numbers[row["file"]], row["value"]
 
 
+def check_input_columns(columns: List[str], path: str, *, label_col: Optional[str], weight_col: Optional[str] = None,
+                        features_col: Optional[str] = None) -> None:
+    """Refuse a named column the input does not have (``label_col`` None: no label needed;
+    ``features_col`` only when the user named one)."""
+    if label_col and label_col not in columns:
+        _refuse_missing_column("label", label_col, columns, path)
+    if weight_col and weight_col not in columns:
+        _refuse_missing_column("weight", weight_col, columns, path)
+    if features_col and features_col not in columns:
+        _refuse_missing_column("features", features_col, columns, path)
+
+
+def check_input_early(path: str, fmt: str, *, label_col: Optional[str], weight_col: Optional[str] = None,
+                      features_col: Optional[str] = None) -> None:
+    """The checks of a local input that need no Spark (the command line runs them before Spark
+    starts): the path exists, the CSV header is one Spark reads as it is, the named columns exist."""
+    if fmt not in FORMATS:
+        raise InvalidInputError(f"unknown input format '{fmt}': use one of {', '.join(FORMATS)}")
+    _check_exists(path)
+    if fmt == "libsvm":
+        return
+    columns = local_columns(path, fmt)
+    if columns is None:
+        return
+    if fmt == "csv":
+        check_csv_header(columns, path)
+    check_input_columns(columns, path, label_col=label_col, weight_col=weight_col, features_col=features_col)
+
+
 def _refuse_missing_column(kind: str, name: str, columns: List[str], path: str) -> None:
     """A missing label/weight column, listing a few of the columns and the likely intended ones."""
     shown = ", ".join(repr(c) for c in columns[:SHOWN_COLUMNS])
@@ -82,30 +118,6 @@ def _refuse_missing_column(kind: str, name: str, columns: List[str], path: str) 
     close = [c for c in columns if c.lower() == name.lower()] or difflib.get_close_matches(name, columns, n=3)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     raise InvalidInputError(f"{kind} column '{name}' not found in {path}; its columns are {shown}{hint}")
-
-
-def _check_csv_header(spark, path: str) -> None:
-    """Refuse a CSV header Spark would misread silently: duplicate names (Spark renames them, names
-    compared ignoring case as Spark does) or one column holding ';' or tabs (another separator)."""
-    first = spark.read.option("header", "false").csv(path).first()
-    if first is None:
-        return
-    names = [name for name in first if name is not None]
-    if len(names) == 1 and (";" in names[0] or "\t" in names[0]):
-        separator = "';'" if ";" in names[0] else "tab"
-        raise InvalidInputError(
-            f"the CSV header of {path} is one column, {names[0][:60]!r}, holding {separator}s: the file looks "
-            f"{separator}-separated, and sparkfs reads comma-separated CSV; convert it to commas (or to Parquet)")
-    seen: Dict[str, str] = {}
-    duplicates = []
-    for name in names:
-        if name.lower() in seen and seen[name.lower()] not in duplicates:
-            duplicates.append(seen[name.lower()])
-        seen.setdefault(name.lower(), name)
-    if duplicates:
-        raise InvalidInputError(
-            f"the CSV header of {path} repeats the column name(s) {duplicates} (compared ignoring case, as Spark "
-            "does; Spark would rename them silently): give every column a unique name")
 
 
 def _non_numbers(df, columns: List[str]) -> List[Tuple[str, int, str]]:
@@ -135,12 +147,11 @@ def _line_of_value(spark, path: str, column: str, value: str) -> str:
     return ""
 
 
-def _assemble(df, label_col: str, features_col: str, weight_col: Optional[str], spark=None, path: str = ""):
+def _assemble(df, label_col: str, features_col: str, weight_col: Optional[str]):
     """Numeric columns other than label/weight become one vector column (NaN kept, then diagnosed).
 
-    A CSV column with a NaN or infinity spelled as NumPy writes it (``nan``, ``inf``) is read as
-    a string column by Spark's schema inference: such columns are cast to double; any other
-    non-number is refused, naming the column, the value and its line.
+    A string column (Parquet) is cast to double when all its values are numbers (``nan`` and
+    ``inf`` read as such); any other non-number is refused, naming the column and the value.
     """
     from pyspark.ml.feature import VectorAssembler
     from pyspark.sql.types import NumericType, StringType
@@ -165,10 +176,9 @@ def _assemble(df, label_col: str, features_col: str, weight_col: Optional[str], 
         problems = _non_numbers(df, textual)
         if problems:
             name, count, value = problems[0]
-            where = _line_of_value(spark, path, name, value) if spark is not None and path else ""
             others = f"; also column(s) {[p[0] for p in problems[1:]]}" if problems[1:] else ""
             raise InvalidInputError(
-                f"column '{name}' has {count} value(s) that are not numbers, e.g. {value!r}{where}{others}: every "
+                f"column '{name}' has {count} value(s) that are not numbers, e.g. {value!r}{others}: every "
                 "column other than the label must be a numeric feature (NaN and inf are read as such, then refused "
                 "by the NaN rule)"
             )
@@ -181,6 +191,62 @@ def _assemble(df, label_col: str, features_col: str, weight_col: Optional[str], 
     return assembled, feature_columns
 
 
+def _refuse_csv_errors(spark, path: str, errors, names: List[str]) -> None:
+    """The first bad value (by column order) or bad line of a CSV: column, value, line."""
+    columns = sorted({column for column, _, _ in errors if column}, key=names.index)
+    if columns:
+        from pyspark.sql.types import StringType, StructField, StructType
+
+        strings = spark.read.option("header", "true").schema(
+            StructType([StructField(name, StringType()) for name in names])).csv(path)
+        # Spark's cast may read what Arrow's does not ('1.5d', hex floats): then Arrow's value is named.
+        first_bad = next(value for column, value, _ in errors if column == columns[0])
+        name, count, value = (_non_numbers(strings, columns[:1]) or [(columns[0], "some", first_bad)])[0]
+        where = _line_of_value(spark, path, name, value)
+        also = f"; also column(s) {columns[1:]}" if columns[1:] else ""
+        raise InvalidInputError(
+            f"column '{name}' has {count} value(s) that are not numbers, e.g. {value!r}{where}{also}: every column "
+            "other than the label must be a numeric feature (NaN and inf are read as such, then refused by the NaN "
+            "rule)")
+    _, reason, line = errors[0]
+    raise InvalidInputError(f"{_line_of_text(spark, path, line)} does not split into the header's {len(names)} "
+                            f"fields: {reason} ({line[:60]!r}); every line of a CSV holds one field per header column")
+
+
+def _line_of_text(spark, path: str, text: str) -> str:
+    """``line N of FILE`` of the first line after a header that starts with ``text``."""
+    for file, number, line in _text_lines(spark, path):
+        if number > 1 and text and line.startswith(text):
+            return f"line {number} of {display_path(file)}"
+    return f"a line of {path}"
+
+
+def _read_csv(spark, path: str, label_col: str, features_col: str, weight_col: Optional[str], require_label: bool,
+              require_features: bool) -> Dataset:
+    """A CSV read with the names of its header, parsed once (no inference; :mod:`sparkfs.io.table_input`)."""
+    names = csv_header(spark, path)
+    if not names:
+        raise InvalidInputError(f"the input has no rows: {path}")
+    check_csv_header(names, path)
+    check_input_columns(names, path, label_col=label_col if require_label else None, weight_col=weight_col,
+                        features_col=features_col if require_features else None)
+    other = [c for c in (label_col, weight_col) if c and c in names]
+    features = [name for name in names if name not in other]
+    if not features:
+        raise InvalidInputError("the input has no numeric feature columns")
+    # A column named like the features column is a numeric feature like any other: the vector
+    # then takes a private name, so it cannot clash.
+    vector_col = ASSEMBLED_COL if features_col in names else features_col
+    parsed, errors = read_csv(spark, path, names, features, other, vector_col)
+    if errors:
+        _refuse_csv_errors(spark, path, errors, names)
+    frame, rows = typed_columns(parsed, vector_col, features, other)
+    if not rows:
+        parsed.unpersist()
+        raise InvalidInputError(f"the input has no rows: {path}")
+    return Dataset(frame, vector_col, label_col, features)
+
+
 def read_dataset(
     spark,
     path: str,
@@ -191,6 +257,7 @@ def read_dataset(
     weight_col: Optional[str] = None,
     num_features: Optional[int] = None,
     require_label: bool = True,
+    require_features: bool = False,
     driver_budget_mb: float = DEFAULT_DRIVER_BUDGET_MB,
     budget_name: str = "driverBudgetMB",
 ) -> Dataset:
@@ -198,7 +265,9 @@ def read_dataset(
 
     LIBSVM: ``num_features`` is the explicit vector size (``--vector-size``), else the largest
     index; either must fit the driver budget (:func:`sparkfs.io.libsvm.read_libsvm`, which names
-    ``budget_name`` as the way to raise it).
+    ``budget_name`` as the way to raise it). CSV/Parquet: ``label_col`` must be a column when
+    ``require_label``, ``features_col`` when ``require_features`` (the user named it; else the
+    numeric columns are assembled when it is not a vector column), checked before the data is read.
     """
     from pyspark.ml.linalg import VectorUDT
 
@@ -208,17 +277,13 @@ def read_dataset(
     if fmt == "libsvm":
         df, size = read_libsvm(spark, path, label_col=label_col, features_col=features_col,
                                vector_size=num_features, driver_budget_mb=driver_budget_mb, budget_name=budget_name)
-        return Dataset(df, features_col, label_col, [f"f{i}" for i in range(size)])
+        return Dataset(df, features_col, label_col, [f"f{i}" for i in range(1, size + 1)])
 
-    if fmt == "parquet":
-        df = spark.read.parquet(path)
-    else:
-        _check_csv_header(spark, path)
-        df = spark.read.option("header", "true").option("inferSchema", "true").csv(path)
-    if require_label and label_col not in df.columns:
-        _refuse_missing_column("label", label_col, df.columns, path)
-    if weight_col and weight_col not in df.columns:
-        _refuse_missing_column("weight", weight_col, df.columns, path)
+    if fmt == "csv":
+        return _read_csv(spark, path, label_col, features_col, weight_col, require_label, require_features)
+    df = spark.read.parquet(path)   # the schema from the footer: the columns are checked before any data is read
+    check_input_columns(df.columns, path, label_col=label_col if require_label else None, weight_col=weight_col,
+                        features_col=features_col if require_features else None)
     if features_col in df.columns and isinstance(df.schema[features_col].dataType, VectorUDT):
         keep = [c for c in (features_col, label_col, weight_col) if c and c in df.columns]
         df = df.select(*keep)
@@ -231,6 +296,5 @@ def read_dataset(
     # A column named like the features column that is not a vector (`features` of integers) is a
     # numeric feature like any other: the assembled vector takes a private name, so it cannot clash.
     vector_col = ASSEMBLED_COL if features_col in df.columns else features_col
-    assembled, names = _assemble(df, label_col if label_col in df.columns else None, vector_col, weight_col,
-                                 spark=spark if fmt == "csv" else None, path=path)
+    assembled, names = _assemble(df, label_col if label_col in df.columns else None, vector_col, weight_col)
     return Dataset(assembled, vector_col, label_col, names)

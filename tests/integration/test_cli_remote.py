@@ -153,7 +153,7 @@ def test_spark_remote_in_the_environment_and_master_sc_url(connect_url, small_in
                 "--param", "statsEngine=jvm", "--num-features", "1", "--output", str(out),
                 env_extra={"SPARK_REMOTE": connect_url}, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert _selected(out)[0]["selected_names"] == ["f0"]
+    assert _selected(out)[0]["selected_names"] == ["f1"]  # the file's column 1
     # --master sc://... is taken as the remote; with --remote too it is refused before any session.
     both = _cli("select", "--input", "x.parquet", "--format", "parquet", "--output", str(tmp_path / "both"),
                 "--master", connect_url, "--remote", connect_url, cwd=tmp_path)
