@@ -150,6 +150,8 @@ def _exact_sums_in_key_space(part, prefix: str, positions, num_keys: int, width:
     """A summary's per-class exact sums (classes ``positions`` of ``num_keys``, ``width`` columns
     each) laid out over all ``num_keys`` classes, zeros elsewhere."""
     sums = from_arrays(part, prefix)
+    if len(positions) == num_keys:  # every class present (positions sorted, unique): as it is
+        return sums
     limbs = np.zeros((num_keys, width, sums.limbs.shape[1]), dtype=np.int64)
     limbs[positions] = sums.limbs.reshape(len(positions), width, -1)
     return ExactSums(sums.lowest, limbs.reshape(num_keys * width, -1))
