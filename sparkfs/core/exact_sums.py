@@ -130,7 +130,7 @@ def exact_column_sums(values, columns, num_columns: int) -> ExactSums:
         return ExactSums(0, np.zeros((num_columns, 1), dtype=np.int64))
     totals = _totals(lowest, highest, num_columns)
     _add_terms(values, columns, lowest, totals)
-    return _normalised(ExactSums(int(lowest), totals))
+    return _normalised(ExactSums(int(lowest), totals), in_place=True)
 
 
 def exact_class_moment_sums(matrix, classes, weights, num_classes: int, with_squares: bool = True):
@@ -160,7 +160,8 @@ def exact_class_moment_sums(matrix, classes, weights, num_classes: int, with_squ
     sums, squares = _totals(ranges[0], ranges[1], slots), _totals(ranges[2], ranges[3], slots)
     lowest = np.array([ranges[0] if ranges[1] >= 0 else 0, ranges[2] if ranges[3] >= 0 else 0])
     _moment_terms(*arrays, classes, weights, num_features, with_squares, lowest, sums, squares)
-    return _normalised(ExactSums(int(lowest[0]), sums)), _normalised(ExactSums(int(lowest[1]), squares))
+    return (_normalised(ExactSums(int(lowest[0]), sums), in_place=True),
+            _normalised(ExactSums(int(lowest[1]), squares), in_place=True))
 
 
 def exact_matrix_column_sums(matrix) -> ExactSums:
