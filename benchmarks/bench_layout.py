@@ -202,7 +202,7 @@ def measure(args) -> dict:
 
 def _ratio_rows(timings: dict) -> list:
     bare, anova = timings["bare Summarizer pass"], timings["Spark ML UnivariateFeatureSelector (ANOVA)"]
-    rows = [[step, f"{seconds:.1f}" if seconds < STEP_LIMIT else f"> {STEP_LIMIT:.0f}", f"{seconds / bare:.2f}",
+    rows = [[step, f"{seconds:.1f}" if np.isfinite(seconds) else "stopped", f"{seconds / bare:.2f}",
              f"{seconds / anova:.2f}"] for step, seconds in timings.items()]
     for step in ("first pass (lays out)", "trivial pass", "column statistics", "1,000-row sample"):
         canonical, plain = timings[f"Rows {step}, canonical layout"], timings[f"Rows {step}, plain layout"]
@@ -210,17 +210,49 @@ def _ratio_rows(timings: dict) -> list:
     relieff = [key for key in timings if key.startswith("relieff")]
     rows.append([f"**canonical / plain: {relieff[0].split(',')[0]}**", "",
                  f"**{timings[relieff[0]] / timings[relieff[1]]:.2f}**", ""])
+    rows.append(["**lfs exact sums (same bits always) / lfs jvm (to rounding)**", "",
+                 f"**{timings['lfs (statsEngine=arrow, exact sums)'] / timings['lfs (statsEngine=jvm)']:.2f}**", ""])
     return rows
 
 
+def _summary_lines(runs) -> list:
+    """Before / after of the ratios that the issue's goals name, one line per set."""
+    lines = ["## Summary (ratios from one session each)", "",
+             "| set | ratio | " + " | ".join(run["label"] for run in runs) + " |",
+             "|---|---|" + "---:|" * len(runs)]
+    ratios = {
+        "canonical / plain, trivial pass": lambda t: t["Rows trivial pass, canonical layout"] / t["Rows trivial pass, plain layout"],
+        "canonical / plain, column statistics":
+            lambda t: t["Rows column statistics, canonical layout"] / t["Rows column statistics, plain layout"],
+        "canonical / plain, 1,000-row sample":
+            lambda t: t["Rows 1,000-row sample, canonical layout"] / t["Rows 1,000-row sample, plain layout"],
+        "canonical / plain, first pass (with the layout's shuffle)":
+            lambda t: t["Rows first pass (lays out), canonical layout"] / t["Rows first pass (lays out), plain layout"],
+        "canonical / plain, relieff (small sample)": lambda t: [t[k] for k in t if k.startswith("relieff")][0]
+            / [t[k] for k in t if k.startswith("relieff")][1],
+        "lfs exact / lfs jvm": lambda t: t["lfs (statsEngine=arrow, exact sums)"] / t["lfs (statsEngine=jvm)"],
+        "lfs exact / bare pass": lambda t: t["lfs (statsEngine=arrow, exact sums)"] / t["bare Summarizer pass"],
+        "lfs exact / Spark ML ANOVA":
+            lambda t: t["lfs (statsEngine=arrow, exact sums)"] / t["Spark ML UnivariateFeatureSelector (ANOVA)"],
+    }
+    for name in runs[0]["sets"]:
+        for ratio, compute in ratios.items():
+            cells = [f"{compute(run['sets'][name]):.2f}" if name in run["sets"] else "" for run in runs]
+            lines.append(f"| {name} | {ratio} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
 def write_report() -> None:
-    runs = [json.loads((RESULTS / f"layout_{label}.json").read_text()) for label in ("before", "after")
+    runs = [json.loads((RESULTS / f"layout_{label}.json").read_text()) for label in ("before", "after", "after-repeat")
             if (RESULTS / f"layout_{label}.json").exists()]
     lines = ["# The canonical layout of Rows vs the plain one; LFS vs Spark ML (issue 22, item 2)", "",
              "`python benchmarks/bench_layout.py --label before|after` (local[2], cached input, one run per",
              "number on a shared 2-core machine: read the ratios, measured in the same session; the seconds",
              "move with the load). Ratio columns: time / bare Summarizer pass, time / Spark ML ANOVA selector;",
-             "the bold rows divide the canonical layout's time by the plain layout's.", ""]
+             "the bold rows divide the canonical layout's time by the plain layout's. A step still running",
+             "after `--step-limit` seconds (300 in the runs below) was cancelled: \"stopped\", ratio inf.",
+             "Before: main at afe9261; after: this branch (layout sized by stored bytes, compiled rounding).", ""]
+    lines += _summary_lines(runs)
     for run in runs:
         for name, timings in run["sets"].items():
             lines += [f"## {run['label']}: {name} ({run['measured']})", "",

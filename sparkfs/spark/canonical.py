@@ -31,7 +31,9 @@ passes). Then, per pass, one block and one summary per chunk (a few per 4,096 ro
 p-length summary per chunk costs little next to the rows it sums) and one summary per group
 shipped (n / 16,384 of them; 7 for 100,000 rows) -- not one per partition: a partition holds
 whole groups, but which groups depends on the shuffle, and folding them together would make the
-merge order depend on it. Measured in ``benchmarks/results/layout.md``.
+merge order depend on it. Measured (``benchmarks/results/layout.md``, 100,000 x 50,000 tf-idf rows,
+local[2]): a pass on this layout costs 2.2-3.1x the same pass on the plain one (7-15x when chunks
+were 64 rows, sized by p alone), the first pass 5x (it runs the shuffle).
 """
 
 from __future__ import annotations
