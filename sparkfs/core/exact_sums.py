@@ -4,8 +4,9 @@ A float64 sum depends on the order of its terms; a distributed sum adds them in 
 follows the partitions. Here every term is split, exactly, into 32-bit integer limbs on a fixed
 grid of powers of two (every finite double is M 2^t with |M| < 2^53 and -1126 <= t <= 971, so it
 covers at most three limbs of the grid 2^(32 i - 1126)); limbs are added as integers (exact), and
-the total is rounded to the nearest double once, at the end (a compiled loop over the columns). Partial sums merge by integer
-addition, so the result is the correctly rounded sum of the terms for any grouping and order.
+the total is rounded to the nearest double once, at the end (a compiled loop over the columns).
+Partial sums merge by integer addition, so the result is the correctly rounded sum of the terms
+for any grouping and order. Shipped, the limbs below the last travel as uint32.
 
 An :class:`ExactSums` holds, per column, the limbs from ``lowest`` up (int64, carries normalised
 on every merge so that no limb overflows). Used by the one-pass class moments
