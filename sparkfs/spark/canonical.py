@@ -32,8 +32,8 @@ p-length summary per chunk costs little next to the rows it sums) and one summar
 shipped (n / 16,384 of them; 7 for 100,000 rows) -- not one per partition: a partition holds
 whole groups, but which groups depends on the shuffle, and folding them together would make the
 merge order depend on it. Measured (``benchmarks/results/layout.md``, 100,000 x 50,000 tf-idf rows,
-local[2]): a pass on this layout costs 2.2-3.1x the same pass on the plain one (7-15x when chunks
-were 64 rows, sized by p alone), the first pass 5x (it runs the shuffle).
+local[2], two runs): a pass on this layout costs 1.3-3.1x the same pass on the plain one (7-15x
+when chunks were 64 rows, sized by p alone), the first pass 3.7-5x (it runs the shuffle).
 """
 
 from __future__ import annotations
