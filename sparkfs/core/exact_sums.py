@@ -4,8 +4,9 @@ A float64 sum depends on the order of its terms; a distributed sum adds them in 
 follows the partitions. Here every term is split, exactly, into 32-bit integer limbs on a fixed
 grid of powers of two (every finite double is M 2^t with |M| < 2^53 and -1126 <= t <= 971, so it
 covers at most three limbs of the grid 2^(32 i - 1126)); limbs are added as integers (exact), and
-the total is rounded to the nearest double once, at the end. Partial sums merge by integer
-addition, so the result is the correctly rounded sum of the terms for any grouping and order.
+the total is rounded to the nearest double once, at the end (a compiled loop over the columns).
+Partial sums merge by integer addition, so the result is the correctly rounded sum of the terms
+for any grouping and order. Shipped, the limbs below the last travel as uint32.
 
 An :class:`ExactSums` holds, per column, the limbs from ``lowest`` up (int64, carries normalised
 on every merge so that no limb overflows). Used by the one-pass class moments
@@ -130,7 +131,7 @@ def exact_column_sums(values, columns, num_columns: int) -> ExactSums:
         return ExactSums(0, np.zeros((num_columns, 1), dtype=np.int64))
     totals = _totals(lowest, highest, num_columns)
     _add_terms(values, columns, lowest, totals)
-    return _normalised(ExactSums(int(lowest), totals))
+    return _normalised(ExactSums(int(lowest), totals), in_place=True)
 
 
 def exact_class_moment_sums(matrix, classes, weights, num_classes: int, with_squares: bool = True):
@@ -160,7 +161,8 @@ def exact_class_moment_sums(matrix, classes, weights, num_classes: int, with_squ
     sums, squares = _totals(ranges[0], ranges[1], slots), _totals(ranges[2], ranges[3], slots)
     lowest = np.array([ranges[0] if ranges[1] >= 0 else 0, ranges[2] if ranges[3] >= 0 else 0])
     _moment_terms(*arrays, classes, weights, num_features, with_squares, lowest, sums, squares)
-    return _normalised(ExactSums(int(lowest[0]), sums)), _normalised(ExactSums(int(lowest[1]), squares))
+    return (_normalised(ExactSums(int(lowest[0]), sums), in_place=True),
+            _normalised(ExactSums(int(lowest[1]), squares), in_place=True))
 
 
 def exact_matrix_column_sums(matrix) -> ExactSums:
@@ -174,43 +176,100 @@ def merged_exact_sums(left: ExactSums, right: ExactSums) -> ExactSums:
     """The exact sums of the terms of both (integer addition: associative and commutative)."""
     if left.num_columns != right.num_columns:
         raise ValueError(f"merged_exact_sums: {left.num_columns} and {right.num_columns} columns")
+    if left.lowest == right.lowest and left.limbs.shape == right.limbs.shape:  # one new array, no re-layout
+        return _normalised(ExactSums(left.lowest, left.limbs + right.limbs), in_place=True)
     lowest = min(left.lowest, right.lowest)
     top = max(left.lowest + left.limbs.shape[1], right.lowest + right.limbs.shape[1])
     limbs = np.zeros((left.num_columns, top - lowest + 1), dtype=np.int64)
     for part in (left, right):
         start = part.lowest - lowest
         limbs[:, start:start + part.limbs.shape[1]] += part.limbs
-    return _normalised(ExactSums(lowest, limbs))
+    return _normalised(ExactSums(lowest, limbs), in_place=True)
 
 
-def _normalised(sums: ExactSums) -> ExactSums:
-    """Carries moved up so that every limb but the last is in [0, 2^32) (the last keeps the sign)."""
-    limbs = sums.limbs.copy()
+def _normalised(sums: ExactSums, in_place: bool = False) -> ExactSums:
+    """Carries moved up so that every limb but the last is in [0, 2^32) (the last keeps the sign).
+    Vectorised over the columns (a step per limb); ``in_place`` reuses ``sums.limbs``."""
+    limbs = sums.limbs if in_place else sums.limbs.copy()
     for i in range(limbs.shape[1] - 1):
         carry = limbs[:, i] >> LIMB_BITS  # floor division: negative limbs borrow from the next
         limbs[:, i] -= carry << LIMB_BITS
         limbs[:, i + 1] += carry
     if np.any(np.abs(limbs[:, -1]) >= 1 << 40):  # room for more merges: one more limb
         limbs = np.concatenate([limbs, np.zeros((limbs.shape[0], 1), dtype=np.int64)], axis=1)
-        return _normalised(ExactSums(sums.lowest, limbs))
+        return _normalised(ExactSums(sums.lowest, limbs), in_place=True)
     return ExactSums(sums.lowest, limbs)
 
 
+@numba.njit(cache=True)
+def _bits(magnitude, position, count):
+    """``count`` (<= 53) bits of the non-negative limbs ``magnitude`` from bit ``position`` up."""
+    limb, offset = position // LIMB_BITS, position % LIMB_BITS
+    value = magnitude[limb] >> offset
+    if limb + 1 < magnitude.size:
+        value |= magnitude[limb + 1] << (LIMB_BITS - offset)  # bits past 63 drop out: masked below
+    if offset > 0 and limb + 2 < magnitude.size:
+        value |= magnitude[limb + 2] << (2 * LIMB_BITS - offset)
+    return value & ((np.int64(1) << count) - 1)
+
+
+@numba.njit(cache=True)
+def _round_columns(limbs, scale, result, fallback):
+    """Each row of normalised ``limbs`` times 2^scale rounded to the nearest double (ties to even):
+    the top 53 bits of the magnitude, the next bit, and whether any bit below it is set. Columns
+    whose result is subnormal (where ldexp would round a second time) are flagged in ``fallback``."""
+    num_columns, num_limbs = limbs.shape
+    magnitude = np.zeros(num_limbs + 1, dtype=np.int64)
+    for column in range(num_columns):
+        negative = limbs[column, num_limbs - 1] < 0
+        for i in range(num_limbs):
+            magnitude[i] = -limbs[column, i] if negative else limbs[column, i]
+        magnitude[num_limbs] = 0
+        for i in range(num_limbs):  # every limb into [0, 2^32)
+            carry = magnitude[i] >> LIMB_BITS
+            magnitude[i] -= carry << LIMB_BITS
+            magnitude[i + 1] += carry
+        highest = num_limbs
+        while highest >= 0 and magnitude[highest] == 0:
+            highest -= 1
+        if highest < 0:
+            result[column] = 0.0
+            continue
+        length = 0  # bits of the magnitude
+        while (magnitude[highest] >> length) != 0:
+            length += 1
+        length += LIMB_BITS * highest
+        if length <= 53:
+            mantissa, exponent = _bits(magnitude, 0, length), 0
+        else:
+            exponent = length - 53
+            mantissa = _bits(magnitude, exponent, 53)
+            half = _bits(magnitude, exponent - 1, 1)
+            below = exponent - 1  # bits under the rounding bit
+            sticky = _bits(magnitude, (below // LIMB_BITS) * LIMB_BITS, below % LIMB_BITS) != 0 if below > 0 else False
+            for i in range(below // LIMB_BITS):
+                sticky = sticky or magnitude[i] != 0
+            if half == 1 and (sticky or (mantissa & 1) == 1):
+                mantissa += 1
+        if length + scale < -1020:
+            fallback[column] = True
+            continue
+        value = math.ldexp(float(mantissa), exponent + scale)
+        result[column] = -value if negative else value
+
+
 def rounded_sums(sums: ExactSums) -> np.ndarray:
-    """Each column's exact sum rounded to the nearest float64 (ties to even)."""
+    """Each column's exact sum rounded to the nearest float64 (ties to even); +-inf beyond the
+    largest double. Compiled, one column after the other; subnormal results go through Python's
+    exact rationals."""
     limbs = _normalised(sums).limbs
     scale = LIMB_BITS * sums.lowest - _BIAS
-    digits = np.ascontiguousarray(limbs[:, :-1].astype("<u4")).view(np.uint8).reshape(limbs.shape[0], -1)
-    top_shift = LIMB_BITS * (limbs.shape[1] - 1)
     result = np.empty(limbs.shape[0])
-    for column, (row, top) in enumerate(zip(digits, limbs[:, -1].tolist())):
-        total = int.from_bytes(row.tobytes(), "little") + (top << top_shift)
-        try:  # int -> float rounds to nearest; the power of 2 is exact unless subnormal
-            value = math.ldexp(float(total), scale)
-            exact = value == 0.0 and total == 0 or abs(value) >= 2.2250738585072014e-308
-        except OverflowError:
-            exact = False
-        result[column] = value if exact else _rational_to_float(total, scale)
+    fallback = np.zeros(limbs.shape[0], dtype=np.bool_)
+    _round_columns(limbs, scale, result, fallback)
+    for column in np.flatnonzero(fallback).tolist():
+        total = sum(int(limb) << (LIMB_BITS * i) for i, limb in enumerate(limbs[column].tolist()))
+        result[column] = _rational_to_float(total, scale)
     return result
 
 
@@ -223,9 +282,16 @@ def _rational_to_float(total: int, scale: int) -> float:
 
 
 def as_arrays(sums: ExactSums, prefix: str) -> dict:
-    """``sums`` as named arrays of a shipped summary (see :func:`from_arrays`)."""
-    return {f"{prefix}lowest": np.array([sums.lowest], dtype=np.int64), f"{prefix}limbs": sums.limbs}
+    """``sums`` as named arrays of a shipped summary (see :func:`from_arrays`): the limbs below the
+    last (normalised, in [0, 2^32)) as uint32, the last as int64 -- 4 bytes a limb, not 8."""
+    limbs = _normalised(sums).limbs
+    return {f"{prefix}lowest": np.array([sums.lowest], dtype=np.int64),
+            f"{prefix}digits": limbs[:, :-1].astype(np.uint32), f"{prefix}top": limbs[:, -1].copy()}
 
 
 def from_arrays(summary: dict, prefix: str) -> ExactSums:
-    return ExactSums(int(summary[f"{prefix}lowest"][0]), np.asarray(summary[f"{prefix}limbs"], dtype=np.int64))
+    digits, top = summary[f"{prefix}digits"], np.asarray(summary[f"{prefix}top"], dtype=np.int64)
+    limbs = np.empty((top.shape[0], digits.shape[1] + 1), dtype=np.int64)
+    limbs[:, :-1] = digits
+    limbs[:, -1] = top
+    return ExactSums(int(summary[f"{prefix}lowest"][0]), limbs)

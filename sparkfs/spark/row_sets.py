@@ -1,5 +1,5 @@
 """Rows on the driver and the pure helpers of :mod:`sparkfs.spark.rows`: blocks, query sets,
-scaling of matrices, row-id bookkeeping (no Spark calls here)."""
+scaling of matrices, row-id bookkeeping, the summaries of the sample pass (no Spark calls here)."""
 
 from __future__ import annotations
 
@@ -146,3 +146,62 @@ def rows_of_table(table, features: str, label: str, weight: Optional[str], id_co
     order = np.argsort(ids, kind="stable")
     rows = RowSet(matrix, ids, raw_labels.astype(np.int64), weights)
     return (rows if np.array_equal(order, np.arange(order.size)) else rows.take(order)), class_counts, offsets
+
+
+# --------------------------------------------------------------------------------------------
+# The sample pass (Rows.sample): the rows with the smallest (content key, id), merged
+# --------------------------------------------------------------------------------------------
+
+
+def _sample_fields(summary) -> tuple:
+    return ("keys", "ids", "labels") + (("weights",) if "weights" in summary else ())
+
+
+def _smallest_keys(summary: dict, size: int, num_features: int) -> dict:
+    """``summary`` cut to its ``size`` rows of smallest (key, id)."""
+    from sparkfs.core.sampling import smallest_key_positions
+    from sparkfs.spark.blocks import matrix_from_summary, matrix_to_summary
+
+    if summary["keys"].size <= size:
+        return summary
+    keep = np.sort(smallest_key_positions(summary["keys"], summary["ids"], size))
+    result = {name: summary[name][keep] for name in _sample_fields(summary)}
+    result.update(matrix_to_summary(matrix_from_summary(summary, "rows_", num_features)[keep], "rows_"))
+    return result
+
+
+def sample_summary(matrix, ids, labels, weights: Optional[np.ndarray], size: int, seed: int) -> dict:
+    """A block's candidates for a ``size``-row sample: its rows of smallest seeded content key
+    (:func:`~sparkfs.core.sampling.content_sample_keys`), ties to the smaller id."""
+    from sparkfs.core.sampling import content_sample_keys
+    from sparkfs.spark.blocks import matrix_to_summary
+
+    labels = np.asarray(labels, dtype=np.float64)
+    summary = {"keys": content_sample_keys(matrix, labels, weights, seed), "ids": np.asarray(ids, dtype=np.int64),
+               "labels": labels}
+    if weights is not None:
+        summary["weights"] = weights
+    summary.update(matrix_to_summary(matrix, "rows_"))
+    return _smallest_keys(summary, size, matrix.shape[1])
+
+
+def merged_sample_summaries(left: dict, right: dict, size: int, num_features: int) -> dict:
+    """The ``size`` candidates of smallest (key, id) of two :func:`sample_summary` results."""
+    from sparkfs.spark.blocks import matrix_from_summary, matrix_to_summary
+
+    matrix = stack_rows(matrix_from_summary(left, "rows_", num_features),
+                        matrix_from_summary(right, "rows_", num_features))
+    summary = {name: np.concatenate([left[name], right[name]]) for name in _sample_fields(left)}
+    summary.update(matrix_to_summary(matrix, "rows_"))
+    return _smallest_keys(summary, size, num_features)
+
+
+def sample_of_summary(summary: dict, num_features: int) -> RowSet:
+    """The merged candidates as a :class:`RowSet` sorted by id (checked finite)."""
+    from sparkfs.spark.blocks import matrix_from_summary
+
+    matrix = matrix_from_summary(summary, "rows_", num_features)
+    check_finite(matrix)
+    ids = summary["ids"].astype(np.int64)
+    rows = RowSet(matrix, ids, summary["labels"].astype(np.int64), summary.get("weights"))
+    return rows.take(np.argsort(ids, kind="stable"))

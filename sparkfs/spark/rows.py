@@ -61,21 +61,21 @@ from sparkfs.spark.row_sets import (  # noqa: F401  (Block, RowSet, scale_column
     _check_user_ids,
     _class_counts,
     _partition_offsets,
+    merged_sample_summaries,
     rows_of_table,
-    stack_rows,
+    sample_of_summary,
+    sample_summary,
     check_finite,
     scale_columns,
 )
-from sparkfs.spark.canonical import (chunk_batches, chunk_column_moments, chunk_rows, first_id_divided, group_rows,
-                                     lay_out, merged_column_moments)
+from sparkfs.spark.canonical import (canonical_merge, chunk_column_moments, chunk_regrouper, lay_out,
+                                     merged_column_moments)
 from sparkfs.spark.blocks import (
     CONNECT_CLOSURE_BYTES,
     aggregate_partitions,
     arrow_blocks,
     cached_blocks,
     encode_block,
-    matrix_from_summary,
-    matrix_to_summary,
     resolve_transport,
     ship_to_tasks,
 )
@@ -326,25 +326,10 @@ class Rows:
             from pyspark import StorageLevel
 
             partitions = int(self.df.sparkSession.conf.get("spark.sql.shuffle.partitions", "200"))
-            prepared = lay_out(prepared, _ROW_ID, self.num_features, self.n_rows, partitions)
+            prepared = lay_out(prepared, _ROW_ID, self.n_rows, partitions)
             prepared = prepared.persist(StorageLevel.MEMORY_AND_DISK)
         self._prepared = prepared
         return self._prepared
-
-    def _canonical_pass(self) -> dict:
-        """aggregate_partitions arguments of the canonical merge (none without the layout)."""
-        if not self.canonical:
-            return {}
-        rows_per_group = group_rows(self.num_features)
-        return {"key_of_block": lambda raw: first_id_divided(raw[_ROW_ID], rows_per_group),
-                "n_keys": -(-self.n_rows // rows_per_group)}
-
-    def _chunks(self):
-        """A partition's batches -> one batch per chunk (None without the layout)."""
-        if not self.canonical:
-            return None
-        rows_per_chunk = chunk_rows(self.num_features)
-        return lambda batches: chunk_batches(batches, _ROW_ID, rows_per_chunk)
 
     def collect(self) -> RowSet:
         """Every row to the driver (sorted by id); gives the counts and offsets in the same job."""
@@ -484,43 +469,17 @@ class Rows:
 
     def _sample_rows(self, size: int, seed: int) -> RowSet:
         num_features, has_weights = self.num_features, bool(self.weight_col)
-        named = ("keys", "ids", "labels") + (("weights",) if has_weights else ())
-
-        def smallest_keys(summary):
-            if summary["keys"].size <= size:
-                return summary
-            keep = np.sort(smallest_key_positions(summary["keys"], summary["ids"], size))
-            result = {name: summary[name][keep] for name in named}
-            result.update(matrix_to_summary(matrix_from_summary(summary, "rows_", num_features)[keep], "rows_"))
-            return result
 
         def summarize(block):
-            ids = np.asarray(block[_ROW_ID], dtype=np.int64)
-            labels = np.asarray(block[_LABEL], dtype=np.float64)
             weights = np.asarray(block[_WEIGHT], dtype=np.float64) if has_weights else None
-            summary = {"keys": content_sample_keys(block[_FEATURES], labels, weights, seed), "ids": ids,
-                       "labels": labels}
-            if has_weights:
-                summary["weights"] = weights
-            summary.update(matrix_to_summary(block[_FEATURES], "rows_"))
-            return smallest_keys(summary)
-
-        def merge(left, right):
-            matrix = stack_rows(matrix_from_summary(left, "rows_", num_features), matrix_from_summary(right, "rows_", num_features))
-            summary = {name: np.concatenate([left[name], right[name]]) for name in named}
-            summary.update(matrix_to_summary(matrix, "rows_"))
-            return smallest_keys(summary)
+            return sample_summary(block[_FEATURES], block[_ROW_ID], block[_LABEL], weights, size, seed)
 
         columns = [_FEATURES, _LABEL] + ([_WEIGHT] if has_weights else []) + [_ROW_ID]
-        summary = aggregate_partitions(self.prepared, columns, summarize, merge, num_features=num_features,
-                                       transport=self.transport)
+        summary = aggregate_partitions(self.prepared, columns, summarize,
+                                       lambda left, right: merged_sample_summaries(left, right, size, num_features),
+                                       num_features=num_features, transport=self.transport)
         self.info["passes"].append("query sample")
-        matrix = matrix_from_summary(summary, "rows_", num_features)
-        check_finite(matrix)
-        ids = summary["ids"].astype(np.int64)
-        order = np.argsort(ids, kind="stable")
-        rows = RowSet(matrix, ids, summary["labels"].astype(np.int64), summary["weights"] if has_weights else None)
-        return rows.take(order)
+        return sample_of_summary(summary, num_features)
 
     def query_batches(self, queries: RowSet, extra_bytes_per_query: float = 0.0) -> List[slice]:
         """Slices of ``queries`` each within the batch budget.
@@ -564,6 +523,10 @@ class Rows:
             self.info["passes"].append("blocks (cached)")
         return self._block_frame, ["block"], cached_blocks(self.num_features), None
 
+    def _chunks(self):
+        """A partition's batches -> one batch per chunk (None without the layout)."""
+        return chunk_regrouper(_ROW_ID, _FEATURES) if self.canonical else None
+
     def keyed_partials(self, emit_block: Callable[[Block], Any]):
         """A lazy DataFrame ``(key long, partition long, values array<double>)`` of per-key partials.
 
@@ -576,7 +539,7 @@ class Rows:
 
         num_features, inverse_scale, has_weights = self.num_features, self.inverse_scale, bool(self.weight_col)
         source, columns, blocks_of_batch, regroup = self._pass_source()
-        rows_per_chunk = chunk_rows(num_features) if self.canonical else 0
+        canonical = self.canonical
 
         def emit_partition(batches):
             from pyspark import TaskContext
@@ -584,8 +547,8 @@ class Rows:
             partition = TaskContext.get().partitionId()
             batches = batches if regroup is None else regroup(batches)
             for block in (block for batch in batches for block in blocks_of_batch(batch)):
-                if rows_per_chunk:  # the chunk index orders the partials (module notes of canonical)
-                    partition = first_id_divided(block[_ROW_ID], rows_per_chunk)
+                if canonical:  # a chunk's first row id orders the partials (module notes of canonical)
+                    partition = int(np.asarray(block[_ROW_ID])[0])
                 keys, values = emit_block(_as_block(block, inverse_scale, has_weights))
                 values = np.ascontiguousarray(values, dtype=np.float64)
                 offsets = np.arange(keys.size + 1, dtype=np.int32) * num_features
@@ -614,7 +577,8 @@ class Rows:
         source, columns, blocks_of_batch, regroup = self._pass_source()
         summary = self.diagnosed(lambda: aggregate_partitions(
             source, columns, summarize, merge, num_features=self.num_features,
-            transport=self.transport, blocks_of_batch=blocks_of_batch, regroup=regroup, **self._canonical_pass(),
+            transport=self.transport, blocks_of_batch=blocks_of_batch, regroup=regroup,
+            **(canonical_merge(_ROW_ID, self.n_rows) if self.canonical else {}),
         ))
         if name is not None:
             self.info["passes"].append(name)

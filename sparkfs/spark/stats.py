@@ -150,9 +150,38 @@ def _exact_sums_in_key_space(part, prefix: str, positions, num_keys: int, width:
     """A summary's per-class exact sums (classes ``positions`` of ``num_keys``, ``width`` columns
     each) laid out over all ``num_keys`` classes, zeros elsewhere."""
     sums = from_arrays(part, prefix)
+    if len(positions) == num_keys:  # every class present (positions sorted, unique): as it is
+        return sums
     limbs = np.zeros((num_keys, width, sums.limbs.shape[1]), dtype=np.int64)
     limbs[positions] = sums.limbs.reshape(len(positions), width, -1)
     return ExactSums(sums.lowest, limbs.reshape(num_keys * width, -1))
+
+
+def _class_extremes(matrix, classes, kept, num_classes: int):
+    """Per-class column min and max over the ``kept`` rows (+inf / -inf for a class without
+    any), in one sort of the rows by class: dense, or CSR with its implicit zeros counted."""
+    num_features = matrix.shape[1]
+    rows = np.flatnonzero(kept)
+    order = rows[np.argsort(classes[rows], kind="stable")]
+    present, starts, rows_per_class = np.unique(classes[order], return_index=True, return_counts=True)
+    minimum, maximum = np.full((num_classes, num_features), np.inf), np.full((num_classes, num_features), -np.inf)
+    if not present.size:
+        return minimum, maximum
+    if not hasattr(matrix, "tocsr"):
+        ordered = np.asarray(matrix)[order]
+        minimum[present], maximum[present] = np.minimum.reduceat(ordered, starts), np.maximum.reduceat(ordered, starts)
+        return minimum, maximum
+    csr = matrix.tocsr()[order]
+    slot = np.repeat(classes[order], np.diff(csr.indptr)) * num_features + csr.indices
+    flat_min, flat_max = minimum.ravel(), maximum.ravel()
+    np.minimum.at(flat_min, slot, csr.data)
+    np.maximum.at(flat_max, slot, csr.data)
+    stored = np.bincount(slot, minlength=num_classes * num_features).reshape(num_classes, num_features)
+    has_zero = np.zeros((num_classes, num_features), dtype=bool)
+    has_zero[present] = stored[present] < rows_per_class[:, None]  # an implicit zero in the class
+    minimum[has_zero] = np.minimum(minimum[has_zero], 0.0)
+    maximum[has_zero] = np.maximum(maximum[has_zero], 0.0)
+    return minimum, maximum
 
 
 def _moments_arrow(df, features_col, label_col, weight_col, num_features):
@@ -164,7 +193,6 @@ def _moments_arrow(df, features_col, label_col, weight_col, num_features):
         # A string key keeps int/str/float labels apart; a null (NaN after Arrow) label keys as "None".
         label_keys = np.array(["None" if v is None or (isinstance(v, float) and v != v) else repr(v) for v in labels])
         unique_keys, inverse = np.unique(label_keys, return_inverse=True)
-        is_sparse = hasattr(matrix, "tocsr")
         # exact per-class sums of w x and w x^2 (core.exact_sums): the same bits for any partitioning
         non_finite = False
         try:
@@ -172,15 +200,7 @@ def _moments_arrow(df, features_col, label_col, weight_col, num_features):
         except ValueError:  # NaN/inf values or squares: the driver's check names the problem
             non_finite = True
             sums = squares = exact_column_sums([], [], len(unique_keys) * matrix.shape[1])
-        class_min = np.empty((len(unique_keys), matrix.shape[1]))
-        class_max = np.empty((len(unique_keys), matrix.shape[1]))
-        for position in range(len(unique_keys)):
-            rows = matrix[(inverse == position) & (weights > 0)]  # Summarizer skips weight-0 rows too
-            if rows.shape[0] == 0:
-                class_min[position], class_max[position] = np.inf, -np.inf
-            else:
-                class_min[position] = rows.min(axis=0).toarray().ravel() if is_sparse else rows.min(axis=0)
-                class_max[position] = rows.max(axis=0).toarray().ravel() if is_sparse else rows.max(axis=0)
+        class_min, class_max = _class_extremes(matrix, inverse, weights > 0, len(unique_keys))
         first_label_position = np.unique(inverse, return_index=True)[1]
         return {
             "keys": unique_keys,

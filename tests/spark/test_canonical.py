@@ -14,12 +14,26 @@ from sparkfs.spark.rows import Rows
 from tests.helpers import make_df
 
 
-def test_chunk_rows_depend_on_the_number_of_features_only():
-    assert canonical.chunk_rows(4) == canonical.MAX_CHUNK_ROWS
-    assert canonical.chunk_rows(10**7) == canonical.MIN_CHUNK_ROWS
-    middle = canonical.chunk_rows(1000)
-    assert middle & (middle - 1) == 0 and middle * 1000 * 8 <= canonical.CHUNK_BYTES
-    assert canonical.group_rows(1000) == middle * canonical.CHUNKS_PER_GROUP
+def _vector_batch(ids, nonzeros):
+    """Arrow batch of row ids and Spark ML sparse vectors (the struct mapInArrow hands over)."""
+    vectors = [{"type": 0, "size": 10**6, "indices": list(range(k)), "values": [1.0] * k} for k in nonzeros]
+    vector_type = pa.struct([("type", pa.int8()), ("size", pa.int32()), ("indices", pa.list_(pa.int32())),
+                             ("values", pa.list_(pa.float64()))])
+    return pa.RecordBatch.from_arrays([pa.array(ids), pa.array(vectors, vector_type)], names=["id", "features"])
+
+
+def test_chunks_are_sized_by_the_bytes_the_rows_store_not_by_the_number_of_features(monkeypatch):
+    """A chunk closes at MIN_CHUNK_ROWS rows holding CHUNK_BYTES (12 bytes per sparse value), or at
+    the end of its id-chunk; the cut depends on the rows only, not on how the batches split them."""
+    monkeypatch.setattr(canonical, "CHUNK_BYTES", 120)
+    monkeypatch.setattr(canonical, "MIN_CHUNK_ROWS", 2)
+    ids, nonzeros = np.arange(20), [4] * 6 + [20] * 4 + [1] * 10  # 48 bytes, 240 bytes, 12 bytes a row
+    expected = [[0, 1, 2], [3, 4, 5], [6, 7], [8, 9], [10, 11, 12, 13, 14, 15], [16, 17, 18, 19]]
+    for splits in ((0, 20), (0, 1, 7, 20), (0, 5, 6, 9, 17, 20)):
+        batches = [_vector_batch(ids[a:b], nonzeros[a:b]) for a, b in zip(splits[:-1], splits[1:])]
+        chunks = list(canonical.chunk_batches(batches, "id", 16, "features"))
+        assert [chunk.column(0).to_pylist() for chunk in chunks] == expected
+    assert canonical.group_rows() == canonical.MAX_CHUNK_ROWS * canonical.CHUNKS_PER_GROUP
 
 
 def test_chunk_batches_cut_at_chunk_boundaries_across_batches():
