@@ -92,7 +92,7 @@ def _class_counts(per_label: Dict[Any, int], num_classes: int) -> np.ndarray:
     return class_counts
 
 
-def _partition_offsets(rows_per_partition: Dict[int, int]) -> Dict[int, int]:
+def offsets_of_partitions(rows_per_partition: Dict[int, int]) -> Dict[int, int]:
     """First positional row id of each (non-empty) input partition."""
     offsets, running = {}, 0
     for partition_index in sorted(rows_per_partition):
@@ -139,7 +139,7 @@ def rows_of_table(table, features: str, label: str, weight: Optional[str], id_co
         monotonic = id_values.to_numpy().astype(np.int64)
         if offsets is None:
             partitions, rows_per_partition = np.unique(monotonic >> PARTITION_SHIFT, return_counts=True)
-            offsets = _partition_offsets({int(q): int(c) for q, c in zip(partitions, rows_per_partition)})
+            offsets = offsets_of_partitions({int(q): int(c) for q, c in zip(partitions, rows_per_partition)})
         ids = _positional_ids(monotonic, offsets)
     weights = None if weight is None else table.column(weight).to_numpy(zero_copy_only=False).astype(np.float64)
     check_finite(matrix)

@@ -22,7 +22,7 @@ import pandas as pd
 
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.blocks import resolve_transport, ship_to_tasks
-from sparkfs.spark.row_sets import PARTITION_SHIFT, _partition_offsets
+from sparkfs.spark.row_sets import PARTITION_SHIFT, offsets_of_partitions
 
 
 def position_column(partition_offsets: Dict[int, int]):
@@ -44,7 +44,7 @@ def labels_by_position(df, label_col: str) -> Tuple[np.ndarray, Dict[int, int]]:
     monotonic = table.column("monotonic").to_numpy().astype(np.int64)
     order = np.argsort(monotonic, kind="stable")
     partitions, counts = np.unique(monotonic >> PARTITION_SHIFT, return_counts=True)
-    offsets = _partition_offsets({int(q): int(c) for q, c in zip(partitions, counts)})
+    offsets = offsets_of_partitions({int(q): int(c) for q, c in zip(partitions, counts)})
     labels = table.column("label").to_numpy(zero_copy_only=False)[order]
     return labels, offsets
 

@@ -60,7 +60,7 @@ from sparkfs.spark.row_sets import (  # noqa: F401  (Block, RowSet, scale_column
     RowSet,
     _check_user_ids,
     _class_counts,
-    _partition_offsets,
+    offsets_of_partitions,
     merged_sample_summaries,
     rows_of_table,
     sample_of_summary,
@@ -300,7 +300,7 @@ class Rows:
             for row in base.groupBy(partition, F.col(_LABEL)).count().collect():
                 per_label[row[_LABEL]] = per_label.get(row[_LABEL], 0) + row["count"]
                 per_partition[row["partition"]] = per_partition.get(row["partition"], 0) + row["count"]
-            self._offsets = _partition_offsets(per_partition)
+            self._offsets = offsets_of_partitions(per_partition)
         self._class_counts = _class_counts(per_label, self.num_classes)
         self.info["passes"].append("counts")
 
