@@ -314,11 +314,13 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
     selector = build_selector(config["method"], config.get("params") or {})
     apply_selection(selector, config["method"], selection)
     supervised = selector._requires_label
-    # The named columns against the header or footer of a local input, before Spark starts.
-    check_input_early(input_conf["path"], input_conf["format"],
-                      label_col=input_conf["label_col"] if supervised else None,
-                      weight_col=input_conf.get("weight_col"),
-                      features_col=input_conf["features_col"] if input_conf.get("features_named") else None)
+    # The named columns against the header or footer of a local input, before Spark starts (on a
+    # Spark Connect server the input's paths are the server's: it checks them when it reads).
+    if not config["spark"].get("remote"):
+        check_input_early(input_conf["path"], input_conf["format"],
+                          label_col=input_conf["label_col"] if supervised else None,
+                          weight_col=input_conf.get("weight_col"),
+                          features_col=input_conf["features_col"] if input_conf.get("features_named") else None)
     log.info("run %s: %s -> %s", config.get("run_id"), input_conf["path"], output_conf["path"],
              extra={"event": "start", "output": output_conf["path"]})
 
@@ -485,7 +487,7 @@ def _run_study_command(args) -> int:
     else:
         check_study_output(args)
     for path in (args.input, getattr(args, "test_input", None)):  # the named columns, before Spark starts
-        if path:
+        if path and not args.remote:  # a Connect server's paths are its own
             check_input_early(path, args.format, label_col=args.label_col or "label", features_col=args.features_col)
     spark = get_spark(args.master, conf=_session_conf(_spark_conf(args), args.verbose, remote=args.remote),
                       remote=args.remote)
