@@ -3,12 +3,14 @@ margin-based feature weighting, one Spark job per mini-batch step."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.core.margin_runs import AVERAGINGS, BATCH_RULES, PAPER, SCHEDULES, MarginRun
-from sparkfs.errors import InvalidInputError
+from sparkfs.errors import DefaultSampleWarning, InvalidInputError
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
 from sparkfs.selectors._params import (
     MAX_BLOCK_SIZE,
@@ -22,6 +24,10 @@ from sparkfs.selectors._params import (
 )
 from sparkfs.spark.margin_weighting import lmba_statistics, simba_statistics
 from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
+
+#: Instances in the pool when ``sampleSize`` is unset and the input has more rows (not with
+#: ``preset="paper"``): every picked instance is compared with every row.
+DEFAULT_POOL = 1000
 
 
 #: sparkfs's loop for Lmba and for Simba when ``preset="default"``: the settings that won
@@ -56,7 +62,9 @@ class _IterativeParams(HasScaling, HasDriverBudget):
     iterations: Param = _int("iterations", "instances picked in total (the paper's I); unset = passes x the pool size")
     batchSize: Param = _int("batchSize", "instances per step (one Spark job); 1 = the papers' per-instance update; "
                             "unset (Simba's default) = ceil(pool / 16), 16 steps per pass")
-    sampleSize: Param = _int("sampleSize", "pool of instances to pick from, drawn by `seed`; unset = every row")
+    sampleSize: Param = _int("sampleSize", "pool of instances to pick from, drawn by `seed`; unset = every row up to "
+                             f"{DEFAULT_POOL:,} rows (preset 'paper': every row), else {DEFAULT_POOL:,} rows drawn by "
+                             "`seed` (announced; a value >= the rows uses every row)")
     seed: Param = _int("seed", "seed of the pool and of the order in which instances are picked")
     rowIdCol: Param = _str("rowIdCol", "column of unique integer row ids; unset = row position")
     blockSize: Param = _int("blockSize", "rows per block of the distance computation")
@@ -100,6 +108,17 @@ class _IterativeParams(HasScaling, HasDriverBudget):
     def _optional(self, param):
         return self.getOrDefault(param) if self.isDefined(param) else None
 
+    def _pool_sample(self, n_rows: int):
+        """(pool size or None for every row, how it was chosen): ``sampleSize`` when set; unset, every
+        row up to :data:`DEFAULT_POOL` rows (and always with ``preset="paper"``), else that many
+        drawn by ``seed``: each picked instance is compared with every row, so the loop's work grows
+        with pool x rows."""
+        if self.isDefined(self.sampleSize):
+            return self.getOrDefault(self.sampleSize), "sampleSize"
+        if n_rows <= DEFAULT_POOL or self.getOrDefault(self.preset) == "paper":
+            return None, "every row"
+        return DEFAULT_POOL, "default"
+
     def _run(self) -> MarginRun:
         """The loop this fit runs: each setting as set explicitly, else the preset's."""
         source = PAPER if self.getOrDefault(self.preset) == "paper" else self._default_run
@@ -111,8 +130,8 @@ class _IterativeParams(HasScaling, HasDriverBudget):
     def _iterative_bounds(self, shape):
         """Picks (iterations, and a batch) within MAX_POOL_PASSES passes over the pool and
         MAX_INSTANCE_ROW_PAIRS distances; Lmba's k as the Relief family's."""
-        pool = shape.n_rows if self._optional(self.sampleSize) is None else min(self.getOrDefault(self.sampleSize),
-                                                                                   shape.n_rows)
+        sample = self._pool_sample(shape.n_rows)[0]
+        pool = shape.n_rows if sample is None else min(sample, shape.n_rows)
         run = self._run()
         passes = f"{MAX_POOL_PASSES} passes over the pool of {pool:,} instances (sampleSize, else the rows)"
         bounds = [UpperBound("batchSize", run.batch(pool), MAX_POOL_PASSES * pool, passes)]
@@ -130,8 +149,15 @@ class _IterativeParams(HasScaling, HasDriverBudget):
             bounds += neighbour_bounds(self.getOrDefault("k"), pool, shape, self.getDriverBudgetMB())
         return bounds
 
-    def _common_args(self):
-        return dict(run=self._run(), sample_size=self._optional(self.sampleSize), seed=self.getOrDefault(self.seed),
+    def _common_args(self, n_rows: int):
+        sample, rule = self._pool_sample(n_rows)
+        if rule == "default":
+            warnings.warn(DefaultSampleWarning(
+                f"{type(self).__name__}: sampleSize is unset and the input has {n_rows:,} rows, so a pool of "
+                f"{sample:,} instances was drawn by seed {self.getOrDefault(self.seed)} (each picked instance is "
+                "compared with every row); set sampleSize to choose (a value >= the rows uses every row)"),
+                stacklevel=3)
+        return dict(run=self._run(), sample_size=sample, seed=self.getOrDefault(self.seed),
                     scaling=self.getScaling(), row_id_col=self._optional(self.rowIdCol),
                     block_size=self.getOrDefault(self.blockSize), driver_budget_mb=self.getDriverBudgetMB())
 
@@ -173,8 +199,9 @@ def _fit_indexed(selector, dataset, compute, info):
     num_features = first_vector_size(dataset, selector.getFeaturesCol())
     selector._check_data_bounds(int(counts.sum()), counts, num_features)
     indexed = with_label_index(dataset, selector.getLabelCol(), labels, "__label_index")
-    result = compute(indexed, "__label_index", num_features, len(labels))
+    result = compute(indexed, "__label_index", num_features, len(labels), int(counts.sum()))
     summary = {**info, **selector._run_info(result), "steps": int(result.steps), "n_pool": int(result.n_pool),
+               "pool_sample": selector._pool_sample(int(counts.sum()))[1],
                **result.info}
     return ScoreResult(scores=result.scores, label_values=labels, class_counts=counts.tolist(),
                        n_rows=int(counts.sum()), info=summary, feature_arrays={"raw_weights": result.raw_weights})
@@ -236,11 +263,11 @@ class LmbaSelector(FeatureSelector, _LmbaParams):
         return self._iterative_bounds(shape)
 
     def _compute_scores(self, dataset) -> ScoreResult:
-        def compute(indexed, label_col, num_features, num_classes):
+        def compute(indexed, label_col, num_features, num_classes, n_rows):
             return lmba_statistics(
                 indexed, self.getFeaturesCol(), label_col, num_features=num_features, num_classes=num_classes,
                 k=self.getOrDefault(self.k), c=self.getOrDefault(self.c), projection=self.getOrDefault(self.projection),
-                **self._common_args())
+                **self._common_args(n_rows))
 
         info = {"method": "lmba", "k": self.getOrDefault(self.k), "c": self.getOrDefault(self.c),
                 "projection": self.getOrDefault(self.projection)}
@@ -280,8 +307,8 @@ class SimbaSelector(FeatureSelector, _SimbaParams):
         return self._iterative_bounds(shape)
 
     def _compute_scores(self, dataset) -> ScoreResult:
-        def compute(indexed, label_col, num_features, num_classes):
+        def compute(indexed, label_col, num_features, num_classes, n_rows):
             return simba_statistics(indexed, self.getFeaturesCol(), label_col, num_features=num_features,
-                                    num_classes=num_classes, **self._common_args())
+                                    num_classes=num_classes, **self._common_args(n_rows))
 
         return _fit_indexed(self, dataset, compute, {"method": "simba"})

@@ -136,3 +136,24 @@ def test_default_loop_the_paper_preset_and_the_summary(spark):
     simba_paper = SimbaSelector(numFeatures=1, preset="paper", iterations=5).fit(df)
     assert_close(simba_paper.featureArray("raw_weights"), simba.simba_in_memory(X, y, iterations=5)[1])
     assert (simba_paper.summary["steps"], simba_paper.summary["averaging"]) == (5, "none")
+
+
+def test_unset_sample_size_draws_a_pool_of_the_default_size_above_it_and_says_so(spark):
+    from sparkfs import DefaultSampleWarning, LmbaSelector, SimbaSelector
+    from sparkfs.selectors.margin_weighting import DEFAULT_POOL
+
+    rng = np.random.default_rng(12)
+    n = DEFAULT_POOL + 100
+    X = rng.normal(size=(n, 3))
+    y = (X[:, 0] > 0).astype(float)
+    df = make_df(spark, X, y, partitions=2).cache()
+    for make in (lambda **kw: LmbaSelector(numFeatures=1, iterations=16, batchSize=16, **kw),
+                 lambda **kw: SimbaSelector(numFeatures=1, iterations=16, batchSize=16, **kw)):
+        with pytest.warns(DefaultSampleWarning, match=f"{n:,} rows, so a pool of {DEFAULT_POOL:,} instances"):
+            defaulted = make().fit(df)
+        assert defaulted.summary["n_pool"] == DEFAULT_POOL and defaulted.summary["pool_sample"] == "default"
+        explicit = make(sampleSize=DEFAULT_POOL).fit(df)
+        assert explicit.summary["pool_sample"] == "sampleSize"
+        np.testing.assert_array_equal(defaulted.scores, explicit.scores)  # the default is that pool, nothing else
+        paper = make(preset="paper").fit(df)  # the papers pick from every instance
+        assert paper.summary["n_pool"] == n and paper.summary["pool_sample"] == "every row"

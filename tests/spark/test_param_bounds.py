@@ -116,13 +116,16 @@ def test_static_caps_through_the_command_line_before_spark_starts(capsys, tmp_pa
 def test_lmba_and_simba_passes_are_bounded_by_the_distances_of_a_fit():
     """Without iterations, passes x pool x rows distances: at most 10^12 (no Spark needed)."""
     shape = InputShape(n_rows=200_000, class_counts=(100_000, 100_000), num_features=10)
-    bounds = {bound.param: bound for bound in SimbaSelector(passes=30)._iterative_bounds(shape)}
+    # every row as the pool: preset="paper" (unset sampleSize otherwise draws a pool of 1,000 above 1,000 rows)
+    bounds = {bound.param: bound for bound in SimbaSelector(passes=30, preset="paper")._iterative_bounds(shape)}
     assert bounds["passes"].limit == 25
     with pytest.raises(ValueError, match=r"'passes' parameter of SimbaSelector must be at most 25 on this input "
                                          r"\(each picked instance is compared with all 200,000 rows"):
         bounds["passes"].check("SimbaSelector")
     sampled = {bound.param: bound for bound in SimbaSelector(passes=30, sampleSize=1000)._iterative_bounds(shape)}
     sampled["passes"].check("SimbaSelector")
+    defaulted = {bound.param: bound for bound in SimbaSelector(passes=30)._iterative_bounds(shape)}
+    assert defaulted["passes"].limit == sampled["passes"].limit  # the default pool is 1,000 instances
 
 
 # --- bounds from the input: after the label counts, before any heavy pass ------------------------
