@@ -481,7 +481,7 @@ def instance_order(n_instances, iterations, batch_size, seed) -> np.ndarray:
 # In-memory drivers (small data; the Spark layer mirrors them) -----------------------------------
 
 
-def _check_data(X, y, owner: str):
+def check_margin_data(X, y, owner: str):
     X = np.asarray(X, dtype=float)
     y = np.asarray(y)
     if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0]:
@@ -496,7 +496,7 @@ def _check_data(X, y, owner: str):
     return X, y
 
 
-def _sorted_neighbours(X, y, queries, w2, same_class: bool, limit: int):
+def sorted_neighbours(X, y, queries, w2, same_class: bool, limit: int):
     """Per query row, the positions of the nearest rows of its own class (same_class) or of the
     other classes, in ``||.||_w``, ties by smaller index, the query itself excluded. (q, limit)."""
     result = np.empty((queries.size, limit), dtype=np.int64)
@@ -549,15 +549,15 @@ def lmba_in_memory(X, y, *, k=3, c=1.0, iterations=None, batch_size=1, step_size
     c = _check_positive("c", owner, c, allow_zero=True)
     run = MarginRun(schedule=schedule, step_size=step_size, passes=passes, batch_size=batch_size,
                     batch_rule=batch_rule, averaging=averaging, iterations=iterations)
-    X, y = _check_data(X, y, owner)
+    X, y = check_margin_data(X, y, owner)
     n, num_features = X.shape
     steps, batch_size = run.steps(n), run.batch(n)
     betas = batch_step_sizes(batch_rule, schedule, steps, batch_size, step_size)
     everyone = np.arange(n)
     ones = np.ones(num_features)
-    targets = _sorted_neighbours(X, y, everyone, ones, True, k)                  # Step 2: T
+    targets = sorted_neighbours(X, y, everyone, ones, True, k)                  # Step 2: T
     target_mask = targets >= 0
-    nearmiss = _sorted_neighbours(X, y, everyone, ones, False, 1)[:, 0]
+    nearmiss = sorted_neighbours(X, y, everyone, ones, False, 1)[:, 0]
     theta = lmba_theta(weighted_squared_norms(X - X[targets[:, 0]]), weighted_squared_norms(X - X[nearmiss]))
     w = np.ones(num_features)                                                     # Step 1
     average = IterateAverage(w) if averaging == "iterates" else None

@@ -26,7 +26,7 @@ from typing import Optional, Tuple
 import numpy as np
 
 from sparkfs.core.margin_runs import IterateAverage, MarginRun
-from sparkfs.core.margin_weighting import _check_data, _sorted_neighbours, batch_step_sizes, instance_order
+from sparkfs.core.margin_weighting import check_margin_data, sorted_neighbours, batch_step_sizes, instance_order
 
 
 def _inverse_distance_terms(w2, instances, neighbours) -> np.ndarray:
@@ -111,7 +111,7 @@ def simba_in_memory(X, y, *, iterations=None, batch_size=1, seed=0, batch_rule="
     owner = "simba_in_memory"
     run = MarginRun(schedule=schedule, step_size=step_size, passes=passes, batch_size=batch_size,
                     batch_rule=batch_rule, averaging=averaging, iterations=iterations)
-    X, y = _check_data(X, y, owner)
+    X, y = check_margin_data(X, y, owner)
     n, num_features = X.shape
     steps, batch_size = run.steps(n), run.batch(n)
     betas = batch_step_sizes(batch_rule, schedule, steps, batch_size, step_size)
@@ -119,8 +119,8 @@ def simba_in_memory(X, y, *, iterations=None, batch_size=1, seed=0, batch_rule="
     average = IterateAverage(w) if averaging == "iterates" else None
     for batch, beta in zip(instance_order(n, steps, batch_size, seed), betas):
         w2 = w ** 2
-        hits = _sorted_neighbours(X, y, batch, w2, True, 1)[:, 0]
-        misses = _sorted_neighbours(X, y, batch, w2, False, 1)[:, 0]
+        hits = sorted_neighbours(X, y, batch, w2, True, 1)[:, 0]
+        misses = sorted_neighbours(X, y, batch, w2, False, 1)[:, 0]
         w = simba_batch_update(w, batch_rule, X[batch], X[hits], X[misses], beta, average)
     ranked = w if average is None else average.mean()
     return simba_final_weights(ranked), ranked

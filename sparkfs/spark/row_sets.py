@@ -75,7 +75,7 @@ def check_finite(matrix) -> None:
         raise InvalidInputError("feature vectors contain NaN or infinite values")
 
 
-def _class_counts(per_label: Dict[Any, int], num_classes: int) -> np.ndarray:
+def class_counts_of(per_label: Dict[Any, int], num_classes: int) -> np.ndarray:
     """Rows per class index from {label value: rows}; labels must be 0..C-1."""
     if not per_label:
         raise InvalidInputError("the input has no rows")
@@ -108,7 +108,7 @@ def _positional_ids(monotonic_ids: np.ndarray, offsets: Dict[int, int]) -> np.nd
     return partition_offset + (monotonic_ids & ((1 << PARTITION_SHIFT) - 1))
 
 
-def _check_user_ids(rows: int, non_null: int, distinct: int) -> None:
+def check_user_ids(rows: int, non_null: int, distinct: int) -> None:
     if non_null != rows:
         raise InvalidInputError(f"{rows - non_null} row(s) have a null row id")
     if distinct != rows:
@@ -128,13 +128,13 @@ def rows_of_table(table, features: str, label: str, weight: Optional[str], id_co
         raise InvalidInputError(f"{label_column.null_count} row(s) have a null label")
     raw_labels = label_column.to_numpy().astype(np.float64)
     values, counts = np.unique(raw_labels, return_counts=True)
-    class_counts = _class_counts({float(v): int(c) for v, c in zip(values, counts)}, num_classes)
+    class_counts = class_counts_of({float(v): int(c) for v, c in zip(values, counts)}, num_classes)
     id_values = table.column(id_column)
     if user_ids:
         ids = id_values.to_numpy(zero_copy_only=False)
         non_null = len(id_values) - id_values.null_count
         ids = ids.astype(np.int64) if non_null == len(id_values) else ids
-        _check_user_ids(len(id_values), non_null, np.unique(ids).size if non_null == len(id_values) else non_null)
+        check_user_ids(len(id_values), non_null, np.unique(ids).size if non_null == len(id_values) else non_null)
     else:
         monotonic = id_values.to_numpy().astype(np.int64)
         if offsets is None:

@@ -58,8 +58,8 @@ from sparkfs.spark.row_sets import (  # noqa: F401  (Block, RowSet, scale_column
     PARTITION_SHIFT,
     Block,
     RowSet,
-    _check_user_ids,
-    _class_counts,
+    check_user_ids,
+    class_counts_of,
     offsets_of_partitions,
     merged_sample_summaries,
     rows_of_table,
@@ -293,7 +293,7 @@ class Rows:
                 F.count(F.lit(1)).alias("rows"), F.count(_ROW_ID).alias("non_null"),
                 F.count_distinct(_ROW_ID).alias("distinct"),
             ).first()
-            _check_user_ids(id_stats["rows"], id_stats["non_null"], id_stats["distinct"])
+            check_user_ids(id_stats["rows"], id_stats["non_null"], id_stats["distinct"])
         else:
             partition = F.shiftright(F.col(_MONOTONIC_ID), PARTITION_SHIFT).alias("partition")
             per_label, per_partition = {}, {}
@@ -301,7 +301,7 @@ class Rows:
                 per_label[row[_LABEL]] = per_label.get(row[_LABEL], 0) + row["count"]
                 per_partition[row["partition"]] = per_partition.get(row["partition"], 0) + row["count"]
             self._offsets = offsets_of_partitions(per_partition)
-        self._class_counts = _class_counts(per_label, self.num_classes)
+        self._class_counts = class_counts_of(per_label, self.num_classes)
         self.info["passes"].append("counts")
 
     @property
