@@ -39,48 +39,50 @@ METHODS: Dict[str, Tuple[type, Dict[str, Any]]] = {
 }
 
 
-
 @dataclass(frozen=True)
 class MethodFacts:
-    """What ``sparkfs methods`` tells of a method besides its Params."""
+    """What ``sparkfs methods`` tells of a method besides its Params and what its selector class
+    declares it can do (labels, weights: :func:`labels_of`, :func:`takes_weights`)."""
 
     paper: str
-    #: "required", or "optional" for a method that also runs without labels.
-    labels: str
-    #: Whether it takes per-instance weights (``--weight-col``, ``--instance-weighting margin``).
-    weights: bool
     #: "tested" on a local Spark Connect session (tests/connect), or "untested".
     connect: str
+
+
+def labels_of(method: str) -> str:
+    """"required", or "optional" for a method that also runs without labels (its selector's
+    ``requires_labels``)."""
+    return "required" if METHODS[method][0].requires_labels else "optional"
+
+
+def takes_weights(method: str) -> bool:
+    """Whether the method takes per-instance weights (``--weight-col``, ``--instance-weighting
+    margin``): its selector's ``takesWeights()`` with the params the name fixes."""
+    return build_selector(method, {}).takesWeights()
 
 
 _RELIEF = "Kononenko 1994; Yang & Hu 2012"
 #: One entry per name of :data:`METHODS` (a test checks both lists agree).
 METHOD_FACTS: Dict[str, MethodFacts] = {
-    "lfs": MethodFacts("Cheng, Zhou & Cheng 2011, eq. 19-20 (Fisher-Markov, linear)", "required", True, "tested"),
-    "qfs": MethodFacts("Cheng, Zhou & Cheng 2011, eq. 27-32 (quadratic, exact min-cut)", "required", False, "tested"),
-    "qfs-prime": MethodFacts("Cheng, Zhou & Cheng 2011, QFS' kernel", "required", False, "untested"),
+    "lfs": MethodFacts("Cheng, Zhou & Cheng 2011, eq. 19-20 (Fisher-Markov, linear)", "tested"),
+    "qfs": MethodFacts("Cheng, Zhou & Cheng 2011, eq. 27-32 (quadratic, exact min-cut)", "tested"),
+    "qfs-prime": MethodFacts("Cheng, Zhou & Cheng 2011, QFS' kernel", "untested"),
     "relief": MethodFacts("Yang & Hu 2012, eq. 3 (the margin of the nearest hit and miss; I-Relief for multi-class)",
-                          "required", False, "untested"),
-    "relieff": MethodFacts(_RELIEF + " (k neighbours per class)", "required", True, "tested"),
-    "mrelief": MethodFacts("Yang & Hu 2012, MAP-Relief (eq. 14)", "required", False, "untested"),
-    "prelief": MethodFacts("Yang & Hu 2012, Parzen-Relief (eq. 16)", "required", False, "tested"),
-    "lmba": MethodFacts("Li & Lu 2009 (local-margin based, eq. 2-3, 16-17)", "required", False, "tested"),
-    "simba": MethodFacts("Gilad-Bachrach, Navot & Tishby 2004", "required", False, "tested"),
-    "anova": MethodFacts("one-way ANOVA F (Spark ML's ANOVATest, scikit-learn's f_classif)", "required", False,
-                         "tested"),
-    "chi2": MethodFacts("scikit-learn's chi2 (non-negative features: counts, tf-idf)", "required", False, "untested"),
-    "chi2-categorical": MethodFacts("Spark ML's ChiSquareTest (integer-coded features)", "required", False,
-                                    "untested"),
+                          "untested"),
+    "relieff": MethodFacts(_RELIEF + " (k neighbours per class)", "tested"),
+    "mrelief": MethodFacts("Yang & Hu 2012, MAP-Relief (eq. 14)", "untested"),
+    "prelief": MethodFacts("Yang & Hu 2012, Parzen-Relief (eq. 16)", "tested"),
+    "lmba": MethodFacts("Li & Lu 2009 (local-margin based, eq. 2-3, 16-17)", "tested"),
+    "simba": MethodFacts("Gilad-Bachrach, Navot & Tishby 2004", "tested"),
+    "anova": MethodFacts("one-way ANOVA F (Spark ML's ANOVATest, scikit-learn's f_classif)", "tested"),
+    "chi2": MethodFacts("scikit-learn's chi2 (non-negative features: counts, tf-idf)", "untested"),
+    "chi2-categorical": MethodFacts("Spark ML's ChiSquareTest (integer-coded features)", "untested"),
     "parzen-ise": MethodFacts("modified Parzen window + ISE, fuzzy c-means groups; criterion='marginal' (default) or "
-                              "'image' (docs/parzen_ise.md)", "optional", False, "tested"),
-    "svm-rfe": MethodFacts("Guyon et al. 2002; Han & Yu 2010 (IW-SVM-RFE); Saeys et al. 2008 (ensemble)",
-                           "required", True, "tested"),
-    "mrmr": MethodFacts("Peng, Long & Ding 2005 (MID; MIQ with mrmrForm='quotient'), discretised counts", "required",
-                        False, "tested"),
-    "jmi": MethodFacts("Yang & Moody 1999 (joint mutual information), discretised counts", "required", False,
-                       "tested"),
-    "cmim": MethodFacts("Fleuret 2004 (conditional mutual information maximisation), discretised counts", "required",
-                        False, "tested"),
+                              "'image' (docs/parzen_ise.md)", "tested"),
+    "svm-rfe": MethodFacts("Guyon et al. 2002; Han & Yu 2010 (IW-SVM-RFE); Saeys et al. 2008 (ensemble)", "tested"),
+    "mrmr": MethodFacts("Peng, Long & Ding 2005 (MID; MIQ with mrmrForm='quotient'), discretised counts", "tested"),
+    "jmi": MethodFacts("Yang & Moody 1999 (joint mutual information), discretised counts", "tested"),
+    "cmim": MethodFacts("Fleuret 2004 (conditional mutual information maximisation), discretised counts", "tested"),
 }
 #: Methods only ``sparkfs evaluate`` runs (driver-side baselines on each training fold).
 EVALUATE_ONLY: Dict[str, str] = {
@@ -93,8 +95,8 @@ def methods_table() -> List[str]:
     """``sparkfs methods``: one line per method name, with what it needs."""
     lines = [f"{'method':17s} {'labels':9s} {'weights':8s} {'Connect':9s} paper / what it is"]
     for name, facts in METHOD_FACTS.items():
-        lines.append(f"{name:17s} {facts.labels:9s} {'yes' if facts.weights else 'no':8s} {facts.connect:9s} "
-                     f"{facts.paper}")
+        weights = "yes" if takes_weights(name) else "no"
+        lines.append(f"{name:17s} {labels_of(name):9s} {weights:8s} {facts.connect:9s} {facts.paper}")
     for name, text in EVALUATE_ONLY.items():
         lines.append(f"{name:17s} {'required':9s} {'no':8s} {'-':9s} {text}")
     lines.append("Every method reads dense and sparse vectors (sparse rows stay sparse). "
@@ -112,7 +114,8 @@ def method_params(method: str) -> List[str]:
     fixed = METHODS[method][1]
     facts = METHOD_FACTS[method]
     lines = [f"{method}: {type(selector).__name__}" + (f" with {fixed}" if fixed else ""), f"  {facts.paper}",
-             f"  labels {facts.labels}; weights {'yes' if facts.weights else 'no'}; Spark Connect {facts.connect}",
+             f"  labels {labels_of(method)}; weights {'yes' if selector.takesWeights() else 'no'}; Spark Connect "
+             f"{facts.connect}",
              "params (--param NAME=VALUE):"]
     for param in sorted(selector.params, key=lambda p: p.name):
         if param.name in COLUMN_AND_SELECTION_PARAMS or param.name in fixed:

@@ -25,6 +25,13 @@ LAYER_ROWS = [
     ("selectors", ["sparkfs.selectors", "sparkfs.spark", "sparkfs.core", "sparkfs.io", *_BASE], ["matplotlib"]),
     ("io", ["sparkfs.io", "sparkfs.core.selection", *_BASE], ["matplotlib"]),
     ("evaluation", ["sparkfs.evaluation", "sparkfs.core", "sparkfs.io.output_safety", *_BASE], ["pyspark"]),
+    ("methods.py", ["sparkfs.methods", "sparkfs.selectors", "sparkfs.core", "sparkfs.io", *_BASE], ["matplotlib"]),
+    ("commands", ["sparkfs.commands", "sparkfs.methods", "sparkfs.selectors", "sparkfs.spark", "sparkfs.core",
+                  "sparkfs.io", "sparkfs.evaluation", "sparkfs.job_options", "sparkfs.interruption", *_BASE],
+     ["sklearn", "matplotlib"]),
+    ("cli.py", ["sparkfs.commands", "sparkfs._version", "sparkfs.interruption", "sparkfs.io.config",
+                "sparkfs.io.output", "sparkfs.job_options", "sparkfs.spark.failures", *_BASE],
+     ["sklearn", "matplotlib"]),
 ]
 
 
@@ -101,6 +108,19 @@ def test_layer_imports_nothing_from_the_layers_above(layer, allowed, forbidden):
                 violations.append(f"{where} imports {name}")
     assert not violations, (f"sparkfs/{layer} may import only {allowed or 'nothing'} of sparkfs and none of "
                             f"{forbidden}:\n" + "\n".join(sorted(set(violations))))
+
+
+def test_a_command_module_imports_no_other_command():
+    """Each module of sparkfs/commands/ imports, of the commands, only the package (its ``Command``)
+    and the shared ``arguments``: no command reaches into another."""
+    commands = {module_name(path) for path in source_files("commands")}
+    shared = {"sparkfs.commands", "sparkfs.commands.arguments"}
+    violations = []
+    for path in source_files("commands"):
+        for line, name, _ in imports_of(path):
+            if name in commands and name not in shared and name != module_name(path):
+                violations.append(f"{path.relative_to(PACKAGE_ROOT.parent)}:{line} imports {name}")
+    assert commands > shared and not violations, "a command module imports another:\n" + "\n".join(violations)
 
 
 def test_every_layer_row_of_the_architecture_doc_is_checked():

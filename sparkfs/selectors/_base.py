@@ -1,7 +1,11 @@
 """The shared Estimator/Model of every sparkfs selector.
 
 A selector subclass computes scores (and, where its test has them, p-values) only
-(``_compute_scores``); :class:`FeatureSelector` applies the selection rule (``selectionMode``: top
+(``_compute_scores``, handed a :class:`PreparedInput`: the fit's shared preamble, done once here, has
+counted the labels, refused an empty input, checked the classes, read the vector size, checked the
+Params against the input and indexed the labels). What a method can do (labels optional, instance
+weights, a weight path) is declared as class attributes of :class:`FeatureSelector` and read by the
+commands. :class:`FeatureSelector` applies the selection rule (``selectionMode``: top
 ``numFeatures`` or ``score > threshold``, percentile, fpr, fdr, fwe) for all of them, and
 :class:`FeatureSelectorModel` slices the vector column (JVM-side ``VectorSlicer``) and persists as
 params metadata plus a ``data/`` Parquet file, like Spark ML models (no pickle).
@@ -13,7 +17,7 @@ import json
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 from pyspark.ml import Estimator, Model
@@ -26,6 +30,10 @@ from sparkfs.errors import InvalidInputError, InvalidModelError, SelectionTieWar
 from sparkfs.selectors._model_files import checked_labels, checked_model_data, known_class, load_metadata, set_saved_params
 from sparkfs.spark.blocks import is_connect_session
 from sparkfs.spark.failures import with_resource_errors
+from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
+
+#: The class index column (0..C-1) the preamble adds to the input.
+LABEL_INDEX = "__label_index"
 
 
 @dataclass
@@ -47,6 +55,39 @@ class ScoreResult:
     #: Driver-side objects the fitted model keeps for this session only (never saved), e.g. the
     #: QFS objective that :meth:`FeatureSelectorModel.selectionsForCounts` re-solves per size.
     session_state: Dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PreparedInput:
+    """What the fit's shared preamble (:meth:`FeatureSelector._prepare`) learnt of the input, handed
+    to each selector's ``_compute_scores``.
+
+    With labels, ``indexed`` is the input with the class index 0..C-1 (in the order of
+    ``label_values``) in the column ``label_col``; without labels (a method that runs without
+    them, :attr:`FeatureSelector.requires_labels` False) both are None and ``label_values`` and
+    ``class_counts`` are empty.
+    """
+
+    #: The input as given.
+    dataset: Any
+    #: The input with the class index column, or None without labels.
+    indexed: Any
+    #: The class index column (:data:`LABEL_INDEX` unless the selector names another), or None.
+    label_col: Optional[str]
+    label_values: List[Any]
+    class_counts: np.ndarray
+    n_rows: int
+    #: The vector size, or None for a selector that does not read it first (``_sizes_vectors``).
+    num_features: Optional[int]
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.label_values)
+
+    def result(self, scores, **facts) -> ScoreResult:
+        """A :class:`ScoreResult` with this input's labels, class counts and rows."""
+        return ScoreResult(scores=scores, label_values=list(self.label_values),
+                           class_counts=[int(c) for c in self.class_counts], n_rows=int(self.n_rows), **facts)
 
 
 def _selected_names(dataset, features_col: str, size: int, selected) -> List[str]:
@@ -105,8 +146,97 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
     def _weight_col(self) -> Optional[str]:
         return self.getOrDefault(self.weightCol) if self.isDefined(self.weightCol) and self.getOrDefault(self.weightCol) else None
 
-    def _compute_scores(self, dataset) -> ScoreResult:  # pragma: no cover - abstract
+    def _compute_scores(self, prepared: PreparedInput) -> ScoreResult:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    # What the method can do: declared once per class, read by the fit and by the commands
+    # (`sparkfs select`, `stability`, `methods`). Selectors with p-values say so in hasPValues().
+    #: False for a method that also runs without labels (then useWithoutLabels() chooses its mode).
+    requires_labels = True
+    #: Whether it takes per-instance weights (weightCol); takesWeights() narrows it by a Param.
+    takes_weights = False
+    #: Whether its model gives the weight path of the fit (``model.weightPath``: SVM-RFE's);
+    #: givesWeightPath() narrows it by a Param.
+    gives_weight_path = False
+    #: The model's per-feature weights a stability study measures (a featureArray name), or None
+    #: for the scores.
+    weights_array: Optional[str] = None
+    #: The Param with which the method weights the rows by Han & Yu's margins itself (set to
+    #: "margin"), instead of taking a weight column computed before; None if it has none.
+    own_instance_weighting: Optional[str] = None
+    #: Refusal of a weight column by a method that takes none ({name}: the class).
+    _no_weights_message = "{name} does not support weightCol"
+    #: Whether the preamble reads the vector size (and checks the Params' bounds on the input).
+    _sizes_vectors = True
+    #: The class index column the preamble adds.
+    _label_index_col = LABEL_INDEX
+
+    def takesWeights(self) -> bool:
+        """Whether this selector, with its Params, takes a weight column."""
+        return type(self).takes_weights
+
+    def givesWeightPath(self) -> bool:
+        """Whether this selector's model, with its Params, gives the fit's weight path."""
+        return type(self).gives_weight_path
+
+    def useWithoutLabels(self) -> None:
+        """No label column was named: a method that runs without labels switches to that mode
+        (the hook of :attr:`requires_labels` False; nothing by default)."""
+
+    def _weights_refusal(self) -> Optional[str]:
+        """The message refusing this selector's weight column, or None."""
+        if not self._weight_col() or self.takesWeights():
+            return None
+        return self._no_weights_message.format(name=type(self).__name__)
+
+    def _check_fit_params(self) -> None:
+        """Hook: refuse a combination of Params before any pass (after the weight column's check)."""
+
+    def _check_class_counts(self, label_values, class_counts) -> None:
+        """Hook: refuse class counts the method cannot use (after the shared label checks)."""
+
+    def _uses_labels(self, dataset) -> bool:
+        """Whether this fit uses the labels (always, for a method that requires them)."""
+        return True
+
+    def _score(self, dataset) -> ScoreResult:
+        """The shared preamble, then the selector's ``_compute_scores``. A selector whose first
+        pass counts the labels itself overrides this (FisherMarkovSelector: its moments pass)."""
+        refusal = self._weights_refusal()
+        if refusal:
+            raise ValueError(refusal)
+        self._check_fit_params()
+        prepared = self._prepare(dataset)
+        if isinstance(prepared, ScoreResult):
+            return prepared
+        return self._compute_scores(prepared)
+
+    def _prepare(self, dataset) -> Union[PreparedInput, ScoreResult]:
+        """Count the labels (refusing an empty input), stop at fewer than two classes (an empty
+        result, which the fit refuses by name), check the labels, read the vector size, check the
+        Params' bounds on the input, and index the labels. Without labels: the vector size, then
+        one count of the rows for the bounds."""
+        features_col = self.getFeaturesCol()
+        if not self._uses_labels(dataset):
+            num_features = first_vector_size(dataset, features_col)
+            n_rows = dataset.count()  # the one cheap pass of the unsupervised fit, for the bounds
+            if n_rows > 0:  # no rows: refused by the engine, with its own message
+                self._check_data_bounds(n_rows, [], num_features)
+            return PreparedInput(dataset, None, None, [], np.zeros(0, dtype=np.int64), int(n_rows), num_features)
+        labels, counts = label_counts(dataset, self.getLabelCol())
+        if not labels:
+            raise InvalidInputError("the input has no rows")
+        if len(labels) < 2 and self.requires_labels:
+            return ScoreResult(scores=np.zeros(0), label_values=labels, class_counts=counts.tolist(),
+                               n_rows=int(counts.sum()))
+        self._check_labels(labels, counts)
+        self._check_class_counts(labels, counts)
+        num_features = None
+        if self._sizes_vectors:
+            num_features = first_vector_size(dataset, features_col)
+            self._check_data_bounds(int(counts.sum()), counts, num_features)
+        indexed = with_label_index(dataset, self.getLabelCol(), labels, self._label_index_col)
+        return PreparedInput(dataset, indexed, self._label_index_col, labels, counts, int(counts.sum()), num_features)
 
     def _data_bounds(self, shape: InputShape) -> List[UpperBound]:
         """Hook: the upper bounds this input sets on the Params that scale work or memory (the static
@@ -124,11 +254,11 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
 
     def _fit(self, dataset):
         self.validate_params()
-        label_col = self.getLabelCol() if self._requires_label else None
+        label_col = self.getLabelCol() if self.requires_labels else None
         check_columns(dataset, self.getFeaturesCol(), label_col, self._weight_col())
         started = time.perf_counter()
-        result = with_resource_errors(lambda: self._compute_scores(dataset))
-        if self._requires_label:
+        result = with_resource_errors(lambda: self._score(dataset))
+        if self.requires_labels:
             check_supervised(result, type(self).__name__)
             self._check_labels(result.label_values, result.class_counts)
         scores = np.asarray(result.scores, dtype=np.float64)

@@ -207,9 +207,6 @@ class SelectorParams(HasFeaturesCol, HasLabelCol, HasOutputCol, HasWeightCol):
         "selectionThreshold": in_range(0.0, 1.0, low_open=True),
         "allowManyClasses": ((lambda value: isinstance(value, bool)), "a bool"),
     }
-    #: Selectors that need labels (all but the unsupervised ones).
-    _requires_label = True
-
     def __init__(self, *args):
         super().__init__(*args)
         self._setDefault(numFeatures=50, outputCol="selected_features", featuresCol="features", labelCol="label",

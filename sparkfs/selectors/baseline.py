@@ -30,13 +30,13 @@ import numpy as np
 from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
-from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
+from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import one_of
 from sparkfs.core.scaling import check_magnitude
 from sparkfs.errors import InvalidInputError
 from sparkfs.core.univariate import anova_f_values, anova_p_values, chi2_p_values, chi2_statistics
 from sparkfs.spark.blocks import is_connect_session
-from sparkfs.spark.stats import class_moments, diagnose_input, label_counts, with_label_index
+from sparkfs.spark.stats import class_moments, diagnose_input
 
 
 class _UnivariateParams(Params):
@@ -95,17 +95,15 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
-    def _compute_scores(self, dataset) -> ScoreResult:
+    _no_weights_message = "{name} does not support weightCol (Spark ML's tests are unweighted)"
+    _sizes_vectors = False  # Spark ML's tests and the moments pass read the vectors themselves
+
+    def _compute_scores(self, prepared: PreparedInput) -> ScoreResult:
         from pyspark.ml.stat import ChiSquareTest
         from pyspark.sql import DataFrame
 
-        if self._weight_col():
-            raise ValueError(f"{type(self).__name__} does not support weightCol (Spark ML's tests are unweighted)")
-        labels, counts = label_counts(dataset, self.getLabelCol())
-        indexed = with_label_index(dataset, self.getLabelCol(), labels, "__label_index")
-        if len(labels) < 2:
-            return ScoreResult(scores=np.zeros(0), label_values=labels, class_counts=counts.tolist(), n_rows=int(counts.sum()))
-        self._check_labels(labels, counts)
+        dataset, indexed = prepared.dataset, prepared.indexed
+        labels, counts = prepared.label_values, prepared.class_counts
         test, engine = self.getOrDefault(self.test), self.getOrDefault(self.statsEngine)
         categorical_p_values = None
         try:

@@ -10,10 +10,9 @@ from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.core import information as info_math
 from sparkfs.errors import InvalidInputError, SelectionTieWarning
-from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
+from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import HasDriverBudget, UpperBound, in_range, one_of
 from sparkfs.spark.information import information_selection
-from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
 
 #: Codes per feature at most (the counts of a step hold p x bins^2 x classes cells at worst).
 MAX_BINS = 256
@@ -93,28 +92,23 @@ class InformationSelector(FeatureSelector, _InformationParams):
                            f"the joint counts of a step (features x bins^2 x classes = {per_pass:,} cells, 8 bytes "
                            f"each) within driverBudgetMB={self.getDriverBudgetMB():g}")]
 
-    def _compute_scores(self, dataset) -> ScoreResult:
-        name = type(self).__name__
-        if self._weight_col():
-            raise ValueError(f"{name} does not take instance weights (its counts are of rows); unset weightCol")
+    _no_weights_message = "{name} does not take instance weights (its counts are of rows); unset weightCol"
+
+    def _check_fit_params(self) -> None:
         if self.isSet(self.threshold):
-            raise ValueError(f"{name}: a greedy selection has no score threshold; set numFeatures instead")
-        labels, counts = label_counts(dataset, self.getLabelCol())
-        if not labels:
-            raise InvalidInputError("the input has no rows")
-        if len(labels) < 2:
-            return ScoreResult(scores=np.zeros(0), label_values=labels, class_counts=counts.tolist(),
-                               n_rows=int(counts.sum()))
-        self._check_labels(labels, counts)
-        num_features = first_vector_size(dataset, self.getFeaturesCol())
-        self._check_data_bounds(int(counts.sum()), counts, num_features)
-        indexed = with_label_index(dataset, self.getLabelCol(), labels, "__label_index")
+            raise ValueError(f"{type(self).__name__}: a greedy selection has no score threshold; set numFeatures "
+                             "instead")
+
+    def _compute_scores(self, prepared: PreparedInput) -> ScoreResult:
+        name = type(self).__name__
+        num_features, indexed = prepared.num_features, prepared.indexed
         num_select = min(self.selectionCount(num_features), num_features)  # numFeatures, or the percentile's share
         if num_select < 1:
             raise InvalidInputError(f"{name}: selectionThreshold={self.getSelectionThreshold()} of {num_features} "
                                     "features keeps none; raise it")
         result = information_selection(
-            indexed, self.getFeaturesCol(), "__label_index", num_features=num_features, num_classes=len(labels),
+            indexed, self.getFeaturesCol(), prepared.label_col, num_features=num_features,
+            num_classes=prepared.num_classes,
             num_select=num_select, criterion=self.getOrDefault(self.criterion),
             form=self.getOrDefault(self.mrmrForm), bins=self.getOrDefault(self.bins),
             discretization=self.getOrDefault(self.discretization),
@@ -130,7 +124,6 @@ class InformationSelector(FeatureSelector, _InformationParams):
                 "discretization": self.getOrDefault(self.discretization), **result.info}
         if self.getOrDefault(self.criterion) == "mrmr":
             info["mrmr_form"] = self.getOrDefault(self.mrmrForm)
-        return ScoreResult(scores=info_math.order_scores(result.order, num_features), label_values=labels,
-                           class_counts=counts.tolist(), n_rows=int(counts.sum()),
-                           selected=np.asarray(result.order, dtype=np.int64), info=info,
-                           feature_arrays={"relevance": result.relevance})
+        return prepared.result(info_math.order_scores(result.order, num_features),
+                               selected=np.asarray(result.order, dtype=np.int64), info=info,
+                               feature_arrays={"relevance": result.relevance})

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
 from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.core.margin_runs import AVERAGINGS, BATCH_RULES, PAPER, SCHEDULES, MarginRun
-from sparkfs.errors import DefaultSampleWarning, InvalidInputError
-from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
+from sparkfs.errors import DefaultSampleWarning
+from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import (
     MAX_BLOCK_SIZE,
     MAX_PICKED_INSTANCES,
@@ -23,7 +22,6 @@ from sparkfs.selectors._params import (
     one_of,
 )
 from sparkfs.spark.margin_weighting import lmba_statistics, simba_statistics
-from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
 
 #: Instances in the pool when ``sampleSize`` is unset and the input has more rows (not with
 #: ``preset="paper"``): every picked instance is compared with every row.
@@ -187,24 +185,13 @@ class _SimbaParams(_IterativeParams):
     _default_run = SIMBA_DEFAULT_RUN
 
 
-def _fit_indexed(selector, dataset, compute, info):
-    if selector._weight_col():
-        raise ValueError(f"{type(selector).__name__} does not support weightCol")
-    labels, counts = label_counts(dataset, selector.getLabelCol())
-    if not labels:
-        raise InvalidInputError("the input has no rows")
-    if len(labels) < 2:
-        return ScoreResult(scores=np.zeros(0), label_values=labels, class_counts=counts.tolist(), n_rows=int(counts.sum()))
-    selector._check_labels(labels, counts)
-    num_features = first_vector_size(dataset, selector.getFeaturesCol())
-    selector._check_data_bounds(int(counts.sum()), counts, num_features)
-    indexed = with_label_index(dataset, selector.getLabelCol(), labels, "__label_index")
-    result = compute(indexed, "__label_index", num_features, len(labels), int(counts.sum()))
+def _fit_indexed(selector, prepared: PreparedInput, compute, info):
+    n_rows = prepared.n_rows
+    result = compute(prepared.indexed, prepared.label_col, prepared.num_features, prepared.num_classes, n_rows)
     summary = {**info, **selector._run_info(result), "steps": int(result.steps), "n_pool": int(result.n_pool),
-               "pool_sample": selector._pool_sample(int(counts.sum()))[1],
+               "pool_sample": selector._pool_sample(n_rows)[1],
                **result.info}
-    return ScoreResult(scores=result.scores, label_values=labels, class_counts=counts.tolist(),
-                       n_rows=int(counts.sum()), info=summary, feature_arrays={"raw_weights": result.raw_weights})
+    return prepared.result(result.scores, info=summary, feature_arrays={"raw_weights": result.raw_weights})
 
 
 class LmbaSelectorModel(FeatureSelectorModel, _LmbaParams):
@@ -262,7 +249,7 @@ class LmbaSelector(FeatureSelector, _LmbaParams):
     def _data_bounds(self, shape):
         return self._iterative_bounds(shape)
 
-    def _compute_scores(self, dataset) -> ScoreResult:
+    def _compute_scores(self, prepared: PreparedInput) -> ScoreResult:
         def compute(indexed, label_col, num_features, num_classes, n_rows):
             return lmba_statistics(
                 indexed, self.getFeaturesCol(), label_col, num_features=num_features, num_classes=num_classes,
@@ -271,7 +258,7 @@ class LmbaSelector(FeatureSelector, _LmbaParams):
 
         info = {"method": "lmba", "k": self.getOrDefault(self.k), "c": self.getOrDefault(self.c),
                 "projection": self.getOrDefault(self.projection)}
-        return _fit_indexed(self, dataset, compute, info)
+        return _fit_indexed(self, prepared, compute, info)
 
 
 class SimbaSelectorModel(FeatureSelectorModel, _SimbaParams):
@@ -306,9 +293,9 @@ class SimbaSelector(FeatureSelector, _SimbaParams):
     def _data_bounds(self, shape):
         return self._iterative_bounds(shape)
 
-    def _compute_scores(self, dataset) -> ScoreResult:
+    def _compute_scores(self, prepared: PreparedInput) -> ScoreResult:
         def compute(indexed, label_col, num_features, num_classes, n_rows):
             return simba_statistics(indexed, self.getFeaturesCol(), label_col, num_features=num_features,
                                     num_classes=num_classes, **self._common_args(n_rows))
 
-        return _fit_indexed(self, dataset, compute, {"method": "simba"})
+        return _fit_indexed(self, prepared, compute, {"method": "simba"})

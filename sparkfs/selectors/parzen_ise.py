@@ -9,7 +9,7 @@ from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.core.parzen_ise import CRITERIA, DEFAULT_CRITERION
 from sparkfs.errors import InvalidInputError
-from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
+from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import (
     MAX_BLOCK_SIZE,
     MAX_CLUSTERS,
@@ -20,7 +20,6 @@ from sparkfs.selectors._params import (
     one_of,
 )
 from sparkfs.spark.parzen_ise import parzen_ise_statistics
-from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
 
 
 def _param(name, doc, converter):
@@ -117,7 +116,12 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
     """
 
     _model_class = ParzenISERankerModel
-    _requires_label = False
+    requires_labels = False
+
+    def useWithoutLabels(self) -> None:
+        """``groups='auto'`` becomes ``'clusters'``: no label column was named."""
+        if self.getOrDefault(self.groups) == "auto":
+            self.set(self.getParam("groups"), "clusters")
 
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", numFeatures=None,
@@ -144,11 +148,9 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
         return [UpperBound("numClusters", self.getOrDefault(self.numClusters), shape.n_rows,
                            f"fuzzy c-means makes at most one cluster per row; the input has {shape.n_rows:,} rows")]
 
-    def _compute_scores(self, dataset) -> ScoreResult:
-        if self._weight_col():
-            raise ValueError(f"{type(self).__name__} does not support weightCol")
+    def _compute_scores(self, prepared: PreparedInput) -> ScoreResult:
         held_out = self.getOrDefault(self.heldOutFeature)
-        num_features = first_vector_size(dataset, self.getFeaturesCol())
+        num_features = prepared.num_features
         if held_out.isdigit() and int(held_out) >= num_features:
             raise ValueError(f"The 'heldOutFeature' parameter of {type(self).__name__} must be 'auto', 'none' or a "
                              f"feature index in [0, {num_features - 1}]. Got {held_out!r} instead.")
@@ -162,22 +164,13 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
             fcm_tol=self.getOrDefault(self.fcmTol), fcm_max_iter=self.getOrDefault(self.fcmMaxIter),
             row_id_col=self._optional(self.rowIdCol), block_size=self.getOrDefault(self.blockSize),
             driver_budget_mb=self.getDriverBudgetMB(), criterion=self.getOrDefault(self.criterion))
-        labels, counts = [], []
-        if self._uses_labels(dataset):
-            labels, counts = label_counts(dataset, self.getLabelCol())
-            if not labels:
-                raise InvalidInputError("the input has no rows")
-            self._check_labels(labels, counts)
-            self._check_data_bounds(int(counts.sum()), counts, num_features)
-            indexed = with_label_index(dataset, self.getLabelCol(), labels, "__label_index")
-            result = parzen_ise_statistics(indexed, self.getFeaturesCol(), "__label_index", num_features=num_features,
-                                           num_classes=len(labels), **options)
-            counts = counts.tolist()
+        labels, counts = list(prepared.label_values), [int(c) for c in prepared.class_counts]
+        if prepared.label_col is not None:
+            result = parzen_ise_statistics(prepared.indexed, self.getFeaturesCol(), prepared.label_col,
+                                           num_features=num_features, num_classes=prepared.num_classes, **options)
         else:
-            n_rows = dataset.count()  # the one cheap pass of the unsupervised fit, for the bounds
-            if n_rows > 0:  # no rows: refused by the engine, with its own message
-                self._check_data_bounds(n_rows, [], num_features)
-            result = parzen_ise_statistics(dataset, self.getFeaturesCol(), num_features=num_features, **options)
+            result = parzen_ise_statistics(prepared.dataset, self.getFeaturesCol(), num_features=num_features,
+                                           **options)
         last = result.info["runs"][-1]
         info = {"method": "parzen-ise", "criterion": result.info["criterion"], "groups": result.groups,
                 "held_out_feature": result.info["fixed_feature"],

@@ -8,11 +8,10 @@ import numpy as np
 from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
-from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
+from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import MAX_BLOCK_SIZE, HasDriverBudget, HasScaling, in_range, neighbour_bounds, one_of
 from sparkfs.spark.relief import relief_statistics
 from sparkfs.errors import DefaultSampleWarning, InvalidInputError
-from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
 
 
 #: Query rows the Relief family uses when ``sampleSize`` is unset and the input has more rows: the
@@ -117,6 +116,8 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
     """
 
     _model_class = ReliefSelectorModel
+    takes_weights = True  # with variant='relieff' only (takesWeights)
+    weights_array = "weights"
 
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", weightCol=None,
@@ -151,26 +152,27 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
         queries = shape.n_rows if sample is None else min(sample, shape.n_rows)  # a sample above n is every row
         return neighbour_bounds(self.getOrDefault(self.k), queries, shape, self.getDriverBudgetMB())
 
-    def _compute_scores(self, dataset) -> ScoreResult:
-        weight_col = self._weight_col()
-        if weight_col and self.getOrDefault(self.variant) != "relieff":
-            raise ValueError(f"{type(self).__name__} supports weightCol with variant='relieff' only (instance-weighted "
-                             f"ReliefF); variant {self.getOrDefault(self.variant)!r} does not take instance weights")
-        labels, counts = label_counts(dataset, self.getLabelCol())
-        if not labels:
-            raise InvalidInputError("the input has no rows")
-        if len(labels) < 2:
-            return ScoreResult(scores=np.zeros(0), label_values=labels, class_counts=counts.tolist(),
-                               n_rows=int(counts.sum()))
-        self._check_labels(labels, counts)
-        single = [label for label, count in zip(labels, counts) if count == 1]
+    def takesWeights(self) -> bool:
+        return self.getOrDefault(self.variant) == "relieff"
+
+    def _weights_refusal(self):
+        if not self._weight_col() or self.takesWeights():
+            return None
+        return (f"{type(self).__name__} supports weightCol with variant='relieff' only (instance-weighted "
+                f"ReliefF); variant {self.getOrDefault(self.variant)!r} does not take instance weights")
+
+    def _check_class_counts(self, label_values, class_counts) -> None:
+        single = [label for label, count in zip(label_values, class_counts) if count == 1]
         if single:
             raise InvalidInputError(
                 f"class {_label_text(single[0])} has a single row: a query of it has no other row of its class "
                 f"(no nearest hit); remove it or merge it with another class"
             )
-        num_features = first_vector_size(dataset, self.getFeaturesCol())
-        self._check_data_bounds(int(counts.sum()), counts, num_features)
+
+    def _compute_scores(self, prepared: PreparedInput) -> ScoreResult:
+        weight_col = self._weight_col()
+        labels, counts = prepared.label_values, prepared.class_counts
+        num_features = prepared.num_features
         sample_size, sample_rule = self._query_sample(int(counts.sum()))
         if sample_rule == "default":
             warnings.warn(DefaultSampleWarning(
@@ -178,9 +180,8 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
                 f"{int(counts.sum()):,} rows, so {sample_size:,} query rows were drawn by seed "
                 f"{self.getOrDefault(self.seed)} (the search costs queries x rows x features); set sampleSize to "
                 "choose (a value >= the rows uses every row)"), stacklevel=2)
-        indexed = with_label_index(dataset, self.getLabelCol(), labels, "__label_index")
         result = relief_statistics(
-            indexed, self.getFeaturesCol(), "__label_index",
+            prepared.indexed, self.getFeaturesCol(), prepared.label_col,
             num_features=num_features, num_classes=len(labels),
             variant=self.getOrDefault(self.variant), k=self.getOrDefault(self.k),
             metric=self.getOrDefault(self.metric), scaling=self.getOrDefault(self.scaling),
@@ -200,7 +201,4 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
             info["short_classes"] = {_label_text(labels[int(c)]): used for c, used in result.info["short_classes"].items()}
         if result.sigma is not None:
             info["sigma_min"], info["sigma_max"] = float(np.min(result.sigma)), float(np.max(result.sigma))
-        return ScoreResult(
-            scores=result.scores, label_values=labels, class_counts=counts.tolist(), n_rows=int(counts.sum()),
-            info=info, feature_arrays={"weights": result.weights},
-        )
+        return prepared.result(result.scores, info=info, feature_arrays={"weights": result.weights})

@@ -57,12 +57,12 @@ from pyspark.ml.param import Param, Params, TypeConverters
 from sparkfs.core import svm_rfe as rfe_math
 from sparkfs.core.scaling import MAX_MAGNITUDE
 from sparkfs.errors import InvalidInputError, SolverConvergenceWarning
-from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
+from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import MAX_ENSEMBLE, MAX_SOLVER_ITERATIONS, HasDriverBudget, UpperBound, in_range, one_of
 from sparkfs.spark.blocks import arrow_vectors_to_matrix
 from sparkfs.spark.instance_weighting import margin_instance_weights, with_instance_weights
 from sparkfs.spark.row_values import labels_by_position, with_row_values
-from sparkfs.spark.stats import diagnose_input, first_vector_size, label_counts, with_label_index
+from sparkfs.spark.stats import diagnose_input
 from sparkfs.spark.svm_rfe import spark_svm_rfe, sparkml_svm_rfe
 
 _LABEL_INDEX = "__sparkfs_label_index"
@@ -165,6 +165,10 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
     """
 
     _model_class = SVMRFESelectorModel
+    takes_weights = True
+    gives_weight_path = True
+    own_instance_weighting = "instanceWeighting"
+    _label_index_col = _LABEL_INDEX
 
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", weightCol=None,
@@ -228,22 +232,20 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
                            f"{shape.num_features:,} features with step={self.getOrDefault(self.step):g}, and a run "
                            f"takes at most {MAX_SVM_FITS:,} fits")]
 
-    def _compute_scores(self, dataset) -> ScoreResult:
-        labels, counts = label_counts(dataset, self.getLabelCol())
-        if not labels:
-            raise InvalidInputError("the input has no rows")
-        if len(labels) < 2:
-            return ScoreResult(scores=np.zeros(0), label_values=labels, class_counts=counts.tolist(),
-                               n_rows=int(counts.sum()))
-        self._check_labels(labels, counts)
-        weighting = self.getOrDefault(self.instanceWeighting)
-        if weighting == "margin" and self._weight_col():
+    def givesWeightPath(self) -> bool:
+        return self.getOrDefault(self.ensemble) == 1  # an ensemble ranks by rank sums: no single path
+
+    def _check_fit_params(self) -> None:
+        if self.getOrDefault(self.instanceWeighting) == "margin" and self._weight_col():
             raise ValueError("SVMRFESelector takes either weightCol or instanceWeighting='margin', not both")
-        num_features = first_vector_size(dataset, self.getFeaturesCol())
-        self._check_data_bounds(int(counts.sum()), counts, num_features)
+
+    def _compute_scores(self, prepared: PreparedInput) -> ScoreResult:
+        dataset, labels = prepared.dataset, prepared.label_values
+        weighting = self.getOrDefault(self.instanceWeighting)
+        num_features = prepared.num_features
         stats = self._column_summary(dataset, self.getLabelCol())
-        n_rows = int(counts.sum())
-        data = with_label_index(dataset, self.getLabelCol(), labels, _LABEL_INDEX)
+        n_rows = prepared.n_rows
+        data = prepared.indexed
         weight_col = self._weight_col()
         info = {"method": "svm-rfe", "step": self.getOrDefault(self.step), "C": self.getOrDefault(self.C),
                 "halve_above": self.getOrDefault(self.halveAbove), "ensemble": self.getOrDefault(self.ensemble),
@@ -274,8 +276,7 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
             result, feature_arrays, extra = self._on_spark(frame, len(labels), options, solver)
         info.update(extra)
         info["convergence"] = self._convergence(result, options["max_iter"], solver)
-        return ScoreResult(scores=result.scores, label_values=labels, class_counts=counts.tolist(), n_rows=n_rows,
-                           info=info, feature_arrays={"ranking": result.ranking, **feature_arrays})
+        return prepared.result(result.scores, info=info, feature_arrays={"ranking": result.ranking, **feature_arrays})
 
     def _standardised(self, data, stats: dict, n_rows: int, num_features: int):
         """The features divided by their standard deviations (ElementwiseProduct keeps sparse

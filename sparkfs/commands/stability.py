@@ -1,14 +1,11 @@
-"""The ``sparkfs instance-weights`` and ``sparkfs stability`` commands (Han & Yu 2010). No math here.
+"""``sparkfs stability`` (Han & Yu 2010). No math here.
 
-* ``instance-weights``: Han & Yu's margin-based weights (eq. 7, summing to n) of every row,
-  written as ``DIR/weights.parquet`` (``row``: the 0-based position of the row in the input,
-  ``weight``) and ``DIR/summary.json``, atomically.
-* ``stability``: R seeded subsamples (or bootstrap samples) of the rows, the ``--method``
-  selector fitted on each (optionally on margin-weighted rows), then Kuncheva and Jaccard
-  stability per subset size, the variance of the normalised feature weights and, with
-  ``--true-relevance``, their bias and error (:mod:`sparkfs.evaluation.stability_runs`). Every
-  run is saved as it finishes, so a killed study started again with the same command resumes
-  and ends with the same numbers.
+R seeded subsamples (or bootstrap samples) of the rows, the ``--method``
+selector fitted on each (optionally on margin-weighted rows), then Kuncheva and Jaccard
+stability per subset size, the variance of the normalised feature weights and, with
+``--true-relevance``, their bias and error (:mod:`sparkfs.evaluation.stability_runs`). Every
+run is saved as it finishes, so a killed study started again with the same command resumes
+and ends with the same numbers.
 
 The feature weights whose variance is measured are each method's own weighting: SVM-RFE's
 normalised |w| of the SVM on all features (and its whole weight path, per RFE iteration), the
@@ -17,33 +14,21 @@ Relief family's eq. (4) weights, and otherwise the scores (normalised |score|).
 
 from __future__ import annotations
 
-import logging
-import time
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 import numpy as np
 
 from sparkfs import progress
+from sparkfs.commands import Command
+from sparkfs.commands.arguments import add_input_args, add_spark_args, read_input, start_study_session, subset_sizes
 from sparkfs.errors import InvalidInputError
 
-log = logging.getLogger("sparkfs")
 _COUNT = "__sparkfs_draws"
 _WEIGHT = "__sparkfs_instance_weight"
 _REPEAT = "__sparkfs_repeat"
 
 
-def add_study_commands(commands, add_input_args, add_spark_args) -> None:
-    """Register the two sub-commands on the CLI's sub-parser collection."""
-    weights = commands.add_parser("instance-weights",
-                                  help="Han & Yu margin-based instance weights: DIR/weights.parquet + summary.json")
-    add_input_args(weights)
-    weights.add_argument("--output", required=True, help="output directory (local path or URI)")
-    weights.add_argument("--overwrite", action="store_true", help="replace an existing output directory written by "
-                         "sparkfs instance-weights (and holding nothing else)")
-    weights.add_argument("--driver-budget-mb", type=float, default=2048.0,
-                         help="largest driver memory for the rows and margin vectors (default 2048)")
-    add_spark_args(weights)
-
+def add_arguments(commands) -> None:
     study = commands.add_parser("stability", help="stability of a selector over seeded subsamples (Han & Yu 2010)")
     add_input_args(study)
     study.add_argument("--method", required=True, help="selector: see `sparkfs methods`")
@@ -67,63 +52,10 @@ def add_study_commands(commands, add_input_args, add_spark_args) -> None:
 
 
 def check_output(args) -> str:
-    """Refuse an unsafe ``--output`` of ``instance-weights`` or ``stability`` before any work (a
-    local one before Spark starts; :mod:`sparkfs.io.output_safety`). Returns the output."""
-    from sparkfs.io.output import check_output_early
+    """Refuse an unsafe ``--output`` before any work (:mod:`sparkfs.io.output_safety`). Returns the output."""
     from sparkfs.io.output_safety import check_study_directory
 
-    if args.command == "instance-weights":
-        check_output_early(args.output, bool(args.overwrite), command="instance-weights", inputs=[args.input])
-        return args.output
     return check_study_directory(args.output, "stability", inputs=[args.input, args.true_relevance])
-
-
-def _read(args, spark, require_label=True, budget=None):
-    from sparkfs.io.readers import read_dataset
-
-    return read_dataset(spark, args.input, args.format, label_col=args.label_col or "label",
-                        features_col=args.features_col or "features", require_label=require_label,
-                        require_features=bool(args.features_col),
-                        num_features=args.vector_size, **(budget or {}))
-
-
-def run_instance_weights(args, spark) -> Dict[str, Any]:
-    """``sparkfs instance-weights``: the weights of every row, in input order."""
-    import pandas as pd
-
-    from sparkfs.io.output import check_output_free, write_output_files
-    from sparkfs.job_options import Stage, run_fields, utc_now, versions
-    from sparkfs.selectors.instance_weighting import MarginInstanceWeighter
-
-    check_output_free(args.output, bool(args.overwrite), spark=spark, command="instance-weights", inputs=[args.input])
-    started, started_at = time.perf_counter(), utc_now()
-    with Stage(log, "read"):
-        dataset = _read(args, spark, budget={"driver_budget_mb": args.driver_budget_mb,
-                                             "budget_name": "--driver-budget-mb"})
-    weighter = MarginInstanceWeighter(featuresCol=dataset.features_col, labelCol=dataset.label_col,
-                                      driverBudgetMB=args.driver_budget_mb)
-    with Stage(log, "instance-weights"):
-        weighter.transform(dataset.df)
-    result = weighter.result
-    table = pd.DataFrame({"row": result.ids.astype(np.int64), "weight": result.weights})
-    summary = {**weighter.summary, "input": {"path": args.input, "format": args.format},
-               "row_column": "0-based position of the row in the input",
-               "seconds": round(time.perf_counter() - started, 3), **versions(spark),
-               **run_fields(getattr(args, "run_id", None), started_at, [args.input], spark)}
-    with Stage(log, "write"):
-        summary["output"] = write_output_files(args.output, {"weights.parquet": table}, summary,
-                                               overwrite=bool(args.overwrite), spark=spark, command="instance-weights")
-    return summary
-
-
-def subset_sizes(text: str) -> List[int]:
-    try:
-        sizes = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise ValueError(f"--num-features expects comma-separated whole numbers, got '{text}'") from None
-    if not sizes or min(sizes) < 1:
-        raise ValueError(f"--num-features expects subset sizes >= 1, got '{text}'")
-    return sizes
 
 
 def _true_relevance(path, n_features: int):
@@ -136,15 +68,15 @@ def _true_relevance(path, n_features: int):
     return values
 
 
-def _run_weights(model):
-    """(weights, weight path, remaining) of a fitted model (module notes)."""
-    if "rfe_remaining" in model.summary:
+def _run_weights(selector, model):
+    """(weights, weight path, remaining) of a fitted model (module notes), as the selector's
+    class declares them (``givesWeightPath()``, ``weights_array``)."""
+    if selector.givesWeightPath():
         remaining, path = model.weightPath
         return path[0], path, remaining
-    try:
-        return model.featureArray("weights"), None, None
-    except KeyError:
-        return np.abs(model.scores), None, None
+    if selector.weights_array:
+        return model.featureArray(selector.weights_array), None, None
+    return np.abs(model.scores), None, None
 
 
 def run_stability(args, spark) -> Dict[str, Any]:
@@ -167,9 +99,10 @@ def run_stability(args, spark) -> Dict[str, Any]:
     if args.parallelism < 1:
         raise ValueError(f"--parallelism must be at least 1, got {args.parallelism}")
     checked = build_selector(args.method, params)   # an unknown method or param fails before any Spark work
-    if args.instance_weighting == "margin" and args.method == "svm-rfe":
-        params = {**params, "instanceWeighting": "margin"}
-    dataset = _read(args, spark, budget=selector_budget(checked, args.driver_budget_mb))
+    own_weighting = checked.own_instance_weighting  # the method weights the rows itself (SVM-RFE)
+    if args.instance_weighting == "margin" and own_weighting:
+        params = {**params, own_weighting: "margin"}
+    dataset = read_input(args, spark, budget=selector_budget(checked, args.driver_budget_mb))
     df = dataset.df.persist(StorageLevel.MEMORY_AND_DISK)   # the same rows in the same partitions every run
     labels, offsets = labels_by_position(df, dataset.label_col)
     n_features = len(dataset.feature_names)
@@ -202,12 +135,12 @@ def run_stability(args, spark) -> Dict[str, Any]:
     def _fit_on(sample) -> RunResult:
         selector = build_selector(args.method, params)
         selector.setFeaturesCol(dataset.features_col).setLabelCol(dataset.label_col)
-        if args.instance_weighting == "margin" and args.method != "svm-rfe":
+        if args.instance_weighting == "margin" and not own_weighting:
             sample = MarginInstanceWeighter(featuresCol=dataset.features_col, labelCol=dataset.label_col,
                                             outputCol=_WEIGHT).transform(sample)
             selector.setWeightCol(_WEIGHT)
         model = selector.fit(sample)
-        weights, path, remaining = _run_weights(model)
+        weights, path, remaining = _run_weights(selector, model)
         return RunResult(scores=model.scores, weights=weights, weight_path=path, remaining=remaining,
                          info={"n_rows": model.summary.get("n_rows")})
 
@@ -217,3 +150,18 @@ def run_stability(args, spark) -> Dict[str, Any]:
         return {"summary": study.summary(), "written": [str(path) for path in written], "output": directory}
     finally:
         df.unpersist()
+
+
+def run(args) -> int:
+    spark = start_study_session(args, check_output)
+    if spark is None:
+        return 0
+    report = run_stability(args, spark)
+    print(f"{'k':>5} {'kuncheva':>9} {'jaccard':>8}")
+    for row in report["summary"]["subsets"]:
+        print(f"{row['k']:>5} {row['kuncheva']:9.4f} {row['jaccard']:8.4f}")
+    print("output: " + ", ".join(report["written"]))
+    return 0
+
+
+COMMAND = Command(add_arguments, run, job_args="study")

@@ -1,0 +1,212 @@
+"""What several commands share: the input and Spark arguments, the Spark session settings, the
+numeric option ranges, and the start of a study command (checks before Spark, then the session).
+
+No command module imports another; each imports this one.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any, Dict, List, Optional
+
+from sparkfs.interruption import install_handlers, progress_conf
+from sparkfs.io.config import ConfigError
+from sparkfs.io.readers import FORMATS, check_input_early
+from sparkfs.job_options import Stage, apply_to_study_args, configure_log_format, log_line
+
+log = logging.getLogger("sparkfs")
+
+
+def add_input_args(parser) -> None:
+    parser.add_argument("--input", help="input path")
+    parser.add_argument("--format", choices=FORMATS, help="input format")
+    parser.add_argument("--label-col", help="label column of a parquet/csv input (default: label; a LIBSVM "
+                        "input's label is named so)")
+    parser.add_argument("--features-col", help="vector column of a parquet input (default: features; when the "
+                        "input has no such vector column, its numeric columns other than the label are the features)")
+    parser.add_argument("--vector-size", type=int, help="LIBSVM: the number of features (largest index allowed); "
+                        "default: the largest index in the input. Either must fit the driver budget")
+
+
+def add_spark_args(parser) -> None:
+    parser.add_argument("--master", help="Spark master URL (default local[*]; spark-submit sets its own; "
+                        "sc://HOST:PORT is taken as --remote)")
+    parser.add_argument("--remote", help="Spark Connect server, sc://HOST:PORT (default: $SPARK_REMOTE when "
+                        "--master is not given); driver and executor settings then belong to the server")
+    parser.add_argument("--driver-memory", help="spark.driver.memory, e.g. 8g (default with a local master: half the "
+                        "machine's memory; spark-submit sets its own)")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark setting for the session this command starts (repeatable)")
+
+
+def join_negative_values(argv: List[str]) -> List[str]:
+    """``--threshold -inf`` -> ``--threshold=-inf``, for every ``--option`` followed by a number
+    that starts with '-'.
+
+    argparse takes a word starting with '-' for an option unless it looks like a plain negative
+    number ('-1.5'), so ``-inf``, ``-nan`` and ``-1e3`` were "expected one argument". Joined, they
+    reach the option, whose own check accepts or refuses them.
+    """
+    joined: List[str] = []
+    index = 0
+    while index < len(argv):
+        word = argv[index]
+        if word == "--":  # the end of the options
+            return joined + argv[index:]
+        following = argv[index + 1] if index + 1 < len(argv) else ""
+        if word.startswith("--") and "=" not in word and following.startswith("-") and _is_number(following):
+            joined.append(f"{word}={following}")
+            index += 2
+        else:
+            joined.append(word)
+            index += 1
+    return joined
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def spark_conf(args) -> Dict[str, str]:
+    conf = {}
+    for text in args.conf:
+        key, separator, value = text.partition("=")
+        if not key.strip() or not separator or not value.strip():
+            raise ConfigError(f"--conf expects KEY=VALUE, got '{text}'")
+        if not key.strip().startswith("spark."):
+            raise ConfigError(f"--conf {text}: Spark settings start with 'spark.'")
+        conf[key.strip()] = value.strip()
+    if args.driver_memory:
+        conf["spark.driver.memory"] = args.driver_memory
+    return {**progress_conf(args), **conf}
+
+
+def session_conf(conf: Optional[Dict[str, Any]], verbose: bool, remote: Optional[str] = None) -> Dict[str, Any]:
+    """The Spark settings of a session the CLI starts: Spark's own WARN lines off unless ``--verbose``
+    (a Spark Connect server keeps its own log settings)."""
+    from sparkfs.spark.session import quiet_log_settings
+
+    return {**(conf or {})} if verbose or remote else quiet_log_settings(conf or {})
+
+
+def spark_target(master: Optional[str], remote: Optional[str], output: Optional[str]):
+    """(master, remote) of the session a command starts, checked before Spark starts (exit 2).
+
+    A master and a remote together are refused; a master ``sc://...`` is taken as the remote;
+    ``SPARK_REMOTE`` is the remote when neither is given (not under spark-submit, which owns the
+    session). With a remote, the URL must be ``sc://HOST[:PORT]`` and ``--output`` a local path: the
+    client writes local outputs itself, while a Hadoop URI goes through the JVM's FileSystem, which
+    a Connect client does not have.
+    """
+    import os
+
+    from sparkfs.io.stores import is_local_path
+    from sparkfs.spark.session import connect_endpoint
+
+    if master and remote:
+        raise ConfigError(f"give either --master ({master}) or --remote ({remote}), not both (config: spark.master, "
+                          "spark.remote)")
+    if master and master.startswith("sc://"):
+        master, remote = None, master
+    if not master and not remote and os.environ.get("SPARK_REMOTE") and "PYSPARK_GATEWAY_PORT" not in os.environ:
+        remote = os.environ["SPARK_REMOTE"]
+    if remote:
+        connect_endpoint(remote)
+        if output and not is_local_path(output):
+            raise ConfigError(f"--output {output}: a Spark Connect session ({remote}) cannot write a URI (it goes "
+                              "through the JVM's Hadoop FileSystem, which a Connect client does not have): give a "
+                              "local or mounted path")
+    return master, remote
+
+
+def absolute_for_remote(path: Optional[str]) -> Optional[str]:
+    """A relative local input path made absolute: a Connect server resolves paths from its own
+    working directory, not the command's."""
+    import os
+
+    from sparkfs.io.stores import is_local_path
+
+    return os.path.abspath(path) if path and is_local_path(path) else path
+
+
+#: Ranges of the numeric options of the commands other than ``select``: option -> (lowest, highest,
+#: whether each end is excluded), checked before a session starts. (``--runs`` and
+#: ``--parallelism`` are checked by ``stability`` itself, also before any data are read.)
+_OPTION_RANGES = {"sample_fraction": (0.0, 1.0, True, True), "seed": (0, math.inf, False, True),
+                  "cv": (1, math.inf, False, True), "repeats": (1, math.inf, False, True),
+                  "probes": (0, math.inf, False, True), "driver_budget_mb": (0.0, math.inf, True, True),
+                  "vector_size": (1, 2**31 - 1, False, False)}
+
+
+def check_numeric_options(args) -> None:
+    """Refuse a numeric option out of its range (NaN and infinities too) with exit 2."""
+    for option, (lowest, highest, lowest_excluded, highest_excluded) in _OPTION_RANGES.items():
+        value = getattr(args, option, None)
+        if value is None:
+            continue
+        above = value > lowest if lowest_excluded else value >= lowest
+        below = value < highest if highest_excluded else value <= highest
+        if not (above and below):
+            kind = "a whole number" if isinstance(value, int) else "a number"
+            interval = f"{'(' if lowest_excluded else '['}{lowest:g}, {highest:g}{')' if highest_excluded else ']'}"
+            raise ConfigError(f"--{option.replace('_', '-')} must be {kind} in {interval}, got {value:g}")
+
+
+def subset_sizes(text: str) -> List[int]:
+    try:
+        sizes = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise ValueError(f"--num-features expects comma-separated whole numbers, got '{text}'") from None
+    if not sizes or min(sizes) < 1:
+        raise ValueError(f"--num-features expects subset sizes >= 1, got '{text}'")
+    return sizes
+
+
+def read_input(args, spark, require_label=True, budget=None):
+    """The ``--input`` of a study command, with its column and size flags."""
+    from sparkfs.io.readers import read_dataset
+
+    return read_dataset(spark, args.input, args.format, label_col=args.label_col or "label",
+                        features_col=args.features_col or "features", require_label=require_label,
+                        require_features=bool(args.features_col),
+                        num_features=args.vector_size, **(budget or {}))
+
+
+def stage(name: str) -> Stage:
+    return Stage(log, name)
+
+
+def start_study_session(args, check_output):
+    """The start of ``instance-weights``, ``stability`` and ``evaluate``: the input and Spark
+    target, the numeric options, the job options, ``check_output(args)`` and the named columns,
+    all before Spark starts; then the session. Returns None when ``--if-exists skip`` skipped the
+    run (already logged)."""
+    from sparkfs.spark.session import get_spark
+
+    if not args.input:
+        raise ConfigError("no input: give --input")
+    if not args.format:
+        raise ConfigError("no input format: give --format")
+    args.master, args.remote = spark_target(args.master, args.remote, args.output)
+    if args.remote:
+        args.input = absolute_for_remote(args.input)
+        args.test_input = absolute_for_remote(getattr(args, "test_input", None))
+    check_numeric_options(args)
+    skipped = apply_to_study_args(args)
+    configure_log_format(log, args.log_format, args.run_id)
+    if skipped:
+        log_line(log, args.log_format, skipped, "skipped")
+        return None
+    check_output(args)  # an unsafe output is refused before Spark starts
+    for path in (args.input, getattr(args, "test_input", None)):  # the named columns, before Spark starts
+        if path and not args.remote:  # a Connect server's paths are its own
+            check_input_early(path, args.format, label_col=args.label_col or "label", features_col=args.features_col)
+    spark = get_spark(args.master, conf=session_conf(spark_conf(args), args.verbose, remote=args.remote),
+                      remote=args.remote)
+    install_handlers()  # a new SparkContext installed its own SIGINT handler
+    return spark

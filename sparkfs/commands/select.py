@@ -1,0 +1,320 @@
+"""``sparkfs select``: config -> Selector(**params) -> fit -> write features.parquet + summary.json. No math here."""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from typing import Any, Dict
+
+from sparkfs.commands import Command
+from sparkfs.commands.arguments import (absolute_for_remote, add_input_args, add_spark_args, log, session_conf,
+                                        spark_conf, spark_target, stage)
+from sparkfs.errors import InvalidInputError
+from sparkfs.interruption import install_handlers
+from sparkfs.io.config import DEFAULTS, ConfigError, check_config, load_config, merge_config, parse_param
+from sparkfs.io.output import check_output_early, check_output_free, features_table, write_selection_output
+from sparkfs.io.readers import check_input_early, read_dataset, selector_budget
+from sparkfs.job_options import (configure_log_format, decide_if_exists, log_line, run_fields, run_id_of,
+                                 skip_if_complete, utc_now, versions, with_run_id)
+
+_INSTANCE_WEIGHT = "__sparkfs_instance_weight"
+
+
+def add_arguments(commands) -> None:
+    select = commands.add_parser("select", help="score and select features, write features.parquet + summary.json")
+    select.add_argument("--config", help="YAML job config (conf/*.yaml); flags override it")
+    add_input_args(select)
+    select.add_argument("--weight-col", help="per-instance weight column")
+    select.add_argument("--instance-weighting", choices=["none", "margin"],
+                        help="weight the rows by Han & Yu's margin-based weights first (methods that take weightCol)")
+    select.add_argument("--method", help="selector: see `sparkfs methods`")
+    group = select.add_mutually_exclusive_group()
+    group.add_argument("--num-features", type=int, help="select the top K features")
+    group.add_argument("--threshold", type=float, help="select features scoring above T (beta for Fisher-Markov)")
+    select.add_argument("--selection-mode", choices=["num-top-features", "percentile", "fpr", "fdr", "fwe"],
+                        help="Spark ML's selection modes: percentile (the top fraction X of the features, by "
+                        "score; every method), fpr (p-value < X), fdr (Benjamini-Hochberg at X), fwe (p-value < X / p) "
+                        "for the methods with p-values (anova, chi2, chi2-categorical); default num-top-features "
+                        "(--num-features / --threshold)")
+    select.add_argument("--selection-threshold", type=float, metavar="X",
+                        help="percentile's fraction (default 0.1) or the alpha of fpr, fdr, fwe (default 0.05), "
+                        "in (0, 1]")
+    select.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="method param (repeatable)")
+    select.add_argument("--output", help="output directory: a local path, or a URI (hdfs://, s3a://, file:///...) "
+                        "written through Spark's Hadoop file system")
+    select.add_argument("--overwrite", action="store_true", default=None,
+                        help="replace an existing output directory written by sparkfs select (and holding nothing "
+                        "else); the same as --if-exists overwrite")
+    select.add_argument("--driver-budget-mb", type=float, help="driver memory for the input's dense per-feature "
+                        "state, bounding the LIBSVM vector size (default: the method's driverBudgetMB, else 1024)")
+    add_spark_args(select)
+
+
+#: The flag that sets each config key (named in a refusal of a flag's value).
+_FLAG_OF_KEY = {"input.path": "--input", "input.format": "--format", "input.label_col": "--label-col",
+                "input.features_col": "--features-col", "input.weight_col": "--weight-col", "method": "--method",
+                "instance_weighting": "--instance-weighting", "selection.num_features": "--num-features",
+                "selection.threshold": "--threshold", "selection.selection_mode": "--selection-mode",
+                "selection.selection_threshold": "--selection-threshold", "output.path": "--output",
+                "spark.master": "--master",
+                "spark.remote": "--remote",
+                "input.num_features": "--vector-size", "input.driver_budget_mb": "--driver-budget-mb"}
+
+
+def _flags_to_config(args) -> Dict[str, Any]:
+    return {
+        "input": {"path": args.input, "format": args.format, "label_col": args.label_col,
+                  "features_col": args.features_col, "weight_col": args.weight_col,
+                  "num_features": args.vector_size, "driver_budget_mb": args.driver_budget_mb},
+        "method": args.method,
+        "instance_weighting": args.instance_weighting,
+        "params": dict(parse_param(text) for text in args.param),
+        "selection": {"num_features": args.num_features, "threshold": args.threshold,
+                      "selection_mode": args.selection_mode, "selection_threshold": args.selection_threshold},
+        "output": {"path": args.output, "overwrite": args.overwrite},
+        "spark": {"master": args.master, "remote": args.remote, "conf": spark_conf(args)},
+    }
+
+
+def _flag_names(flags: Dict[str, Any]) -> Dict[str, str]:
+    """Dotted config key -> the flag the user typed, for the keys the flags set."""
+    names = dict(_FLAG_OF_KEY)
+    names.update({f"params.{name}": f"--param {name}" for name in flags["params"]})
+    names.update({f"spark.conf.{key}": f"--conf {key}" for key in flags["spark"]["conf"]})
+    return names
+
+
+def resolve_config(args) -> Dict[str, Any]:
+    loaded = load_config(args.config) if args.config else {}
+    config = merge_config(DEFAULTS, loaded)
+    # Unsupervised-capable methods use labels only when the user names a label column.
+    label_named = bool(args.label_col) or bool((loaded.get("input") or {}).get("label_col"))
+    features_named = bool(args.features_col) or bool((loaded.get("input") or {}).get("features_col"))
+    flags = _flags_to_config(args)
+    if any(value is not None for value in (args.num_features, args.threshold, args.selection_mode)):
+        config["selection"] = dict.fromkeys(config["selection"])  # one selection rule: the flags'
+        # (--selection-threshold alone keeps the file's selection_mode)
+    config = merge_config(config, flags)
+    if args.master or args.remote:  # a master or remote flag replaces the file's choice of either
+        config["spark"].update(master=args.master, remote=args.remote)
+    check_config(config, names=_flag_names(flags))  # the file's values were checked as it was read
+    _apply_job_options(config, args, loaded)
+    if not config["input"]["path"]:
+        raise ConfigError("no input: give --input or input.path in the config")
+    if not config["output"]["path"]:
+        raise ConfigError("no output: give --output or output.path in the config")
+    selection = config["selection"]
+    if selection.get("num_features") is not None and selection.get("threshold") is not None:
+        raise ConfigError("give either num_features or threshold, not both")
+    spark_conf = config["spark"]
+    spark_conf["master"], spark_conf["remote"] = spark_target(spark_conf.get("master"), spark_conf.get("remote"),
+                                                              config["output"]["path"])
+    if spark_conf["remote"]:
+        config["input"]["path"] = absolute_for_remote(config["input"]["path"])
+    config["input"]["label_named"] = label_named
+    config["input"]["features_named"] = features_named
+    config["config_file"] = args.config  # an input too: the output must not hold it
+    return config
+
+
+def _apply_job_options(config: Dict[str, Any], args, loaded: Dict[str, Any]) -> None:
+    """The run id (``{run_id}`` in the output path), the ``--if-exists`` rule, the log options."""
+    config["run_id"] = run_id_of(getattr(args, "run_id", None), config.get("run_id"))
+    where = "--output" if args.output else "output.path"
+    config["output"]["path"] = with_run_id(config["output"]["path"], config["run_id"], where)
+    if_exists = decide_if_exists(getattr(args, "if_exists", None), args.overwrite, loaded.get("output") or {},
+                                 args.config or "the config")
+    config["output"].update(if_exists=if_exists, overwrite=if_exists == "overwrite")
+    config["verbose"] = bool(getattr(args, "verbose", False))
+    configure_log_format(log, getattr(args, "log_format", "text"), config["run_id"])
+
+
+def _fit_announcing_ties(selector, frame):
+    """``selector.fit(frame)``; a selection decided by ties, and fits that did not converge, are
+    announced on stderr as one log line each (the summary records them too), other warnings pass
+    as they are."""
+    from sparkfs.errors import DefaultSampleWarning, SelectionTieWarning, SolverConvergenceWarning
+
+    announced = (SelectionTieWarning, SolverConvergenceWarning, DefaultSampleWarning)
+    with warnings.catch_warnings(record=True) as caught:
+        for category in announced:
+            warnings.simplefilter("always", category)
+        model = selector.fit(frame)
+    for warning in caught:
+        if issubclass(warning.category, announced):
+            log.warning("%s", warning.message)
+        else:
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    return model
+
+
+def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
+    """Run one selection job from a resolved config; returns the summary written."""
+    from sparkfs.spark.session import get_spark
+
+    started, started_at = time.perf_counter(), utc_now()
+    input_conf, output_conf = config["input"], config["output"]
+    inputs = [input_conf["path"], config.get("config_file")]
+    skipped = skip_if_complete(output_conf["path"], "select", output_conf.get("if_exists", "fail"), inputs)
+    if skipped:
+        return {"skipped": skipped, "output": output_conf["path"]}
+    selector, checked = _selector_checked_before_spark(config, inputs)
+    log.info("run %s: %s -> %s", config.get("run_id"), input_conf["path"], output_conf["path"],
+             extra={"event": "start", "output": output_conf["path"]})
+
+    with stage("spark"):
+        spark = spark or get_spark(config["spark"].get("master"),
+                                   conf=session_conf(config["spark"].get("conf"), config.get("verbose", False),
+                                                     remote=config["spark"].get("remote")),
+                                   remote=config["spark"].get("remote"))
+        install_handlers()  # a new SparkContext installed its own SIGINT handler
+    if not checked:
+        check_output_free(output_conf["path"], bool(output_conf["overwrite"]), spark=spark, inputs=inputs)
+    if not selector.requires_labels and not input_conf.get("label_named"):
+        selector.useWithoutLabels()  # no label column named: the method's unsupervised mode
+    dataset, frame = _read_input(spark, config, selector)
+    with stage("fit"):
+        model = _fit_announcing_ties(selector, frame)
+    if model.numInputFeatures != dataset.num_features:
+        raise InvalidInputError(
+            f"the model has {model.numInputFeatures} scores but the input declares {dataset.num_features} features"
+        )
+    _refuse_empty_selection(model, dataset.feature_names, config["selection"])
+    summary = {
+        "method": config["method"],
+        "params": {param.name: value for param, value in selector.extractParamMap().items()},
+        **model.summary,
+        "selected_indices": model.selectedFeatures,
+        "selected_names": [dataset.feature_names[i] for i in model.selectedFeatures],
+        "input": {"path": input_conf["path"], "format": input_conf["format"]},
+        "seconds": round(time.perf_counter() - started, 3),
+        **versions(spark),  # with the memory settings a session started here was given
+        **run_fields(config.get("run_id") or run_id_of(None), started_at, inputs, spark),
+    }
+    return _write(spark, output_conf, model, dataset, summary)
+
+
+def _selector_checked_before_spark(config: Dict[str, Any], inputs):
+    """(the selector with its params and selection rule, whether the output was checked in full),
+    before Spark starts: the output, the method and its params, the named columns."""
+    from sparkfs.methods import apply_selection, build_selector
+
+    input_conf, output_conf = config["input"], config["output"]
+    # A URI is checked in full once the session (and its Hadoop file systems) exists.
+    checked = check_output_early(output_conf["path"], bool(output_conf["overwrite"]), inputs=inputs)
+    selector = build_selector(config["method"], config.get("params") or {})
+    apply_selection(selector, config["method"], config["selection"])
+    # The named columns against the header or footer of a local input, before Spark starts (on a
+    # Spark Connect server the input's paths are the server's: it checks them when it reads).
+    if not config["spark"].get("remote"):
+        check_input_early(input_conf["path"], input_conf["format"],
+                          label_col=input_conf["label_col"] if selector.requires_labels else None,
+                          weight_col=input_conf.get("weight_col"),
+                          features_col=input_conf["features_col"] if input_conf.get("features_named") else None)
+    return selector, checked
+
+
+def _read_input(spark, config: Dict[str, Any], selector):
+    """(the dataset read, the frame to fit: with margin instance weights when asked); sets the
+    selector's columns."""
+    input_conf = config["input"]
+    with stage("read"):
+        dataset = read_dataset(
+            spark, input_conf["path"], input_conf["format"], label_col=input_conf["label_col"],
+            features_col=input_conf["features_col"], weight_col=input_conf.get("weight_col"),
+            num_features=input_conf.get("num_features"), require_label=selector.requires_labels,
+            require_features=bool(input_conf.get("features_named")),
+            **selector_budget(selector, input_conf.get("driver_budget_mb")),
+        )
+    _refuse_empty_percentile(selector, dataset.num_features)
+    selector.setFeaturesCol(dataset.features_col).setLabelCol(dataset.label_col)
+    if input_conf.get("weight_col"):
+        selector.setWeightCol(input_conf["weight_col"])
+    frame = dataset.df
+    if config.get("instance_weighting") == "margin":
+        if input_conf.get("weight_col"):
+            raise ConfigError("give either a weight column or instance_weighting: margin, not both")
+        from sparkfs.selectors.instance_weighting import MarginInstanceWeighter
+
+        with stage("instance-weights"):
+            frame = MarginInstanceWeighter(featuresCol=dataset.features_col, labelCol=dataset.label_col,
+                                           outputCol=_INSTANCE_WEIGHT).transform(frame)
+        selector.setWeightCol(_INSTANCE_WEIGHT)
+    return dataset, frame
+
+
+def _write(spark, output_conf: Dict[str, Any], model, dataset, summary: Dict[str, Any]) -> Dict[str, Any]:
+    """features.parquet and summary.json, atomically; the summary with the output and top features."""
+    p_values = model.pValues
+    with stage("write"):
+        table = features_table(model.scores, model.selectedFeatures, dataset.feature_names, p_values=p_values)
+        output_path = write_selection_output(output_conf["path"], table, summary,
+                                             overwrite=bool(output_conf["overwrite"]), spark=spark)
+    summary["output"] = output_path
+    summary["top_features"] = [
+        (dataset.feature_names[i], float(model.scores[i]), None if p_values is None else float(p_values[i]))
+        for i in model.ranking[: min(10, model.numInputFeatures)]
+    ]
+    return summary
+
+
+def _refuse_empty_selection(model, feature_names, selection) -> None:
+    """A threshold above every score, or a p-value mode no p-value passes, selects nothing:
+    refused before anything is written."""
+    if len(model.selectedFeatures):
+        return
+    import numpy as np
+
+    mode, alpha = model.getSelectionMode(), model.getSelectionThreshold()
+    if mode in ("fpr", "fdr", "fwe"):
+        p_values = model.pValues
+        best_index = int(np.argmin(p_values))
+        bar = {"fpr": f"p-value < {alpha:g}", "fwe": f"p-value < {alpha:g} / {p_values.size} features",
+               "fdr": f"p_(i) <= {alpha:g} i / {p_values.size} for some i (Benjamini-Hochberg)"}[mode]
+        raise InvalidInputError(f"--selection-mode {mode} at {alpha:g} selects no feature ({bar}): the smallest "
+                                f"p-value is {p_values[best_index]:.6g} (feature '{feature_names[best_index]}'); "
+                                "give a larger --selection-threshold, or --num-features K to select the top K")
+    scores = np.asarray(model.scores, dtype=float)
+    finite = np.flatnonzero(np.isfinite(scores))
+    if finite.size:
+        top = finite[np.argmax(scores[finite])]
+        best = f"the highest score is {scores[top]:.6g} (feature '{feature_names[top]}')"
+    else:
+        best = "no score is finite"
+    rule = f"threshold {selection['threshold']:g}" if selection.get("threshold") is not None else "the selection"
+    raise InvalidInputError(f"{rule} selects no feature: {best}; give a lower --threshold, or --num-features K "
+                            "to select the top K")
+
+
+def _refuse_empty_percentile(selector, num_features: int) -> None:
+    """A percentile that keeps floor(p x fraction) = 0 features is refused once the input's size
+    is known, before the fit."""
+    if selector.getSelectionMode() == "percentile" and selector.selectionCount(num_features) < 1:
+        fraction = selector.getSelectionThreshold()
+        enough = math.ceil(1e4 / num_features) / 1e4
+        raise InvalidInputError(f"--selection-mode percentile at {fraction:g} selects no feature: floor({num_features} "
+                                f"features x {fraction:g}) = 0; give --selection-threshold {enough:g} or more, or "
+                                "--num-features K to select the top K")
+
+
+def run(args) -> Dict[str, Any]:
+    return run_select(resolve_config(args))
+
+
+def finish(args, summary: Dict[str, Any]) -> int:
+    """The summary on stdout (or the skip, logged), once the command's reporting has ended."""
+    if "skipped" in summary:
+        log_line(log, getattr(args, "log_format", "text"), summary["skipped"], "skipped", output=summary["output"])
+        return 0
+    print(f"method={summary['method']} rows={summary['n_rows']} features={summary['n_features']} "
+          f"classes={summary['n_classes']} selected={len(summary['selected_indices'])} seconds={summary['seconds']}")
+    with_p = summary["top_features"] and summary["top_features"][0][2] is not None
+    print("top features (name, score, p-value):" if with_p else "top features (name, score):")
+    for name, score, p_value in summary["top_features"]:
+        print(f"  {name:20s} {score: .6g}" + (f"  {p_value:.3g}" if with_p else ""))
+    print(f"output: {summary['output']}/features.parquet, {summary['output']}/summary.json")
+    return 0
+
+
+COMMAND = Command(add_arguments, run, finish=finish, job_args="job")
