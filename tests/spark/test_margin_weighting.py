@@ -153,18 +153,18 @@ def test_unset_sample_size_draws_a_pool_of_the_default_size_above_it_and_runs_wi
     y = (X[:, 0] > 0).astype(float)
     df = make_df(spark, X, y, partitions=2).cache()
     drawn = np.sort(smallest_key_positions(content_sample_keys(X, y, None, 0), np.arange(n), DEFAULT_POOL))
-    loop = dict(iterations=16, batch_size=16, seed=0)
+    loop = dict(iterations=80, batch_size=16, seed=0)
     references = (mw.lmba_in_memory(X[drawn], y[drawn], schedule=LMBA_DEFAULT_RUN.schedule, **loop)[1],
                   simba.simba_in_memory(X[drawn], y[drawn], schedule=SIMBA_DEFAULT_RUN.schedule, **loop)[1])
-    for make, reference in zip((lambda **kw: LmbaSelector(numFeatures=1, iterations=16, batchSize=16, **kw),
-                                lambda **kw: SimbaSelector(numFeatures=1, iterations=16, batchSize=16, **kw)),
+    for make, reference in zip((lambda **kw: LmbaSelector(numFeatures=1, iterations=80, batchSize=16, **kw),
+                                lambda **kw: SimbaSelector(numFeatures=1, iterations=80, batchSize=16, **kw)),
                                references):
         with pytest.warns(DefaultSampleWarning, match=f"{n:,} rows, so a pool of {DEFAULT_POOL:,} instances .* "
                                                       "runs within it on the driver"):
             defaulted = make().fit(df)
         assert defaulted.summary["n_pool"] == DEFAULT_POOL and defaulted.summary["pool_sample"] == "default"
         assert defaulted.summary["neighbours_among"] == "pool" and defaulted.summary["pool_left_out"] == 0
-        assert defaulted.summary["steps"] == 1 and defaulted.summary["passes"] <= 3  # no pass per step
+        assert defaulted.summary["steps"] == 5 and defaulted.summary["passes"] <= 4  # counts, sample...: none per step
         assert_close(defaulted.featureArray("raw_weights"), reference)
         explicit = make(sampleSize=DEFAULT_POOL).fit(df)
         assert explicit.summary["pool_sample"] == "sampleSize" and explicit.summary["neighbours_among"] == "every row"
