@@ -23,6 +23,11 @@ from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, Score
 from sparkfs.selectors._params import HasScaling, in_range, one_of
 from sparkfs.spark.stats import class_moments, with_label_index
 
+#: QFS candidates when ``candidates`` is unset: at least this many, and CANDIDATES_PER_REQUESTED
+#: times the features a count rule asks for, within ``driverMemoryMB``.
+DEFAULT_CANDIDATES = 500
+CANDIDATES_PER_REQUESTED = 2
+
 
 def _to_gamma(value):
     """gamma is a float, or "auto" (QFS: the largest gamma of Corollary IV.5)."""
@@ -61,7 +66,9 @@ class _FisherMarkovParams(HasScaling):
     )
     candidates: Param = Param(
         Params._dummy(), "candidates",
-        "degree 2: QFS runs on the top `candidates` features by LFS theta (all when p is smaller)",
+        f"degree 2: QFS runs on the top `candidates` features by LFS theta (all when p is smaller); unset = "
+        f"{DEFAULT_CANDIDATES}, or {CANDIDATES_PER_REQUESTED} x the features asked for when that is more (within "
+        "driverMemoryMB; the summary's 'candidates_rule' says which)",
         typeConverter=TypeConverters.toInt,
     )
     driverMemoryMB: Param = Param(
@@ -242,14 +249,40 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
                              weight_square_sum=weight_square_sum)
         return feature_scaling(scaling, minimum=moments.feature_min, maximum=moments.feature_max, mean=mean, std=std)
 
+    def _candidate_count(self, num_features: int, num_classes: int):
+        """(candidates, how they were chosen): ``candidates`` when set; unset, the largest of
+        DEFAULT_CANDIDATES, the features a count rule asks for, and CANDIDATES_PER_REQUESTED x
+        that count cut to what ``driverMemoryMB`` holds (the min-cut needs room to choose: with
+        exactly k candidates it could only keep them all). Refused here, before the Gram pass:
+        candidates over the budget, or fewer than a count rule asks for."""
+        budget = int(self.getOrDefault(self.driverMemoryMB) * 2**20)
+        requested = None if self.isSet(self.threshold) else self.selectionCount(num_features)
+        if self.isSet(self.candidates):
+            count, rule = self.getOrDefault(self.candidates), "set"
+        else:
+            fits = math.isqrt(budget // (8 * (num_classes + 2)))  # what driverMemoryMB holds
+            room = min(CANDIDATES_PER_REQUESTED * (requested or 0), fits)
+            count = max(DEFAULT_CANDIDATES, requested or 0, room)
+            rule = (f"{DEFAULT_CANDIDATES} (the default)" if count == DEFAULT_CANDIDATES else
+                    f"{CANDIDATES_PER_REQUESTED} x the features asked for" if count == CANDIDATES_PER_REQUESTED * requested
+                    else "as many as driverMemoryMB holds" if count == room else "the features asked for")
+        count = min(count, num_features)
+        check_driver_budget(count, num_classes, budget)
+        if requested is not None and requested > count:
+            asked = (f"numFeatures={requested}" if self.getSelectionMode() == "numTopFeatures" else
+                     f"selectionMode='percentile' with selectionThreshold={self.getSelectionThreshold():g} "
+                     f"({requested} of {num_features} features)")
+            raise ValueError(f"{asked} is larger than the QFS candidate set (candidates={count}); raise "
+                             f"'candidates' to at least {requested} or ask for fewer features")
+        return count, rule
+
     def _solve_qfs(self, dataset, moments, result: ScoreResult, offset, scale) -> None:
         """Second pass (Gram statistics of the candidates) and the min-cut; fills ``result``."""
         from sparkfs.spark.gram import class_gram_statistics
 
         num_features, num_classes = moments.num_features, moments.num_classes
         kernel = self.getOrDefault(self.kernel)
-        candidate_count = min(self.getOrDefault(self.candidates), num_features)
-        check_driver_budget(candidate_count, num_classes, int(self.getOrDefault(self.driverMemoryMB) * 2**20))
+        candidate_count, candidate_rule = self._candidate_count(num_features, num_classes)
         candidates = np.sort(np.argsort(-result.scores, kind="mergesort")[:candidate_count])
 
         shift = offset
@@ -272,7 +305,7 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
         pairwise = pairwise_markov_coefficients(statistics.class_grams, statistics.class_counts,
                                                 statistics.squared_gram, gamma)
         info = {"method": "qfs" if kernel == "qfs" else "qfs-prime", "gamma": gamma,
-                "gamma_max_exact": bound.gamma_max, "candidates": int(candidate_count),
+                "gamma_max_exact": bound.gamma_max, "candidates": int(candidate_count), "candidates_rule": candidate_rule,
                 "centered": bool(self.getOrDefault(self.center)) or self.getScaling() == "standard"}
         if self.isSet(self.threshold):
             solution = solve_qfs(unary, pairwise, self.getThreshold())
@@ -283,9 +316,6 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
                      f"({requested} of {num_features} features)")
             if requested < 1:
                 raise ValueError(f"{asked} selects no feature; raise selectionThreshold")
-            if requested > candidate_count:
-                raise ValueError(f"{asked} is larger than the QFS candidate set ({candidate_count} features); "
-                                 f"raise 'candidates'")
             search = select_by_count(unary, pairwise, requested)
             solution = search.solution
             info.update({"requested_features": requested, "requested_reachable": bool(search.reachable),

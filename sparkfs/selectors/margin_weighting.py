@@ -24,7 +24,9 @@ from sparkfs.selectors._params import (
 from sparkfs.spark.margin_weighting import lmba_statistics, simba_statistics
 
 #: Instances in the pool when ``sampleSize`` is unset and the input has more rows (not with
-#: ``preset="paper"``): every picked instance is compared with every row.
+#: ``preset="paper"``): the pool is drawn in one pass and the whole loop, neighbour searches
+#: included, runs among its rows on the driver (:mod:`sparkfs.core.margin_pool`): Lmba and Simba
+#: compare every picked instance with every row searched, so their cost is quadratic in the rows.
 DEFAULT_POOL = 1000
 
 
@@ -60,9 +62,10 @@ class _IterativeParams(HasScaling, HasDriverBudget):
     iterations: Param = _int("iterations", "instances picked in total (the paper's I); unset = passes x the pool size")
     batchSize: Param = _int("batchSize", "instances per step (one Spark job); 1 = the papers' per-instance update; "
                             "unset (Simba's default) = ceil(pool / 16), 16 steps per pass")
-    sampleSize: Param = _int("sampleSize", "pool of instances to pick from, drawn by `seed`; unset = every row up to "
-                             f"{DEFAULT_POOL:,} rows (preset 'paper': every row), else {DEFAULT_POOL:,} rows drawn by "
-                             "`seed` (announced; a value >= the rows uses every row)")
+    sampleSize: Param = _int("sampleSize", "pool of instances to pick from, drawn by `seed`, each compared with every "
+                             f"row; unset = every row up to {DEFAULT_POOL:,} rows (preset 'paper': every row), else "
+                             f"{DEFAULT_POOL:,} rows drawn by `seed` and the whole loop run among them on the driver "
+                             "(announced; the cost is quadratic in the rows; a value >= the rows uses every row)")
     seed: Param = _int("seed", "seed of the pool and of the order in which instances are picked")
     rowIdCol: Param = _str("rowIdCol", "column of unique integer row ids; unset = row position")
     blockSize: Param = _int("blockSize", "rows per block of the distance computation")
@@ -152,12 +155,15 @@ class _IterativeParams(HasScaling, HasDriverBudget):
         if rule == "default":
             warnings.warn(DefaultSampleWarning(
                 f"{type(self).__name__}: sampleSize is unset and the input has {n_rows:,} rows, so a pool of "
-                f"{sample:,} instances was drawn by seed {self.getOrDefault(self.seed)} (each picked instance is "
-                "compared with every row); set sampleSize to choose (a value >= the rows uses every row)"),
+                f"{sample:,} instances was drawn by seed {self.getOrDefault(self.seed)} and the whole loop runs "
+                "within it on the driver: neighbours are searched among the pool's rows only (the work grows with "
+                "the pool squared, not with the rows); set sampleSize to search every row (one Spark job per step; "
+                "a value >= the rows picks every row)"),
                 stacklevel=3)
         return dict(run=self._run(), sample_size=sample, seed=self.getOrDefault(self.seed),
                     scaling=self.getScaling(), row_id_col=self._optional(self.rowIdCol),
-                    block_size=self.getOrDefault(self.blockSize), driver_budget_mb=self.getDriverBudgetMB())
+                    block_size=self.getOrDefault(self.blockSize), driver_budget_mb=self.getDriverBudgetMB(),
+                    within_pool=rule == "default")
 
     def _run_info(self, result) -> dict:
         """What the loop did, for the summary: the preset, and the steps, passes and batch run."""

@@ -3,12 +3,15 @@ c-means groups): :class:`ParzenISERanker`. The model and every choice: ``docs/pa
 
 from __future__ import annotations
 
+import math
+import warnings
+
 import numpy as np
 from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.core.parzen_ise import CRITERIA, DEFAULT_CRITERION
-from sparkfs.errors import InvalidInputError
+from sparkfs.errors import DefaultSampleWarning, InvalidInputError
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import (
     MAX_BLOCK_SIZE,
@@ -19,7 +22,13 @@ from sparkfs.selectors._params import (
     in_range,
     one_of,
 )
-from sparkfs.spark.parzen_ise import parzen_ise_statistics
+from sparkfs.spark.parzen_ise import parzen_ise_on_sample, parzen_ise_statistics
+
+#: Kernel evaluations (rows x rows x features) one evaluation of the criterion may take before the
+#: default fits on a sample: 5e8 is about a minute for a whole fit on this 2-core machine.
+DEFAULT_PAIR_BUDGET = 5 * 10**8
+#: The smallest default sample (when even it exceeds the budget, it is still used).
+MIN_DEFAULT_SAMPLE = 100
 
 
 def _param(name, doc, converter):
@@ -59,7 +68,12 @@ class _ParzenISEParams(HasDriverBudget):
                                    "'none', or its 0-based index", _held_out)
     landmarks: Param = _param("landmarks", "rows sampled for the inner sums; unset = every row",
                               TypeConverters.toInt)
-    seed: Param = _param("seed", "seed of the FCM start and of the landmarks", TypeConverters.toInt)
+    sampleSize: Param = _param("sampleSize", "rows the whole fit runs on, drawn by `seed` and fitted on the driver; "
+                               "unset = every row while rows x rows x features <= "
+                               f"{DEFAULT_PAIR_BUDGET:.0e} (or landmarks is set), else the largest sample within "
+                               f"that, at least {MIN_DEFAULT_SAMPLE} (announced); a value >= the rows uses every row",
+                               TypeConverters.toInt)
+    seed: Param = _param("seed", "seed of the FCM start, the landmarks and the sample", TypeConverters.toInt)
     varianceFloor: Param = _param("varianceFloor", "group variances floored at this share of the feature's variance",
                                   TypeConverters.toFloat)
     fcmTol: Param = _param("fcmTol", "FCM stops when no centre moves more than this many feature stds",
@@ -80,6 +94,7 @@ class _ParzenISEParams(HasDriverBudget):
         "tol": in_range(0.0),
         "heldOutFeature": (_is_held_out, "'auto', 'none' or a feature index"),
         "landmarks": in_range(2, kind="an int"),
+        "sampleSize": in_range(2, kind="an int"),
         "seed": (lambda v: isinstance(v, int), "an int"),
         "varianceFloor": in_range(0.0, low_open=True),
         "fcmTol": in_range(0.0),
@@ -129,7 +144,7 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
                  groups="auto", numClusters=3, fuzzifier=2.0, memberships="hard", windowWidth=None,
                  learningRate=0.1, maxIter=100, tol=1e-6, heldOutFeature="auto", landmarks=None, seed=0,
                  varianceFloor=1e-6, fcmTol=1e-6, fcmMaxIter=300, rowIdCol=None, blockSize=1024,
-                 driverBudgetMB=2048.0, allowManyClasses=False):
+                 driverBudgetMB=2048.0, allowManyClasses=False, sampleSize=None):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
@@ -140,6 +155,36 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
             raise InvalidInputError(f"groups='labels' but the label column '{self.getLabelCol()}' is not in the input; "
                                     f"columns are {dataset.columns}")
         return groups == "labels" or (groups == "auto" and present)
+
+    def _row_sample(self, n_rows: int, num_features: int):
+        """(rows to fit on or None for every row, how it was chosen): ``sampleSize`` when set;
+        unset, every row when landmarks is set or n x n x d is within DEFAULT_PAIR_BUDGET, else
+        the largest sample within it (at least MIN_DEFAULT_SAMPLE)."""
+        if self.isDefined(self.sampleSize):
+            size = self.getOrDefault(self.sampleSize)
+            return (None if size >= n_rows else size), "sampleSize"
+        if self.isDefined(self.landmarks) or n_rows * n_rows * num_features <= DEFAULT_PAIR_BUDGET:
+            return None, "every row"
+        size = max(MIN_DEFAULT_SAMPLE, math.isqrt(DEFAULT_PAIR_BUDGET // max(num_features, 1)))
+        return (None, "every row") if size >= n_rows else (size, "default")
+
+    def _fit(self, frame, label_col, num_features, num_classes, n_rows, options):
+        """The Spark fit over every row, or the fit on a row sample on the driver (announced)."""
+        sample, rule = self._row_sample(n_rows, num_features)
+        if sample is None:
+            return parzen_ise_statistics(frame, self.getFeaturesCol(), label_col, num_features=num_features,
+                                         num_classes=num_classes, **options), rule
+        if rule == "default":
+            warnings.warn(DefaultSampleWarning(
+                f"{type(self).__name__}: sampleSize is unset and every pair of the {n_rows:,} rows meets in each of "
+                f"the {num_features:,} features (rows x rows x features above {DEFAULT_PAIR_BUDGET:.0e}), so the fit "
+                f"runs on {sample:,} rows drawn by seed {self.getOrDefault(self.seed)}, on the driver; set sampleSize "
+                "to choose (a value >= the rows uses every row) or landmarks to use every row"), stacklevel=4)
+        spark_only = {"row_id_col", "driver_budget_mb"}
+        return parzen_ise_on_sample(frame, self.getFeaturesCol(), label_col, num_features=num_features,
+                                    num_classes=num_classes, sample_size=sample, row_id_col=options["row_id_col"],
+                                    driver_budget_mb=options["driver_budget_mb"],
+                                    **{key: value for key, value in options.items() if key not in spark_only}), rule
 
     def _data_bounds(self, shape):
         """numClusters within the rows (fuzzy c-means groups, when no labels are used)."""
@@ -166,11 +211,10 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
             driver_budget_mb=self.getDriverBudgetMB(), criterion=self.getOrDefault(self.criterion))
         labels, counts = list(prepared.label_values), [int(c) for c in prepared.class_counts]
         if prepared.label_col is not None:
-            result = parzen_ise_statistics(prepared.indexed, self.getFeaturesCol(), prepared.label_col,
-                                           num_features=num_features, num_classes=prepared.num_classes, **options)
+            result, sample_rule = self._fit(prepared.indexed, prepared.label_col, num_features, prepared.num_classes,
+                                            prepared.n_rows, options)
         else:
-            result = parzen_ise_statistics(prepared.dataset, self.getFeaturesCol(), num_features=num_features,
-                                           **options)
+            result, sample_rule = self._fit(prepared.dataset, None, num_features, None, prepared.n_rows, options)
         last = result.info["runs"][-1]
         info = {"method": "parzen-ise", "criterion": result.info["criterion"], "groups": result.groups,
                 "held_out_feature": result.info["fixed_feature"],
@@ -178,7 +222,8 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
                 "descent_runs": [{"held_out_feature": run["fixed_feature"], "iterations": int(run["iterations"]),
                                   "evaluations": int(run["evaluations"]), "stop": run["stop"],
                                   "weight_spread": float(run["weight_spread"])} for run in result.info["runs"]],
-                "passes": int(result.info["passes"])}
+                "passes": int(result.info["passes"]), "row_sample": sample_rule,
+                "sample_rows": int(result.info.get("sample_rows", result.n_rows))}
         if "ise_relative_standard_error" in last:
             info["ise_relative_standard_error"] = float(last["ise_relative_standard_error"])
         if result.groups == "fcm":

@@ -44,6 +44,7 @@ import scipy.sparse as sp
 from sparkfs import progress
 from sparkfs.core import margin_weighting as mw
 from sparkfs.core import simba
+from sparkfs.core.margin_pool import lmba_in_pool, simba_in_pool
 from sparkfs.core.margin_runs import PAPER, IterateAverage, MarginRun
 from sparkfs.core.neighbours import PAD_ID
 from sparkfs.core.relief import miss_neighbours
@@ -140,10 +141,13 @@ def lmba_statistics(df, features_col: str, label_col: str, *, num_features: int,
                     c: float = 1.0, run: MarginRun = PAPER, projection: str = "none",
                     sample_size: Optional[int] = None, seed: int = 0, scaling: str = "none",
                     row_id_col: Optional[str] = None, block_size: int = 2048, transport: str = "auto",
-                    driver_budget_mb: Optional[float] = None) -> MarginWeightingResult:
+                    driver_budget_mb: Optional[float] = None, within_pool: bool = False) -> MarginWeightingResult:
     """Lmba feature weights (Li & Lu 2009, Section 3), one Spark job per mini-batch step
     (``run.batch_rule``: see :func:`sparkfs.core.margin_weighting.lmba_in_memory`; "replay" brings
     back per-instance impostor sums, batch x D values per partition).
+
+    ``within_pool=True``: after the pool's sample pass the whole loop runs on the driver among the
+    pool's rows (:func:`sparkfs.core.margin_pool.lmba_in_pool`), no pass per step.
 
     Driver memory: the pool (dense or CSR, as the input) and the distinct target neighbours'
     vectors (at most pool x (k + 1) rows, CSR kept CSR). Shipped per step: the batch's instances,
@@ -153,91 +157,120 @@ def lmba_statistics(df, features_col: str, label_col: str, *, num_features: int,
               row_id_col=row_id_col, transport=transport, cache_blocks=True, driver_budget_mb=driver_budget_mb,
               fewer_rows_hint=POOL_HINT) as rows:
         pool, scaled = _prepare(rows, sample_size, seed, scaling, "Lmba")
-        positions = np.arange(len(pool))
-        table = nearest(scaled, pool, k, metric="euclidean", block_size=block_size)
-        target_ids = table.neighbour_ids[positions, pool.labels]  # (m, k) nearest hits = target neighbours
-        miss_ids = miss_neighbours(table, pool.labels)[0][:, :1]  # (m, 1) nearest miss
-        neighbour_ids, neighbours = _rows_by_id(scaled, np.concatenate([target_ids[target_ids != PAD_ID],
-                                                                      miss_ids.ravel()]))
-        target_mask = target_ids != PAD_ID
-        target_index = np.where(target_mask, np.searchsorted(neighbour_ids, target_ids), -1)
-        miss_index = np.searchsorted(neighbour_ids, miss_ids)
-        instances = scaled.scaled(pool.matrix)
-        instances = sp.csr_matrix(instances) if sp.issparse(instances) else np.asarray(instances, dtype=np.float64)
-        theta = mw.lmba_theta(
-            mw.weighted_squared_norms(mw.lmba_target_differences(instances, neighbours, target_index[:, :1])),
-            mw.weighted_squared_norms(mw.lmba_target_differences(instances, neighbours, miss_index)))
-        steps = run.steps(len(pool))
-        order = mw.instance_order(len(pool), steps, run.batch(len(pool)), seed)
-        betas = mw.batch_step_sizes(run.batch_rule, run.schedule, steps, run.batch(len(pool)), run.step_size)
-        per_instance = run.batch_rule == "replay"
-        w = np.ones(num_features)
-        average = IterateAverage(w) if run.averaging == "iterates" else None
-
-        def summarize(block: Block, shipped):
-            impostor_sums, active_counts = mw.lmba_block_terms(
-                shipped["instances"], shipped["labels"], shipped["thresholds"], block.matrix, block.labels,
-                shipped["w"], target_mask=shipped["mask"], per_instance=per_instance)
-            return {"impostor_sums": impostor_sums, "active_counts": active_counts.astype(np.float64)}
-
-        meter = progress.steps("lmba", steps)
-        for step in range(steps):
-            picked = order[step]
-            differences = mw.lmba_target_differences(instances[picked], neighbours, target_index[picked])
-            with scaled.shipped({"instances": instances[picked], "labels": pool.labels[picked], "w": w,
-                                 "thresholds": mw.lmba_thresholds(theta[picked], differences, w),
-                                 "mask": target_mask[picked]}) as handle:
-                summary = scaled.run_pass("lmba step", lambda block: summarize(block, handle.value), sum_merge)
-            w = mw.lmba_batch_update(w, run.batch_rule, differences, summary["active_counts"].astype(np.int64),
-                                     summary["impostor_sums"], c, betas[step], projection, target_mask[picked],
-                                     average)
-            meter.advance()
+        if within_pool:
+            found = lmba_in_pool(scaled.scaled(pool.matrix), pool.labels, pool.ids, num_classes=num_classes, k=k, c=c,
+                                 run=run, projection=projection, seed=seed, block_size=block_size)
+            ranked, steps, extra = found.ranked, found.steps, {"pool_left_out": found.left_out}
+        else:
+            ranked, steps = _lmba_over_rows(scaled, pool, k=k, c=c, run=run, projection=projection, seed=seed,
+                                            block_size=block_size)
+            extra = {}
         info = {"passes": len(rows.info["passes"]), "transport": rows.transport}
+        info.update(neighbours_among="pool" if within_pool else "every row", **extra)
         class_counts = rows.class_counts
-    ranked = w if average is None else average.mean()
     return MarginWeightingResult(mw.lmba_ranking_weights(ranked), ranked, int(class_counts.sum()), len(pool), steps,
                                  class_counts, info)
+
+
+def _lmba_over_rows(rows: Rows, pool: RowSet, *, k, c, run: MarginRun, projection, seed, block_size):
+    """The loop with every row searched: targets in one pass, then one Spark job per step.
+    Returns (the ranked w, steps)."""
+    num_features = rows.num_features
+    positions = np.arange(len(pool))
+    table = nearest(rows, pool, k, metric="euclidean", block_size=block_size)
+    target_ids = table.neighbour_ids[positions, pool.labels]  # (m, k) nearest hits = target neighbours
+    miss_ids = miss_neighbours(table, pool.labels)[0][:, :1]  # (m, 1) nearest miss
+    neighbour_ids, neighbours = _rows_by_id(rows, np.concatenate([target_ids[target_ids != PAD_ID],
+                                                                  miss_ids.ravel()]))
+    target_mask = target_ids != PAD_ID
+    target_index = np.where(target_mask, np.searchsorted(neighbour_ids, target_ids), -1)
+    miss_index = np.searchsorted(neighbour_ids, miss_ids)
+    instances = rows.scaled(pool.matrix)
+    instances = sp.csr_matrix(instances) if sp.issparse(instances) else np.asarray(instances, dtype=np.float64)
+    theta = mw.lmba_theta(
+        mw.weighted_squared_norms(mw.lmba_target_differences(instances, neighbours, target_index[:, :1])),
+        mw.weighted_squared_norms(mw.lmba_target_differences(instances, neighbours, miss_index)))
+    steps = run.steps(len(pool))
+    order = mw.instance_order(len(pool), steps, run.batch(len(pool)), seed)
+    betas = mw.batch_step_sizes(run.batch_rule, run.schedule, steps, run.batch(len(pool)), run.step_size)
+    per_instance = run.batch_rule == "replay"
+    w = np.ones(num_features)
+    average = IterateAverage(w) if run.averaging == "iterates" else None
+
+    def summarize(block: Block, shipped):
+        impostor_sums, active_counts = mw.lmba_block_terms(
+            shipped["instances"], shipped["labels"], shipped["thresholds"], block.matrix, block.labels,
+            shipped["w"], target_mask=shipped["mask"], per_instance=per_instance)
+        return {"impostor_sums": impostor_sums, "active_counts": active_counts.astype(np.float64)}
+
+    meter = progress.steps("lmba", steps)
+    for step in range(steps):
+        picked = order[step]
+        differences = mw.lmba_target_differences(instances[picked], neighbours, target_index[picked])
+        with rows.shipped({"instances": instances[picked], "labels": pool.labels[picked], "w": w,
+                           "thresholds": mw.lmba_thresholds(theta[picked], differences, w),
+                           "mask": target_mask[picked]}) as handle:
+            summary = rows.run_pass("lmba step", lambda block: summarize(block, handle.value), sum_merge)
+        w = mw.lmba_batch_update(w, run.batch_rule, differences, summary["active_counts"].astype(np.int64),
+                                 summary["impostor_sums"], c, betas[step], projection, target_mask[picked],
+                                 average)
+        meter.advance()
+    return (w if average is None else average.mean()), steps
 
 
 def simba_statistics(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
                      run: MarginRun = PAPER, sample_size: Optional[int] = None, seed: int = 0, scaling: str = "none",
                      row_id_col: Optional[str] = None, block_size: int = 2048, transport: str = "auto",
-                     driver_budget_mb: Optional[float] = None) -> MarginWeightingResult:
+                     driver_budget_mb: Optional[float] = None, within_pool: bool = False) -> MarginWeightingResult:
     """Simba feature weights (Gilad-Bachrach et al. 2004), one Spark job per mini-batch step (the
     batch's nearest hits and misses at the batch's first w; ``run.batch_rule`` then adds the Deltas
-    in turn or summed, :func:`sparkfs.core.simba.simba_batch_update`)."""
+    in turn or summed, :func:`sparkfs.core.simba.simba_batch_update`). ``within_pool=True``: the
+    whole loop on the driver among the pool's rows (:func:`sparkfs.core.margin_pool.simba_in_pool`)."""
     with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
               row_id_col=row_id_col, transport=transport, cache_blocks=True, driver_budget_mb=driver_budget_mb,
               fewer_rows_hint=POOL_HINT) as rows:
         pool, scaled = _prepare(rows, sample_size, seed, scaling, "Simba")
-        steps = run.steps(len(pool))
-        order = mw.instance_order(len(pool), steps, run.batch(len(pool)), seed)
-        betas = mw.batch_step_sizes(run.batch_rule, run.schedule, steps, run.batch(len(pool)), run.step_size)
-        w = np.ones(num_features)
-        average = IterateAverage(w) if run.averaging == "iterates" else None
-        # The search can bring the neighbours' vectors along (one job per step), but it carries
-        # every class's: B x C x D values. Above the budget, fetch the hit and miss rows instead.
-        with_vectors = run.batch(len(pool)) * num_classes * num_features * 8 <= SEARCH_VECTOR_BYTES
-        meter = progress.steps("simba", steps)
-        for step in range(steps):
-            batch: RowSet = pool.take(order[step])
-            table = nearest(scaled, batch, 1, metric="euclidean", feature_weights=w, block_size=block_size,
-                            with_vectors=with_vectors)
-            positions = np.arange(len(batch))
-            if with_vectors:
-                hit_vectors = table.vectors[positions, batch.labels, 0]
-                miss_vectors = _nearest_miss_vectors(table, batch.labels)
-            else:
-                hit_ids = table.neighbour_ids[positions, batch.labels, 0]
-                miss_ids = miss_neighbours(table, batch.labels)[0][:, 0]
-                ids, matrix = _rows_by_id(scaled, np.concatenate([hit_ids, miss_ids]))
-                hit_vectors = _dense(matrix[np.searchsorted(ids, hit_ids)])
-                miss_vectors = _dense(matrix[np.searchsorted(ids, miss_ids)])
-            w = simba.simba_batch_update(w, run.batch_rule, _dense(scaled.scaled(batch.matrix)), hit_vectors,
-                                         miss_vectors, betas[step], average)
-            meter.advance()
+        if within_pool:
+            found = simba_in_pool(scaled.scaled(pool.matrix), pool.labels, pool.ids, num_classes=num_classes, run=run,
+                                  seed=seed, block_size=block_size)
+            ranked, steps, extra = found.ranked, found.steps, {"pool_left_out": found.left_out}
+        else:
+            ranked, steps = _simba_over_rows(scaled, pool, run=run, seed=seed, block_size=block_size)
+            extra = {}
         info = {"passes": len(rows.info["passes"]), "transport": rows.transport}
+        info.update(neighbours_among="pool" if within_pool else "every row", **extra)
         class_counts = rows.class_counts
-    ranked = w if average is None else average.mean()
     return MarginWeightingResult(simba.simba_final_weights(ranked), ranked, int(class_counts.sum()), len(pool), steps,
                                  class_counts, info)
+
+
+def _simba_over_rows(rows: Rows, pool: RowSet, *, run: MarginRun, seed, block_size):
+    """The loop with every row searched, one Spark job per step. Returns (the ranked w, steps)."""
+    num_features, num_classes = rows.num_features, rows.num_classes
+    steps = run.steps(len(pool))
+    order = mw.instance_order(len(pool), steps, run.batch(len(pool)), seed)
+    betas = mw.batch_step_sizes(run.batch_rule, run.schedule, steps, run.batch(len(pool)), run.step_size)
+    w = np.ones(num_features)
+    average = IterateAverage(w) if run.averaging == "iterates" else None
+    # The search can bring the neighbours' vectors along (one job per step), but it carries
+    # every class's: B x C x D values. Above the budget, fetch the hit and miss rows instead.
+    with_vectors = run.batch(len(pool)) * num_classes * num_features * 8 <= SEARCH_VECTOR_BYTES
+    meter = progress.steps("simba", steps)
+    for step in range(steps):
+        batch: RowSet = pool.take(order[step])
+        table = nearest(rows, batch, 1, metric="euclidean", feature_weights=w, block_size=block_size,
+                        with_vectors=with_vectors)
+        positions = np.arange(len(batch))
+        if with_vectors:
+            hit_vectors = table.vectors[positions, batch.labels, 0]
+            miss_vectors = _nearest_miss_vectors(table, batch.labels)
+        else:
+            hit_ids = table.neighbour_ids[positions, batch.labels, 0]
+            miss_ids = miss_neighbours(table, batch.labels)[0][:, 0]
+            ids, matrix = _rows_by_id(rows, np.concatenate([hit_ids, miss_ids]))
+            hit_vectors = _dense(matrix[np.searchsorted(ids, hit_ids)])
+            miss_vectors = _dense(matrix[np.searchsorted(ids, miss_ids)])
+        w = simba.simba_batch_update(w, run.batch_rule, _dense(rows.scaled(batch.matrix)), hit_vectors,
+                                     miss_vectors, betas[step], average)
+        meter.advance()
+    return (w if average is None else average.mean()), steps

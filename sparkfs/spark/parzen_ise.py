@@ -251,3 +251,30 @@ def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None
         info.update(runs=runs, fixed_feature=runs[-1]["fixed_feature"], passes=len(rows.info["passes"]),
                     transport=rows.transport)
     return ParzenISEResult(runs[-1]["weights"], num_rows, info["groups"], info)
+
+
+def parzen_ise_on_sample(df, features_col: str, label_col: Optional[str] = None, *, num_features: int,
+                         num_classes: Optional[int] = None, sample_size: int, seed: int = 0,
+                         row_id_col: Optional[str] = None, transport: str = "auto",
+                         driver_budget_mb: Optional[float] = None, **options) -> ParzenISEResult:
+    """Parzen-ISE on ``sample_size`` rows drawn by ``seed`` (:meth:`Rows.sample`: the rows of
+    smallest content key, the same for any partitioning), fitted on the driver by
+    :func:`sparkfs.core.parzen_ise.parzen_ise_in_memory` (``options``: its keyword arguments).
+
+    Every pair of rows meets in every feature (O(N^2 d) per evaluation, and a CSR row is densified
+    for the Gaussian kernel), so on a large, wide input the selector's default is this sample
+    (passes: the counts, the sample). ``n_rows`` is the input's; ``info["sample_rows"]`` the sample's.
+    """
+    with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
+              row_id_col=row_id_col, transport=transport, driver_budget_mb=driver_budget_mb,
+              fewer_rows_hint="set sampleSize to fit on a smaller sample of the rows") as rows:
+        num_rows = rows.n_rows
+        if num_rows < 2:
+            raise InvalidInputError(f"Parzen-ISE needs at least 2 rows; the input has {num_rows}")
+        sample = rows.sample(sample_size, seed)
+        passes = len(rows.info["passes"])
+    points = sample.matrix.toarray() if sp.issparse(sample.matrix) else np.asarray(sample.matrix, dtype=np.float64)
+    weights, info = pi.parzen_ise_in_memory(points, sample.labels if label_col is not None else None, seed=seed,
+                                            **options)
+    info.update(num_queries=int(info["num_queries"]), passes=passes, sample_rows=len(sample))
+    return ParzenISEResult(weights, num_rows, info["groups"], info)

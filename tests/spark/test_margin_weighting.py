@@ -138,22 +138,36 @@ def test_default_loop_the_paper_preset_and_the_summary(spark):
     assert (simba_paper.summary["steps"], simba_paper.summary["averaging"]) == (5, "none")
 
 
-def test_unset_sample_size_draws_a_pool_of_the_default_size_above_it_and_says_so(spark):
+def test_unset_sample_size_draws_a_pool_of_the_default_size_above_it_and_runs_within_it(spark):
+    """sampleSize unset on more than DEFAULT_POOL rows: a pool of that size, the whole loop among
+    its rows on the driver (the in-memory drivers on the sampled rows), said in the warning and the
+    summary; sampleSize set keeps the search over every row (one job per step); preset="paper"
+    picks from every row."""
     from sparkfs import DefaultSampleWarning, LmbaSelector, SimbaSelector
-    from sparkfs.selectors.margin_weighting import DEFAULT_POOL
+    from sparkfs.core.sampling import content_sample_keys, smallest_key_positions
+    from sparkfs.selectors.margin_weighting import DEFAULT_POOL, LMBA_DEFAULT_RUN, SIMBA_DEFAULT_RUN
 
     rng = np.random.default_rng(12)
     n = DEFAULT_POOL + 100
     X = rng.normal(size=(n, 3))
     y = (X[:, 0] > 0).astype(float)
     df = make_df(spark, X, y, partitions=2).cache()
-    for make in (lambda **kw: LmbaSelector(numFeatures=1, iterations=16, batchSize=16, **kw),
-                 lambda **kw: SimbaSelector(numFeatures=1, iterations=16, batchSize=16, **kw)):
-        with pytest.warns(DefaultSampleWarning, match=f"{n:,} rows, so a pool of {DEFAULT_POOL:,} instances"):
+    drawn = np.sort(smallest_key_positions(content_sample_keys(X, y, None, 0), np.arange(n), DEFAULT_POOL))
+    loop = dict(iterations=80, batch_size=16, seed=0)
+    references = (mw.lmba_in_memory(X[drawn], y[drawn], schedule=LMBA_DEFAULT_RUN.schedule, **loop)[1],
+                  simba.simba_in_memory(X[drawn], y[drawn], schedule=SIMBA_DEFAULT_RUN.schedule, **loop)[1])
+    for make, reference in zip((lambda **kw: LmbaSelector(numFeatures=1, iterations=80, batchSize=16, **kw),
+                                lambda **kw: SimbaSelector(numFeatures=1, iterations=80, batchSize=16, **kw)),
+                               references):
+        with pytest.warns(DefaultSampleWarning, match=f"{n:,} rows, so a pool of {DEFAULT_POOL:,} instances .* "
+                                                      "runs within it on the driver"):
             defaulted = make().fit(df)
         assert defaulted.summary["n_pool"] == DEFAULT_POOL and defaulted.summary["pool_sample"] == "default"
+        assert defaulted.summary["neighbours_among"] == "pool" and defaulted.summary["pool_left_out"] == 0
+        assert defaulted.summary["steps"] == 5 and defaulted.summary["passes"] <= 4  # counts, sample...: none per step
+        assert_close(defaulted.featureArray("raw_weights"), reference)
         explicit = make(sampleSize=DEFAULT_POOL).fit(df)
-        assert explicit.summary["pool_sample"] == "sampleSize"
-        np.testing.assert_array_equal(defaulted.scores, explicit.scores)  # the default is that pool, nothing else
+        assert explicit.summary["pool_sample"] == "sampleSize" and explicit.summary["neighbours_among"] == "every row"
+        assert not np.allclose(explicit.featureArray("raw_weights"), reference)  # a search over all the rows
         paper = make(preset="paper").fit(df)  # the papers pick from every instance
         assert paper.summary["n_pool"] == n and paper.summary["pool_sample"] == "every row"

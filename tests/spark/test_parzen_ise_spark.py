@@ -113,3 +113,25 @@ def test_marginal_reading_equals_the_in_memory_model(spark, partitions, labelled
     assert result.info["criterion"] == "marginal" and result.info["h"] == want_info["h"]
     assert [r["evaluations"] for r in result.info["runs"]] == [r["evaluations"] for r in want_info["runs"]]
     assert_close(result.scores, want)
+
+
+def test_default_fits_on_a_row_sample_when_every_pair_exceeds_the_budget(spark, monkeypatch):
+    """sampleSize unset and rows x rows x features over the budget: the in-memory model on the
+    rows of smallest content key (announced, recorded); sampleSize >= the rows keeps every row."""
+    from sparkfs import DefaultSampleWarning, ParzenISERanker
+    from sparkfs.core.sampling import content_sample_keys, smallest_key_positions
+    from sparkfs.selectors import parzen_ise as ranker_module
+
+    X, y = small_iris()
+    monkeypatch.setattr(ranker_module, "DEFAULT_PAIR_BUDGET", 30 * 30 * 4)
+    monkeypatch.setattr(ranker_module, "MIN_DEFAULT_SAMPLE", 10)
+    df = make_df(spark, X, y, 2)
+    with pytest.warns(DefaultSampleWarning, match="so the fit runs on 30 rows drawn by seed 0"):
+        model = ParzenISERanker(numFeatures=2, maxIter=4).fit(df)
+    drawn = np.sort(smallest_key_positions(content_sample_keys(X, y, None, 0), np.arange(len(y)), 30))
+    want, _ = parzen_ise_in_memory(X[drawn], y[drawn], max_iter=4, seed=0)
+    assert_close(model.scores, want)
+    assert (model.summary["row_sample"], model.summary["sample_rows"]) == ("default", 30)
+    every = ParzenISERanker(numFeatures=2, maxIter=4, sampleSize=len(y)).fit(df)
+    assert (every.summary["row_sample"], every.summary["sample_rows"]) == ("sampleSize", len(y))
+    assert_close(every.scores, parzen_ise_in_memory(X, y, max_iter=4, seed=0)[0])

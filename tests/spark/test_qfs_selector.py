@@ -165,3 +165,38 @@ def test_microarray_lfs_prefilter_then_qfs_through_cli(spark, shared_data, tmp_p
     assert table["selected"].sum() in summary["nearest_sizes"] or table["selected"].sum() == 10
     lfs_top = set(table.nsmallest(200, "rank")["index"])
     assert set(table.loc[table.selected, "index"]) <= lfs_top
+
+
+def test_unset_candidates_make_room_for_the_features_asked_for_and_the_summary_says_how(spark, monkeypatch):
+    """candidates unset: the default, or twice the features asked for when that is more, cut to what
+    driverMemoryMB holds; set: as given (issue 22: --num-features 1000 must not hit the 500 default)."""
+    from sparkfs.selectors import fisher_markov
+
+    monkeypatch.setattr(fisher_markov, "DEFAULT_CANDIDATES", 4)
+    rng = np.random.default_rng(5)
+    df = make_df(spark, rng.normal(size=(40, 12)), rng.integers(0, 2, 40))
+
+    def fitted(**params):
+        summary = FisherMarkovSelector(degree=2, gamma=0.0, **params).fit(df).summary
+        return summary["candidates"], summary["candidates_rule"]
+
+    assert fitted(numFeatures=1) == (4, "4 (the default)")
+    assert fitted(numFeatures=3) == (6, "2 x the features asked for")
+    assert fitted(numFeatures=3, driverMemoryMB=5 * 5 * 8 * 4 / 2**20) == (5, "as many as driverMemoryMB holds")
+    assert fitted(numFeatures=3, candidates=5) == (5, "set")
+
+
+def test_fewer_candidates_than_features_asked_for_is_refused_before_the_gram_pass(spark, tmp_path, capsys):
+    import pandas as pd
+
+    rng = np.random.default_rng(6)
+    frame = pd.DataFrame(rng.normal(size=(30, 8)), columns=[f"f{j}" for j in range(8)])
+    frame["label"] = np.arange(30) % 2
+    frame.to_parquet(tmp_path / "small.parquet")
+    out = tmp_path / "out"
+    code = main(["select", "--input", str(tmp_path / "small.parquet"), "--format", "parquet", "--method", "qfs",
+                 "--num-features", "5", "--param", "candidates=3", "--output", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and not out.exists()
+    assert ("sparkfs: error: numFeatures=5 is larger than the QFS candidate set (candidates=3); raise 'candidates' "
+            "to at least 5 or ask for fewer features") in err

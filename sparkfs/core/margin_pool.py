@@ -1,0 +1,141 @@
+"""Lmba and Simba within a pool of instances, on the driver. Pure NumPy/SciPy.
+
+Why
+---
+Both methods compare every picked instance with every row: the papers' run is O(n^2 D), and a
+Spark job per step over all n rows costs a pass each (on the 100,000 x 50,000 term matrix of
+``benchmarks/scale.py``: 375 Lmba steps of 0.8 s, 48 Simba steps of 1.5 s). When ``sampleSize``
+is unset on more than ``DEFAULT_POOL`` rows, the selectors instead draw the pool once (one pass)
+and run the *whole* loop inside it: the target neighbours, the nearest misses, the hinge rows x_p
+of Lmba's eq. (3) and Simba's nearest hit and miss are all searched among the pool's rows only.
+The result is Lmba / Simba run on that sample of the data, as the in-memory drivers
+(:func:`sparkfs.core.margin_weighting.lmba_in_memory`, :func:`sparkfs.core.simba.simba_in_memory`)
+would run on it; the cost is O(pool^2 D) (O(pool x nnz) on CSR rows) per pass over the pool, and
+no longer grows with n. A user who sets ``sampleSize`` (or ``preset="paper"``) keeps the search
+among every row, one Spark job per step (:mod:`sparkfs.spark.margin_weighting`).
+
+The functions below are the Spark layer's loop with the rows' pass replaced by one call of the
+same block kernels (:func:`sparkfs.core.neighbours.local_neighbour_table`,
+:func:`sparkfs.core.margin_weighting.lmba_block_terms`) on the pool: CSR stays CSR, distances use
+the same GEMM identity, shift and tie rule (distance, then row id).
+
+Memory: the pool (m rows, dense or CSR), one ``block_size x block_size`` distance block, and per
+step the batch's dense rows and neighbours (batch x D doubles).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+import scipy.sparse as sp
+
+from sparkfs.core import margin_weighting as mw
+from sparkfs.core import simba
+from sparkfs.core.margin_runs import IterateAverage, MarginRun
+from sparkfs.core.neighbours import PAD_ID, local_neighbour_table
+from sparkfs.core.relief import miss_neighbours
+
+
+@dataclass
+class PoolRun:
+    """The weights a loop within the pool ranked (the last w, or the mean of the iterates), its
+    steps, and the pool rows never picked because their class has no other row in the pool."""
+
+    ranked: np.ndarray
+    steps: int
+    left_out: int
+
+
+def _dense(matrix) -> np.ndarray:
+    return matrix.toarray() if sp.issparse(matrix) else np.asarray(matrix, dtype=np.float64)
+
+
+def query_shift(query_matrix) -> Optional[np.ndarray]:
+    """The translation the Spark search applies before the Euclidean GEMM on dense queries: their
+    mean rounded to integers (None for CSR), so both paths compute the same distances."""
+    if sp.issparse(query_matrix) or query_matrix.shape[0] == 0:
+        return None
+    return np.round(np.asarray(query_matrix.mean(axis=0)).ravel())
+
+
+def _checked_pool(matrix, labels, ids):
+    matrix = sp.csr_matrix(matrix) if sp.issparse(matrix) else np.asarray(matrix, dtype=np.float64)
+    labels, ids = np.asarray(labels, dtype=np.int64), np.asarray(ids, dtype=np.int64)
+    if matrix.shape[0] != labels.size or ids.size != labels.size:
+        raise ValueError(f"the pool has {matrix.shape[0]} rows, {labels.size} labels and {ids.size} ids")
+    if ids.size and np.any(np.diff(ids) <= 0):
+        raise ValueError("the pool's row ids must be unique and increasing")
+    return matrix, labels, ids
+
+
+def pickable_positions(labels) -> np.ndarray:
+    """Pool positions that may be picked: those whose class has another row in the pool (a nearest
+    hit, Lmba's targets). Every row stays a candidate neighbour. Refuses a pool in which fewer
+    than two classes are present or no class has two rows."""
+    labels = np.asarray(labels, dtype=np.int64)
+    classes, counts = np.unique(labels, return_counts=True)
+    if classes.size < 2 or not np.any(counts >= 2):
+        raise ValueError(f"the pool of {labels.size} rows holds {classes.size} class(es), "
+                         f"{int(np.sum(counts >= 2))} with two rows or more: Lmba and Simba need two classes and a "
+                         "class with a nearest hit; set sampleSize to draw a larger pool")
+    return np.flatnonzero(np.isin(labels, classes[counts >= 2]))
+
+
+def _loop_order(labels, run: MarginRun, seed: int):
+    """(pickable positions, the pool positions each step picks, betas): the Spark loop's order
+    (:func:`sparkfs.core.margin_weighting.instance_order`) over the pickable positions."""
+    pickable = pickable_positions(labels)
+    steps, batch = run.steps(pickable.size), run.batch(pickable.size)
+    order = pickable[mw.instance_order(pickable.size, steps, batch, seed)]
+    return pickable, order, mw.batch_step_sizes(run.batch_rule, run.schedule, steps, batch, run.step_size)
+
+
+def lmba_in_pool(matrix, labels, ids, *, num_classes: int, k: int, c: float, run: MarginRun, projection: str,
+                 seed: int, block_size: int = 2048) -> PoolRun:
+    """Lmba (Li & Lu 2009, Section 3.1) with the pool as the whole data: targets, theta and the
+    hinge rows among the pool's rows (module notes). ``matrix`` holds the pool's scaled rows,
+    sorted by ``ids``; ``labels`` are class indices 0..num_classes-1."""
+    matrix, labels, ids = _checked_pool(matrix, labels, ids)
+    size = ids.size
+    table = local_neighbour_table(matrix, ids, matrix, ids, labels, num_classes=num_classes, k=k,
+                                  block_size=block_size, shift=query_shift(matrix))
+    target_ids = table.neighbour_ids[np.arange(size), labels]             # (m, k) nearest hits = targets
+    target_mask = target_ids != PAD_ID
+    target_index = np.where(target_mask, np.searchsorted(ids, target_ids), -1)
+    miss_index = np.searchsorted(ids, miss_neighbours(table, labels)[0][:, :1])
+    theta = mw.lmba_theta(
+        mw.weighted_squared_norms(mw.lmba_target_differences(matrix, matrix, target_index[:, :1])),
+        mw.weighted_squared_norms(mw.lmba_target_differences(matrix, matrix, miss_index)))
+    pickable, order, betas = _loop_order(labels, run, seed)
+    w = np.ones(matrix.shape[1])
+    average = IterateAverage(w) if run.averaging == "iterates" else None
+    for step, picked in enumerate(order):
+        instances = matrix[picked]
+        differences = mw.lmba_target_differences(instances, matrix, target_index[picked])
+        impostor_sums, active_counts = mw.lmba_block_terms(
+            instances, labels[picked], mw.lmba_thresholds(theta[picked], differences, w), matrix, labels, w,
+            target_mask=target_mask[picked], per_instance=run.batch_rule == "replay")
+        w = mw.lmba_batch_update(w, run.batch_rule, differences, active_counts, impostor_sums, c, betas[step],
+                                 projection, target_mask[picked], average)
+    return PoolRun(w if average is None else average.mean(), len(order), ids.size - pickable.size)
+
+
+def simba_in_pool(matrix, labels, ids, *, num_classes: int, run: MarginRun, seed: int,
+                  block_size: int = 2048) -> PoolRun:
+    """Simba (Gilad-Bachrach et al. 2004, Algorithm 1) with the pool as the whole data: each
+    batch's nearest hit and miss in the current weighted metric among the pool's rows."""
+    matrix, labels, ids = _checked_pool(matrix, labels, ids)
+    pickable, order, betas = _loop_order(labels, run, seed)
+    w = np.ones(matrix.shape[1])
+    average = IterateAverage(w) if run.averaging == "iterates" else None
+    for step, picked in enumerate(order):
+        instances = matrix[picked]
+        table = local_neighbour_table(instances, ids[picked], matrix, ids, labels, num_classes=num_classes, k=1,
+                                      block_size=block_size, shift=query_shift(instances), feature_weights=w)
+        hits = table.neighbour_ids[np.arange(picked.size), labels[picked], 0]
+        misses = miss_neighbours(table, labels[picked])[0][:, 0]
+        w = simba.simba_batch_update(w, run.batch_rule, _dense(instances), _dense(matrix[np.searchsorted(ids, hits)]),
+                                     _dense(matrix[np.searchsorted(ids, misses)]), betas[step], average)
+    return PoolRun(w if average is None else average.mean(), len(order), ids.size - pickable.size)
