@@ -34,9 +34,11 @@ in the scaled units)
   SURF and MultiSURF ``t_q = near(N(q))``; SURF* ``t_q = near(N(q)) - near(F(q))``;
   MultiSURF* ``t_q = near(N(q)) + far(F(q))``. With m sampled queries the mean is over them.
 
-Because every term is a count or a sum over rows of a per-feature difference, a block of rows
-contributes counts and diff sums per (query, set, class) that add up over blocks
-(:func:`class_set_sums`); the terms are computed from the totals (:func:`query_terms`).
+Every part is additive over blocks of rows, which is what the Spark layer's three passes sum:
+the distance moments (:func:`distance_moments`, merged by :func:`merge_moments`) give the
+thresholds; the counts per (query, set, class) (:func:`group_counts`) give each pair's weight in
+S4 (:func:`term_weights`, :func:`pair_coefficients`); and the weighted diff sums
+(:func:`diff_sums`) are the scores' numerators.
 
 Deviations and additions (scikit-rebate has neither)
 ----------------------------------------------------
@@ -170,89 +172,96 @@ def pair_sets(distance_table: np.ndarray, others: np.ndarray, near, far, with_fa
     return codes
 
 
-def _group_indicators(codes_of_query: np.ndarray, row_labels: np.ndarray, row_weights, num_classes: int):
-    """(2C, n) weights of each row in each (set, class) group of one query."""
-    indicator = np.zeros((2 * num_classes, codes_of_query.size))
-    inside = codes_of_query >= 0
-    group = codes_of_query[inside].astype(np.int64) * num_classes + row_labels[inside]
-    indicator[group, np.flatnonzero(inside)] = 1.0 if row_weights is None else row_weights[inside]
-    return indicator
+def group_counts(codes: np.ndarray, row_labels, num_classes: int, row_weights=None) -> np.ndarray:
+    """Per (query, set, class) the number of rows (their weight sum with weights), shape (m, 2, C).
 
-
-def class_set_sums(query_matrix: Matrix, row_matrix: Matrix, row_labels, codes: np.ndarray, num_classes: int,
-                   row_weights=None):
-    """Counts and diff sums per (query, set, class) of one block of rows (they add up over blocks).
-
-    Returns
-    -------
-    counts : ndarray (m, 2, C)
-        ``sum s_r`` over the rows of each group (the number of rows without weights).
-    sums : ndarray (m, 2, C, p)
-        ``sum s_r |x_q - x_r|`` per feature over each group (set NEAR = 0, FAR = 1).
-
-    Notes
-    -----
-    Dense: per query one (n, p) difference and a (2C, n) x (n, p) product. CSR: ``sum_r |x_rf|``
-    from the non-zeros of the block, corrected on the query's non-zero features only:
-    ``O(nnz(block) C + n nnz(q))`` per query.
-    """
+    Additive over blocks of rows: a pass sums the blocks' counts."""
     row_labels = np.asarray(row_labels, dtype=np.int64)
-    row_weights = None if row_weights is None else np.asarray(row_weights, dtype=np.float64)
+    weights = np.ones(row_labels.shape) if row_weights is None else np.asarray(row_weights, dtype=np.float64)
+    counts = np.zeros((codes.shape[0], 2, num_classes))
+    for code in (NEAR, FAR):
+        inside = (codes == code) * weights[None, :]
+        for c in range(num_classes):
+            counts[:, code, c] = inside[:, row_labels == c].sum(axis=1)
+    return counts
+
+
+def _near_weights(counts: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """S2 as weights: ``near(S) = sum_c w_c D_c`` with ``w_y = -1 / N_H`` and ``w_c = (C - 1) |M_c| / N_M^2``
+    (0 where the count is 0). counts (m, C) -> weights (m, C)."""
+    num_queries, num_classes = counts.shape
+    rows = np.arange(num_queries)
+    hit_count = counts[rows, labels]
+    miss_counts = counts.copy()
+    miss_counts[rows, labels] = 0.0
+    miss_total = miss_counts.sum(axis=1)
+    weights = np.divide((num_classes - 1) * miss_counts, (miss_total ** 2)[:, None], out=np.zeros(counts.shape),
+                        where=miss_total[:, None] > 0)
+    weights[rows, labels] = np.divide(-1.0, hit_count, out=np.zeros(num_queries), where=hit_count > 0)
+    return weights
+
+
+def term_weights(variant: str, counts: np.ndarray, query_labels) -> Tuple[np.ndarray, np.ndarray]:
+    """S4's ``t_q = sum_{set, c} W[q, set, c] D[q, set, c] + K_q`` (per feature) from the totals of
+    :func:`group_counts` over all rows: returns W (m, 2, C) and K (m,).
+
+    SURF* subtracts the near form of the far set (``W_far = -w(far counts)``); MultiSURF* adds
+    the far form S3, ``sum_c w_c (|F_c| - D_c)``: ``W_far = -w``, ``K = sum_c w_c |F_c|``."""
+    check_variant(variant)
+    labels = np.asarray(query_labels, dtype=np.int64)
+    weights = np.zeros(counts.shape)
+    weights[:, NEAR] = _near_weights(counts[:, NEAR], labels)
+    constants = np.zeros(counts.shape[0])
+    if variant in FAR_VARIANTS:
+        far_weights = _near_weights(counts[:, FAR], labels)
+        weights[:, FAR] = -far_weights
+        if variant == "multisurf-star":
+            constants = (far_weights * counts[:, FAR]).sum(axis=1)
+    return weights, constants
+
+
+def pair_coefficients(codes: np.ndarray, row_labels, weights: np.ndarray, row_weights=None) -> np.ndarray:
+    """``a[q, r] = W[q, set(q, r), class(r)] s_r`` (0 outside both sets), shape (m, n)."""
+    row_labels = np.asarray(row_labels, dtype=np.int64)
+    inside = codes >= 0
+    coefficients = np.zeros(codes.shape)
+    query_index = np.nonzero(inside)[0]
+    coefficients[inside] = weights[query_index, codes[inside].astype(np.int64), np.broadcast_to(row_labels, codes.shape)[inside]]
+    if row_weights is not None:
+        coefficients *= np.asarray(row_weights, dtype=np.float64)[None, :]
+    return coefficients
+
+
+def diff_sums(query_matrix: Matrix, row_matrix: Matrix, coefficients: np.ndarray, *, per_query: bool = False):
+    """``sum_r a[q, r] |x_q - x_r|`` per feature: summed over the queries (p,), or per query (m, p).
+
+    Additive over blocks of rows. Dense: one (n, p) difference per query. CSR: ``sum_r a |x_r|``
+    from the block's non-zeros, corrected on the query's non-zero features only,
+    ``O(nnz(block) + n nnz(q))`` per query (sparse rows stay sparse).
+    """
     num_queries, num_features = query_matrix.shape
-    counts = np.zeros((num_queries, 2, num_classes))
-    sums = np.zeros((num_queries, 2, num_classes, num_features))
+    out = np.zeros((num_queries, num_features)) if per_query else np.zeros(num_features)
     sparse = sp.issparse(row_matrix) or sp.issparse(query_matrix)
     if sparse:
         rows_csc = sp.csc_matrix(row_matrix)
-        abs_rows = sp.csr_matrix(abs(sp.csr_matrix(row_matrix)))
+        abs_rows_t = sp.csr_matrix(abs(sp.csr_matrix(row_matrix)).T)
         queries = sp.csr_matrix(query_matrix)
-    for q in range(num_queries):
-        indicator = _group_indicators(codes[q], row_labels, row_weights, num_classes)
-        counts[q] = indicator.sum(axis=1).reshape(2, num_classes)
-        if not indicator.any():
-            continue
+    for q in np.flatnonzero(np.any(coefficients != 0, axis=1)):
+        coefficient = coefficients[q]
         if not sparse:
-            group_sums = indicator @ np.abs(row_matrix - query_matrix[q])
+            sums = coefficient @ np.abs(row_matrix - query_matrix[q])
         else:
-            group_sums = np.asarray((abs_rows.T @ indicator.T).T)
+            sums = np.asarray(abs_rows_t @ coefficient).ravel()
             start, stop = queries.indptr[q], queries.indptr[q + 1]
             features, values = queries.indices[start:stop], queries.data[start:stop]
             if features.size:
                 block_values = rows_csc[:, features].toarray()
-                correction = np.abs(values[None, :] - block_values) - np.abs(block_values)
-                group_sums[:, features] += indicator @ correction
-        sums[q] = group_sums.reshape(2, num_classes, num_features)
-    return counts, sums
-
-
-def _near_term(counts: np.ndarray, sums: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """S2 per query: counts (m, C), sums (m, C, p) -> (m, p)."""
-    num_queries, num_classes = counts.shape
-    rows = np.arange(num_queries)
-    hit_count = counts[rows, labels]
-    hit_sums = sums[rows, labels]
-    miss_mask = np.ones(counts.shape, dtype=bool)
-    miss_mask[rows, labels] = False
-    miss_counts = np.where(miss_mask, counts, 0.0)
-    miss_total = miss_counts.sum(axis=1)
-    hit_part = np.divide(-hit_sums, hit_count[:, None], out=np.zeros(hit_sums.shape), where=hit_count[:, None] > 0)
-    class_factor = np.divide((num_classes - 1) * miss_counts, (miss_total ** 2)[:, None],
-                             out=np.zeros(miss_counts.shape), where=miss_total[:, None] > 0)
-    miss_part = np.einsum("mc,mcp->mp", class_factor, sums)
-    return hit_part + miss_part
-
-
-def query_terms(variant: str, counts: np.ndarray, sums: np.ndarray, query_labels) -> np.ndarray:
-    """S4's ``t_q`` (m, p) from the totals of :func:`class_set_sums` over all rows."""
-    check_variant(variant)
-    labels = np.asarray(query_labels, dtype=np.int64)
-    terms = _near_term(counts[:, NEAR], sums[:, NEAR], labels)
-    if variant == "surf-star":
-        terms = terms - _near_term(counts[:, FAR], sums[:, FAR], labels)
-    elif variant == "multisurf-star":
-        far_counts = counts[:, FAR]
-        terms = terms + _near_term(far_counts, far_counts[:, :, None] - sums[:, FAR], labels)  # S3
-    return terms
+                sums[features] += coefficient @ (np.abs(values[None, :] - block_values) - np.abs(block_values))
+        if per_query:
+            out[q] = sums
+        else:
+            out += sums
+    return out
 
 
 def scores_of_terms(terms: np.ndarray, query_weights=None) -> np.ndarray:
@@ -307,8 +316,10 @@ def multisurf_scores(rows: Matrix, labels, variant: str = "multisurf", *, metric
     total_weight = float(num_rows if weights is None else np.sum(weights))
     near, far = thresholds(variant, moments, query_weights, total_weight)
     codes = pair_sets(table, others, near, far, variant in FAR_VARIANTS)
-    counts, sums = class_set_sums(queries, rows, labels, codes, int(labels.max()) + 1, weights)
-    terms = query_terms(variant, counts, sums, labels[positions])
+    counts = group_counts(codes, labels, int(labels.max()) + 1, weights)
+    term_weight, constants = term_weights(variant, counts, labels[positions])
+    terms = diff_sums(queries, rows, pair_coefficients(codes, labels, term_weight, weights), per_query=True)
+    terms += constants[:, None]
     scores = scores_of_terms(terms, query_weights)
     return (scores, terms) if return_terms else scores
 
