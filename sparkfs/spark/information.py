@@ -104,49 +104,57 @@ def information_selection(df, features_col: str, label_col: str, *, num_features
         cuts = np.zeros((p, 0))
         if discretization == "equal-frequency":
             cuts = info_math.equal_frequency_cuts(rows.sample(sample_size, seed).matrix, B)
-        shipped = rows.ship(cuts)
-        relevance_cells = p * (B - 1) * C
+        with rows.shipped(cuts) as shipped:  # the cuts stay in the tasks for every pass of the selection
+            return _greedy_selection(rows, shipped, class_totals, num_select=num_select, criterion=criterion,
+                                     form=form, bins=B, discretization=discretization)
 
-        def relevance_block(block):
-            entries, columns, codes, bad = _codes_of(block, shipped, B, discretization)
+
+def _greedy_selection(rows: Rows, shipped, class_totals: np.ndarray, *, num_select: int, criterion: str, form: str,
+                      bins: int, discretization: str) -> InformationResult:
+    """The relevance pass, then one joint-count pass per greedy step (``shipped``: the cuts)."""
+    p, B, C = rows.num_features, int(bins), rows.num_classes
+    relevance_cells = p * (B - 1) * C
+
+    def relevance_block(block):
+        entries, columns, codes, bad = _codes_of(block, shipped, B, discretization)
+        keep = codes > 0
+        keys = (columns[keep] * (B - 1) + codes[keep] - 1) * C + block.labels[entries[keep]]
+        return {**_counted(keys, relevance_cells), **({"bad": np.asarray(bad, dtype=np.float64)} if bad else {})}
+
+    summary = rows.run_pass("relevance", relevance_block, _merge_counts, scaled=False)
+    if summary is not None and "bad" in summary:
+        raise InvalidInputError(info_math.not_a_code_message(summary["bad"][0], summary["bad"][1], B))
+    counts = _dense_range(summary, 0, relevance_cells)
+    relevance_tables = info_math.relevance_table(counts.reshape(p, B - 1, C), class_totals)
+    relevance = info_math.mutual_information(relevance_tables)
+    joint_cells = p * (B - 1) * B * C
+
+    def step_terms(selected: int):
+        def joint_block(block):
+            entries, columns, codes, _ = _codes_of(block, shipped, B, discretization)
+            column = block.matrix[:, selected]
+            column = np.asarray(column.todense() if hasattr(column, "todense") else column, dtype=np.float64)
+            selected_codes = np.zeros(column.size, dtype=np.int64)
+            rows_s = np.flatnonzero(column.ravel())
+            if rows_s.size:
+                selected_codes[rows_s] = _codes_of_column(column.ravel()[rows_s], selected, shipped, B,
+                                                          discretization)
             keep = codes > 0
-            keys = (columns[keep] * (B - 1) + codes[keep] - 1) * C + block.labels[entries[keep]]
-            return {**_counted(keys, relevance_cells), **({"bad": np.asarray(bad, dtype=np.float64)} if bad else {})}
+            keys = (((columns[keep] * (B - 1) + codes[keep] - 1) * B + selected_codes[entries[keep]]) * C
+                    + block.labels[entries[keep]])
+            return _counted(keys, joint_cells)
 
-        summary = rows.run_pass("relevance", relevance_block, _merge_counts, scaled=False)
-        if summary is not None and "bad" in summary:
-            raise InvalidInputError(info_math.not_a_code_message(summary["bad"][0], summary["bad"][1], B))
-        counts = _dense_range(summary, 0, relevance_cells)
-        relevance_tables = info_math.relevance_table(counts.reshape(p, B - 1, C), class_totals)
-        relevance = info_math.mutual_information(relevance_tables)
-        joint_cells = p * (B - 1) * B * C
+        summary = rows.run_pass(None, joint_block, _merge_counts, scaled=False)
+        return _step_information(summary, relevance_tables[selected], p, B, C)
 
-        def step_terms(selected: int):
-            def joint_block(block):
-                entries, columns, codes, _ = _codes_of(block, shipped, B, discretization)
-                column = block.matrix[:, selected]
-                column = np.asarray(column.todense() if hasattr(column, "todense") else column, dtype=np.float64)
-                selected_codes = np.zeros(column.size, dtype=np.int64)
-                rows_s = np.flatnonzero(column.ravel())
-                if rows_s.size:
-                    selected_codes[rows_s] = _codes_of_column(column.ravel()[rows_s], selected, shipped, B,
-                                                              discretization)
-                keep = codes > 0
-                keys = (((columns[keep] * (B - 1) + codes[keep] - 1) * B + selected_codes[entries[keep]]) * C
-                        + block.labels[entries[keep]])
-                return _counted(keys, joint_cells)
-
-            summary = rows.run_pass(None, joint_block, _merge_counts, scaled=False)
-            return _step_information(summary, relevance_tables[selected], p, B, C)
-
-        progress = steps(criterion, num_select)
-        result = info_math.greedy_selection(relevance, step_terms, num_select, criterion, form,
-                                            advance=progress.advance)
-        rows.info["passes"].append(f"{max(len(result.order) - 1, 0)} greedy steps")
-        return InformationResult(order=result.order, criterion=result.criterion, relevance=relevance,
-                                 tied_steps=result.tied_steps, num_rows=int(class_totals.sum()),
-                                 info={"passes": list(rows.info["passes"]),
-                                       "bins_used": _bins_used(relevance_tables)})
+    progress = steps(criterion, num_select)
+    result = info_math.greedy_selection(relevance, step_terms, num_select, criterion, form,
+                                        advance=progress.advance)
+    rows.info["passes"].append(f"{max(len(result.order) - 1, 0)} greedy steps")
+    return InformationResult(order=result.order, criterion=result.criterion, relevance=relevance,
+                             tied_steps=result.tied_steps, num_rows=int(class_totals.sum()),
+                             info={"passes": list(rows.info["passes"]),
+                                   "bins_used": _bins_used(relevance_tables)})
 
 
 def _codes_of_column(values, feature: int, shipped, bins: int, discretization: str) -> np.ndarray:

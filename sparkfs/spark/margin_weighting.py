@@ -51,6 +51,7 @@ from sparkfs.core.scaling import feature_scale
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.blocks import matrix_from_summary, matrix_to_summary
 from sparkfs.spark.neighbours import nearest
+from sparkfs.spark.passes import sum_merge
 from sparkfs.spark.row_sets import stack_rows
 from sparkfs.spark.rows import Block, Rows, RowSet
 
@@ -92,15 +93,17 @@ def _check_classes(class_counts: np.ndarray, method: str) -> None:
         raise InvalidInputError(f"class {single[0]} has a single row: a picked instance of it has no nearest hit")
 
 
-def _prepare(rows: Rows, sample_size, seed, scaling, method):
+def _prepare(rows: Rows, sample_size, seed, scaling, method) -> Tuple[RowSet, Rows]:
+    """The pool, and the rows the passes run on (a scaled view with ``scaling``)."""
     pool = rows.sample(sample_size, seed)
     _check_classes(rows.class_counts, method)
+    scaled = rows
     if scaling != "none":
         statistics = rows.column_statistics()
-        rows.scale_features(feature_scale(scaling, minimum=statistics.minimum, maximum=statistics.maximum,
-                                          std=statistics.std, num_features=rows.num_features))
-    rows.check_magnitude(method)
-    return pool
+        scaled = rows.scaled_by(feature_scale(scaling, minimum=statistics.minimum, maximum=statistics.maximum,
+                                              std=statistics.std, num_features=rows.num_features))
+    scaled.check_magnitude(method)
+    return pool, scaled
 
 
 def _rows_by_id(rows: Rows, wanted) -> Tuple[np.ndarray, Any]:
@@ -109,10 +112,9 @@ def _rows_by_id(rows: Rows, wanted) -> Tuple[np.ndarray, Any]:
     Returns the sorted distinct ids and their matrix, in that order."""
     wanted = np.unique(np.asarray(wanted, dtype=np.int64))
     rows.check_driver_rows(wanted.size, "the target and miss neighbours' rows")
-    handle = rows.ship(wanted)
     num_features = rows.num_features
 
-    def summarize(block: Block):
+    def summarize(block: Block, handle):
         keep = np.isin(block.ids, handle.value)
         return {"ids": block.ids[keep], **matrix_to_summary(block.matrix[keep], "rows_")}
 
@@ -121,10 +123,8 @@ def _rows_by_id(rows: Rows, wanted) -> Tuple[np.ndarray, Any]:
                             matrix_from_summary(right, "rows_", num_features))
         return {"ids": np.concatenate([left["ids"], right["ids"]]), **matrix_to_summary(matrix, "rows_")}
 
-    try:
-        summary = rows.run_pass("target vectors", summarize, merge)
-    finally:
-        rows.release_shipped()
+    with rows.shipped(wanted) as handle:
+        summary = rows.run_pass("target vectors", lambda block: summarize(block, handle), merge)
     ids = summary["ids"].astype(np.int64)
     order = np.argsort(ids, kind="stable")
     if not np.array_equal(ids[order], wanted):
@@ -152,18 +152,17 @@ def lmba_statistics(df, features_col: str, label_col: str, *, num_features: int,
     with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
               row_id_col=row_id_col, transport=transport, cache_blocks=True, driver_budget_mb=driver_budget_mb,
               fewer_rows_hint=POOL_HINT) as rows:
-        pool = _prepare(rows, sample_size, seed, scaling, "Lmba")
+        pool, scaled = _prepare(rows, sample_size, seed, scaling, "Lmba")
         positions = np.arange(len(pool))
-        table = nearest(rows, pool, k, metric="euclidean", block_size=block_size)
-        rows.release_queries()
+        table = nearest(scaled, pool, k, metric="euclidean", block_size=block_size)
         target_ids = table.neighbour_ids[positions, pool.labels]  # (m, k) nearest hits = target neighbours
         miss_ids = miss_neighbours(table, pool.labels)[0][:, :1]  # (m, 1) nearest miss
-        neighbour_ids, neighbours = _rows_by_id(rows, np.concatenate([target_ids[target_ids != PAD_ID],
+        neighbour_ids, neighbours = _rows_by_id(scaled, np.concatenate([target_ids[target_ids != PAD_ID],
                                                                       miss_ids.ravel()]))
         target_mask = target_ids != PAD_ID
         target_index = np.where(target_mask, np.searchsorted(neighbour_ids, target_ids), -1)
         miss_index = np.searchsorted(neighbour_ids, miss_ids)
-        instances = rows.scaled(pool.matrix)
+        instances = scaled.scaled(pool.matrix)
         instances = sp.csr_matrix(instances) if sp.issparse(instances) else np.asarray(instances, dtype=np.float64)
         theta = mw.lmba_theta(
             mw.weighted_squared_norms(mw.lmba_target_differences(instances, neighbours, target_index[:, :1])),
@@ -181,20 +180,14 @@ def lmba_statistics(df, features_col: str, label_col: str, *, num_features: int,
                 shipped["w"], target_mask=shipped["mask"], per_instance=per_instance)
             return {"impostor_sums": impostor_sums, "active_counts": active_counts.astype(np.float64)}
 
-        def merge(left, right):
-            return {name: left[name] + right[name] for name in left}
-
         meter = progress.steps("lmba", steps)
         for step in range(steps):
             picked = order[step]
             differences = mw.lmba_target_differences(instances[picked], neighbours, target_index[picked])
-            handle = rows.ship({"instances": instances[picked], "labels": pool.labels[picked], "w": w,
-                                "thresholds": mw.lmba_thresholds(theta[picked], differences, w),
-                                "mask": target_mask[picked]})
-            try:
-                summary = rows.run_pass("lmba step", lambda block: summarize(block, handle.value), merge)
-            finally:
-                rows.release_shipped()
+            with scaled.shipped({"instances": instances[picked], "labels": pool.labels[picked], "w": w,
+                                 "thresholds": mw.lmba_thresholds(theta[picked], differences, w),
+                                 "mask": target_mask[picked]}) as handle:
+                summary = scaled.run_pass("lmba step", lambda block: summarize(block, handle.value), sum_merge)
             w = mw.lmba_batch_update(w, run.batch_rule, differences, summary["active_counts"].astype(np.int64),
                                      summary["impostor_sums"], c, betas[step], projection, target_mask[picked],
                                      average)
@@ -216,7 +209,7 @@ def simba_statistics(df, features_col: str, label_col: str, *, num_features: int
     with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
               row_id_col=row_id_col, transport=transport, cache_blocks=True, driver_budget_mb=driver_budget_mb,
               fewer_rows_hint=POOL_HINT) as rows:
-        pool = _prepare(rows, sample_size, seed, scaling, "Simba")
+        pool, scaled = _prepare(rows, sample_size, seed, scaling, "Simba")
         steps = run.steps(len(pool))
         order = mw.instance_order(len(pool), steps, run.batch(len(pool)), seed)
         betas = mw.batch_step_sizes(run.batch_rule, run.schedule, steps, run.batch(len(pool)), run.step_size)
@@ -228,9 +221,8 @@ def simba_statistics(df, features_col: str, label_col: str, *, num_features: int
         meter = progress.steps("simba", steps)
         for step in range(steps):
             batch: RowSet = pool.take(order[step])
-            table = nearest(rows, batch, 1, metric="euclidean", feature_weights=w, block_size=block_size,
+            table = nearest(scaled, batch, 1, metric="euclidean", feature_weights=w, block_size=block_size,
                             with_vectors=with_vectors)
-            rows.release_queries()
             positions = np.arange(len(batch))
             if with_vectors:
                 hit_vectors = table.vectors[positions, batch.labels, 0]
@@ -238,10 +230,10 @@ def simba_statistics(df, features_col: str, label_col: str, *, num_features: int
             else:
                 hit_ids = table.neighbour_ids[positions, batch.labels, 0]
                 miss_ids = miss_neighbours(table, batch.labels)[0][:, 0]
-                ids, matrix = _rows_by_id(rows, np.concatenate([hit_ids, miss_ids]))
+                ids, matrix = _rows_by_id(scaled, np.concatenate([hit_ids, miss_ids]))
                 hit_vectors = _dense(matrix[np.searchsorted(ids, hit_ids)])
                 miss_vectors = _dense(matrix[np.searchsorted(ids, miss_ids)])
-            w = simba.simba_batch_update(w, run.batch_rule, _dense(rows.scaled(batch.matrix)), hit_vectors,
+            w = simba.simba_batch_update(w, run.batch_rule, _dense(scaled.scaled(batch.matrix)), hit_vectors,
                                          miss_vectors, betas[step], average)
             meter.advance()
         info = {"passes": len(rows.info["passes"]), "transport": rows.transport}

@@ -13,24 +13,20 @@ Every margin method is a short loop over three passes (the formulas stay in
 * :func:`distance_sums` -- ``sum_r ||x_q - x_r||_2`` per query over all rows: Han & Yu's
   outlying degree of margin vectors.
 
-All three share :func:`_batched_pass`: the queries are cut into batches within the channel's
-budget (:meth:`Rows.query_batches`), each batch (with its per-batch tables) is handed to the tasks
-(broadcast with a SparkContext, inside the closure on Spark Connect), every partition turns its
-Arrow batches into dense or CSR blocks and computes its partial result, and the partials are
-reduced in a fixed order (:func:`sparkfs.spark.blocks.aggregate_partitions`). One pass -- one
-Spark job -- per query batch; what a task holds: its block, the query batch, and one
-``block_size x block_size`` temporary (distances or kernel values).
+All four are compositions of the public pass API (:mod:`sparkfs.spark.passes`: a kernel per
+block, a merge, what is shipped per batch and what a batch returns); a new method composes its own
+the same way, in its own module. One pass -- one Spark job -- per query batch; what a task holds:
+its block, the query batch, and one ``block_size x block_size`` temporary (distances or kernel
+values).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable, Dict, Optional, Union
+from typing import Callable, Optional, Union
 
 import numpy as np
 import scipy.sparse as sp
 
-from sparkfs import progress
 from sparkfs.core.neighbours import (
     NeighbourTable,
     attach_vectors,
@@ -47,139 +43,13 @@ from sparkfs.core.pairs import (
     one_hot,
     pair_sums as block_pair_sums,
 )
-from sparkfs.spark.blocks import aggregate_partitions
+from sparkfs.spark.passes import (PER_QUERY, ShippedQueries, SumsResult, batched_pass,  # noqa: F401 (PER_QUERY)
+                                   check_per_query, per_query_frame, query_rows, summed_pass)
 from sparkfs.spark.rows import Block, Rows, RowSet
 
-#: ``per_query`` choices of :func:`pair_sums` and :func:`kernel_sums`.
-PER_QUERY = (None, "driver", "dataframe")
-#: Partitions of the per-query DataFrame's reduction.
-_PER_QUERY_PARTITIONS = 8
-
-
-@dataclass
-class PairSumsResult:
-    """Sums over the queries (p,) and, per query, an (m, p) array (``per_query="driver"``) or a
-    DataFrame ``(row_id long, sums vector)`` (``per_query="dataframe"``), locally checkpointed:
-    computed once, held by the executors, independent of the input's lineage."""
-
-    feature_sums: np.ndarray
-    query_sums: Optional[np.ndarray] = None
-    query_frame: Any = None
-
-
-def _check_per_query(per_query) -> None:
-    if per_query not in PER_QUERY:
-        raise ValueError(f"The 'per_query' parameter must be one of {PER_QUERY}. Got {per_query!r} instead.")
-
-
-def _sum_merge(left: Dict[str, np.ndarray], right: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
-    return {name: left[name] + right[name] for name in left}
-
-
-def _batched_pass(rows: Rows, queries: RowSet, name: str, batch_payload: Callable[[slice], dict],
-                  summarize: Callable[[Block, dict], dict], merge, extra_bytes_per_query: float = 0.0):
-    """The pass pattern under every engine function: one reduced pass per query batch.
-
-    The scaled query batch (``"matrix"``, ``"ids"``) is shipped once per batch for all the passes
-    over the same queries (:meth:`Rows.ship_queries`); ``batch_payload(batch)`` adds what one pass
-    needs (pairs, memberships); ``summarize(block, shipped)`` is the per-block kernel and sees both.
-    Yields ``(batch, summary)``.
-    """
-    batches = rows.query_batches(queries, extra_bytes_per_query)
-    meter = progress.steps(name, len(batches), "query batch")
-    for batch in batches:
-        query_handle = rows.ship_queries(queries, batch)
-        handle = rows.ship(batch_payload(batch))
-        try:
-            summary = rows.run_pass(name, lambda block: summarize(block, {**query_handle.value, **handle.value}), merge)
-        finally:
-            rows.release_shipped()
-        meter.advance()
-        yield batch, summary
-
-
-def _summed_passes(rows: Rows, queries: RowSet, name: str, payload, summarize, per_query, extra_bytes_per_query):
-    """Run the batched passes of a sum and gather the feature sums and the per-query sums."""
-    feature_sums = np.zeros(rows.num_features)
-    query_sums = np.zeros((len(queries), rows.num_features)) if per_query == "driver" else None
-    for batch, summary in _batched_pass(rows, queries, name, payload, summarize, _sum_merge, extra_bytes_per_query):
-        if summary is None:
-            continue
-        feature_sums += summary["feature_sums"]
-        if query_sums is not None:
-            query_sums[batch] = summary["query_sums"]
-    return PairSumsResult(feature_sums, query_sums)
-
-
-def _sum_total(left, right):
-    return {"total": left["total"] + right["total"]}
-
-
-def _per_query_frame(rows: Rows, queries: RowSet, batch_payload, emit, extra_bytes_per_query: float = 0.0):
-    """Per-query sums as a DataFrame ``(row_id, sums)`` without an (m, p) array on the driver.
-
-    Every partition emits, per query batch, its partial (query id, vector) rows; the partials are
-    shuffled by query id and summed in NumPy in partition order (repeatable bit for bit), and
-    every query appears (a query without any term gets zeros). The result is
-    checkpointed before the shipped batches are released; the feature sums come from it.
-    """
-    import pyarrow as pa
-    import pandas as pd
-    from pyspark.ml.functions import array_to_vector
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import ArrayType, DoubleType, LongType, StructField, StructType
-
-    num_features = rows.num_features
-    partials = []
-    for batch in rows.query_batches(queries, extra_bytes_per_query):
-        progress.check_interrupted()
-        query_handle, handle = rows.ship_queries(queries, batch), rows.ship(batch_payload(batch))
-        partials.append(rows.keyed_partials(
-            lambda block, q=query_handle, shipped=handle: emit(block, {**q.value, **shipped.value})))
-    spark = rows.df.sparkSession
-    every_query = spark.createDataFrame(pd.DataFrame({"key": queries.ids.astype(np.int64)})).select(
-        F.col("key").cast("long"), F.lit(-1).cast("long").alias("partition"),
-        F.lit(None).cast(ArrayType(DoubleType(), False)).alias("values"))
-    union = every_query
-    for frame in partials:
-        union = union.unionByName(frame)
-
-    def sum_per_key(batches):
-        keys, parts, vectors = [], [], []
-        for batch in batches:
-            keys.append(batch.column(0).to_numpy(zero_copy_only=False))
-            parts.append(batch.column(1).to_numpy(zero_copy_only=False))
-            vectors.extend(batch.column(2).to_pylist())
-        if not keys:
-            return
-        keys, parts = np.concatenate(keys), np.concatenate(parts)
-        order = np.lexsort((parts, keys))  # by query id, then partition: a fixed summation order
-        unique_keys, group_of_key = np.unique(keys, return_inverse=True)
-        sums = np.zeros((unique_keys.size, num_features))
-        present = [row for row in order if vectors[row] is not None]
-        if present:
-            np.add.at(sums, group_of_key[present], np.array([vectors[row] for row in present], dtype=np.float64))
-        offsets = np.arange(unique_keys.size + 1, dtype=np.int32) * num_features
-        yield pa.RecordBatch.from_arrays(
-            [pa.array(unique_keys.astype(np.int64)), pa.ListArray.from_arrays(pa.array(offsets), pa.array(sums.ravel()))],
-            names=["row_id", "sums"])
-
-    schema = StructType([StructField("row_id", LongType(), False), StructField("sums", ArrayType(DoubleType(), False))])
-    lazy = (union.repartition(_PER_QUERY_PARTITIONS, "key").mapInArrow(sum_per_key, schema)
-            .select("row_id", array_to_vector("sums").alias("sums")))
-    try:
-        # Checkpointed (computed now, lineage cut): the frame no longer needs the shipped batches.
-        frame = rows.diagnosed(lambda: lazy.localCheckpoint(eager=True))
-        # each partition's sums in its (key) order, merged in partition order: the same bits for
-        # any partitioning of the input (the frame's partitions depend on the query ids only)
-        total = aggregate_partitions(frame, ["sums"], lambda block: {"total": np.asarray(block["sums"]).sum(axis=0)},
-                                     _sum_total, num_features=num_features, dense=True, transport=rows.transport)
-    finally:
-        rows.release_shipped()
-    rows.info["passes"].append("per-query sums (DataFrame)")
-    feature_sums = np.zeros(num_features) if total is None else total["total"]
-    return PairSumsResult(feature_sums, None, frame)
-
+#: The result of :func:`pair_sums` and :func:`kernel_sums` (the pass API's :class:`SumsResult`).
+PairSumsResult = SumsResult
+Queries = Union[RowSet, ShippedQueries]
 
 def _dense_shift(query_matrix) -> Optional[np.ndarray]:
     """Translation for the Euclidean GEMM identity (see core.neighbours.pairwise_distances): the
@@ -190,7 +60,7 @@ def _dense_shift(query_matrix) -> Optional[np.ndarray]:
     return np.round(np.asarray(query_matrix.mean(axis=0)).ravel())
 
 
-def nearest(rows: Rows, queries: RowSet, k: int, *, metric: str = "euclidean",
+def nearest(rows: Rows, queries: Queries, k: int, *, metric: str = "euclidean",
             feature_weights: Optional[np.ndarray] = None, block_size: int = 2048,
             with_vectors: bool = False) -> NeighbourTable:
     """Per query and class, the k nearest rows of ``rows`` (one pass per query batch).
@@ -198,14 +68,14 @@ def nearest(rows: Rows, queries: RowSet, k: int, *, metric: str = "euclidean",
     Parameters
     ----------
     rows : Rows
-    queries : RowSet
+    queries : RowSet or ShippedQueries
         Usually rows of the same data (then a query is never its own neighbour, by row id).
     k : int
     metric : {"euclidean", "manhattan"}
         Euclidean distances are returned squared.
     feature_weights : ndarray (p,), optional
         Search in the weighted metric (distances between ``w * x``); independent of the
-        feature scaling of ``rows``, which also applies to later pair sums.
+        feature scaling of ``rows`` (a view of :meth:`Rows.scaled_by`), which the pair sums share.
     block_size : int
         Rows per block and queries per chunk of the distance computation.
     with_vectors : bool
@@ -227,14 +97,12 @@ def nearest(rows: Rows, queries: RowSet, k: int, *, metric: str = "euclidean",
         if feature_weights.shape != (rows.num_features,) or not np.all(np.isfinite(feature_weights)):
             raise ValueError(f"feature_weights must be {rows.num_features} finite numbers; got shape {feature_weights.shape}")
     num_classes = rows.num_classes
+    shipped_queries, queries = queries, query_rows(queries)
     query_matrix = rows.scaled(queries.matrix)
     shift = _dense_shift(query_matrix)
     neighbour_ids = np.zeros((len(queries), num_classes, k), dtype=np.int64)
     distances = np.zeros((len(queries), num_classes, k))
     vectors = np.zeros((len(queries), num_classes, k, rows.num_features)) if with_vectors else None
-
-    def payload(batch):
-        return {}
 
     def summarize(block: Block, shipped):
         table = local_neighbour_table(
@@ -256,9 +124,11 @@ def nearest(rows: Rows, queries: RowSet, k: int, *, metric: str = "euclidean",
             summary["vectors"] = merged.vectors
         return summary
 
-    # The budget bounds what is shipped (the queries); the returned tables are (m_batch, C, k)
-    # ids and distances, plus (m_batch, C, k, p) vectors with with_vectors.
-    for batch, summary in _batched_pass(rows, queries, "neighbour search", payload, summarize, merge):
+    # What is shipped is the query batch; what returns is (m_batch, C, k) ids and distances, plus
+    # (m_batch, C, k, p) vectors with with_vectors: both budgeted.
+    returned = num_classes * k * (16.0 + (8.0 * rows.num_features if with_vectors else 0.0))
+    for batch, summary in batched_pass(rows, shipped_queries, "neighbour search", summarize, merge,
+                                       bytes_per_query=returned):
         if summary is None:
             empty = empty_neighbour_table(queries.ids[batch], num_classes, k)
             summary = {"neighbour_ids": empty.neighbour_ids, "distances": empty.distances}
@@ -268,14 +138,14 @@ def nearest(rows: Rows, queries: RowSet, k: int, *, metric: str = "euclidean",
     return NeighbourTable(queries.ids.copy(), neighbour_ids, distances, vectors)
 
 
-def pair_sums(rows: Rows, queries: RowSet, query_positions, neighbour_ids, weights, *,
+def pair_sums(rows: Rows, queries: Queries, query_positions, neighbour_ids, weights, *,
               difference: str = "abs", per_query: Optional[str] = None) -> PairSumsResult:
     """``sum_j weights_j d(x_{q_j}, x_{r_j})`` per feature over (query, neighbour id, weight) pairs.
 
     Parameters
     ----------
     rows : Rows
-    queries : RowSet
+    queries : RowSet or ShippedQueries
     query_positions : array of int (P,)
         Position of each pair's query in ``queries``.
     neighbour_ids : array of int (P,)
@@ -292,12 +162,12 @@ def pair_sums(rows: Rows, queries: RowSet, query_positions, neighbour_ids, weigh
     block finds its pairs by binary search. Cost O(P p) over the cluster.
     """
     check_difference(difference)
-    _check_per_query(per_query)
+    check_per_query(per_query)
     query_positions = np.asarray(query_positions, dtype=np.int64)
     neighbour_ids = np.asarray(neighbour_ids, dtype=np.int64)
     weights = np.asarray(weights, dtype=np.float64)
     num_features = rows.num_features
-    pairs_per_query = len(weights) / max(len(queries), 1)
+    pairs_per_query = len(weights) / max(len(query_rows(queries)), 1)
 
     def payload(batch):
         in_batch = (query_positions >= batch.start) & (query_positions < batch.stop)
@@ -339,12 +209,13 @@ def pair_sums(rows: Rows, queries: RowSet, query_positions, neighbour_ids, weigh
             touched = np.flatnonzero(np.any(query_sums_of_block != 0, axis=1))
             return shipped["ids"][touched], query_sums_of_block[touched]
 
-        return _per_query_frame(rows, queries, payload, emit, extra_bytes_per_query=24.0 * pairs_per_query)
+        return per_query_frame(rows, queries, emit, payload=payload, shipped_bytes_per_query=24.0 * pairs_per_query)
 
-    return _summed_passes(rows, queries, "pair sums", payload, summarize, per_query, 24.0 * pairs_per_query)
+    return summed_pass(rows, queries, "pair sums", summarize, per_query=per_query, payload=payload,
+                       shipped_bytes_per_query=24.0 * pairs_per_query)
 
 
-def kernel_sums(rows: Rows, queries: RowSet, kernel: str, *, group_weights, query_groups=None,
+def kernel_sums(rows: Rows, queries: Queries, kernel: str, *, group_weights, query_groups=None,
                 row_groups: Union[None, Callable[[Block], np.ndarray]] = None, sigma=None,
                 exclude_self: bool = True, per_query: Optional[str] = None, block_size: int = 2048) -> PairSumsResult:
     """``S[q, f] = sum over all rows r of W_qr k_f(x_qf - x_rf)``, ``W = U_q A U_r^T``.
@@ -352,7 +223,7 @@ def kernel_sums(rows: Rows, queries: RowSet, kernel: str, *, group_weights, quer
     Parameters
     ----------
     rows : Rows
-    queries : RowSet
+    queries : RowSet or ShippedQueries
     kernel : {"gaussian", "abs", "square"}
     group_weights : array (G_q, G_r)
         ``A``.
@@ -374,12 +245,12 @@ def kernel_sums(rows: Rows, queries: RowSet, kernel: str, *, group_weights, quer
     cost ``m n p`` kernel evaluations; CSR rows only their non-zeros and co-non-zeros
     (:mod:`sparkfs.core.pairs`).
     """
-    _check_per_query(per_query)
+    check_per_query(per_query)
     sigma = check_kernel(kernel, sigma, rows.num_features)
     num_classes = rows.num_classes
     group_weights = np.asarray(group_weights, dtype=np.float64)
     if query_groups is None:
-        query_groups = one_hot(queries.labels, num_classes)
+        query_groups = one_hot(query_rows(queries).labels, num_classes)
     query_groups = np.asarray(query_groups, dtype=np.float64)
 
     def payload(batch):
@@ -402,12 +273,14 @@ def kernel_sums(rows: Rows, queries: RowSet, kernel: str, *, group_weights, quer
         def emit(block: Block, shipped):
             return shipped["ids"], block_sums(block, shipped, True)
 
-        return _per_query_frame(rows, queries, payload, emit, extra_bytes_per_query=8.0 * query_groups.shape[1])
+        return per_query_frame(rows, queries, emit, payload=payload,
+                               shipped_bytes_per_query=8.0 * query_groups.shape[1])
 
-    return _summed_passes(rows, queries, "kernel sums", payload, summarize, per_query, 8.0 * query_groups.shape[1])
+    return summed_pass(rows, queries, "kernel sums", summarize, per_query=per_query, payload=payload,
+                       shipped_bytes_per_query=8.0 * query_groups.shape[1])
 
 
-def distance_sums(rows: Rows, queries: RowSet) -> np.ndarray:
+def distance_sums(rows: Rows, queries: Queries) -> np.ndarray:
     """``sum over all rows r of ||x_q - x_r||_2`` for every query q, shape (m,).
 
     One pass per query batch; each partition adds its rows' distances
@@ -415,12 +288,12 @@ def distance_sums(rows: Rows, queries: RowSet) -> np.ndarray:
     itself is exactly 0 and needs no exclusion). Per task: the block, the query batch and an
     (m_batch, chunk) distance table of at most 4 M values. Cost O(m n p).
     """
-    totals = np.zeros(len(queries))
+    totals = np.zeros(len(query_rows(queries)))
 
     def summarize(block: Block, shipped):
         return {"distance_sums": euclidean_distance_sums(shipped["matrix"], block.matrix)}
 
-    for batch, summary in _batched_pass(rows, queries, "distance sums", lambda batch: {}, summarize, _sum_merge):
+    for batch, summary in batched_pass(rows, queries, "distance sums", summarize, bytes_per_query=8.0):
         if summary is not None:
             totals[batch] = summary["distance_sums"]
     return totals

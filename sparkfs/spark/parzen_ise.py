@@ -35,7 +35,8 @@ from sparkfs.core import parzen_ise as pi
 from sparkfs.core import parzen_ise_marginal as pim
 from sparkfs.core.sampling import content_sample_keys
 from sparkfs.errors import InvalidInputError
-from sparkfs.spark.rows import Block, Rows
+from sparkfs.spark.passes import batched_pass, sum_merge
+from sparkfs.spark.rows import Block, Rows, RowSet
 
 #: Rows sampled for the FCM start, per cluster (the first C distinct ones by key are taken).
 START_ROWS_PER_CLUSTER = 8
@@ -64,10 +65,6 @@ def _group_memberships(points, labels, shipped) -> np.ndarray:
     return pi.hard_memberships(fuzzy) if shipped["hard"] else fuzzy
 
 
-def _added(left, right):
-    return {name: left[name] + right[name] for name in left}
-
-
 def _start_keys(rows, seed):
     """The rows' seeded content keys (those that drew them): FCM starts from the first distinct
     rows in (key, id) order, as :func:`sparkfs.core.parzen_ise.parzen_ise_in_memory` does."""
@@ -85,18 +82,14 @@ def _fuzzy_cmeans(rows: Rows, mean, feature_scale, num_clusters, m, tol, max_ite
     objective, converged, iteration = [], False, 0
     meter = progress.steps("parzen-ise fuzzy c-means (at most)", max_iter, "iteration")
     for iteration in range(1, max_iter + 1):
-        handle = rows.ship({"centres": centres, "mean": mean, "m": m})
-
-        def summarize(block: Block):
+        def summarize(block: Block, handle):
             terms = fcm.fcm_block_terms(_centred(block.matrix, handle.value["mean"]), handle.value["centres"],
                                         handle.value["m"])
             return {"weighted_sums": terms.weighted_sums, "membership_sums": terms.membership_sums,
                     "objective": np.array([terms.objective])}
 
-        try:
-            totals = rows.run_pass("fuzzy c-means", summarize, _added)
-        finally:
-            rows.release_shipped()
+        with rows.shipped({"centres": centres, "mean": mean, "m": m}) as handle:
+            totals = rows.run_pass("fuzzy c-means", lambda block: summarize(block, handle), sum_merge)
         objective.append(float(totals["objective"][0]))
         new_centres = fcm.fcm_centres(totals["weighted_sums"], totals["membership_sums"])
         shift = fcm.centre_shift(centres, new_centres, feature_scale)
@@ -115,54 +108,81 @@ def _group_variances(rows: Rows, grouping, feature_variance, variance_floor):
         if shifts == "means":
             with np.errstate(divide="ignore", invalid="ignore"):
                 shifts = np.nan_to_num(moments.sums / moments.weight_sums[:, None])
-        handle = rows.ship({**grouping, "shifts": shifts})
 
-        def summarize(block: Block):
-            shipped = handle.value
+        def summarize(block: Block, shipped):
             points = _centred(block.matrix, shipped["mean"])
             terms = pi.group_moment_terms(points, _group_memberships(points, block.labels, shipped), shipped["shifts"])
             return {"weight_sums": terms.weight_sums, "sums": terms.sums, "square_sums": terms.square_sums}
 
-        try:
-            totals = rows.run_pass("group moments", summarize, _added)
-        finally:
-            rows.release_shipped()
+        with rows.shipped({**grouping, "shifts": shifts}) as handle:
+            totals = rows.run_pass("group moments", lambda block: summarize(block, handle.value), sum_merge)
         moments = pi.GroupMoments(totals["weight_sums"], totals["sums"], totals["square_sums"])
     return pi.group_variances(moments, feature_variance, floor=variance_floor)
 
 
-def _marginal_terms(rows: Rows, grouping, query_points, query_memberships, variances, feature_variance, w, h,
+def _marginal_terms(rows: Rows, grouping, queries: RowSet, query_memberships, variances, feature_variance, w, h,
                     with_self, block_size) -> pim.MarginalTerms:
-    """The ``marginal`` reading's pair sums at w: one pass per query batch of ``block_size``; every task
-    adds :func:`marginal_block_terms` over its rows, on the standardised points."""
-    scaled_queries, scaled_variances = pim.standardised(query_points, feature_variance, variances)
-    totals = []
-    for start in range(0, scaled_queries.shape[0], block_size):
-        batch = slice(start, start + block_size)
-        handle = rows.ship({**grouping, "points": scaled_queries[batch], "memberships": query_memberships[batch],
-                            "w": w, "variances": scaled_variances, "feature_variance": feature_variance})
+    """The ``marginal`` reading's pair sums at w: one pass per query batch (at most ``block_size``, and
+    within the budgets of :func:`sparkfs.spark.passes.batched_pass`); every task adds
+    :func:`marginal_block_terms` over its rows, on the standardised points."""
+    scaled_points, scaled_variances = pim.standardised(queries.matrix, feature_variance, variances)
+    standardised = RowSet(scaled_points, queries.ids, queries.labels)
 
-        def summarize(block: Block):
-            shipped = handle.value
-            centred = _centred(block.matrix, shipped["mean"])
-            memberships = _group_memberships(centred, block.labels, shipped)
-            points, _ = pim.standardised(centred, shipped["feature_variance"], shipped["variances"])
-            terms = pim.summed_block_terms(
-                (pim.marginal_block_terms(shipped["points"], shipped["memberships"], points[chunk], memberships[chunk],
-                                          shipped["variances"], shipped["w"], h=h, with_self=with_self)
-                 for chunk in (slice(s, s + block_size) for s in range(0, points.shape[0], block_size))),
-                points.shape[1], with_self)
-            summary = {"cross": terms.cross, "own": terms.own}
-            if with_self:
-                summary["self_sums"] = terms.self_sums
-            return summary
+    def summarize(block: Block, shipped):
+        centred = _centred(block.matrix, shipped["mean"])
+        memberships = _group_memberships(centred, block.labels, shipped)
+        points, _ = pim.standardised(centred, shipped["feature_variance"], shipped["variances"])
+        terms = pim.summed_block_terms(
+            (pim.marginal_block_terms(shipped["matrix"], shipped["memberships"], points[chunk], memberships[chunk],
+                                      shipped["variances"], shipped["w"], h=h, with_self=with_self)
+             for chunk in (slice(s, s + block_size) for s in range(0, points.shape[0], block_size))),
+            points.shape[1], with_self)
+        summary = {"cross": terms.cross, "own": terms.own}
+        if with_self:
+            summary["self_sums"] = terms.self_sums
+        return summary
 
-        try:
-            totals.append(rows.run_pass("marginal ise pair sums", summarize, _added))
-        finally:
-            rows.release_shipped()
+    shared = {**grouping, "w": w, "variances": scaled_variances, "feature_variance": feature_variance}
+    totals = [summary for _, summary in batched_pass(
+        rows, standardised, "marginal ise pair sums", summarize, payload=lambda batch: {
+            "memberships": query_memberships[batch]},
+        shared=shared, shipped_bytes_per_query=8.0 * query_memberships.shape[1], max_batch=block_size)]
     return pim.summed_block_terms((pim.MarginalTerms(t.get("self_sums"), t["cross"], t["own"]) for t in totals),
                                   len(feature_variance), with_self)
+
+
+def _ise_pair_sums(rows: Rows, grouping, queries: RowSet, query_memberships, variances, h, block_size):
+    """The ISE pair sums at w: ``pair_sums(w, free, log_scale, gradient)`` for :func:`ise_run`, one
+    pass per query batch (at most ``block_size``, and within the pass API's budgets)."""
+
+    def summarize(block: Block, shipped, gradient):
+        points = _centred(block.matrix, shipped["mean"])
+        row_memberships = _group_memberships(points, block.labels, shipped)
+        sums, grad = np.zeros(shipped["matrix"].shape[0]), np.zeros(shipped["free"].size)
+        for start in range(0, points.shape[0], block_size):
+            chunk = slice(start, start + block_size)
+            terms = pi.overlap_block_terms(shipped["matrix"], shipped["memberships"], points[chunk],
+                                           row_memberships[chunk], shipped["variances"], shipped["w"], h=h,
+                                           free_features=shipped["free"], log_scale=shipped["log_scale"],
+                                           gradient=gradient)
+            sums += terms.query_sums
+            if gradient:
+                grad += terms.weight_gradient
+        return {"query_sums": sums, "weight_gradient": grad}
+
+    def pair_sums(w, free, log_scale, gradient):
+        query_sums, weight_gradient = np.zeros(len(queries)), np.zeros(free.size)
+        shared = {**grouping, "w": w, "free": free, "log_scale": log_scale, "variances": variances}
+        for batch, totals in batched_pass(
+                rows, queries, "ise pair sums", lambda block, shipped: summarize(block, shipped, gradient),
+                payload=lambda batch: {"memberships": query_memberships[batch]}, shared=shared,
+                shipped_bytes_per_query=8.0 * query_memberships.shape[1], bytes_per_query=8.0,
+                max_batch=block_size, progress_name="parzen-ise pair sums"):
+            query_sums[batch] = totals["query_sums"]
+            weight_gradient += totals["weight_gradient"]
+        return query_sums, weight_gradient
+
+    return pair_sums
 
 
 def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None, *, num_features: int,
@@ -206,47 +226,16 @@ def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None
             info.update(groups="fcm", fcm=fcm_info, centres=centres + mean)
         variances = _group_variances(rows, grouping, feature_variance, options["variance_floor"])
         queries = rows.collect() if landmarks is None or landmarks >= num_rows else rows.sample(landmarks, seed + 1)
-        query_points = _centred(queries.matrix, mean)
-        query_memberships = _group_memberships(query_points, queries.labels, grouping)
-        batches = [slice(start, start + block_size) for start in range(0, len(queries), block_size)]
+        # the queries centred at the column means (the rows are centred in the tasks)
+        centred = RowSet(_centred(queries.matrix, mean), queries.ids, queries.labels)
+        query_memberships = _group_memberships(centred.matrix, queries.labels, grouping)
         info.update(variances=variances, num_queries=len(queries))
-
-        def pair_sums(w, free, log_scale, gradient):
-            query_sums, weight_gradient = np.zeros(len(queries)), np.zeros(free.size)
-            meter = progress.steps("parzen-ise pair sums", len(batches), "query batch")
-            for batch in batches:
-                handle = rows.ship({**grouping, "points": query_points[batch], "memberships": query_memberships[batch],
-                                    "w": w, "free": free, "log_scale": log_scale, "variances": variances})
-
-                def summarize(block: Block):
-                    shipped = handle.value
-                    points = _centred(block.matrix, shipped["mean"])
-                    row_memberships = _group_memberships(points, block.labels, shipped)
-                    sums, grad = np.zeros(shipped["points"].shape[0]), np.zeros(shipped["free"].size)
-                    for start in range(0, points.shape[0], block_size):
-                        chunk = slice(start, start + block_size)
-                        terms = pi.overlap_block_terms(shipped["points"], shipped["memberships"], points[chunk],
-                                                       row_memberships[chunk], shipped["variances"], shipped["w"],
-                                                       h=h_value, free_features=shipped["free"],
-                                                       log_scale=shipped["log_scale"], gradient=gradient)
-                        sums += terms.query_sums
-                        if gradient:
-                            grad += terms.weight_gradient
-                    return {"query_sums": sums, "weight_gradient": grad}
-
-                try:
-                    totals = rows.run_pass("ise pair sums", summarize, _added)
-                finally:
-                    rows.release_shipped()
-                query_sums[batch] = totals["query_sums"]
-                weight_gradient += totals["weight_gradient"]
-                meter.advance()
-            return query_sums, weight_gradient
+        pair_sums = _ise_pair_sums(rows, grouping, centred, query_memberships, variances, h_value, block_size)
 
         def run(fixed, previous):
             if marginal:
                 return pim.marginal_run(
-                    lambda w, with_self: _marginal_terms(rows, grouping, query_points, query_memberships, variances,
+                    lambda w, with_self: _marginal_terms(rows, grouping, centred, query_memberships, variances,
                                                          feature_variance, w, h_value, with_self, block_size),
                     num_rows=num_rows, num_features=num_features, fixed=fixed, num_queries=len(queries),
                     max_iter=options["descent"]["max_iter"], tol=options["descent"]["tol"],

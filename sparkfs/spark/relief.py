@@ -29,6 +29,7 @@ from sparkfs.core.neighbours import METRICS
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.blocks import TRANSPORTS
 from sparkfs.spark.neighbours import kernel_sums, nearest, pair_sums
+from sparkfs.spark.passes import ShippedQueries
 from sparkfs.spark.rows import Rows
 
 
@@ -143,10 +144,9 @@ def _neighbour_weights(rows: Rows, neighbour_ids: np.ndarray):
     from sparkfs.core.neighbours import PAD_ID
 
     wanted = np.unique(neighbour_ids[neighbour_ids != PAD_ID])
-    handle = rows.ship(wanted)
     num_classes = rows.num_classes
 
-    def summarize(block):
+    def summarize(block, handle):
         keep = np.isin(block.ids, handle.value)
         return {"class_weights": np.bincount(block.labels, weights=block.weights, minlength=num_classes),
                 "ids": block.ids[keep].astype(np.int64), "weights": block.weights[keep]}
@@ -156,10 +156,8 @@ def _neighbour_weights(rows: Rows, neighbour_ids: np.ndarray):
                 "ids": np.concatenate([left["ids"], right["ids"]]),
                 "weights": np.concatenate([left["weights"], right["weights"]])}
 
-    try:
-        summary = rows.run_pass("neighbour weights", summarize, merge)
-    finally:
-        rows.release_shipped()
+    with rows.shipped(wanted) as handle:
+        summary = rows.run_pass("neighbour weights", lambda block: summarize(block, handle), merge)
     order = np.argsort(summary["ids"], kind="stable")
     ids, weights = summary["ids"][order], summary["weights"][order]
     if not np.array_equal(ids, wanted):
@@ -256,23 +254,24 @@ def relief_statistics(
                                                   std=statistics.std, num_features=num_features)
             if variant == "prelief" and sigma is None:
                 sigma = relief_math.default_parzen_sigma((statistics.maximum - statistics.minimum) / scale)
-        rows.scale_features(scale)
-        rows.check_magnitude(variant)
+        scaled = rows.scaled_by(scale)
+        scaled.check_magnitude(variant)
         table = None
         if variant == "prelief":
-            sums = kernel_sums(rows, queries, "gaussian", group_weights=relief_math.prelief_class_weights(class_counts),
+            sums = kernel_sums(scaled, queries, "gaussian", group_weights=relief_math.prelief_class_weights(class_counts),
                                sigma=sigma, exclude_self=True, per_query=per_query, block_size=block_size)
         else:
-            table = nearest(rows, queries, k, metric=metric, block_size=block_size)
-            if weight_col is None:
-                pairs = relief_math.margin_pairs(variant, table, queries.labels, priors)
-            else:
-                class_weights, neighbour_weights = _neighbour_weights(rows, table.neighbour_ids)
-                priors = relief_math.class_priors(class_weights)
-                pairs = relief_math.weighted_relieff_pairs(table, queries.labels, priors, queries.weights,
-                                                           neighbour_weights)
-            sums = pair_sums(rows, queries, pairs.query_positions, pairs.neighbour_ids, pairs.weights,
-                             difference="abs", per_query=per_query)
+            with ShippedQueries(scaled, queries) as shipped:  # one broadcast per batch for both passes
+                table = nearest(scaled, shipped, k, metric=metric, block_size=block_size)
+                if weight_col is None:
+                    pairs = relief_math.margin_pairs(variant, table, queries.labels, priors)
+                else:
+                    class_weights, neighbour_weights = _neighbour_weights(rows, table.neighbour_ids)
+                    priors = relief_math.class_priors(class_weights)
+                    pairs = relief_math.weighted_relieff_pairs(table, queries.labels, priors, queries.weights,
+                                                               neighbour_weights)
+                sums = pair_sums(scaled, shipped, pairs.query_positions, pairs.neighbour_ids, pairs.weights,
+                                 difference="abs", per_query=per_query)
         info = dict(rows.info)
         info["query_batches"] = len(rows.query_batches(queries))
         info["transport"] = rows.transport

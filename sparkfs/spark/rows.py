@@ -46,6 +46,7 @@ indices 0..C-1 (doubles like 2.0 accepted); weights must be finite and >= 0.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
@@ -200,9 +201,8 @@ class Rows:
         self._prepared = None
         self.cache_blocks = cache_blocks
         self._block_frame = None
-        self._handles: List[Any] = []
-        self._query_handles: Dict[Any, Any] = {}
         self._scaled_cache = None
+        #: 1 / scale of the passes: None here; a view of :meth:`scaled_by` has its own.
         self.inverse_scale: Optional[np.ndarray] = None
         self.info: Dict[str, Any] = {"row_ids": row_id_col or "position in input order", "passes": []}
 
@@ -215,9 +215,7 @@ class Rows:
         self.release()
 
     def release(self) -> None:
-        """Destroy what was shipped to the tasks and unpersist the prepared input."""
-        self.release_shipped()
-        self.release_queries()
+        """Unpersist the prepared input (what was shipped went with its ``with`` block)."""
         if self._block_frame is not None:
             self._block_frame.unpersist()
             self._block_frame = None
@@ -228,16 +226,16 @@ class Rows:
             self._prepared.unpersist()
             self._prepared = None
 
-    def ship(self, value):
-        """Hand ``value`` to the tasks of the next passes (broadcast or closure); read ``.value``."""
+    @contextmanager
+    def shipped(self, value):
+        """``with rows.shipped(value) as handle:`` hands ``value`` to the tasks of the passes run
+        inside the block (a broadcast, or the task closure on Spark Connect; read ``handle.value``
+        in the tasks) and destroys that handle, and nothing else, when the block ends."""
         handle = ship_to_tasks(self.df.sparkSession, value, self.transport)
-        self._handles.append(handle)
-        return handle
-
-    def release_shipped(self) -> None:
-        for handle in self._handles:
+        try:
+            yield handle
+        finally:
             handle.destroy()
-        self._handles.clear()
 
     # -- error diagnosis -------------------------------------------------------------------
 
@@ -419,12 +417,14 @@ class Rows:
         statistics = self.column_statistics()
         check_magnitude(statistics.minimum, statistics.maximum, self.inverse_scale, owner)
 
-    def scale_features(self, scale: Optional[np.ndarray]) -> None:
-        """Divide every feature by ``scale`` in every later pass (and in :meth:`scaled`)."""
-        unit = scale is None or np.all(np.asarray(scale) == 1.0)
-        self.inverse_scale = None if unit else 1.0 / np.asarray(scale, dtype=np.float64)
-        self._scaled_cache = None
-        self.release_queries()
+    def scaled_by(self, scale: Optional[np.ndarray]) -> "Rows":
+        """A view of these rows whose passes (and :meth:`scaled`) see every feature divided by
+        ``scale`` (None or all ones: unscaled). The view shares the prepared input, its counts,
+        statistics and cached blocks with ``self``; ``self`` and other views keep their own scale.
+        The view owns nothing: release the rows it was made from (:mod:`sparkfs.spark.scaled_rows`)."""
+        from sparkfs.spark.scaled_rows import ScaledRows
+
+        return ScaledRows(self, scale)
 
     def scaled(self, matrix):
         """A driver-side matrix in the units the passes use (the last one is kept: no re-scaling)."""
@@ -433,20 +433,6 @@ class Rows:
         if self._scaled_cache is None or self._scaled_cache[0] is not matrix:
             self._scaled_cache = (matrix, scale_columns(matrix, self.inverse_scale))
         return self._scaled_cache[1]
-
-    def ship_queries(self, queries: RowSet, batch: slice):
-        """The scaled query batch ``{"matrix", "ids"}`` in the tasks, shipped once for every pass
-        that uses the same queries (a search, then the pair sums, reuse one broadcast)."""
-        key = (id(queries), batch.start, batch.stop)
-        if key not in self._query_handles:
-            value = {"matrix": self.scaled(queries.matrix)[batch], "ids": queries.ids[batch]}
-            self._query_handles[key] = (queries, ship_to_tasks(self.df.sparkSession, value, self.transport))
-        return self._query_handles[key][1]
-
-    def release_queries(self) -> None:
-        for _, handle in self._query_handles.values():
-            handle.destroy()
-        self._query_handles.clear()
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -532,7 +518,7 @@ class Rows:
 
         ``emit_block(block)`` returns ``(keys (r,), values (r, p))`` for one block; the caller
         sums the partials per key (see :func:`sparkfs.spark.neighbours.pair_sums`). Nothing runs
-        until the caller materialises it (it must before :meth:`release_shipped`).
+        until the caller materialises it (it must inside the ``with`` blocks of what it ships).
         """
         import pyarrow as pa
         from pyspark.sql.types import ArrayType, DoubleType, LongType, StructField, StructType
@@ -567,7 +553,7 @@ class Rows:
                  merge: Callable[[Dict, Dict], Dict], *, scaled: bool = True) -> Optional[Dict[str, np.ndarray]]:
         """One pass: every Arrow batch of every partition as a :class:`Block`, summarised and reduced.
 
-        ``scaled=False`` hands the blocks the raw features (before :meth:`scale_features`);
+        ``scaled=False`` hands the blocks the raw features (a view of :meth:`scaled_by` scales them);
         ``name`` (None: the caller records the pass) goes to ``info["passes"]``."""
         inverse_scale, has_weights = self.inverse_scale if scaled else None, bool(self.weight_col)
 

@@ -161,19 +161,15 @@ def _total_weight(rows: Rows) -> float:
 def _summed_hinge_terms(rows: Rows, features: np.ndarray, coef: np.ndarray, intercept: np.ndarray,
                         positive_classes) -> dict:
     """One pass: :func:`hinge_terms` of every block on the remaining ``features``, summed."""
-    handle = rows.ship({"features": features, "coef": coef, "intercept": intercept})
     all_features = features.size == rows.num_features
 
-    def summarize(block: Block):
-        shipped = handle.value
+    def summarize(block: Block, shipped):
         matrix = block.matrix if all_features else block.matrix[:, shipped["features"]]
         return hinge_terms(matrix, block.labels, block.weights, shipped["coef"], shipped["intercept"],
                            positive_classes)
 
-    try:
-        return rows.run_pass("svm objective", summarize, _added)
-    finally:
-        rows.release_shipped()
+    with rows.shipped({"features": features, "coef": coef, "intercept": intercept}) as handle:
+        return rows.run_pass("svm objective", lambda block: summarize(block, handle.value), _added)
 
 
 def sparkml_svm_rfe(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,

@@ -253,9 +253,10 @@ def test_cached_blocks_give_the_same_results(frames, transport):
         with Rows(df, "features", num_features=5, label_col="label", num_classes=3, transport=transport,
                   cache_blocks=cache_blocks) as rows:
             queries = rows.sample(8, seed=5)
-            rows.scale_features(np.array([1.0, 2.0, 0.5, 1.0, 4.0]))
-            table = nearest(rows, queries, 2)
-            sums = pair_sums(rows, queries, np.arange(8), table.neighbour_ids[:, 0, 0], np.ones(8), per_query="driver")
+            scaled_rows = rows.scaled_by(np.array([1.0, 2.0, 0.5, 1.0, 4.0]))
+            table = nearest(scaled_rows, queries, 2)
+            sums = pair_sums(scaled_rows, queries, np.arange(8), table.neighbour_ids[:, 0, 0], np.ones(8),
+                             per_query="driver")
             outcomes.append((table.neighbour_ids, sums.query_sums))
             assert ("blocks (cached)" in rows.info["passes"]) == cache_blocks
     np.testing.assert_array_equal(outcomes[0][0], outcomes[1][0])
