@@ -31,12 +31,12 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from sparkfs import progress
 from sparkfs.core import multisurf as ms_math
 from sparkfs.core import relief as relief_math
 from sparkfs.core.neighbours import METRICS
 from sparkfs.errors import InvalidInputError
-from sparkfs.spark.rows import Block, Rows, RowSet
+from sparkfs.spark.passes import ShippedQueries, batched_pass, query_batches, query_rows, sum_merge
+from sparkfs.spark.rows import Block, Rows
 
 
 @dataclass
@@ -112,38 +112,23 @@ def _merge_moments(left, right):
     return {"weight": merged.weight, "mean": merged.mean, "m2": merged.m2}
 
 
-def _sum_merge(left, right):
-    return {name: left[name] + right[name] for name in left}
-
-
 @dataclass
 class _Setup:
-    """What every pass of one fit needs (picklable: it travels to the tasks in the closures)."""
+    """What every pass of one fit needs (picklable: it travels to the tasks in the kernels)."""
 
     variant: str
     metric: str
     num_classes: int
     block_size: int
     features: Optional[np.ndarray]
-    batches: List[slice]
 
 
-def _batch_passes(rows: Rows, queries: RowSet, setup: _Setup, name: str, payload, summarize, merge):
-    """One reduced pass per query batch (the queries shipped once for all three passes):
-    yields ``(batch, summary)``."""
-    meter = progress.steps(name, len(setup.batches), "query batch")
-    for batch in setup.batches:
-        query_handle = rows.ship_queries(queries, batch)
-        handle = rows.ship(payload(batch))
-        try:
-            summary = rows.run_pass(name, lambda block: summarize(block, {**query_handle.value, **handle.value}), merge)
-        finally:
-            rows.release_shipped()
-        meter.advance()
-        yield batch, summary
+#: Bytes shipped per query with the set-count pass (two thresholds) and, plus the (2, C) pair
+#: weights, with the difference pass.
+_THRESHOLD_BYTES = 16.0
 
 
-def _moments(rows: Rows, queries: RowSet, setup: _Setup) -> ms_math.DistanceMoments:
+def _moments(rows: Rows, queries: ShippedQueries, setup: _Setup) -> ms_math.DistanceMoments:
     """Pass 1: per query, the moments of its distances to every other row."""
     num_queries = len(queries)
     weight, mean, m2 = np.zeros(num_queries), np.zeros(num_queries), np.zeros(num_queries)
@@ -160,8 +145,7 @@ def _moments(rows: Rows, queries: RowSet, setup: _Setup) -> ms_math.DistanceMome
                 total[name][query_slice] = merged[name]
         return total
 
-    for batch, summary in _batch_passes(rows, queries, setup, "distance moments", lambda batch: {}, summarize,
-                                        _merge_moments):
+    for batch, summary in batched_pass(rows, queries, "distance moments", summarize, _merge_moments):
         if summary is not None:
             weight[batch], mean[batch], m2[batch] = summary["weight"], summary["mean"], summary["m2"]
     return ms_math.DistanceMoments(weight, mean, m2)
@@ -172,7 +156,7 @@ def _codes(setup: _Setup, shipped, query_slice, table, others):
                              setup.variant in ms_math.FAR_VARIANTS)
 
 
-def _counts(rows: Rows, queries: RowSet, setup: _Setup, near, far) -> np.ndarray:
+def _counts(rows: Rows, queries: ShippedQueries, setup: _Setup, near, far) -> np.ndarray:
     """Pass 2: per (query, set, class) the weight of the rows inside the thresholds."""
     counts = np.zeros((len(queries), 2, setup.num_classes))
 
@@ -188,13 +172,14 @@ def _counts(rows: Rows, queries: RowSet, setup: _Setup, near, far) -> np.ndarray
     def payload(batch):
         return {"near": near[batch], "far": far[batch]}
 
-    for batch, summary in _batch_passes(rows, queries, setup, "set counts", payload, summarize, _sum_merge):
+    for batch, summary in batched_pass(rows, queries, "set counts", summarize, sum_merge, payload=payload,
+                                       shipped_bytes_per_query=_THRESHOLD_BYTES):
         if summary is not None:
             counts[batch] = summary["counts"]
     return counts
 
 
-def _difference_sums(rows: Rows, queries: RowSet, setup: _Setup, near, far, pair_weights) -> np.ndarray:
+def _difference_sums(rows: Rows, queries: ShippedQueries, setup: _Setup, near, far, pair_weights) -> np.ndarray:
     """Pass 3: ``sum_q sum_r a[q, r] |x_q - x_r|`` per feature, ``pair_weights`` (m, 2, C) already
     multiplied by the query weights."""
     num_features = rows.num_features if setup.features is None else setup.features.size
@@ -214,21 +199,23 @@ def _difference_sums(rows: Rows, queries: RowSet, setup: _Setup, near, far, pair
     def payload(batch):
         return {"near": near[batch], "far": far[batch], "weights": pair_weights[batch]}
 
-    for _, summary in _batch_passes(rows, queries, setup, "weighted differences", payload, summarize, _sum_merge):
+    for _, summary in batched_pass(rows, queries, "weighted differences", summarize, sum_merge, payload=payload,
+                                   shipped_bytes_per_query=_THRESHOLD_BYTES + 16.0 * setup.num_classes):
         if summary is not None:
             total += summary["sums"]
     return total
 
 
-def _fit_scores(rows: Rows, queries: RowSet, setup: _Setup, info: Dict[str, Any]):
+def _fit_scores(rows: Rows, shipped: ShippedQueries, setup: _Setup, info: Dict[str, Any]):
     """The three passes and the core's formulas: (scores of ``setup.features``, near, far)."""
+    queries = query_rows(shipped)
     query_weights = np.ones(len(queries)) if queries.weights is None else np.asarray(queries.weights, dtype=np.float64)
-    moments = _moments(rows, queries, setup)
+    moments = _moments(rows, shipped, setup)
     total_row_weight = float(np.mean(moments.weight + query_weights))  # every row, each query's own included
     near, far = ms_math.thresholds(setup.variant, moments, query_weights, total_row_weight)
-    counts = _counts(rows, queries, setup, near, far)
+    counts = _counts(rows, shipped, setup, near, far)
     weights, constants = ms_math.term_weights(setup.variant, counts, queries.labels)
-    sums = _difference_sums(rows, queries, setup, near, far, weights * query_weights[:, None, None])
+    sums = _difference_sums(rows, shipped, setup, near, far, weights * query_weights[:, None, None])
     mass = query_weights.sum()
     if mass <= 0:
         raise InvalidInputError(f"the instance weights of the {len(queries)} queries sum to 0: no term to average")
@@ -311,30 +298,27 @@ def multisurf_statistics(
             statistics = rows.column_statistics()
             scale = relief_math.feature_scale(scaling, minimum=statistics.minimum, maximum=statistics.maximum,
                                               std=statistics.std, num_features=num_features)
-        rows.scale_features(scale)
-        rows.check_magnitude(variant)
+        scaled = rows.scaled_by(scale)
+        scaled.check_magnitude(variant)
         info: Dict[str, Any] = {}
-        extra_bytes = 16.0 + 16.0 * num_classes  # per query: two thresholds and the (2, C) pair weights
-        batches = rows.query_batches(queries, extra_bytes)
-
-        def setup_for(features):
-            return _Setup(variant, metric, num_classes, block_size, features, batches)
-
         thresholds = {}
 
         def score_features(features):
             subset = None if features.size == num_features else np.asarray(features, dtype=np.int64)
-            scores, thresholds["near"], thresholds["far"] = _fit_scores(rows, queries, setup_for(subset), info)
+            setup = _Setup(variant, metric, num_classes, block_size, subset)
+            scores, thresholds["near"], thresholds["far"] = _fit_scores(scaled, shipped, setup, info)
             return scores
 
         turf_features, tiers = None, []
-        if turf_fraction is None:
-            scores = score_features(np.arange(num_features))
-        else:
-            scores, turf_features, tiers = ms_math.turf(score_features, num_features, turf_fraction, turf_keep)
-            info["turf_rounds"] = len(tiers)
+        with ShippedQueries(scaled, queries) as shipped:  # one broadcast per batch for every pass and round
+            if turf_fraction is None:
+                scores = score_features(np.arange(num_features))
+            else:
+                scores, turf_features, tiers = ms_math.turf(score_features, num_features, turf_fraction, turf_keep)
+                info["turf_rounds"] = len(tiers)
         info.update(rows.info)
-        info["query_batches"] = len(batches)
+        info["query_batches"] = len(query_batches(scaled, queries, shipped_bytes_per_query=_THRESHOLD_BYTES
+                                                  + 16.0 * num_classes))
         info["transport"] = rows.transport
     return MultiSURFResult(
         scores=scores, variant=variant, metric=metric, scaling=scaling, n_rows=int(class_counts.sum()),
