@@ -90,7 +90,7 @@ METHOD_FACTS: Dict[str, MethodFacts] = {
     "multisurf": MethodFacts("Urbanowicz et al. 2018 (MultiSURF), scikit-rebate's definition", "required", True,
                              "tested"),
     "multisurf-star": MethodFacts("Granizo-Mackenzie & Moore 2013 (MultiSURF*), scikit-rebate's definition", "required",
-                                  True, "untested"),
+                                  True, "tested"),
     "surf": MethodFacts("Greene et al. 2009 (SURF), scikit-rebate's definition", "required", True, "untested"),
     "surf-star": MethodFacts("Greene et al. 2010 (SURF*), scikit-rebate's definition", "required", True, "untested"),
     "turf": MethodFacts("Moore & White 2007 (TuRF around innerMethod), scikit-rebate's TURF", "required", True,

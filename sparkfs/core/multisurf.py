@@ -226,7 +226,8 @@ def pair_coefficients(codes: np.ndarray, row_labels, weights: np.ndarray, row_we
     inside = codes >= 0
     coefficients = np.zeros(codes.shape)
     query_index = np.nonzero(inside)[0]
-    coefficients[inside] = weights[query_index, codes[inside].astype(np.int64), np.broadcast_to(row_labels, codes.shape)[inside]]
+    row_classes = np.broadcast_to(row_labels, codes.shape)[inside]
+    coefficients[inside] = weights[query_index, codes[inside].astype(np.int64), row_classes]
     if row_weights is not None:
         coefficients *= np.asarray(row_weights, dtype=np.float64)[None, :]
     return coefficients

@@ -18,7 +18,8 @@ TOL = 1e-9
 
 def continuous_data(seed, n=60, p=6, classes=2, balanced=True):
     rng = np.random.default_rng(seed)
-    y = np.arange(n) % classes if balanced else rng.choice(classes, size=n, p=np.linspace(1, 2, classes) / np.linspace(1, 2, classes).sum())
+    shares = np.linspace(1, 2, classes) / np.linspace(1, 2, classes).sum()
+    y = np.arange(n) % classes if balanced else rng.choice(classes, size=n, p=shares)
     X = rng.normal(size=(n, p))
     X[:, 0] += 1.5 * y
     X[:, 1] += np.where(y == 1, 1.0, 0.0)
