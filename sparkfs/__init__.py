@@ -5,6 +5,7 @@ from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel
 from sparkfs.selectors.instance_weighting import MarginInstanceWeighter
 from sparkfs.selectors.fisher_markov import FisherMarkovSelector, FisherMarkovSelectorModel
 from sparkfs.selectors.information import InformationSelector, InformationSelectorModel
+from sparkfs.selectors.multisurf import MultiSURFSelector, MultiSURFSelectorModel, TuRFSelector, TuRFSelectorModel
 from sparkfs.selectors.margin_weighting import LmbaSelector, LmbaSelectorModel, SimbaSelector, SimbaSelectorModel
 from sparkfs.selectors.parzen_ise import ParzenISERanker, ParzenISERankerModel
 from sparkfs.selectors.relief import ReliefSelector, ReliefSelectorModel
@@ -26,6 +27,10 @@ __all__ = [
     "InvalidModelError",
     "ParamBoundError",
     "LmbaSelector",
+    "MultiSURFSelector",
+    "MultiSURFSelectorModel",
+    "TuRFSelector",
+    "TuRFSelectorModel",
     "MarginInstanceWeighter",
     "LmbaSelectorModel",
     "ParzenISERanker",

@@ -13,6 +13,7 @@ from sparkfs.selectors.baseline import UnivariateTestSelector
 from sparkfs.selectors.fisher_markov import FisherMarkovSelector
 from sparkfs.selectors.information import InformationSelector
 from sparkfs.selectors.margin_weighting import LmbaSelector, SimbaSelector
+from sparkfs.selectors.multisurf import MultiSURFSelector, TuRFSelector
 from sparkfs.selectors.parzen_ise import ParzenISERanker
 from sparkfs.selectors.relief import ReliefSelector
 from sparkfs.selectors.svm_rfe import SVMRFESelector
@@ -36,6 +37,11 @@ METHODS: Dict[str, Tuple[type, Dict[str, Any]]] = {
     "mrmr": (InformationSelector, {"criterion": "mrmr"}),
     "jmi": (InformationSelector, {"criterion": "jmi"}),
     "cmim": (InformationSelector, {"criterion": "cmim"}),
+    "multisurf": (MultiSURFSelector, {"variant": "multisurf"}),
+    "multisurf-star": (MultiSURFSelector, {"variant": "multisurf-star"}),
+    "surf": (MultiSURFSelector, {"variant": "surf"}),
+    "surf-star": (MultiSURFSelector, {"variant": "surf-star"}),
+    "turf": (TuRFSelector, {}),
 }
 
 
@@ -83,6 +89,11 @@ METHOD_FACTS: Dict[str, MethodFacts] = {
     "mrmr": MethodFacts("Peng, Long & Ding 2005 (MID; MIQ with mrmrForm='quotient'), discretised counts", "tested"),
     "jmi": MethodFacts("Yang & Moody 1999 (joint mutual information), discretised counts", "tested"),
     "cmim": MethodFacts("Fleuret 2004 (conditional mutual information maximisation), discretised counts", "tested"),
+    "multisurf": MethodFacts("Urbanowicz et al. 2018 (MultiSURF), scikit-rebate's definition", "tested"),
+    "multisurf-star": MethodFacts("Granizo-Mackenzie & Moore 2013 (MultiSURF*), scikit-rebate's definition", "tested"),
+    "surf": MethodFacts("Greene et al. 2009 (SURF), scikit-rebate's definition", "untested"),
+    "surf-star": MethodFacts("Greene et al. 2010 (SURF*), scikit-rebate's definition", "untested"),
+    "turf": MethodFacts("Moore & White 2007 (TuRF around innerMethod), scikit-rebate's TURF", "tested"),
 }
 #: Methods only ``sparkfs evaluate`` runs (driver-side baselines on each training fold).
 EVALUATE_ONLY: Dict[str, str] = {

@@ -19,6 +19,7 @@ METHODS = {
     "simba": ["--param", "batchSize=15", "--param", "passes=1"],
     "parzen-ise": ["--label-col", "label", "--param", "maxIter=1", "--param", "fcmMaxIter=3"],
     "svm-rfe": ["--param", "step=0.5"],
+    "multisurf": [],
 }
 SCHEMA = StructType([StructField("features", VectorUDT()), StructField("label", DoubleType())])
 
@@ -78,7 +79,8 @@ REFUSED = {
 }
 #: (case, method) pairs that are not bad input for that method.
 ACCEPTED = {("single_class", "parzen-ise"): "an unsupervised method takes a single class",
-            ("huge", "relieff"): "relieff's default range scaling brings 1e300 values to [0, 1] before any square"}
+            ("huge", "relieff"): "relieff's default range scaling brings 1e300 values to [0, 1] before any square",
+            ("huge", "multisurf"): "multisurf's default range scaling brings 1e300 values to [0, 1] before any sum"}
 
 
 @pytest.mark.parametrize("method", sorted(METHODS))

@@ -1,0 +1,209 @@
+"""The MultiSURF family on Spark (SURF, SURF*, MultiSURF, MultiSURF*) and TuRF around any of them."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from pyspark import keyword_only
+from pyspark.ml.param import Param, Params, TypeConverters
+
+from sparkfs.core import multisurf as ms_math
+from sparkfs.errors import DefaultSampleWarning, InvalidInputError
+from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
+from sparkfs.selectors._params import MAX_BLOCK_SIZE, HasDriverBudget, HasScaling, in_range, one_of
+from sparkfs.spark.multisurf import multisurf_statistics
+from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
+
+#: Query rows used when ``sampleSize`` is unset and the input has more rows (as the Relief family):
+#: every pass costs O(queries x rows x features).
+DEFAULT_QUERY_SAMPLE = 1000
+
+
+class _SURFParams(HasScaling, HasDriverBudget):
+    """The Params of every MultiSURF-family fit (the Relief family's metric, scaling, sampleSize, ...)."""
+
+    metric: Param = Param(Params._dummy(), "metric", "distance of the neighbour sets: 'manhattan' (on scaling='range' "
+                          "scikit-rebate's) or 'euclidean'", typeConverter=TypeConverters.toString)
+    sampleSize: Param = Param(Params._dummy(), "sampleSize",
+                              "number of query rows drawn by `seed`; unset = every row up to "
+                              f"{DEFAULT_QUERY_SAMPLE:,} rows, else {DEFAULT_QUERY_SAMPLE:,} rows drawn by `seed` "
+                              "(announced; a value >= the rows uses every row)", typeConverter=TypeConverters.toInt)
+    seed: Param = Param(Params._dummy(), "seed", "seed of the query sample", typeConverter=TypeConverters.toInt)
+    rowIdCol: Param = Param(Params._dummy(), "rowIdCol",
+                            "column of unique integer row ids (self-exclusion, sampling); unset = row position",
+                            typeConverter=TypeConverters.toString)
+    blockSize: Param = Param(Params._dummy(), "blockSize", "rows per tile of the distance computation",
+                             typeConverter=TypeConverters.toInt)
+    _param_constraints = {
+        "metric": one_of("manhattan", "euclidean"),
+        "sampleSize": in_range(1, kind="an int"),
+        "seed": (lambda v: isinstance(v, int), "an int"),
+        "blockSize": in_range(1, MAX_BLOCK_SIZE, kind="an int"),
+    }
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self._setDefault(metric="manhattan", scaling="range", seed=0, blockSize=2048, driverBudgetMB=2048.0)
+
+    def _optional(self, param):
+        return self.getOrDefault(param) if self.isDefined(param) else None
+
+
+class _MultiSURFParams(_SURFParams):
+    variant: Param = Param(Params._dummy(), "variant", "'multisurf' (Urbanowicz et al. 2018), 'multisurf-star' "
+                           "(Granizo-Mackenzie & Moore 2013), 'surf' (Greene et al. 2009) or 'surf-star' (Greene et "
+                           "al. 2010)", typeConverter=TypeConverters.toString)
+    _param_constraints = {"variant": one_of(*ms_math.VARIANTS)}
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self._setDefault(variant="multisurf")
+
+
+class _TuRFParams(_SURFParams):
+    innerMethod: Param = Param(Params._dummy(), "innerMethod", "the method TuRF re-fits each round: 'multisurf', "
+                               "'multisurf-star', 'surf' or 'surf-star'", typeConverter=TypeConverters.toString)
+    removeFraction: Param = Param(Params._dummy(), "removeFraction", "fraction of the remaining features removed "
+                                  "(the lowest scored) per round; at most int(1 / removeFraction) rounds "
+                                  "(scikit-rebate's TURF pct)", typeConverter=TypeConverters.toFloat)
+    keepFeatures: Param = Param(Params._dummy(), "keepFeatures", "TuRF stops once at most this many features remain "
+                                "(scikit-rebate's num_scores_to_return)", typeConverter=TypeConverters.toInt)
+    _param_constraints = {
+        "innerMethod": one_of(*ms_math.VARIANTS),
+        "removeFraction": ((lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 < v < 1.0),
+                           "a float in the range (0, 1)"),
+        "keepFeatures": in_range(1, kind="an int"),
+    }
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self._setDefault(innerMethod="multisurf", removeFraction=0.5, keepFeatures=100)
+
+
+def _query_sample(selector, n_rows: int):
+    """(sample size or None for every row, how it was chosen), as the Relief family."""
+    sample = selector._optional(selector.sampleSize)
+    if sample is not None:
+        return sample, "sampleSize"
+    if n_rows <= DEFAULT_QUERY_SAMPLE:
+        return None, "every row"
+    return DEFAULT_QUERY_SAMPLE, "default"
+
+
+def _scores(selector, dataset, variant: str, turf_fraction=None, turf_keep: int = 100) -> ScoreResult:
+    """The shared fit: label counts, the query rule, the engine, the summary facts."""
+    name = type(selector).__name__
+    labels, counts = label_counts(dataset, selector.getLabelCol())
+    if not labels:
+        raise InvalidInputError("the input has no rows")
+    if len(labels) < 2:
+        return ScoreResult(scores=np.zeros(0), label_values=labels, class_counts=counts.tolist(),
+                           n_rows=int(counts.sum()))
+    selector._check_labels(labels, counts)
+    num_features = first_vector_size(dataset, selector.getFeaturesCol())
+    n_rows = int(counts.sum())
+    selector._check_data_bounds(n_rows, counts, num_features)
+    sample_size, sample_rule = _query_sample(selector, n_rows)
+    if sample_rule == "default":
+        warnings.warn(DefaultSampleWarning(
+            f"{name} ({variant}): sampleSize is unset and the input has {n_rows:,} rows, so {sample_size:,} query "
+            f"rows were drawn by seed {selector.getOrDefault(selector.seed)} (every pass costs queries x rows x "
+            "features); set sampleSize to choose (a value >= the rows uses every row)"), stacklevel=3)
+    indexed = with_label_index(dataset, selector.getLabelCol(), labels, "__label_index")
+    result = multisurf_statistics(
+        indexed, selector.getFeaturesCol(), "__label_index", num_features=num_features, num_classes=len(labels),
+        variant=variant, metric=selector.getOrDefault(selector.metric), scaling=selector.getScaling(),
+        sample_size=sample_size, seed=selector.getOrDefault(selector.seed),
+        row_id_col=selector._optional(selector.rowIdCol), block_size=selector.getOrDefault(selector.blockSize),
+        weight_col=selector._weight_col(), driver_budget_mb=selector.getDriverBudgetMB(),
+        turf_fraction=turf_fraction, turf_keep=turf_keep)
+    info = {"method": variant, "metric": result.metric, "scaling": result.scaling, "n_queries": int(result.n_queries),
+            "query_sample": sample_rule, "seed": selector.getOrDefault(selector.seed),
+            **{key: value for key, value in result.info.items() if isinstance(value, (str, int, float, bool, list))}}
+    arrays = {"feature_scale": result.feature_scale}
+    if result.turf_features is not None:
+        info["method"] = "turf"
+        info["inner_method"] = variant
+        info["turf_final_features"] = [int(j) for j in result.turf_features]
+        info["turf_removed_per_round"] = [len(tier) for tier in result.turf_tiers]
+    return ScoreResult(scores=result.scores, label_values=labels, class_counts=counts.tolist(), n_rows=n_rows,
+                       info=info, feature_arrays=arrays)
+
+
+class MultiSURFSelectorModel(FeatureSelectorModel, _MultiSURFParams):
+    """Model of :class:`MultiSURFSelector`: ``scores`` are the variant's (scikit-rebate's
+    ``feature_importances_``); ``featureArray("feature_scale")`` the divisor of each feature."""
+
+
+class MultiSURFSelector(FeatureSelector, _MultiSURFParams):
+    """SURF, SURF*, MultiSURF or MultiSURF* (``variant``): Relief-style scores over every row inside a
+    distance threshold (:mod:`sparkfs.core.multisurf`, definitions T1-T2 and S1-S4).
+
+    * ``surf``: neighbours closer than the mean distance of all pairs; ``surf-star`` also subtracts
+      the terms of the rows farther than it;
+    * ``multisurf`` (the default): per query, the rows closer than its mean distance minus half its
+      standard deviation; ``multisurf-star`` also adds the far rows' inverted terms (beyond the mean
+      plus half the standard deviation).
+
+    Multi-class data as scikit-rebate (each miss class weighted by its share of the misses). With
+    the defaults (``metric="manhattan"``, ``scaling="range"``, every row a query) the scores equal
+    scikit-rebate's on continuous features. ``weightCol``: instance weights (core note 3).
+
+    Notes
+    -----
+    Three passes per query batch (distance moments, set counts, weighted differences:
+    :mod:`sparkfs.spark.multisurf`), O(m n p) each; no n x n matrix, sparse rows stay sparse. With
+    every row a query the rows are collected to the driver once (within ``driverBudgetMB``).
+    """
+
+    _model_class = MultiSURFSelectorModel
+
+    @keyword_only
+    def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", weightCol=None,
+                 numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None, variant="multisurf",
+                 metric="manhattan", scaling="range", sampleSize=None, seed=0, rowIdCol=None, blockSize=2048,
+                 driverBudgetMB=2048.0, allowManyClasses=False):
+        super().__init__()
+        self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
+
+    def setVariant(self, value: str):
+        return self._set(variant=value)
+
+    def _compute_scores(self, dataset) -> ScoreResult:
+        return _scores(self, dataset, self.getOrDefault(self.variant))
+
+
+class TuRFSelectorModel(FeatureSelectorModel, _TuRFParams):
+    """Model of :class:`TuRFSelector`: the final round's scores for the features that survived, each
+    removed tier below them (scikit-rebate's TURF scores); ``summary["turf_final_features"]``."""
+
+
+class TuRFSelector(FeatureSelector, _TuRFParams):
+    """TuRF (Moore & White 2007) around a MultiSURF-family method (``innerMethod``), as scikit-rebate's
+    ``TURF``: score, remove the ``removeFraction`` lowest-scored of the remaining features, re-score
+    the rest; at most ``int(1 / removeFraction)`` rounds, stopping once at most ``keepFeatures``
+    remain; then one final fit on what remains. The removed features score below every survivor,
+    a tier removed earlier lower (``min - 0.01 x range x tier``).
+
+    Notes
+    -----
+    Every round is one fit of the inner method on the remaining columns (the tasks slice them):
+    three passes per query batch per round, on one prepared input.
+    """
+
+    _model_class = TuRFSelectorModel
+
+    @keyword_only
+    def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", weightCol=None,
+                 numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None,
+                 innerMethod="multisurf", removeFraction=0.5, keepFeatures=100, metric="manhattan", scaling="range",
+                 sampleSize=None, seed=0, rowIdCol=None, blockSize=2048, driverBudgetMB=2048.0,
+                 allowManyClasses=False):
+        super().__init__()
+        self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
+
+    def _compute_scores(self, dataset) -> ScoreResult:
+        return _scores(self, dataset, self.getOrDefault(self.innerMethod),
+                       turf_fraction=self.getOrDefault(self.removeFraction),
+                       turf_keep=self.getOrDefault(self.keepFeatures))

@@ -1,0 +1,328 @@
+"""The MultiSURF family (SURF, SURF*, MultiSURF, MultiSURF*) and TuRF on the pair engine.
+
+The definitions are in :mod:`sparkfs.core.multisurf` (T1-T2 thresholds, S1-S4 sets and terms);
+this module feeds them sums over the rows. Why three passes per query batch (each one Spark
+job, each returning a small summary):
+
+1. **distance moments**: per query the weight, mean and spread of its distances to every other
+   row (:func:`~sparkfs.core.multisurf.distance_moments`, merged with Chan's update): MultiSURF's
+   thresholds, and for SURF the global mean (which needs *every* query's sums before any set is
+   known, so this pass runs over all batches first);
+2. **set counts**: per (query, near/far, class) the number (weight) of rows inside the
+   thresholds: the weight each pair gets in the scores (S2 divides by these counts, so they
+   must be totals over all rows before any difference is summed);
+3. **weighted differences**: ``sum_q s_q sum_r a[q, r] |x_q - x_r|`` per feature, with the pair
+   weights ``a`` of :func:`~sparkfs.core.multisurf.pair_coefficients`: a (p,) vector per pass.
+
+Two passes would do if the second returned per (query, set, class) difference sums, but that
+summary is ``queries x 2C x p`` doubles (7 MB per query at 230,000 features): the counts pass
+keeps every summary at O(queries x C) or O(p), so query batches stay as large as the engine
+allows. Each pass recomputes the distances (the O(m n p) part); a task holds its block, the
+query batch and one ``blockSize x blockSize`` distance tile.
+
+TuRF (:func:`~sparkfs.core.multisurf.turf`) runs the three passes once per round on the
+remaining features (the tasks slice the columns), on the same prepared :class:`Rows`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+
+from sparkfs.core import multisurf as ms_math
+from sparkfs.core import relief as relief_math
+from sparkfs.core.neighbours import METRICS
+from sparkfs.errors import InvalidInputError
+from sparkfs.spark.passes import ShippedQueries, batched_pass, query_batches, query_rows, sum_merge
+from sparkfs.spark.rows import Block, Rows
+
+
+@dataclass
+class MultiSURFResult:
+    """What :func:`multisurf_statistics` returns.
+
+    Attributes
+    ----------
+    scores : ndarray (p,)
+        The variant's scores (TuRF: scikit-rebate's tiered scores, module notes of the core).
+    variant, metric, scaling : str
+    n_rows, n_queries : int
+    class_counts : ndarray (C,)
+    query_ids : ndarray (m,)
+    near_thresholds, far_thresholds : ndarray (m,)
+        Of the last fit (the last TuRF round).
+    feature_scale : ndarray (p,)
+    turf_features : ndarray or None
+        TuRF: the features of the final fit; ``turf_tiers`` the features removed per round.
+    info : dict
+    """
+
+    scores: np.ndarray
+    variant: str
+    metric: str
+    scaling: str
+    n_rows: int
+    n_queries: int
+    class_counts: np.ndarray
+    query_ids: np.ndarray
+    near_thresholds: np.ndarray
+    far_thresholds: np.ndarray
+    feature_scale: np.ndarray
+    turf_features: Optional[np.ndarray] = None
+    turf_tiers: List[np.ndarray] = field(default_factory=list)
+    info: Dict[str, Any] = field(default_factory=dict)
+
+
+def _param_error(name: str, constraint: str, value) -> ValueError:
+    return ValueError(f"The '{name}' parameter of multisurf_statistics must be {constraint}. Got {value!r} instead.")
+
+
+def _check_params(variant, metric, scaling, block_size, turf_fraction, turf_keep) -> None:
+    for name, value, choices in (("variant", variant, ms_math.VARIANTS), ("metric", metric, METRICS),
+                                 ("scaling", scaling, relief_math.SCALINGS)):
+        if value not in choices:
+            raise _param_error(name, f"a str among {set(choices)}", value)
+    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
+        raise _param_error("block_size", "an int in the range [1, inf)", block_size)
+    if turf_fraction is not None and not 0.0 < turf_fraction < 1.0:
+        raise _param_error("turf_fraction", "None or a float in the range (0, 1)", turf_fraction)
+    if isinstance(turf_keep, bool) or not isinstance(turf_keep, int) or turf_keep < 1:
+        raise _param_error("turf_keep", "an int in the range [1, inf)", turf_keep)
+
+
+def _tiles(shipped, block: Block, metric: str, features, block_size: int):
+    """The (query chunk, row chunk) tiles of one block: slices, the two matrices (columns
+    ``features`` only), the distance table and the pairs that are not a query with itself."""
+    queries = shipped["matrix"] if features is None else shipped["matrix"][:, features]
+    block_rows = block.matrix if features is None else block.matrix[:, features]
+    query_ids = shipped["ids"]
+    for query_start in range(0, query_ids.size, block_size):
+        query_slice = slice(query_start, min(query_start + block_size, query_ids.size))
+        for row_start in range(0, block.ids.size, block_size):
+            row_slice = slice(row_start, min(row_start + block_size, block.ids.size))
+            table = ms_math.distances(queries[query_slice], block_rows[row_slice], metric)
+            others = block.ids[row_slice][None, :] != query_ids[query_slice][:, None]
+            yield query_slice, row_slice, queries[query_slice], block_rows[row_slice], table, others
+
+
+def _merge_moments(left, right):
+    merged = ms_math.merge_moments(ms_math.DistanceMoments(**left), ms_math.DistanceMoments(**right))
+    return {"weight": merged.weight, "mean": merged.mean, "m2": merged.m2}
+
+
+@dataclass
+class _Setup:
+    """What every pass of one fit needs (picklable: it travels to the tasks in the kernels)."""
+
+    variant: str
+    metric: str
+    num_classes: int
+    block_size: int
+    features: Optional[np.ndarray]
+
+
+#: Bytes shipped per query with the set-count pass (two thresholds) and, plus the (2, C) pair
+#: weights, with the difference pass.
+_THRESHOLD_BYTES = 16.0
+
+
+def _moments(rows: Rows, queries: ShippedQueries, setup: _Setup) -> ms_math.DistanceMoments:
+    """Pass 1: per query, the moments of its distances to every other row."""
+    num_queries = len(queries)
+    weight, mean, m2 = np.zeros(num_queries), np.zeros(num_queries), np.zeros(num_queries)
+
+    def summarize(block: Block, shipped):
+        size = shipped["ids"].size
+        total = {"weight": np.zeros(size), "mean": np.zeros(size), "m2": np.zeros(size)}
+        for query_slice, row_slice, _, _, table, others in _tiles(shipped, block, setup.metric, setup.features,
+                                                                  setup.block_size):
+            tile = ms_math.distance_moments(table, others, None if block.weights is None else block.weights[row_slice])
+            part = {name: values[query_slice] for name, values in total.items()}
+            merged = _merge_moments(part, {"weight": tile.weight, "mean": tile.mean, "m2": tile.m2})
+            for name in total:
+                total[name][query_slice] = merged[name]
+        return total
+
+    for batch, summary in batched_pass(rows, queries, "distance moments", summarize, _merge_moments):
+        if summary is not None:
+            weight[batch], mean[batch], m2[batch] = summary["weight"], summary["mean"], summary["m2"]
+    return ms_math.DistanceMoments(weight, mean, m2)
+
+
+def _codes(setup: _Setup, shipped, query_slice, table, others):
+    return ms_math.pair_sets(table, others, shipped["near"][query_slice], shipped["far"][query_slice],
+                             setup.variant in ms_math.FAR_VARIANTS)
+
+
+def _counts(rows: Rows, queries: ShippedQueries, setup: _Setup, near, far) -> np.ndarray:
+    """Pass 2: per (query, set, class) the weight of the rows inside the thresholds."""
+    counts = np.zeros((len(queries), 2, setup.num_classes))
+
+    def summarize(block: Block, shipped):
+        total = np.zeros((shipped["ids"].size, 2, setup.num_classes))
+        for query_slice, row_slice, _, _, table, others in _tiles(shipped, block, setup.metric, setup.features,
+                                                                  setup.block_size):
+            codes = _codes(setup, shipped, query_slice, table, others)
+            total[query_slice] += ms_math.group_counts(codes, block.labels[row_slice], setup.num_classes,
+                                                       None if block.weights is None else block.weights[row_slice])
+        return {"counts": total}
+
+    def payload(batch):
+        return {"near": near[batch], "far": far[batch]}
+
+    for batch, summary in batched_pass(rows, queries, "set counts", summarize, sum_merge, payload=payload,
+                                       shipped_bytes_per_query=_THRESHOLD_BYTES):
+        if summary is not None:
+            counts[batch] = summary["counts"]
+    return counts
+
+
+def _difference_sums(rows: Rows, queries: ShippedQueries, setup: _Setup, near, far, pair_weights) -> np.ndarray:
+    """Pass 3: ``sum_q sum_r a[q, r] |x_q - x_r|`` per feature, ``pair_weights`` (m, 2, C) already
+    multiplied by the query weights."""
+    num_features = rows.num_features if setup.features is None else setup.features.size
+    total = np.zeros(num_features)
+
+    def summarize(block: Block, shipped):
+        sums = np.zeros(num_features)
+        for query_slice, row_slice, query_part, row_part, table, others in _tiles(
+                shipped, block, setup.metric, setup.features, setup.block_size):
+            codes = _codes(setup, shipped, query_slice, table, others)
+            coefficients = ms_math.pair_coefficients(
+                codes, block.labels[row_slice], shipped["weights"][query_slice],
+                None if block.weights is None else block.weights[row_slice])
+            sums += ms_math.diff_sums(query_part, row_part, coefficients)
+        return {"sums": sums}
+
+    def payload(batch):
+        return {"near": near[batch], "far": far[batch], "weights": pair_weights[batch]}
+
+    for _, summary in batched_pass(rows, queries, "weighted differences", summarize, sum_merge, payload=payload,
+                                   shipped_bytes_per_query=_THRESHOLD_BYTES + 16.0 * setup.num_classes):
+        if summary is not None:
+            total += summary["sums"]
+    return total
+
+
+def _fit_scores(rows: Rows, shipped: ShippedQueries, setup: _Setup, info: Dict[str, Any]):
+    """The three passes and the core's formulas: (scores of ``setup.features``, near, far)."""
+    queries = query_rows(shipped)
+    query_weights = np.ones(len(queries)) if queries.weights is None else np.asarray(queries.weights, dtype=np.float64)
+    moments = _moments(rows, shipped, setup)
+    total_row_weight = float(np.mean(moments.weight + query_weights))  # every row, each query's own included
+    near, far = ms_math.thresholds(setup.variant, moments, query_weights, total_row_weight)
+    counts = _counts(rows, shipped, setup, near, far)
+    weights, constants = ms_math.term_weights(setup.variant, counts, queries.labels)
+    sums = _difference_sums(rows, shipped, setup, near, far, weights * query_weights[:, None, None])
+    mass = query_weights.sum()
+    if mass <= 0:
+        raise InvalidInputError(f"the instance weights of the {len(queries)} queries sum to 0: no term to average")
+    info["mean_near_rows"] = float(counts[:, ms_math.NEAR].sum(axis=1).mean())
+    if setup.variant in ms_math.FAR_VARIANTS:
+        info["mean_far_rows"] = float(counts[:, ms_math.FAR].sum(axis=1).mean())
+    return (sums + np.dot(query_weights, constants)) / mass, near, far
+
+
+def _check_classes(class_counts: np.ndarray) -> None:
+    present = np.flatnonzero(class_counts > 0)
+    if present.size < 2:
+        raise InvalidInputError(f"the MultiSURF family needs rows of at least two classes; the input has rows of "
+                                f"class {present.tolist()} only")
+
+
+def multisurf_statistics(
+    df,
+    features_col: str,
+    label_col: str,
+    *,
+    num_features: int,
+    num_classes: int,
+    variant: str = "multisurf",
+    metric: str = "manhattan",
+    scaling: str = "range",
+    sample_size: Optional[int] = None,
+    seed: int = 0,
+    row_id_col: Optional[str] = None,
+    block_size: int = 2048,
+    query_batch_bytes: Optional[int] = None,
+    transport: str = "auto",
+    weight_col: Optional[str] = None,
+    driver_budget_mb: Optional[float] = None,
+    turf_fraction: Optional[float] = None,
+    turf_keep: int = 100,
+) -> MultiSURFResult:
+    """Scores of a MultiSURF-family variant (or TuRF around it) of the features of ``df``.
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+    features_col : str
+        A ``pyspark.ml`` vector column (dense or sparse; sparse rows stay sparse).
+    label_col : str
+        Class index 0..C-1.
+    num_features, num_classes : int
+    variant : {"multisurf", "multisurf-star", "surf", "surf-star"}
+    metric : {"manhattan", "euclidean"}
+        Manhattan on ``scaling="range"`` is scikit-rebate's distance.
+    scaling : {"none", "range", "standard"}
+    sample_size : int or None
+        Query rows drawn by ``seed`` (None: every row; the rows are then collected once).
+    seed : int
+    row_id_col : str or None
+    block_size : int
+        Rows (and queries) per distance tile in the tasks.
+    query_batch_bytes : int or None
+    transport : {"auto", "context", "dataframe"}
+    weight_col : str or None
+        Instance weights (:mod:`sparkfs.core.multisurf` note 3).
+    driver_budget_mb : float or None
+    turf_fraction : float in (0, 1) or None
+        TuRF: the fraction of the remaining features removed per round (scikit-rebate's ``pct``).
+    turf_keep : int
+        TuRF stops once at most this many features remain (``num_scores_to_return``).
+    """
+    _check_params(variant, metric, scaling, block_size, turf_fraction, turf_keep)
+    with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
+              row_id_col=row_id_col, transport=transport, query_batch_bytes=query_batch_bytes,
+              weight_col=weight_col, driver_budget_mb=driver_budget_mb,
+              fewer_rows_hint="set sampleSize to use a sample of the rows as queries") as rows:
+        if sample_size is not None:
+            _check_classes(rows.class_counts)  # before drawing: fail fast on one class
+        queries = rows.sample(sample_size, seed)
+        class_counts = rows.class_counts
+        _check_classes(class_counts)
+        scale = np.ones(num_features)
+        if scaling != "none":
+            statistics = rows.column_statistics()
+            scale = relief_math.feature_scale(scaling, minimum=statistics.minimum, maximum=statistics.maximum,
+                                              std=statistics.std, num_features=num_features)
+        scaled = rows.scaled_by(scale)
+        scaled.check_magnitude(variant)
+        info: Dict[str, Any] = {}
+        thresholds = {}
+
+        def score_features(features):
+            subset = None if features.size == num_features else np.asarray(features, dtype=np.int64)
+            setup = _Setup(variant, metric, num_classes, block_size, subset)
+            scores, thresholds["near"], thresholds["far"] = _fit_scores(scaled, shipped, setup, info)
+            return scores
+
+        turf_features, tiers = None, []
+        with ShippedQueries(scaled, queries) as shipped:  # one broadcast per batch for every pass and round
+            if turf_fraction is None:
+                scores = score_features(np.arange(num_features))
+            else:
+                scores, turf_features, tiers = ms_math.turf(score_features, num_features, turf_fraction, turf_keep)
+                info["turf_rounds"] = len(tiers)
+        info.update(rows.info)
+        info["query_batches"] = len(query_batches(scaled, queries, shipped_bytes_per_query=_THRESHOLD_BYTES
+                                                  + 16.0 * num_classes))
+        info["transport"] = rows.transport
+    return MultiSURFResult(
+        scores=scores, variant=variant, metric=metric, scaling=scaling, n_rows=int(class_counts.sum()),
+        n_queries=len(queries), class_counts=class_counts, query_ids=queries.ids,
+        near_thresholds=thresholds["near"], far_thresholds=thresholds["far"], feature_scale=scale,
+        turf_features=turf_features, turf_tiers=tiers, info=info,
+    )

@@ -1,0 +1,95 @@
+"""The MultiSURF family and TuRF on Spark vs the core (itself checked against scikit-rebate and a
+loop reference in tests/core/test_multisurf.py): dense and sparse rows, several partitions,
+instance weights, sampled queries, Euclidean; the selectors' summary and save/load."""
+
+import numpy as np
+import pytest
+
+from sparkfs import MultiSURFSelector
+from sparkfs.core import multisurf as ms
+from sparkfs.spark.multisurf import multisurf_statistics
+from tests.core.test_multisurf import continuous_data, range_scale, reference_scores
+from tests.helpers import make_df
+
+TOL = 1e-9
+
+
+def close(got, want):
+    assert np.max(np.abs(got - want)) <= TOL * max(1.0, np.max(np.abs(want))), (got, want)
+
+
+@pytest.mark.parametrize("variant,partitions,sparse,metric", [
+    ("multisurf", 1, False, "manhattan"),
+    ("multisurf-star", 3, True, "manhattan"),
+    ("surf-star", 2, False, "euclidean"),
+])
+def test_engine_equals_core(spark, variant, partitions, sparse, metric):
+    X, y = continuous_data(21, n=40, p=5, classes=3, balanced=False)
+    if sparse:
+        X[np.random.default_rng(1).random(X.shape) < 0.5] = 0.0
+    df = make_df(spark, X, y, partitions=partitions, sparse=sparse)
+    result = multisurf_statistics(df, "features", "label", num_features=5, num_classes=3, variant=variant,
+                                  metric=metric, scaling="range", block_size=7)  # several tiles per block
+    close(result.scores, ms.multisurf_scores(X, y, variant, metric=metric, scale=range_scale(X)))
+    assert result.info["passes"].count("distance moments") == 1
+    assert result.info["passes"].count("weighted differences") == 1
+
+
+def test_weights_and_sample_equal_reference(spark):
+    X, y = continuous_data(23, n=36, p=4, classes=2, balanced=False)
+    weights = np.random.default_rng(3).uniform(0.2, 2.0, size=36)
+    df = make_df(spark, X, y, partitions=2, weights=weights)
+    result = multisurf_statistics(df, "features", "label", num_features=4, num_classes=2, variant="multisurf-star",
+                                  scaling="none", weight_col="weight", sample_size=12, seed=4)
+    queries = result.query_ids  # positional ids are the row positions
+    close(result.scores, reference_scores(X, y, "multisurf-star", weights=weights, queries=queries))
+    assert len(queries) == 12
+
+
+def test_selector_fit_summary_and_saved_model(spark, tmp_path):
+    X, y = continuous_data(25, n=40, p=7, classes=2)
+    df = make_df(spark, X, y, partitions=2)
+    model = MultiSURFSelector(numFeatures=2, variant="surf-star").fit(df)
+    close(model.scores, ms.multisurf_scores(X, y, "surf-star", scale=range_scale(X)))
+    assert model.summary["method"] == "surf-star" and model.summary["query_sample"] == "every row"
+    assert model.selectedFeatures == sorted(np.argsort(-model.scores, kind="mergesort")[:2].tolist())
+    model.write().save(str(tmp_path / "model"))
+    loaded = type(model).load(str(tmp_path / "model"))
+    np.testing.assert_array_equal(loaded.scores, model.scores)
+    assert loaded.getOrDefault("variant") == "surf-star"
+
+
+def test_command_line_turf_with_weights_and_refusals(spark, tmp_path, capsys):
+    import json
+
+    import pandas as pd
+
+    from sparkfs.cli import main
+    from tests.helpers import refused
+
+    X, y = continuous_data(27, n=30, p=6, classes=3)
+    weights = np.random.default_rng(5).uniform(0.5, 2.0, size=30)
+    path = tmp_path / "in.parquet"
+    make_df(spark, X, y, weights=weights).write.parquet(str(path))
+    out = tmp_path / "out"
+    assert main(["select", "--input", str(path), "--format", "parquet", "--method", "turf", "--num-features", "2",
+                 "--param", "innerMethod=surf", "--param", "keepFeatures=3", "--weight-col", "weight",
+                 "--output", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["method"] == "turf" and summary["inner_method"] == "surf"
+    scale = range_scale(X)
+    want, final, tiers = ms.turf(lambda f: ms.multisurf_scores(X[:, f], y, "surf", scale=scale[f], weights=weights),
+                                 6, 0.5, 3)
+    close(pd.read_parquet(out / "features.parquet").sort_values("index")["score"].to_numpy(), want)
+    assert summary["turf_final_features"] == final.tolist() and summary["turf_removed_per_round"] == [3]
+    capsys.readouterr()
+    bad = tmp_path / "bad"
+    code = main(["select", "--input", str(path), "--format", "parquet", "--method", "turf", "--param",
+                 "removeFraction=1", "--output", str(bad)])
+    refused(capsys, code, bad, "'removeFraction' parameter of TuRFSelector", "(0, 1)", "Got 1")
+    code = main(["select", "--input", str(path), "--format", "parquet", "--method", "multisurf-star", "--param",
+                 "metric=cosine", "--output", str(bad)])
+    refused(capsys, code, bad, "'metric' parameter of MultiSURFSelector", "'manhattan', 'euclidean'")
+    code = main(["select", "--input", str(path), "--format", "parquet", "--method", "surf", "--param", "k=10",
+                 "--output", str(bad)])
+    refused(capsys, code, bad, "unknown param 'k' for method 'surf'")
