@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
 from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.core import multisurf as ms_math
-from sparkfs.errors import DefaultSampleWarning, InvalidInputError
-from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult
+from sparkfs.errors import DefaultSampleWarning
+from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import MAX_BLOCK_SIZE, HasDriverBudget, HasScaling, in_range, one_of
 from sparkfs.spark.multisurf import multisurf_statistics
-from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
 
 #: Query rows used when ``sampleSize`` is unset and the input has more rows (as the Relief family):
 #: every pass costs O(queries x rows x features).
@@ -91,28 +89,19 @@ def _query_sample(selector, n_rows: int):
     return DEFAULT_QUERY_SAMPLE, "default"
 
 
-def _scores(selector, dataset, variant: str, turf_fraction=None, turf_keep: int = 100) -> ScoreResult:
-    """The shared fit: label counts, the query rule, the engine, the summary facts."""
+def _scores(selector, prepared: PreparedInput, variant: str, turf_fraction=None, turf_keep: int = 100) -> ScoreResult:
+    """The fit after the shared preamble: the query rule, the engine, the summary facts."""
     name = type(selector).__name__
-    labels, counts = label_counts(dataset, selector.getLabelCol())
-    if not labels:
-        raise InvalidInputError("the input has no rows")
-    if len(labels) < 2:
-        return ScoreResult(scores=np.zeros(0), label_values=labels, class_counts=counts.tolist(),
-                           n_rows=int(counts.sum()))
-    selector._check_labels(labels, counts)
-    num_features = first_vector_size(dataset, selector.getFeaturesCol())
-    n_rows = int(counts.sum())
-    selector._check_data_bounds(n_rows, counts, num_features)
+    num_features, n_rows = prepared.num_features, prepared.n_rows
     sample_size, sample_rule = _query_sample(selector, n_rows)
     if sample_rule == "default":
         warnings.warn(DefaultSampleWarning(
             f"{name} ({variant}): sampleSize is unset and the input has {n_rows:,} rows, so {sample_size:,} query "
             f"rows were drawn by seed {selector.getOrDefault(selector.seed)} (every pass costs queries x rows x "
             "features); set sampleSize to choose (a value >= the rows uses every row)"), stacklevel=3)
-    indexed = with_label_index(dataset, selector.getLabelCol(), labels, "__label_index")
     result = multisurf_statistics(
-        indexed, selector.getFeaturesCol(), "__label_index", num_features=num_features, num_classes=len(labels),
+        prepared.indexed, selector.getFeaturesCol(), prepared.label_col, num_features=num_features,
+        num_classes=prepared.num_classes,
         variant=variant, metric=selector.getOrDefault(selector.metric), scaling=selector.getScaling(),
         sample_size=sample_size, seed=selector.getOrDefault(selector.seed),
         row_id_col=selector._optional(selector.rowIdCol), block_size=selector.getOrDefault(selector.blockSize),
@@ -127,8 +116,7 @@ def _scores(selector, dataset, variant: str, turf_fraction=None, turf_keep: int 
         info["inner_method"] = variant
         info["turf_final_features"] = [int(j) for j in result.turf_features]
         info["turf_removed_per_round"] = [len(tier) for tier in result.turf_tiers]
-    return ScoreResult(scores=result.scores, label_values=labels, class_counts=counts.tolist(), n_rows=n_rows,
-                       info=info, feature_arrays=arrays)
+    return prepared.result(result.scores, info=info, feature_arrays=arrays)
 
 
 class MultiSURFSelectorModel(FeatureSelectorModel, _MultiSURFParams):
@@ -158,6 +146,7 @@ class MultiSURFSelector(FeatureSelector, _MultiSURFParams):
     """
 
     _model_class = MultiSURFSelectorModel
+    takes_weights = True
 
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", weightCol=None,
@@ -170,8 +159,8 @@ class MultiSURFSelector(FeatureSelector, _MultiSURFParams):
     def setVariant(self, value: str):
         return self._set(variant=value)
 
-    def _compute_scores(self, dataset) -> ScoreResult:
-        return _scores(self, dataset, self.getOrDefault(self.variant))
+    def _compute_scores(self, prepared: PreparedInput) -> ScoreResult:
+        return _scores(self, prepared, self.getOrDefault(self.variant))
 
 
 class TuRFSelectorModel(FeatureSelectorModel, _TuRFParams):
@@ -193,6 +182,7 @@ class TuRFSelector(FeatureSelector, _TuRFParams):
     """
 
     _model_class = TuRFSelectorModel
+    takes_weights = True
 
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", weightCol=None,
@@ -203,7 +193,7 @@ class TuRFSelector(FeatureSelector, _TuRFParams):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
-    def _compute_scores(self, dataset) -> ScoreResult:
-        return _scores(self, dataset, self.getOrDefault(self.innerMethod),
+    def _compute_scores(self, prepared: PreparedInput) -> ScoreResult:
+        return _scores(self, prepared, self.getOrDefault(self.innerMethod),
                        turf_fraction=self.getOrDefault(self.removeFraction),
                        turf_keep=self.getOrDefault(self.keepFeatures))
