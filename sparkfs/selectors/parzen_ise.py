@@ -165,7 +165,7 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
         size = max(MIN_DEFAULT_SAMPLE, math.isqrt(DEFAULT_PAIR_BUDGET // max(num_features, 1)))
         return (None, "every row") if size >= n_rows else (size, "default")
 
-    def _fit(self, frame, label_col, num_features, num_classes, n_rows, options):
+    def _fit_rows(self, frame, label_col, num_features, num_classes, n_rows, options):
         """The Spark fit over every row, or the fit on a row sample on the driver (announced)."""
         sample, rule = self._row_sample(n_rows, num_features)
         if sample is None:
@@ -216,14 +216,14 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
             self._check_labels(labels, counts)
             self._check_data_bounds(int(counts.sum()), counts, num_features)
             indexed = with_label_index(dataset, self.getLabelCol(), labels, "__label_index")
-            result, sample_rule = self._fit(indexed, "__label_index", num_features, len(labels), int(counts.sum()),
-                                            options)
+            result, sample_rule = self._fit_rows(indexed, "__label_index", num_features, len(labels),
+                                                 int(counts.sum()), options)
             counts = counts.tolist()
         else:
             n_rows = dataset.count()  # the one cheap pass of the unsupervised fit, for the bounds
             if n_rows > 0:  # no rows: refused by the engine, with its own message
                 self._check_data_bounds(n_rows, [], num_features)
-            result, sample_rule = self._fit(dataset, None, num_features, None, n_rows, options)
+            result, sample_rule = self._fit_rows(dataset, None, num_features, None, n_rows, options)
         last = result.info["runs"][-1]
         info = {"method": "parzen-ise", "criterion": result.info["criterion"], "groups": result.groups,
                 "held_out_feature": result.info["fixed_feature"],
