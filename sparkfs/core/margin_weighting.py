@@ -395,7 +395,9 @@ def lmba_step(w, gradient, step_size, projection="none") -> np.ndarray:
     """
     _check_choice("projection", "lmba_step", projection, PROJECTIONS)
     updated, gradient = np.array(w, dtype=float), np.asarray(gradient, dtype=float)
-    norm = np.linalg.norm(gradient)
+    # Not np.linalg.norm: a BLAS call, which a multithreaded OpenBLAS on a busy machine made 200
+    # times slower (8 ms for 50,000 features; the loop takes one per picked instance).
+    norm = float(np.sqrt(np.sum(gradient * gradient)))
     if norm > 0:
         updated = updated - step_size * gradient / norm
     return np.clip(updated, 0.0, 1.0) if projection == "clip" else updated

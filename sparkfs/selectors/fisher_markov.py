@@ -263,8 +263,9 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
             fits = math.isqrt(budget // (8 * (num_classes + 2)))  # what driverMemoryMB holds
             room = min(CANDIDATES_PER_REQUESTED * (requested or 0), fits)
             count = max(DEFAULT_CANDIDATES, requested or 0, room)
+            doubled = requested is not None and count == CANDIDATES_PER_REQUESTED * requested
             rule = (f"{DEFAULT_CANDIDATES} (the default)" if count == DEFAULT_CANDIDATES else
-                    f"{CANDIDATES_PER_REQUESTED} x the features asked for" if count == CANDIDATES_PER_REQUESTED * requested
+                    f"{CANDIDATES_PER_REQUESTED} x the features asked for" if doubled
                     else "as many as driverMemoryMB holds" if count == room else "the features asked for")
         count = min(count, num_features)
         check_driver_budget(count, num_classes, budget)
@@ -305,7 +306,8 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
         pairwise = pairwise_markov_coefficients(statistics.class_grams, statistics.class_counts,
                                                 statistics.squared_gram, gamma)
         info = {"method": "qfs" if kernel == "qfs" else "qfs-prime", "gamma": gamma,
-                "gamma_max_exact": bound.gamma_max, "candidates": int(candidate_count), "candidates_rule": candidate_rule,
+                "gamma_max_exact": bound.gamma_max, "candidates": int(candidate_count),
+                "candidates_rule": candidate_rule,
                 "centered": bool(self.getOrDefault(self.center)) or self.getScaling() == "standard"}
         if self.isSet(self.threshold):
             solution = solve_qfs(unary, pairwise, self.getThreshold())

@@ -168,7 +168,7 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
         size = max(MIN_DEFAULT_SAMPLE, math.isqrt(DEFAULT_PAIR_BUDGET // max(num_features, 1)))
         return (None, "every row") if size >= n_rows else (size, "default")
 
-    def _fit(self, frame, label_col, num_features, num_classes, n_rows, options):
+    def _fit_rows(self, frame, label_col, num_features, num_classes, n_rows, options):
         """The Spark fit over every row, or the fit on a row sample on the driver (announced)."""
         sample, rule = self._row_sample(n_rows, num_features)
         if sample is None:
@@ -211,10 +211,10 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
             driver_budget_mb=self.getDriverBudgetMB(), criterion=self.getOrDefault(self.criterion))
         labels, counts = list(prepared.label_values), [int(c) for c in prepared.class_counts]
         if prepared.label_col is not None:
-            result, sample_rule = self._fit(prepared.indexed, prepared.label_col, num_features, prepared.num_classes,
-                                            prepared.n_rows, options)
+            result, sample_rule = self._fit_rows(prepared.indexed, prepared.label_col, num_features, prepared.num_classes,
+                                                 prepared.n_rows, options)
         else:
-            result, sample_rule = self._fit(prepared.dataset, None, num_features, None, prepared.n_rows, options)
+            result, sample_rule = self._fit_rows(prepared.dataset, None, num_features, None, prepared.n_rows, options)
         last = result.info["runs"][-1]
         info = {"method": "parzen-ise", "criterion": result.info["criterion"], "groups": result.groups,
                 "held_out_feature": result.info["fixed_feature"],

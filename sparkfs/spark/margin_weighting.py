@@ -26,6 +26,13 @@ Deltas and updates w. One Spark job per step; O(batch x n x D) in the workers. T
 returns the vectors of every class's nearest row (batch x C x D values): above
 ``SEARCH_VECTOR_BYTES`` the step instead fetches the hit and miss rows in a second pass.
 
+Within the pool
+---------------
+``within_pool=True`` (the selectors' default when ``sampleSize`` is unset on a large input): after
+the pool's sample pass the whole loop runs on the driver among the pool's rows
+(:mod:`sparkfs.core.margin_pool`), with no Spark job per step; the result's ``info`` says
+``neighbours_among``: "pool" or "every row".
+
 The loop's settings come in one :class:`sparkfs.core.margin_runs.MarginRun` (default: the
 papers' run). ``run.iterations`` counts picked instances (the paper's I, default passes x the pool
 size); a step picks ``run.batch(pool size)`` of them, so there are ceil(I / batch) steps (jobs).
