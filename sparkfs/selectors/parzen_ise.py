@@ -211,8 +211,8 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
             driver_budget_mb=self.getDriverBudgetMB(), criterion=self.getOrDefault(self.criterion))
         labels, counts = list(prepared.label_values), [int(c) for c in prepared.class_counts]
         if prepared.label_col is not None:
-            result, sample_rule = self._fit_rows(prepared.indexed, prepared.label_col, num_features, prepared.num_classes,
-                                                 prepared.n_rows, options)
+            result, sample_rule = self._fit_rows(prepared.indexed, prepared.label_col, num_features,
+                                                 prepared.num_classes, prepared.n_rows, options)
         else:
             result, sample_rule = self._fit_rows(prepared.dataset, None, num_features, None, prepared.n_rows, options)
         last = result.info["runs"][-1]
