@@ -125,7 +125,7 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
                  groups="auto", numClusters=3, fuzzifier=2.0, memberships="hard", windowWidth=None,
                  learningRate=0.1, maxIter=100, tol=1e-6, heldOutFeature="auto", landmarks=None, seed=0,
                  varianceFloor=1e-6, fcmTol=1e-6, fcmMaxIter=300, rowIdCol=None, blockSize=1024,
-                 driverBudgetMB=2048.0, allowManyClasses=False):
+                 driverBudgetMB=2048.0, allowManyClasses=False, deterministic=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
@@ -161,7 +161,8 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
             seed=self.getOrDefault(self.seed), variance_floor=self.getOrDefault(self.varianceFloor),
             fcm_tol=self.getOrDefault(self.fcmTol), fcm_max_iter=self.getOrDefault(self.fcmMaxIter),
             row_id_col=self._optional(self.rowIdCol), block_size=self.getOrDefault(self.blockSize),
-            driver_budget_mb=self.getDriverBudgetMB(), criterion=self.getOrDefault(self.criterion))
+            driver_budget_mb=self.getDriverBudgetMB(), criterion=self.getOrDefault(self.criterion),
+            canonical=self.getDeterministic())
         labels, counts = [], []
         if self._uses_labels(dataset):
             labels, counts = label_counts(dataset, self.getLabelCol())

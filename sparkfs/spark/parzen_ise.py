@@ -172,7 +172,7 @@ def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None
                           seed: int = 0, variance_floor: float = 1e-6, fcm_tol: float = 1e-6, fcm_max_iter: int = 300,
                           row_id_col: Optional[str] = None, block_size: int = 1024,
                           transport: str = "auto", driver_budget_mb: Optional[float] = None,
-                          criterion: str = pi.DEFAULT_CRITERION) -> ParzenISEResult:
+                          criterion: str = pi.DEFAULT_CRITERION, canonical: bool = True) -> ParzenISEResult:
     """Parzen-ISE weights on a DataFrame; equal to :func:`parzen_ise_in_memory` on the same rows
     (``label_col``: a class index column 0..num_classes-1, else FCM groups)."""
     options = pi.check_options(num_features, memberships=memberships, fixed_feature=fixed_feature, landmarks=landmarks,
@@ -181,7 +181,7 @@ def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None
     marginal = options["criterion"] == "marginal"
     with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
               row_id_col=row_id_col, transport=transport, cache_blocks=True, driver_budget_mb=driver_budget_mb,
-              fewer_rows_hint="set landmarks to use a sample of the rows as queries") as rows:
+              fewer_rows_hint="set landmarks to use a sample of the rows as queries", canonical=canonical) as rows:
         num_rows = rows.n_rows
         if num_rows < 2:
             raise InvalidInputError(f"Parzen-ISE needs at least 2 rows; the input has {num_rows}")
