@@ -6,6 +6,7 @@ Layout of ``conf/*.yaml``::
              num_features: null, driver_budget_mb: null}   # LIBSVM vector size (--vector-size), its bound
     method: lfs
     params: {gamma: -0.5}
+    deterministic: false               # true: the same bits for any partitioning (slower; --deterministic)
     selection: {num_features: 20}      # or {threshold: 0.0}, or {selection_mode: fdr, selection_threshold: 0.05}
     output: {path: output/{run_id}, if_exists: fail}   # fail | overwrite | skip (overwrite: true = overwrite)
     run_id: null                       # default: the UTC start time; {run_id} in output.path is replaced by it
@@ -32,6 +33,7 @@ DEFAULTS: Dict[str, Any] = {
               "weight_col": None, "num_features": None, "driver_budget_mb": None},
     "method": "lfs",
     "instance_weighting": "none",
+    "deterministic": None,
     "params": {},
     "selection": {"num_features": None, "threshold": None, "selection_mode": None, "selection_threshold": None},
     "output": {"path": None, "overwrite": False, "if_exists": None},
@@ -110,6 +112,7 @@ SCHEMA: Dict[str, Tuple[Callable[[Any], bool], str]] = {
     "input.driver_budget_mb": (lambda v: _is_number(v) and math.isfinite(v) and v > 0, "a positive number (MiB)"),
     "method": (_is_string, "a string (a method name: see `sparkfs methods`)"),
     "instance_weighting": _one_of("none", "margin"),
+    "deterministic": (lambda v: isinstance(v, bool), "true or false"),
     "params": (lambda v: isinstance(v, dict), "a mapping of param names to values"),
     "params.*": (is_param_value, "a string, a number, true or false (or a list of numbers)"),
     "selection.num_features": (lambda v: _is_number(v) and isinstance(v, int), "a whole number"),  # >= 1: the Param

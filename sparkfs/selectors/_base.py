@@ -281,6 +281,7 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
             "selected_names": _selected_names(dataset, self.getFeaturesCol(), int(scores.shape[0]), selected),
             "selection": self._selection_facts(int(scores.shape[0]), selected),
             **result.info,
+            "deterministic": self.getDeterministic(),
         }
         feature_arrays = dict(result.feature_arrays)
         if result.p_values is not None:

@@ -152,7 +152,78 @@ class HasDriverBudget(Params):
         return self.getOrDefault(self.driverBudgetMB)
 
 
-class SelectorParams(HasFeaturesCol, HasLabelCol, HasOutputCol, HasWeightCol):
+class HasDeterministic(Params):
+    """The ``deterministic`` Param of every selector (and of MarginInstanceWeighter): whether the
+    results are the same bits for any partitioning of the same rows, at the price of the canonical
+    layout (one shuffle, :mod:`sparkfs.spark.canonical`) and of the exact-sums statistics engine.
+
+    Off by default: on wide sparse rows the layout costs 1.3-3.1x per pass
+    (``benchmarks/results/layout.md``), so the default runs without it and agrees across
+    partitionings to rounding only. The summary records which mode ran (``"deterministic"``).
+    """
+
+    deterministic: Param = Param(
+        Params._dummy(),
+        "deterministic",
+        "true: the same bits for any partitioning of the same rows (rows laid out by row id, one shuffle, and "
+        "exact sums: 'arrow' statistics); false (default): no layout and the fastest statistics, results equal "
+        "across partitionings to rounding only",
+        typeConverter=TypeConverters.toBoolean,
+    )
+
+    _param_constraints: Dict[str, Constraint] = {"deterministic": ((lambda value: isinstance(value, bool)), "a bool")}
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self._setDefault(deterministic=False)
+
+    def getDeterministic(self) -> bool:
+        return bool(self.getOrDefault(self.deterministic))
+
+    def setDeterministic(self, value: bool):
+        return self._set(deterministic=value)
+
+
+#: statsEngine values: "auto" follows ``deterministic`` (exact "arrow" sums when true, Spark's JVM
+#: Summarizer when false); an explicit value wins.
+STATS_ENGINES = ("auto", "arrow", "jvm")
+
+
+class HasStatsEngine(HasDeterministic):
+    """The ``statsEngine`` Param of the one-pass statistics (LFS/QFS, anova, chi2), default "auto"."""
+
+    statsEngine: Param = Param(
+        Params._dummy(), "statsEngine",
+        "how the one-pass class moments are computed: 'auto' (default: 'arrow' when deterministic=true, else "
+        "Spark's JVM Summarizer), 'arrow' (mapInArrow + exact sums: the same bits for any partitioning) or 'jvm' "
+        "(Spark's Summarizer, for anova Spark ML's own ANOVATest: equal to rounding only; refused with "
+        "deterministic=true)",
+        typeConverter=TypeConverters.toString,
+    )
+
+    _param_constraints: Dict[str, Constraint] = {"statsEngine": one_of(*STATS_ENGINES)}
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self._setDefault(statsEngine="auto")
+
+    def statsEngineInUse(self) -> str:
+        """'arrow' or 'jvm': statsEngine, or for 'auto' the one ``deterministic`` asks for."""
+        engine = self.getOrDefault(self.statsEngine)
+        if engine == "auto":
+            return "arrow" if self.getDeterministic() else "jvm"
+        return engine
+
+    def _check_stats_engine(self) -> None:
+        """deterministic=true promises the same bits, which only the exact 'arrow' sums give."""
+        if self.getDeterministic() and self.getOrDefault(self.statsEngine) == "jvm":
+            raise ValueError(
+                f"{type(self).__name__}: deterministic=true asks for the same bits for any partitioning, and "
+                "statsEngine='jvm' (Spark's Summarizer / ANOVATest) sums in the order tasks finish: equal to "
+                "rounding only. Give statsEngine='arrow' (or 'auto'), or deterministic=false.")
+
+
+class SelectorParams(HasDeterministic, HasFeaturesCol, HasLabelCol, HasOutputCol, HasWeightCol):
     """featuresCol, labelCol, outputCol, weightCol and the selection rule: ``selectionMode``
     ``numTopFeatures`` (numFeatures, or threshold when set), ``percentile`` or, for the selectors
     with p-values (:meth:`hasPValues`), ``fpr``, ``fdr`` and ``fwe`` (:mod:`sparkfs.core.selection`).
@@ -270,6 +341,8 @@ class SelectorParams(HasFeaturesCol, HasLabelCol, HasOutputCol, HasWeightCol):
                     f"The '{name}' parameter of {type(self).__name__} must be {description}. Got {value!r} instead."
                 )
         self._check_selection_rule()
+        if isinstance(self, HasStatsEngine):
+            self._check_stats_engine()
 
     def _check_selection_rule(self) -> None:
         """One selection rule: selectionThreshold only with the modes that use it, numFeatures and

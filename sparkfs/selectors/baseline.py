@@ -10,11 +10,12 @@
   features only, so non-integer values are refused (on tf-idf data it builds one category per
   distinct value and runs out of memory).
 
-anova and chi2 have two engines (``statsEngine``), as LFS: ``"arrow"`` (default) computes the
-statistic from the exact class moments of :func:`sparkfs.spark.stats.class_moments`, so the
-scores are the same bits for any partitioning and row order; ``"jvm"`` takes the moments from
-Spark's ``Summarizer`` (chi2) or calls Spark ML's own ``ANOVATest`` (anova), whose sums follow the
-order tasks finish in and agree with the exact ones to rounding. chi2-categorical's contingency
+anova and chi2 compute their statistic from the one-pass class moments of
+:func:`sparkfs.spark.stats.class_moments`, as LFS. ``statsEngine="auto"`` (default) follows
+``deterministic``: with ``deterministic=True`` the exact sums (``"arrow"``), so the scores are the
+same bits for any partitioning and row order; by default Spark's ``Summarizer`` (``"jvm"``), whose
+sums follow the order tasks finish in and agree with the exact ones to rounding. An explicit
+``statsEngine="jvm"`` on anova calls Spark ML's own ``ANOVATest``. chi2-categorical's contingency
 counts are integers, so it is exact already.
 
 Each test has p-values (``model.pValues``, ``summary["selected_p_values"]``): the upper tail of
@@ -31,7 +32,7 @@ from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
-from sparkfs.selectors._params import one_of
+from sparkfs.selectors._params import HasStatsEngine, one_of
 from sparkfs.core.scaling import check_magnitude
 from sparkfs.errors import InvalidInputError
 from sparkfs.core.univariate import anova_f_values, anova_p_values, chi2_p_values, chi2_statistics
@@ -39,23 +40,16 @@ from sparkfs.spark.blocks import is_connect_session
 from sparkfs.spark.stats import class_moments, diagnose_input
 
 
-class _UnivariateParams(Params):
+class _UnivariateParams(HasStatsEngine):
     test: Param = Param(Params._dummy(), "test",
                         "'anova' (F value), 'chi2' (scikit-learn's chi-squared of class sums, non-negative features) "
                         "or 'chi2-categorical' (Spark ML's ChiSquareTest, integer-coded categorical features)",
                         typeConverter=TypeConverters.toString)
-    statsEngine: Param = Param(
-        Params._dummy(), "statsEngine",
-        "anova and chi2: 'arrow' (default: the statistic from exact class sums, the same bits for any "
-        "partitioning) or 'jvm' (Spark ML's own ANOVATest for anova, Summarizer sums for chi2; equal to "
-        "rounding only)",
-        typeConverter=TypeConverters.toString,
-    )
-    _param_constraints = {"test": one_of("anova", "chi2", "chi2-categorical"), "statsEngine": one_of("arrow", "jvm")}
+    _param_constraints = {"test": one_of("anova", "chi2", "chi2-categorical")}
 
     def __init__(self, *args):
         super().__init__(*args)
-        self._setDefault(test="anova", statsEngine="arrow")
+        self._setDefault(test="anova")
 
     def hasPValues(self) -> bool:
         """Every test has p-values, so fpr, fdr and fwe are selection modes here. (The Estimator and
@@ -90,8 +84,8 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features",
                  numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None,
-                 weightCol=None, test="anova", statsEngine="arrow",
-                 allowManyClasses=False):
+                 weightCol=None, test="anova", statsEngine="auto",
+                 allowManyClasses=False, deterministic=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
@@ -104,13 +98,14 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
 
         dataset, indexed = prepared.dataset, prepared.indexed
         labels, counts = prepared.label_values, prepared.class_counts
-        test, engine = self.getOrDefault(self.test), self.getOrDefault(self.statsEngine)
+        test, engine = self.getOrDefault(self.test), self.statsEngineInUse()
+        spark_ml_anova = self.getOrDefault(self.statsEngine) == "jvm" and not is_connect_session(indexed.sparkSession)
         categorical_p_values = None
         try:
             if test == "chi2":
                 scores = self._chi2_scores(indexed, engine)
-            elif test == "anova" and (engine == "arrow" or is_connect_session(indexed.sparkSession)):
-                # Exact moments (arrow), or on Spark Connect, which has no JVM access, Summarizer's (jvm).
+            elif test == "anova" and not spark_ml_anova:
+                # Moments: exact (arrow) or Summarizer's (jvm; also on Spark Connect, which has no JVM access).
                 moments = class_moments(indexed, self.getFeaturesCol(), "__label_index", engine=engine)
                 scores = anova_f_values(moments.class_counts, moments.class_sums, moments.class_sum_squares)
                 scores = np.where(moments.feature_min == moments.feature_max, 0.0, scores)
@@ -203,6 +198,7 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         from pyspark.sql import functions as F
 
         diagnose_input(dataset, self.getFeaturesCol(), self.getLabelCol())
-        summary = dataset.select(Summarizer.metrics("min", "max").summary(F.col(self.getFeaturesCol())).alias("s")).first()["s"]
+        summary = dataset.select(
+            Summarizer.metrics("min", "max").summary(F.col(self.getFeaturesCol())).alias("s")).first()["s"]
         check_magnitude(summary["min"].toArray(), summary["max"].toArray(), owner=type(self).__name__)
         return np.where(np.isnan(scores), 0.0, scores)

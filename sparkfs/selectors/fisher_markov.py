@@ -20,7 +20,7 @@ from sparkfs.core.qfs import (
 )
 from sparkfs.core.scaling import feature_scaling, sample_std
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult, check_supervised
-from sparkfs.selectors._params import HasScaling, in_range, one_of
+from sparkfs.selectors._params import HasScaling, HasStatsEngine, in_range, one_of
 from sparkfs.spark.stats import class_moments, with_label_index
 
 #: QFS candidates when ``candidates`` is unset: at least this many, and CANDIDATES_PER_REQUESTED
@@ -36,7 +36,7 @@ def _to_gamma(value):
     return TypeConverters.toFloat(value)
 
 
-class _FisherMarkovParams(HasScaling):
+class _FisherMarkovParams(HasScaling, HasStatsEngine):
     degree: Param = Param(
         Params._dummy(), "degree", "polynomial kernel degree: 1 = LFS (eq. 19-20), 2 = QFS (eq. 27-31)",
         typeConverter=TypeConverters.toInt,
@@ -51,12 +51,6 @@ class _FisherMarkovParams(HasScaling):
         "trade-off between discriminativeness and expressiveness in eq. (19); the paper uses -0.5. "
         "'auto' (degree 2): gamma_max_exact of Corollary IV.5, the largest gamma solved exactly",
         typeConverter=_to_gamma,
-    )
-    statsEngine: Param = Param(
-        Params._dummy(), "statsEngine",
-        "how the one-pass class moments are computed: 'arrow' (default: mapInArrow + exact sums, the same "
-        "bits for any partitioning) or 'jvm' (Spark's Summarizer: 2.5-6x faster, equal to rounding only)",
-        typeConverter=TypeConverters.toString,
     )
     center: Param = Param(
         Params._dummy(), "center",
@@ -80,14 +74,13 @@ class _FisherMarkovParams(HasScaling):
         "degree": (lambda v: v in (1, 2), "an int among {1, 2}"),
         "kernel": one_of("qfs", "qfs-prime"),
         "gamma": (lambda v: v == "auto" or (isinstance(v, float) and math.isfinite(v)), "a finite float or 'auto'"),
-        "statsEngine": one_of("jvm", "arrow"),
         "candidates": in_range(1, kind="an int"),
         "driverMemoryMB": in_range(0, low_open=True),
     }
 
     def __init__(self, *args):
         super().__init__(*args)
-        self._setDefault(degree=1, kernel="qfs", gamma=-0.5, statsEngine="arrow", scaling="none", center=False,
+        self._setDefault(degree=1, kernel="qfs", gamma=-0.5, scaling="none", center=False,
                          candidates=500, driverMemoryMB=1024.0)
 
 
@@ -179,8 +172,8 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features",
                  numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None,
                  weightCol=None, degree=1, kernel="qfs", gamma=-0.5,
-                 statsEngine="arrow", scaling="none", center=False, candidates=500, driverMemoryMB=1024.0,
-                 allowManyClasses=False):
+                 statsEngine="auto", scaling="none", center=False, candidates=500, driverMemoryMB=1024.0,
+                 allowManyClasses=False, deterministic=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
@@ -200,7 +193,7 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
         fit refuses fewer than two classes after it), so LFS takes a single pass."""
         moments = class_moments(
             dataset, self.getFeaturesCol(), self.getLabelCol(), self._weight_col(),
-            engine=self.getOrDefault(self.statsEngine),
+            engine=self.statsEngineInUse(), extremes=self.getScaling() == "range",
         )
         scaling = self.getScaling()
         class_sums, class_sum_squares = moments.class_sums, moments.class_sum_squares
@@ -218,7 +211,7 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
             label_values=moments.label_values,
             class_counts=moments.class_counts.tolist(),
             n_rows=moments.n_rows,
-            info={"method": "lfs", "gamma": gamma, "scaling": scaling},
+            info={"method": "lfs", "gamma": gamma, "scaling": scaling, "stats_engine": self.statsEngineInUse()},
         )
         if self.getOrDefault(self.degree) == 2:
             check_supervised(result, type(self).__name__)
@@ -293,7 +286,7 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
         statistics = class_gram_statistics(
             indexed, self.getFeaturesCol(), "__label_index", num_classes, candidate_indices=candidates,
             weight_col=self._weight_col(), center=None if shift is None else shift[candidates],
-            num_features=num_features,
+            num_features=num_features, canonical=self.getDeterministic(),
         )
         if scale is not None:
             statistics = rescale_gram_statistics(statistics, scale[candidates])

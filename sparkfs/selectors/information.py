@@ -80,7 +80,7 @@ class InformationSelector(FeatureSelector, _InformationParams):
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features",
                  numFeatures=None, selectionMode=None, selectionThreshold=None, criterion="mrmr", mrmrForm="difference", bins=10,
                  discretization="equal-frequency", binSampleSize=10_000, seed=0, driverBudgetMB=2048.0,
-                 allowManyClasses=False):
+                 allowManyClasses=False, deterministic=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 

@@ -27,7 +27,7 @@ from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
 from sparkfs.core.labels import check_class_labels
 from sparkfs.errors import DriverBudgetError, InvalidInputError
 from sparkfs.selectors._base import ParamsReader
-from sparkfs.selectors._params import MAX_BLOCK_SIZE, HasDriverBudget
+from sparkfs.selectors._params import MAX_BLOCK_SIZE, HasDeterministic, HasDriverBudget
 from sparkfs.spark.failures import with_resource_errors
 from sparkfs.spark.instance_weighting import margin_instance_weights, with_instance_weights
 from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
@@ -35,7 +35,7 @@ from sparkfs.spark.stats import first_vector_size, label_counts, with_label_inde
 _LABEL_INDEX = "__sparkfs_label_index"
 
 
-class MarginInstanceWeighter(Transformer, HasDriverBudget, HasFeaturesCol, HasLabelCol, HasOutputCol,
+class MarginInstanceWeighter(Transformer, HasDriverBudget, HasDeterministic, HasFeaturesCol, HasLabelCol, HasOutputCol,
                              DefaultParamsReadable, DefaultParamsWritable):
     """Instance weights of Han & Yu (2010), Algorithm 1: eq. (6) margin vectors against all hits
     and misses, outlying degree, eq. (7) weights scaled to sum to n.
@@ -43,7 +43,8 @@ class MarginInstanceWeighter(Transformer, HasDriverBudget, HasFeaturesCol, HasLa
     Params: ``featuresCol`` (vector), ``labelCol`` (class labels), ``outputCol`` (default
     "weight"), ``rowIdCol`` (unique integer ids; unset = row position), ``blockSize``,
     ``driverBudgetMB`` (default 2048: the rows and margin vectors held on the driver; refused
-    before any pass above it), ``allowManyClasses``. After ``transform``, :attr:`summary` holds the run's facts and
+    before any pass above it), ``allowManyClasses``, ``deterministic`` (default False: weights equal
+    across partitionings to rounding; True: the same bits, rows laid out by id). After ``transform``, :attr:`summary` holds the run's facts and
     :attr:`result` the arrays (ids, weights, outlying degrees).
 
     Cost: O(n^2 p) twice (margin vectors, then distances between them), spread over the
@@ -60,7 +61,7 @@ class MarginInstanceWeighter(Transformer, HasDriverBudget, HasFeaturesCol, HasLa
 
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="weight", rowIdCol=None,
-                 blockSize=2048, driverBudgetMB=2048.0, allowManyClasses=False):
+                 blockSize=2048, driverBudgetMB=2048.0, allowManyClasses=False, deterministic=False):
         super().__init__()
         self._setDefault(featuresCol="features", labelCol="label", outputCol="weight", blockSize=2048,
                          driverBudgetMB=2048.0, allowManyClasses=False)
@@ -115,7 +116,8 @@ class MarginInstanceWeighter(Transformer, HasDriverBudget, HasFeaturesCol, HasLa
         indexed = with_label_index(dataset, self.getLabelCol(), labels, _LABEL_INDEX)
         result = with_resource_errors(lambda: margin_instance_weights(
             indexed, self.getFeaturesCol(), _LABEL_INDEX, num_features=num_features, num_classes=len(labels),
-            row_id_col=self._row_id_col(), block_size=self.getOrDefault(self.blockSize)))
+            row_id_col=self._row_id_col(), block_size=self.getOrDefault(self.blockSize),
+            canonical=self.getDeterministic()))
         self.result = result
         self.summary = {
             "method": "margin instance weighting (Han & Yu 2010, eqs. 6-7)",
@@ -126,5 +128,6 @@ class MarginInstanceWeighter(Transformer, HasDriverBudget, HasFeaturesCol, HasLa
             "weight_max": float(result.weights.max()),
             "row_ids": result.info["row_ids"],
             "passes": result.info["passes"],
+            "deterministic": self.getDeterministic(),
         }
         return with_instance_weights(dataset, result, self.getOutputCol(), row_id_col=self._row_id_col())

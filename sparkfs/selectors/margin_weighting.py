@@ -163,7 +163,7 @@ class _IterativeParams(HasScaling, HasDriverBudget):
         return dict(run=self._run(), sample_size=sample, seed=self.getOrDefault(self.seed),
                     scaling=self.getScaling(), row_id_col=self._optional(self.rowIdCol),
                     block_size=self.getOrDefault(self.blockSize), driver_budget_mb=self.getDriverBudgetMB(),
-                    within_pool=rule == "default")
+                    within_pool=rule == "default", canonical=self.getDeterministic())
 
     def _run_info(self, result) -> dict:
         """What the loop did, for the summary: the preset, and the steps, passes and batch run."""
@@ -248,7 +248,7 @@ class LmbaSelector(FeatureSelector, _LmbaParams):
                  threshold=None, selectionMode=None, selectionThreshold=None, k=3, c=1.0, iterations=None, batchSize=None, stepSize=None, schedule=None,
                  projection="none", sampleSize=None, seed=0, scaling="none", rowIdCol=None, blockSize=2048,
                  allowManyClasses=False, batchRule=None, driverBudgetMB=2048.0, preset="default", passes=None,
-                 averaging=None):
+                 averaging=None, deterministic=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
@@ -292,7 +292,7 @@ class SimbaSelector(FeatureSelector, _SimbaParams):
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", numFeatures=None,
                  threshold=None, selectionMode=None, selectionThreshold=None, iterations=None, batchSize=None, sampleSize=None, seed=0, scaling="none",
                  rowIdCol=None, blockSize=2048, allowManyClasses=False, driverBudgetMB=2048.0, preset="default",
-                 passes=None, stepSize=None, schedule=None, batchRule=None, averaging=None):
+                 passes=None, stepSize=None, schedule=None, batchRule=None, averaging=None, deterministic=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 

@@ -106,7 +106,7 @@ def _scores(selector, prepared: PreparedInput, variant: str, turf_fraction=None,
         sample_size=sample_size, seed=selector.getOrDefault(selector.seed),
         row_id_col=selector._optional(selector.rowIdCol), block_size=selector.getOrDefault(selector.blockSize),
         weight_col=selector._weight_col(), driver_budget_mb=selector.getDriverBudgetMB(),
-        turf_fraction=turf_fraction, turf_keep=turf_keep)
+        turf_fraction=turf_fraction, turf_keep=turf_keep, canonical=selector.getDeterministic())
     info = {"method": variant, "metric": result.metric, "scaling": result.scaling, "n_queries": int(result.n_queries),
             "query_sample": sample_rule, "seed": selector.getOrDefault(selector.seed),
             **{key: value for key, value in result.info.items() if isinstance(value, (str, int, float, bool, list))}}
@@ -152,7 +152,7 @@ class MultiSURFSelector(FeatureSelector, _MultiSURFParams):
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", weightCol=None,
                  numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None, variant="multisurf",
                  metric="manhattan", scaling="range", sampleSize=None, seed=0, rowIdCol=None, blockSize=2048,
-                 driverBudgetMB=2048.0, allowManyClasses=False):
+                 driverBudgetMB=2048.0, allowManyClasses=False, deterministic=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
@@ -189,7 +189,7 @@ class TuRFSelector(FeatureSelector, _TuRFParams):
                  numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None,
                  innerMethod="multisurf", removeFraction=0.5, keepFeatures=100, metric="manhattan", scaling="range",
                  sampleSize=None, seed=0, rowIdCol=None, blockSize=2048, driverBudgetMB=2048.0,
-                 allowManyClasses=False):
+                 allowManyClasses=False, deterministic=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 

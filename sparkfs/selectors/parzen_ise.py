@@ -144,7 +144,7 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
                  groups="auto", numClusters=3, fuzzifier=2.0, memberships="hard", windowWidth=None,
                  learningRate=0.1, maxIter=100, tol=1e-6, heldOutFeature="auto", landmarks=None, seed=0,
                  varianceFloor=1e-6, fcmTol=1e-6, fcmMaxIter=300, rowIdCol=None, blockSize=1024,
-                 driverBudgetMB=2048.0, allowManyClasses=False, sampleSize=None):
+                 driverBudgetMB=2048.0, allowManyClasses=False, sampleSize=None, deterministic=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
@@ -180,10 +180,10 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
                 f"the {num_features:,} features (rows x rows x features above {DEFAULT_PAIR_BUDGET:.0e}), so the fit "
                 f"runs on {sample:,} rows drawn by seed {self.getOrDefault(self.seed)}, on the driver; set sampleSize "
                 "to choose (a value >= the rows uses every row) or landmarks to use every row"), stacklevel=4)
-        spark_only = {"row_id_col", "driver_budget_mb"}
+        spark_only = {"row_id_col", "driver_budget_mb", "canonical"}
         return parzen_ise_on_sample(frame, self.getFeaturesCol(), label_col, num_features=num_features,
                                     num_classes=num_classes, sample_size=sample, row_id_col=options["row_id_col"],
-                                    driver_budget_mb=options["driver_budget_mb"],
+                                    driver_budget_mb=options["driver_budget_mb"], canonical=options["canonical"],
                                     **{key: value for key, value in options.items() if key not in spark_only}), rule
 
     def _data_bounds(self, shape):
@@ -208,7 +208,8 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
             seed=self.getOrDefault(self.seed), variance_floor=self.getOrDefault(self.varianceFloor),
             fcm_tol=self.getOrDefault(self.fcmTol), fcm_max_iter=self.getOrDefault(self.fcmMaxIter),
             row_id_col=self._optional(self.rowIdCol), block_size=self.getOrDefault(self.blockSize),
-            driver_budget_mb=self.getDriverBudgetMB(), criterion=self.getOrDefault(self.criterion))
+            driver_budget_mb=self.getDriverBudgetMB(), criterion=self.getOrDefault(self.criterion),
+            canonical=self.getDeterministic())
         labels, counts = list(prepared.label_values), [int(c) for c in prepared.class_counts]
         if prepared.label_col is not None:
             result, sample_rule = self._fit_rows(prepared.indexed, prepared.label_col, num_features,

@@ -124,7 +124,7 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
                  numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None,
                  variant="relieff", k=10, metric="euclidean", scaling="range",
                  sampleSize=None, seed=0, sigma=None, rowIdCol=None, blockSize=2048, driverBudgetMB=2048.0,
-                 allowManyClasses=False):
+                 allowManyClasses=False, deterministic=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
@@ -188,7 +188,7 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
             sample_size=sample_size, seed=self.getOrDefault(self.seed),
             sigma=self._optional(self.sigma), row_id_col=self._optional(self.rowIdCol),
             block_size=self.getOrDefault(self.blockSize), weight_col=weight_col,
-            driver_budget_mb=self.getDriverBudgetMB(),
+            driver_budget_mb=self.getDriverBudgetMB(), canonical=self.getDeterministic(),
         )
         info = {
             "method": result.variant, "k": result.k, "metric": result.metric, "scaling": result.scaling,

@@ -7,8 +7,8 @@ Two solvers run the same elimination loop (:func:`sparkfs.core.svm_rfe.recursive
   fits every iteration on the driver -- fast for the n << d data RFE is usually run on;
 * ``"spark"``: for data that do not fit the driver, the same SVM objective (liblinear's, intercept
   penalty included) minimised by L-BFGS on the driver with one pass over the rows per evaluation
-  (:mod:`sparkfs.spark.svm_rfe`, :mod:`sparkfs.core.linear_svm`); its sums follow the canonical
-  row order, so its scores are the same bits for any partitioning;
+  (:mod:`sparkfs.spark.svm_rfe`, :mod:`sparkfs.core.linear_svm`); with ``deterministic=True`` its
+  sums follow the canonical row order, so its scores are the same bits for any partitioning;
 * ``"sparkml"``: pyspark.ml's ``LinearSVC`` on the sliced vectors (``regParam = 1 / (C sum s)``),
   faster on wide sparse data but equal across partitionings to rounding only.
 
@@ -175,7 +175,7 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
                  numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None,
                  step=0.1, C=1.0, maxIter=None, tol=None, multiclass="l2",
                  ensemble=1, seed=0, instanceWeighting="none", solver="auto", driverBudgetMB=1024.0,
-                 allowManyClasses=False, standardize=True, halveAbove=1000):
+                 allowManyClasses=False, standardize=True, halveAbove=1000, deterministic=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
@@ -260,7 +260,7 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
         if weighting == "margin":   # distances: on the scaled features (centring changes none)
             margin_features = _STANDARDISED if self.getOrDefault(self.standardize) else self.getFeaturesCol()
             weights = margin_instance_weights(scaled, margin_features, _LABEL_INDEX, num_features=num_features,
-                                              num_classes=len(labels))
+                                              num_classes=len(labels), canonical=self.getDeterministic())
             data = with_instance_weights(data, weights, _MARGIN_WEIGHT)
             weight_col = _MARGIN_WEIGHT
             info["instance_weight_range"] = [float(weights.weights.min()), float(weights.weights.max())]
@@ -335,7 +335,8 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
                 return spark_svm_rfe(member, features_col, _LABEL_INDEX, num_features=num_features,
                                      num_classes=num_classes, weight_col=weights,
                                      standardize=self.getOrDefault(self.standardize), centre=offset is not None,
-                                     driver_budget_mb=self.getOrDefault(self.driverBudgetMB), **options)
+                                     driver_budget_mb=self.getOrDefault(self.driverBudgetMB),
+                                     canonical=self.getDeterministic(), **options)
             # pyspark.ml's LinearSVC does not penalise the intercept: centring would change nothing
             return sparkml_svm_rfe(member, features_col, _LABEL_INDEX, num_features=num_features,
                                    num_classes=num_classes, weight_col=weights, **options)

@@ -5,7 +5,8 @@ sizes and the class sums (for the unary LFS term and centring). Each Arrow batch
 dense ndarray or a CSR matrix by :func:`sparkfs.spark.blocks.aggregate_partitions` (sparse rows stay
 sparse), summarised by :func:`sparkfs.core.qfs.block_gram_statistics` and the summaries are added up
 in the canonical order of :class:`sparkfs.spark.rows.Rows` (chunks and groups of row positions,
-:mod:`sparkfs.spark.canonical`), the same bits for any partitioning.
+:mod:`sparkfs.spark.canonical`), the same bits for any partitioning; with ``canonical=False`` (the
+selectors' default ``deterministic=False``) in partition order, equal across partitionings to rounding.
 
 Memory: every task holds and ships (C + 1) p^2 + C p + C doubles (p = number of candidates), the
 driver the same; with p = 500 and C = 2 that is 6 MB. Work: O(n p^2) (three GEMM-sized products
@@ -41,6 +42,7 @@ def class_gram_statistics(
     center: Union[None, str, Sequence[float], np.ndarray] = None,
     *,
     num_features: Optional[int] = None,
+    canonical: bool = True,
 ) -> GramStatistics:
     """One pass over ``df``: per-class counts, sums and Gram matrices and the squared-value Gram.
 
@@ -65,6 +67,9 @@ def class_gram_statistics(
         column means in a first pass. Centred sparse rows are densified one chunk at a time.
     num_features : int, optional
         The vector size; read from the first row when None.
+    canonical : bool, default True
+        The canonical layout of :class:`Rows` (the same bits for any partitioning, one shuffle);
+        False: no layout, equal to rounding only (the selectors' ``deterministic=False``).
 
     Returns
     -------
@@ -115,7 +120,7 @@ def class_gram_statistics(
     # The canonical layout of Rows: blocks and merge order fixed by row position, so the Grams
     # are the same bits for any partitioning (one shuffle; docs/architecture.md, Determinism).
     with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
-              weight_col=weight_col) as rows:
+              weight_col=weight_col, canonical=canonical) as rows:
         summary = rows.run_pass("gram", summarize, merge)
     if summary is None:
         raise ValueError("the input has no rows")

@@ -86,7 +86,8 @@ def _check_int(name: str, value, minimum: int) -> int:
 
 def margin_instance_weights(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
                             row_id_col: Optional[str] = None, transport: str = "auto",
-                            query_batch_bytes: Optional[int] = None, block_size: int = 2048) -> InstanceWeightsResult:
+                            query_batch_bytes: Optional[int] = None, block_size: int = 2048,
+                            canonical: bool = True) -> InstanceWeightsResult:
     """Margin vectors (eq. 6), outlying degrees and instance weights (eq. 7) of every row of ``df``.
 
     Parameters
@@ -104,6 +105,9 @@ def margin_instance_weights(df, features_col: str, label_col: str, *, num_featur
         Largest query batch handed to the tasks at once.
     block_size : int
         Rows per kernel block in the tasks.
+    canonical : bool, default True
+        The canonical layout of :class:`Rows` (the same bits for any partitioning, one shuffle);
+        False: no layout, equal to rounding only (the selectors' ``deterministic=False``).
 
     Returns
     -------
@@ -121,7 +125,8 @@ def margin_instance_weights(df, features_col: str, label_col: str, *, num_featur
     num_classes = _check_int("num_classes", num_classes, 1)
     block_size = _check_int("block_size", block_size, 1)
     with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
-              row_id_col=row_id_col, transport=transport, query_batch_bytes=query_batch_bytes) as rows:
+              row_id_col=row_id_col, transport=transport, query_batch_bytes=query_batch_bytes,
+              canonical=canonical) as rows:
         queries = rows.collect()
         present = np.flatnonzero(rows.class_counts > 0)
         if present.size < 2:
@@ -135,7 +140,7 @@ def margin_instance_weights(df, features_col: str, label_col: str, *, num_featur
         margin_frame = margins.query_frame
         try:
             with Rows(margin_frame, _MARGIN_VECTOR, num_features=num_features, row_id_col=_MARGIN_ROW_ID,
-                      transport=rows.transport, query_batch_bytes=query_batch_bytes) as margin_rows:
+                      transport=rows.transport, query_batch_bytes=query_batch_bytes, canonical=canonical) as margin_rows:
                 margin_vectors = margin_rows.collect()
                 if not np.array_equal(margin_vectors.ids, queries.ids):
                     raise RuntimeError("the margin vectors' row ids differ from the rows' ids")

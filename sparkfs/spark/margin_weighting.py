@@ -148,7 +148,8 @@ def lmba_statistics(df, features_col: str, label_col: str, *, num_features: int,
                     c: float = 1.0, run: MarginRun = PAPER, projection: str = "none",
                     sample_size: Optional[int] = None, seed: int = 0, scaling: str = "none",
                     row_id_col: Optional[str] = None, block_size: int = 2048, transport: str = "auto",
-                    driver_budget_mb: Optional[float] = None, within_pool: bool = False) -> MarginWeightingResult:
+                    driver_budget_mb: Optional[float] = None, within_pool: bool = False,
+                    canonical: bool = True) -> MarginWeightingResult:
     """Lmba feature weights (Li & Lu 2009, Section 3), one Spark job per mini-batch step
     (``run.batch_rule``: see :func:`sparkfs.core.margin_weighting.lmba_in_memory`; "replay" brings
     back per-instance impostor sums, batch x D values per partition).
@@ -162,7 +163,7 @@ def lmba_statistics(df, features_col: str, label_col: str, *, num_features: int,
     """
     with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
               row_id_col=row_id_col, transport=transport, cache_blocks=True, driver_budget_mb=driver_budget_mb,
-              fewer_rows_hint=POOL_HINT) as rows:
+              fewer_rows_hint=POOL_HINT, canonical=canonical) as rows:
         pool, scaled = _prepare(rows, sample_size, seed, scaling, "Lmba")
         if within_pool:
             found = lmba_in_pool(scaled.scaled(pool.matrix), pool.labels, pool.ids, num_classes=num_classes, k=k, c=c,
@@ -228,14 +229,15 @@ def _lmba_over_rows(rows: Rows, pool: RowSet, *, k, c, run: MarginRun, projectio
 def simba_statistics(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
                      run: MarginRun = PAPER, sample_size: Optional[int] = None, seed: int = 0, scaling: str = "none",
                      row_id_col: Optional[str] = None, block_size: int = 2048, transport: str = "auto",
-                     driver_budget_mb: Optional[float] = None, within_pool: bool = False) -> MarginWeightingResult:
+                     driver_budget_mb: Optional[float] = None, within_pool: bool = False,
+                     canonical: bool = True) -> MarginWeightingResult:
     """Simba feature weights (Gilad-Bachrach et al. 2004), one Spark job per mini-batch step (the
     batch's nearest hits and misses at the batch's first w; ``run.batch_rule`` then adds the Deltas
     in turn or summed, :func:`sparkfs.core.simba.simba_batch_update`). ``within_pool=True``: the
     whole loop on the driver among the pool's rows (:func:`sparkfs.core.margin_pool.simba_in_pool`)."""
     with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
               row_id_col=row_id_col, transport=transport, cache_blocks=True, driver_budget_mb=driver_budget_mb,
-              fewer_rows_hint=POOL_HINT) as rows:
+              fewer_rows_hint=POOL_HINT, canonical=canonical) as rows:
         pool, scaled = _prepare(rows, sample_size, seed, scaling, "Simba")
         if within_pool:
             found = simba_in_pool(scaled.scaled(pool.matrix), pool.labels, pool.ids, num_classes=num_classes, run=run,

@@ -252,6 +252,7 @@ def multisurf_statistics(
     driver_budget_mb: Optional[float] = None,
     turf_fraction: Optional[float] = None,
     turf_keep: int = 100,
+    canonical: bool = True,
 ) -> MultiSURFResult:
     """Scores of a MultiSURF-family variant (or TuRF around it) of the features of ``df``.
 
@@ -287,7 +288,7 @@ def multisurf_statistics(
     with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
               row_id_col=row_id_col, transport=transport, query_batch_bytes=query_batch_bytes,
               weight_col=weight_col, driver_budget_mb=driver_budget_mb,
-              fewer_rows_hint="set sampleSize to use a sample of the rows as queries") as rows:
+              fewer_rows_hint="set sampleSize to use a sample of the rows as queries", canonical=canonical) as rows:
         if sample_size is not None:
             _check_classes(rows.class_counts)  # before drawing: fail fast on one class
         queries = rows.sample(sample_size, seed)

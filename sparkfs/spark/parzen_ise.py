@@ -193,7 +193,7 @@ def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None
                           row_id_col: Optional[str] = None, block_size: int = 1024,
                           transport: str = "auto", driver_budget_mb: Optional[float] = None,
                           criterion: str = pi.DEFAULT_CRITERION,
-                          query_batch_bytes: Optional[int] = None) -> ParzenISEResult:
+                          query_batch_bytes: Optional[int] = None, canonical: bool = True) -> ParzenISEResult:
     """Parzen-ISE weights on a DataFrame; equal to :func:`parzen_ise_in_memory` on the same rows
     (``label_col``: a class index column 0..num_classes-1, else FCM groups). The pair sums run
     per query batch of at most ``block_size`` queries and within ``query_batch_bytes`` (see
@@ -205,7 +205,7 @@ def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None
     with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
               row_id_col=row_id_col, transport=transport, cache_blocks=True, driver_budget_mb=driver_budget_mb,
               query_batch_bytes=query_batch_bytes,
-              fewer_rows_hint="set landmarks to use a sample of the rows as queries") as rows:
+              fewer_rows_hint="set landmarks to use a sample of the rows as queries", canonical=canonical) as rows:
         num_rows = rows.n_rows
         if num_rows < 2:
             raise InvalidInputError(f"Parzen-ISE needs at least 2 rows; the input has {num_rows}")
@@ -256,7 +256,8 @@ def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None
 def parzen_ise_on_sample(df, features_col: str, label_col: Optional[str] = None, *, num_features: int,
                          num_classes: Optional[int] = None, sample_size: int, seed: int = 0,
                          row_id_col: Optional[str] = None, transport: str = "auto",
-                         driver_budget_mb: Optional[float] = None, **options) -> ParzenISEResult:
+                         driver_budget_mb: Optional[float] = None, canonical: bool = True,
+                         **options) -> ParzenISEResult:
     """Parzen-ISE on ``sample_size`` rows drawn by ``seed`` (:meth:`Rows.sample`: the rows of
     smallest content key, the same for any partitioning), fitted on the driver by
     :func:`sparkfs.core.parzen_ise.parzen_ise_in_memory` (``options``: its keyword arguments).
@@ -267,7 +268,7 @@ def parzen_ise_on_sample(df, features_col: str, label_col: Optional[str] = None,
     """
     with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
               row_id_col=row_id_col, transport=transport, driver_budget_mb=driver_budget_mb,
-              fewer_rows_hint="set sampleSize to fit on a smaller sample of the rows") as rows:
+              fewer_rows_hint="set sampleSize to fit on a smaller sample of the rows", canonical=canonical) as rows:
         num_rows = rows.n_rows
         if num_rows < 2:
             raise InvalidInputError(f"Parzen-ISE needs at least 2 rows; the input has {num_rows}")

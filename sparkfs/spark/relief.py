@@ -189,6 +189,7 @@ def relief_statistics(
     transport: str = "auto",
     weight_col: Optional[str] = None,
     driver_budget_mb: Optional[float] = None,
+    canonical: bool = True,
 ) -> ReliefResult:
     """Relief-family scores of the features of ``df`` (see the module notes for the passes).
 
@@ -229,6 +230,9 @@ def relief_statistics(
         Instance weights (``relieff`` only; :mod:`sparkfs.core.relief` note 8): weighted priors,
         neighbours averaged by weight, queries' margins weighted. One extra pass fetches the
         neighbours' weights and the per-class weight sums.
+    canonical : bool, default True
+        The canonical layout of :class:`Rows` (the same bits for any partitioning, one shuffle);
+        False: no layout, equal to rounding only (the selectors' ``deterministic=False``).
     """
     if weight_col is not None and variant != "relieff":
         raise ValueError(f"instance weights are defined for variant 'relieff' only, not {variant!r}")
@@ -238,7 +242,7 @@ def relief_statistics(
     per_query = "driver" if return_query_margins else None
     with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
               row_id_col=row_id_col, transport=transport, query_batch_bytes=query_batch_bytes,
-              weight_col=weight_col, driver_budget_mb=driver_budget_mb,
+              weight_col=weight_col, driver_budget_mb=driver_budget_mb, canonical=canonical,
               fewer_rows_hint="set sampleSize to use a sample of the rows as queries") as rows:
         if sample_size is not None:
             _check_class_sizes(rows.class_counts)  # before drawing: fail fast on one class

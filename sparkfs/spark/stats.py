@@ -122,11 +122,13 @@ def diagnose_input(df, features_col: str, label_col: Optional[str], weight_col: 
         )
 
 
-def _moments_jvm(df, features_col, label_col, weight_col, num_features):
+def _moments_jvm(df, features_col, label_col, weight_col, num_features, extremes: bool = True):
     from pyspark.ml.stat import Summarizer
     from pyspark.sql import functions as F
 
-    summarizer = Summarizer.metrics("sum", "normL2", "min", "max")
+    # min and max double the aggregation buffers shuffled per class (and add a non-zero count):
+    # asked for only when the caller uses them.
+    summarizer = Summarizer.metrics(*(("sum", "normL2") + (("min", "max") if extremes else ())))
     weight = F.col(weight_col) if weight_col else F.lit(1.0)
     summary = summarizer.summary(F.col(features_col), weight) if weight_col else summarizer.summary(F.col(features_col))
     rows = (
@@ -141,8 +143,10 @@ def _moments_jvm(df, features_col, label_col, weight_col, num_features):
             raise InvalidInputError(
                 f"feature vectors in column '{features_col}' have different sizes ({class_sum.shape[0]} and {num_features})"
             )
+        minimum = row["moments"]["min"].toArray() if extremes else None
+        maximum = row["moments"]["max"].toArray() if extremes else None
         result[row["label"]] = (row["count"], row["weight"], class_sum, row["moments"]["normL2"].toArray() ** 2,
-                                row["moments"]["min"].toArray(), row["moments"]["max"].toArray())
+                                minimum, maximum)
     return result
 
 
@@ -272,8 +276,12 @@ def class_moments(
     weight_col: Optional[str] = None,
     engine: str = "jvm",
     num_features: Optional[int] = None,
+    extremes: bool = True,
 ) -> ClassMoments:
     """Per-class counts, weighted column sums and sums of squares in one pass over ``df``.
+
+    ``extremes=False`` lets the JVM engine skip the column min and max (``feature_min`` and
+    ``feature_max`` are then None): smaller aggregation buffers for the callers that need neither.
 
     Raises :class:`InvalidInputError` naming the problem for empty input, null vectors or
     labels, vectors of different sizes, NaN/inf values and bad weights.
@@ -286,8 +294,9 @@ def class_moments(
     compute = {"jvm": _moments_jvm, "arrow": _moments_arrow}.get(engine)
     if compute is None:
         raise ValueError(f"unknown statistics engine '{engine}': use 'jvm' or 'arrow'")
+    options = {"extremes": extremes} if engine == "jvm" else {}
     try:
-        per_label = compute(df, features_col, label_col, weight_col, num_features)
+        per_label = compute(df, features_col, label_col, weight_col, num_features, **options)
     except InvalidInputError:
         diagnose_input(df, features_col, label_col, weight_col)
         raise
@@ -302,12 +311,12 @@ def class_moments(
         diagnose_input(df, features_col, label_col, weight_col)
         if None in per_label:
             raise InvalidInputError(f"{per_label[None][0]} row(s) have a null label in column '{label_col}'")
-        minima = np.min(np.vstack([v[4] for v in per_label.values()]), axis=0)
-        maxima = np.max(np.vstack([v[5] for v in per_label.values()]), axis=0)
+        minima, maxima = _column_extremes(df, features_col, per_label)
         check_magnitude(minima, maxima, owner="the class moments (sums of squares)")
         raise InvalidInputError("the feature sums are not finite (values too large?)")
     labels = _sort_labels(list(per_label))
     counts, weights, sums, squares, minima, maxima = zip(*(per_label[label] for label in labels))
+    with_extremes = minima[0] is not None
     return ClassMoments(
         label_values=[v.item() if isinstance(v, np.generic) else v for v in labels],
         class_counts=np.asarray(counts, dtype=np.int64),
@@ -315,9 +324,21 @@ def class_moments(
         class_sums=np.vstack(sums),
         class_sum_squares=np.vstack(squares),
         num_features=num_features,
-        feature_min=np.min(np.vstack(minima), axis=0),
-        feature_max=np.max(np.vstack(maxima), axis=0),
+        feature_min=np.min(np.vstack(minima), axis=0) if with_extremes else None,
+        feature_max=np.max(np.vstack(maxima), axis=0) if with_extremes else None,
     )
+
+
+def _column_extremes(df, features_col: str, per_label):
+    """Column min and max: from the pass when it computed them, else one JVM pass (error path only)."""
+    from pyspark.ml.stat import Summarizer
+    from pyspark.sql import functions as F
+
+    if all(v[4] is not None for v in per_label.values()):
+        return (np.min(np.vstack([v[4] for v in per_label.values()]), axis=0),
+                np.max(np.vstack([v[5] for v in per_label.values()]), axis=0))
+    summary = df.select(Summarizer.metrics("min", "max").summary(F.col(features_col)).alias("s")).first()["s"]
+    return summary["min"].toArray(), summary["max"].toArray()
 
 
 def label_counts(df, label_col: str):

@@ -17,7 +17,8 @@ where features' weights are clearly apart.
 Why not pyspark.ml's ``LinearSVC``: its gradient sums are merged in the order tasks finish, so
 the same rows gave weights (and sometimes rankings) that differed with the partitioning. Here the
 sums run over the canonical layout of ``Rows`` (merged in row-id order), so every pass, and so
-every L-BFGS step, the ranking and the scores, are the same bits for any partitioning.
+every L-BFGS step, the ranking and the scores, are the same bits for any partitioning (with
+``canonical=True``, the selector's ``deterministic=True``; without it, equal to rounding).
 
 Each refit starts from the previous fit's weights on the surviving features (warm start), and
 L-BFGS searches in units of each feature's standard deviation (one more pass, the column
@@ -76,7 +77,7 @@ def spark_svm_rfe(df, features_col: str, label_col: str, *, num_features: int, n
                   weight_col: Optional[str] = None, step=0.1, n_features_to_select: int = 1, C: float = 1.0,
                   max_iter: int = 100, tol: float = 1e-6, multiclass: str = "l2", halve_above: int = 0,
                   standardize: bool = False, centre: bool = False, driver_budget_mb: Optional[float] = None,
-                  transport: str = "auto") -> RFEResult:
+                  transport: str = "auto", canonical: bool = True) -> RFEResult:
     """SVM-RFE with the distributed L-BFGS SVM; same result type as :func:`sparkfs.core.svm_rfe.svm_rfe`.
 
     Parameters
@@ -93,12 +94,15 @@ def spark_svm_rfe(df, features_col: str, label_col: str, *, num_features: int, n
         scikit-learn's C.
     max_iter, tol
         Of the L-BFGS fit (:func:`sparkfs.core.linear_svm.minimise_hinge_objective`).
+    canonical : bool, default True
+        The canonical layout of :class:`Rows` (the same bits for any partitioning, one shuffle);
+        False: no layout, equal to rounding only (the selectors' ``deterministic=False``).
     """
     positive_classes = [1] if num_classes == 2 else list(range(num_classes))
     check_solver_memory(len(positive_classes), num_features, driver_budget_mb)
     with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
               weight_col=weight_col, transport=transport, cache_blocks=True, driver_budget_mb=driver_budget_mb,
-              fewer_rows_hint="use solver='driver' on a sample") as rows:
+              fewer_rows_hint="use solver='driver' on a sample", canonical=canonical) as rows:
         total_weight = _total_weight(rows)
         if not total_weight > 0:
             raise ValueError("the instance weights sum to 0: no row to train the SVM on")

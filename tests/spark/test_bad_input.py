@@ -77,7 +77,7 @@ def test_negative_weights(spark, engine):
 @pytest.mark.parametrize("params, message", [
     ({"numFeatures": 0}, r"The 'numFeatures' parameter of FisherMarkovSelector must be an int in the range \[1, inf\). Got 0 instead."),
     ({"gamma": float("nan")}, r"The 'gamma' parameter of FisherMarkovSelector must be a finite float"),
-    ({"statsEngine": "gpu"}, r"The 'statsEngine' parameter of FisherMarkovSelector must be a str among \{'jvm', 'arrow'\}. Got 'gpu'"),
+    ({"statsEngine": "gpu"}, r"The 'statsEngine' parameter of FisherMarkovSelector must be a str among \{'auto', 'arrow', 'jvm'\}. Got 'gpu'"),
     ({"scaling": "log"}, r"The 'scaling' parameter"),
 ])
 def test_invalid_params_are_named(spark, params, message):

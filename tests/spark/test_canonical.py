@@ -91,7 +91,7 @@ def test_rows_families_are_bit_identical_for_1_2_and_7_partitions(spark, small_c
     slowest: 1 and 7 partitions only."""
     X, y = _data()
     counts = (1, 2, 7) if method == "relieff" else (1, 7)
-    scores = {partitions: build_selector(method, params).setNumFeatures(2).fit(
+    scores = {partitions: build_selector(method, {**params, "deterministic": True}).setNumFeatures(2).fit(
         make_df(spark, X, y, partitions=partitions)).scores for partitions in counts}
     for partitions in counts[1:]:
         assert np.array_equal(scores[1], scores[partitions]), (scores[1] - scores[partitions])
@@ -107,22 +107,24 @@ def test_with_a_row_id_column_the_row_order_does_not_matter(spark, small_chunks)
         return spark.createDataFrame(spark.sparkContext.parallelize(rows, partitions), ["features", "label", "row_id"])
 
     ordered, shuffled = frame(np.arange(200), 1), frame(order, 5)
-    lmba = {name: LmbaSelector(k=1, iterations=5, batchSize=8, rowIdCol="row_id", numFeatures=2).fit(df).scores
+    lmba = {name: LmbaSelector(k=1, iterations=5, batchSize=8, rowIdCol="row_id", numFeatures=2,
+                               deterministic=True).fit(df).scores
             for name, df in (("ordered", ordered), ("shuffled", shuffled))}
     assert np.array_equal(lmba["ordered"], lmba["shuffled"])
-    relieff = [ReliefSelector(variant="relieff", k=3, rowIdCol="row_id", numFeatures=2).fit(df).scores
+    relieff = [ReliefSelector(variant="relieff", k=3, rowIdCol="row_id", numFeatures=2, deterministic=True).fit(df).scores
                for df in (ordered, shuffled)]
     assert np.array_equal(*relieff)
     weights = {}
     for name, df in (("ordered", ordered), ("shuffled", shuffled)):
-        table = MarginInstanceWeighter(rowIdCol="row_id").transform(df).select("row_id", "weight").toPandas()
+        table = (MarginInstanceWeighter(rowIdCol="row_id", deterministic=True).transform(df)
+                 .select("row_id", "weight").toPandas())
         weights[name] = table.sort_values("row_id")["weight"].to_numpy()
     assert np.array_equal(weights["ordered"], weights["shuffled"])
 
 
 def test_lfs_and_qfs_on_the_exact_engine_are_bit_identical(spark, small_chunks):
-    """LFS's moments with statsEngine='arrow' are exact sums (core.exact_sums); QFS's Gram pass
-    runs on the canonical layout: both give the same bits for 1, 2 and 7 partitions, and the
+    """With deterministic=True, LFS's moments are exact sums (statsEngine 'arrow', core.exact_sums) and
+    QFS's Gram pass runs on the canonical layout: both give the same bits for 1, 2 and 7 partitions, and the
     moments equal the correctly rounded sums (math.fsum)."""
     import math
 
@@ -138,7 +140,7 @@ def test_lfs_and_qfs_on_the_exact_engine_are_bit_identical(spark, small_chunks):
     assert np.array_equal(moments.class_sum_squares,
                           np.array([[math.fsum(X[y == c, j] ** 2) for j in range(X.shape[1])] for c in range(3)]))
     for params in ({"degree": 1}, {"degree": 2, "gamma": 0.0}):
-        fits = {p: FisherMarkovSelector(statsEngine="arrow", numFeatures=2, **params).fit(df) for p, df in frames.items()}
+        fits = {p: FisherMarkovSelector(deterministic=True, numFeatures=2, **params).fit(df) for p, df in frames.items()}
         assert np.array_equal(fits[1].scores, fits[2].scores) and np.array_equal(fits[1].scores, fits[7].scores)
         assert fits[1].selectedFeatures == fits[2].selectedFeatures == fits[7].selectedFeatures
         if params["degree"] == 2:

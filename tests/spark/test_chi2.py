@@ -27,12 +27,14 @@ def test_chi2_equals_scikit_learn_on_a_term_matrix_for_any_partitioning(spark, t
     expected_p = np.nan_to_num(expected_p, nan=1.0)
     scores = {}
     for partitions in (1, 3):
-        model = build_selector("chi2", {}).setNumFeatures(100).fit(make_df(spark, matrix, labels, partitions=partitions))
+        model = build_selector("chi2", {"deterministic": True}).setNumFeatures(100).fit(
+            make_df(spark, matrix, labels, partitions=partitions))
         scores[partitions] = model.scores
     np.testing.assert_array_equal(scores[1], scores[3])
     np.testing.assert_allclose(scores[1], expected, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(model.pValues, expected_p, rtol=1e-6, atol=1e-300)  # scikit-learn's chi2 p-values
     assert model.summary["method"] == "chi2" and model.summary["stats_engine"] == "arrow"
+    assert model.summary["deterministic"] is True
     top = np.argsort(-expected, kind="stable")[:100]
     assert set(model.selectedFeatures) == set(top.tolist())
 

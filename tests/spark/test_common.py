@@ -113,8 +113,8 @@ def test_anova_scores_a_constant_feature_zero_for_any_partitioning(spark, partit
 
 
 def test_anova_exact_engine_is_bit_identical_and_equals_spark_ml_to_rounding(spark):
-    """anova's default engine (exact class sums) gives the same bits for 1 and 5 partitions and for
-    shuffled rows; Spark ML's own ANOVATest (statsEngine="jvm") gives the same F to rounding, and
+    """anova's exact engine (deterministic=True: exact class sums) gives the same bits for 1 and 5
+    partitions and for shuffled rows; Spark ML's own ANOVATest (statsEngine="jvm") gives the same F to rounding, and
     both equal the one-way ANOVA F written here from its definition."""
     rng = np.random.default_rng(7)
     y = np.arange(90) % 3
@@ -122,7 +122,7 @@ def test_anova_exact_engine_is_bit_identical_and_equals_spark_ml_to_rounding(spa
     exact = {}
     for partitions, order in ((1, np.arange(90)), (5, np.arange(90)), (3, rng.permutation(90))):
         df = make_df(spark, X[order], y[order].astype(float), partitions=partitions)
-        exact[partitions] = build_selector("anova", {}).setNumFeatures(2).fit(df).scores
+        exact[partitions] = build_selector("anova", {"deterministic": True}).setNumFeatures(2).fit(df).scores
     assert np.array_equal(exact[1], exact[5]) and np.array_equal(exact[1], exact[3])
     spark_ml = build_selector("anova", {"statsEngine": "jvm"}).setNumFeatures(2).fit(
         make_df(spark, X, y.astype(float), partitions=4)).scores

@@ -5,7 +5,7 @@ in another order than the 1-file read (checked below), and positional row ids di
 
 * the sample is the same set of rows (it is drawn by the rows' content and the seed);
 * scores are equal to rounding (1e-12 relative) and the selection is the same, on continuous data;
-* with ``rowIdCol`` scores are the same bits (Lmba and Simba, which visit their pool in row-id
+* with ``rowIdCol`` and ``deterministic=True`` scores are the same bits (Lmba and Simba, which visit their pool in row-id
   order, need it for results that do not depend on the row order).
 """
 
@@ -72,7 +72,8 @@ def test_relieff_sample_is_the_same_rows_scores_equal_to_rounding_same_selection
 
 
 def test_relieff_selector_with_a_row_id_column_gives_the_same_bits(layouts):
-    scores = [ReliefSelector(numFeatures=3, k=5, sampleSize=150, seed=3, rowIdCol="tag").fit(frame).scores
+    scores = [ReliefSelector(numFeatures=3, k=5, sampleSize=150, seed=3, rowIdCol="tag",
+                             deterministic=True).fit(frame).scores
               for frame, _ in layouts.values()]
     assert np.array_equal(scores[0], scores[1])
 
@@ -88,5 +89,5 @@ def test_lmba_with_a_row_id_column_gives_the_same_bits(layouts):
     # Without rowIdCol the pool is the same rows, but Lmba visits it in row-id order (by position):
     # another row order visits other instances first (docs/architecture.md, Determinism).
     scores = [LmbaSelector(numFeatures=2, k=2, sampleSize=40, iterations=8, batchSize=4, seed=5,
-                           rowIdCol="tag").fit(frame).scores for frame, _ in layouts.values()]
+                           rowIdCol="tag", deterministic=True).fit(frame).scores for frame, _ in layouts.values()]
     assert np.array_equal(scores[0], scores[1])

@@ -1,10 +1,10 @@
-"""Property test (hypothesis): on random small data sets every selector family gives the same
-scores with 1, 2 and 7 partitions of the same ordered rows (issue 13). It found that Spark ML's
-ANOVA F of a constant feature was rounding noise (24 with one partition, 0 with two). Every family is
-bit-identical: those on Rows through the canonical layout (here with 4-row chunks so that a small
-set spans several chunks and groups), lfs, qfs and anova through their default exact statistics
-engine (statsEngine="arrow"). Spark ML's own ANOVATest (anova with statsEngine="jvm") agrees to
-rounding only: tests/spark/test_common.py compares it with the exact engine."""
+"""Property test (hypothesis): on random small data sets every selector family with
+``deterministic=True`` gives the same scores with 1, 2 and 7 partitions of the same ordered rows
+(issue 13). It found that Spark ML's ANOVA F of a constant feature was rounding noise (24 with one
+partition, 0 with two). Every family is bit-identical: those on Rows through the canonical layout
+(here with 4-row chunks so that a small set spans several chunks and groups), lfs, qfs and anova
+through the exact statistics engine ("arrow", what statsEngine="auto" takes with deterministic=True).
+The default (deterministic=False) agrees to rounding only: tests/spark/test_deterministic_param.py."""
 
 import os
 
@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E
 from sparkfs.methods import build_selector  # noqa: E402
 from tests.helpers import make_df  # noqa: E402
 
-#: Every family with small settings (each fit is a few Spark jobs).
-FAMILIES = {
-    "lfs": {},   # the default exact engine (statsEngine="jvm" agrees to rounding only)
+#: Every family with small settings (each fit is a few Spark jobs), in its deterministic mode.
+FAMILIES = {method: {**params, "deterministic": True} for method, params in {
+    "lfs": {},   # the exact engine (statsEngine="jvm" agrees to rounding only)
     "qfs": {},
     "relieff": {"k": 2},
     "prelief": {},
@@ -28,7 +28,7 @@ FAMILIES = {
     "parzen-ise": {"maxIter": 2, "heldOutFeature": "none", "groups": "labels"},
     "svm-rfe": {"step": 0.5},
     "anova": {},
-}
+}.items()}
 #: The families whose scores must not differ in a single bit.
 BIT_IDENTICAL = {"lfs", "qfs", "relieff", "prelief", "lmba", "simba", "parzen-ise", "svm-rfe", "anova"}
 

@@ -90,7 +90,7 @@ def test_spark_solver_agrees_with_the_driver_and_runs_ensembles(spark):
 def test_spark_solver_is_bit_identical_for_any_partitioning(spark):
     X, y = _data(seed=5, n=30, d=3, classes=3)
     weights = np.random.default_rng(5).uniform(0.5, 2.0, 30)
-    runs = [SVMRFESelector(solver="spark", step=2.0, maxIter=3, weightCol="weight")
+    runs = [SVMRFESelector(solver="spark", step=2.0, maxIter=3, weightCol="weight", deterministic=True)
             .fit(make_df(spark, X, y, weights=weights, partitions=partitions)) for partitions in (1, 2, 7)]
     for run in runs[1:]:
         assert np.array_equal(run.scores, runs[0].scores)
