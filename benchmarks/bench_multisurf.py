@@ -120,7 +120,8 @@ def big_runs(spark, args, multisurf, rows, notes):
                                    repeats=1)
         rows.append([f"{label} {n_rows:,} x {n_features:,}, every row a query", "multisurf (defaults)",
                      f"{seconds:.1f}", "-", "-", "-", "finishes", "yes"])
-        notes.append(f"{label}: passes {', '.join(result.info['passes'])}; {result.info['query_batches']} query batch(es).")
+        notes.append(f"{label}: passes {', '.join(result.info['passes'])}; "
+                     f"{result.info['query_batches']} query batch(es).")
         df.unpersist()
 
 
@@ -157,8 +158,9 @@ def main():
         rows.append([label, "multisurf (manhattan, range: skrebate's definition)", f"{seconds:.2f}",
                      "scikit-rebate MultiSURF", f"{skrebate_seconds:.1f}", f"{speedup:.1f} x faster", ">= 20 x",
                      "yes" if speedup >= 20 else "no"])
-        notes.append(f"Scores vs scikit-rebate: max |difference| = {np.abs(result.scores - skrebate_scores).max():.1e}; "
-                     f"sparkfs runs {', '.join(f'{t:.1f}' for t in runs)} s; passes {', '.join(result.info['passes'])}.")
+        difference = np.abs(result.scores - skrebate_scores).max()
+        notes.append(f"Scores vs scikit-rebate: max |difference| = {difference:.1e}; sparkfs runs "
+                     f"{', '.join(f'{t:.1f}' for t in runs)} s; passes {', '.join(result.info['passes'])}.")
         if args.fast_select_python:
             fast_seconds, _ = run_child(args.fast_select_python, FAST_SELECT_SCRIPT, X, y, args.skrebate_cap)
             if fast_seconds is None:
@@ -172,6 +174,8 @@ def main():
     if args.big:
         big_runs(spark, args, multisurf, rows, notes)
     load_after = os.getloadavg()
+    if args.quick:
+        notes.append("--quick: a smoke run at small sizes, not the issue's benchmark (the goals need the full run).")
     notes += [
         "sparkfs: local[2], input cached, median of 3 runs (1 for the big shape); every pass included.",
         f"Load average (1, 5, 15 min) before: {load_before[0]:.1f}, {load_before[1]:.1f}, {load_before[2]:.1f}; "

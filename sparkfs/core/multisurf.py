@@ -65,6 +65,7 @@ from typing import Optional, Tuple, Union
 import numpy as np
 import scipy.sparse as sp
 
+from sparkfs.core import _pair_diffs
 from sparkfs.core.neighbours import check_metric, pairwise_distances
 
 Matrix = Union[np.ndarray, sp.csr_matrix]
@@ -86,9 +87,16 @@ def check_variant(variant: str) -> str:
 
 
 def distances(query_matrix: Matrix, row_matrix: Matrix, metric: str) -> np.ndarray:
-    """``d(q, r)`` for every query and row (m, n): Manhattan, or Euclidean (not squared)."""
+    """``d(q, r)`` for every query and row (m, n): Manhattan, or Euclidean (not squared).
+
+    Euclidean on dense rows goes through the GEMM identity with both sides shifted by the
+    queries' mean rounded to integers (as the neighbour search): no cancellation for data far
+    from 0, and integer data stay exact."""
     check_metric(metric)
-    values = pairwise_distances(query_matrix, row_matrix, metric)
+    shift = None
+    if metric == "euclidean" and not sp.issparse(query_matrix) and not sp.issparse(row_matrix) and query_matrix.size:
+        shift = np.round(np.asarray(query_matrix).mean(axis=0))
+    values = pairwise_distances(query_matrix, row_matrix, metric, shift=shift)
     return np.sqrt(values) if metric == "euclidean" else values
 
 
@@ -223,11 +231,10 @@ def term_weights(variant: str, counts: np.ndarray, query_labels) -> Tuple[np.nda
 def pair_coefficients(codes: np.ndarray, row_labels, weights: np.ndarray, row_weights=None) -> np.ndarray:
     """``a[q, r] = W[q, set(q, r), class(r)] s_r`` (0 outside both sets), shape (m, n)."""
     row_labels = np.asarray(row_labels, dtype=np.int64)
-    inside = codes >= 0
-    coefficients = np.zeros(codes.shape)
-    query_index = np.nonzero(inside)[0]
-    row_classes = np.broadcast_to(row_labels, codes.shape)[inside]
-    coefficients[inside] = weights[query_index, codes[inside].astype(np.int64), row_classes]
+    num_classes = weights.shape[2]
+    group = np.maximum(codes, 0).astype(np.int64) * num_classes + row_labels[None, :]
+    coefficients = np.take_along_axis(weights.reshape(weights.shape[0], 2 * num_classes), group, axis=1)
+    coefficients[codes < 0] = 0.0
     if row_weights is not None:
         coefficients *= np.asarray(row_weights, dtype=np.float64)[None, :]
     return coefficients
@@ -236,13 +243,16 @@ def pair_coefficients(codes: np.ndarray, row_labels, weights: np.ndarray, row_we
 def diff_sums(query_matrix: Matrix, row_matrix: Matrix, coefficients: np.ndarray, *, per_query: bool = False):
     """``sum_r a[q, r] |x_q - x_r|`` per feature: summed over the queries (p,), or per query (m, p).
 
-    Additive over blocks of rows. Dense: one (n, p) difference per query. CSR: ``sum_r a |x_r|``
+    Additive over blocks of rows. Dense: a Numba loop over the pairs of non-zero weight
+    (:mod:`sparkfs.core._pair_diffs`; without Numba one (n, p) difference per query). CSR: ``sum_r a |x_r|``
     from the block's non-zeros, corrected on the query's non-zero features only,
     ``O(nnz(block) + n nnz(q))`` per query (sparse rows stay sparse).
     """
     num_queries, num_features = query_matrix.shape
-    out = np.zeros((num_queries, num_features)) if per_query else np.zeros(num_features)
     sparse = sp.issparse(row_matrix) or sp.issparse(query_matrix)
+    if not sparse and _pair_diffs.AVAILABLE:
+        return _pair_diffs.weighted_abs_diffs(query_matrix, row_matrix, coefficients, per_query)
+    out = np.zeros((num_queries, num_features)) if per_query else np.zeros(num_features)
     if sparse:
         rows_csc = sp.csc_matrix(row_matrix)
         abs_rows_t = sp.csr_matrix(abs(sp.csr_matrix(row_matrix)).T)

@@ -177,3 +177,11 @@ def test_turf_equals_skrebate(fraction, keep):
     got, final, tiers = ms.turf(inner, X.shape[1], fraction, keep)
     close(got, want)
     assert sorted(np.concatenate([final, *tiers]).tolist()) == list(range(9))
+
+
+def test_euclidean_far_from_zero_is_not_cancelled():
+    """Rows near 1e7 (a unit-range feature): the GEMM identity without a shift loses every digit."""
+    X, y = continuous_data(41, n=30, p=4)
+    shifted = X + 1e7
+    close(ms.multisurf_scores(shifted, y, "multisurf", metric="euclidean"),
+          reference_scores(X, y, "multisurf", metric="euclidean"))

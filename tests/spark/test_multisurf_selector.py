@@ -93,3 +93,19 @@ def test_command_line_turf_with_weights_and_refusals(spark, tmp_path, capsys):
     code = main(["select", "--input", str(path), "--format", "parquet", "--method", "surf", "--param", "k=10",
                  "--output", str(bad)])
     refused(capsys, code, bad, "unknown param 'k' for method 'surf'")
+
+
+def test_evaluate_runs_multisurf_in_each_fold(spark, tmp_path, capsys):
+    import pandas as pd
+
+    from sparkfs.cli import main
+
+    X, y = continuous_data(29, n=24, p=5, classes=2)
+    path = tmp_path / "small.csv"
+    pd.DataFrame(X, columns=[f"g{i}" for i in range(5)]).assign(label=y).to_csv(path, index=False)
+    out = tmp_path / "eval"
+    assert main(["evaluate", "--input", str(path), "--format", "csv", "--label-col", "label", "--methods",
+                 "multisurf", "--classifiers", "nb", "--num-features", "2", "--cv", "2", "--output", str(out)]) == 0
+    results = pd.read_parquet(out / "results.parquet")
+    assert set(results["method"]) == {"multisurf"} and len(results) == 2  # one k, one classifier, two folds
+    assert np.all((results["accuracy"] >= 0) & (results["accuracy"] <= 1))
