@@ -75,4 +75,5 @@ if __name__ == "__main__":  # pragma: no cover
     limit = int(sys.argv[1]) if len(sys.argv) > 1 else AIM_LINES
     for lines, name in function_lengths():
         if lines > limit:
-            print(f"{lines:4d} {name}" + ("  (allowed: " + LONG_FUNCTIONS[name] + ")" if name in LONG_FUNCTIONS else ""))
+            reason = f"  (allowed: {LONG_FUNCTIONS[name]})" if name in LONG_FUNCTIONS else ""
+            print(f"{lines:4d} {name}{reason}")
