@@ -8,6 +8,7 @@ its docstring: documentation is not length to split.
 """
 
 import ast
+import functools
 import sys
 from pathlib import Path
 
@@ -38,6 +39,7 @@ def _docstring_lines(function) -> int:
     return 0
 
 
+@functools.lru_cache(maxsize=None)
 def function_lengths(root=PACKAGE_ROOT):
     """[(lines, "path:qualified.name")] of every function and method under ``root``; a nested
     function counts both alone and as part of the function around it."""
@@ -55,7 +57,7 @@ def function_lengths(root=PACKAGE_ROOT):
                 elif isinstance(child, ast.ClassDef):
                     visit(child, f"{prefix}{child.name}.")
         visit(tree, "")
-    return sorted(found, reverse=True)
+    return tuple(sorted(found, reverse=True))
 
 
 def test_no_function_is_longer_than_the_limit_without_a_reason():
