@@ -17,9 +17,9 @@ from typing import Dict, List, Optional
 
 from sparkfs._version import __version__
 from sparkfs.commands import Command, compare, evaluate, instance_weights, methods, report, select, stability
-from sparkfs.commands.arguments import (absolute_for_remote, add_input_args, add_spark_args,  # noqa: F401
-                                        check_numeric_options, join_negative_values, spark_target)
-from sparkfs.commands.arguments import spark_conf as _spark_conf  # noqa: F401 (tests read it here)
+from sparkfs.commands.arguments import join_negative_values
+from sparkfs.commands.arguments import spark_conf as _spark_conf  # noqa: F401 (importable here, as before)
+from sparkfs.commands.arguments import spark_target  # noqa: F401 (importable here, as before)
 from sparkfs.commands.select import resolve_config, run_select
 from sparkfs.errors import InvalidInputError, SparkResourceError, SparkStartError
 from sparkfs.interruption import add_progress_args, interruptible, reporting

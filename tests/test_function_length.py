@@ -8,6 +8,7 @@ its docstring: documentation is not length to split.
 """
 
 import ast
+import functools
 import sys
 from pathlib import Path
 
@@ -35,6 +36,7 @@ def _docstring_lines(function) -> int:
     return 0
 
 
+@functools.lru_cache(maxsize=None)
 def function_lengths(root=PACKAGE_ROOT):
     """[(lines, "path:qualified.name")] of every function and method under ``root``; a nested
     function counts both alone and as part of the function around it."""
@@ -52,7 +54,7 @@ def function_lengths(root=PACKAGE_ROOT):
                 elif isinstance(child, ast.ClassDef):
                     visit(child, f"{prefix}{child.name}.")
         visit(tree, "")
-    return sorted(found, reverse=True)
+    return tuple(sorted(found, reverse=True))
 
 
 def test_no_function_is_longer_than_the_limit_without_a_reason():
@@ -72,4 +74,5 @@ if __name__ == "__main__":  # pragma: no cover
     limit = int(sys.argv[1]) if len(sys.argv) > 1 else AIM_LINES
     for lines, name in function_lengths():
         if lines > limit:
-            print(f"{lines:4d} {name}" + ("  (allowed: " + LONG_FUNCTIONS[name] + ")" if name in LONG_FUNCTIONS else ""))
+            reason = f"  (allowed: {LONG_FUNCTIONS[name]})" if name in LONG_FUNCTIONS else ""
+            print(f"{lines:4d} {name}{reason}")

@@ -113,10 +113,10 @@ def resolve_config(args) -> Dict[str, Any]:
     selection = config["selection"]
     if selection.get("num_features") is not None and selection.get("threshold") is not None:
         raise ConfigError("give either num_features or threshold, not both")
-    spark_conf = config["spark"]
-    spark_conf["master"], spark_conf["remote"] = spark_target(spark_conf.get("master"), spark_conf.get("remote"),
-                                                              config["output"]["path"])
-    if spark_conf["remote"]:
+    spark_settings = config["spark"]
+    spark_settings["master"], spark_settings["remote"] = spark_target(
+        spark_settings.get("master"), spark_settings.get("remote"), config["output"]["path"])
+    if spark_settings["remote"]:
         config["input"]["path"] = absolute_for_remote(config["input"]["path"])
     config["input"]["label_named"] = label_named
     config["input"]["features_named"] = features_named
