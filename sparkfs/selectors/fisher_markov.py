@@ -24,8 +24,12 @@ from sparkfs.selectors._params import HasScaling, in_range, one_of
 from sparkfs.spark.stats import class_moments, with_label_index
 
 #: QFS candidates when ``candidates`` is unset: this many, or the features a count rule asks for
-#: when that is more.
+#: when that is more and its Gram statistics stay within DEFAULT_GRAM_SUMMARY_BYTES per task.
 DEFAULT_CANDIDATES = 500
+#: Largest (classes + 1) x candidates^2 doubles a task of the Gram pass holds and returns, unless
+#: ``candidates`` is set: on the 100,000 x 50,000 term matrix (20 classes) 1,000 candidates (176 MB
+#: per task) exceeded spark.driver.maxResultSize (1 GiB) with 7 task results, 2,000 killed a worker.
+DEFAULT_GRAM_SUMMARY_BYTES = 64 * 2**20
 
 
 def _to_gamma(value):
@@ -248,13 +252,23 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
         Why not more room: with exactly k candidates the min-cut can only keep them all (QFS is
         then LFS's top k), but every task holds several (C + 1) p^2 Gram summaries: on the
         100,000 x 50,000 term matrix (20 classes) 2,000 candidates took a Python worker to 3.5 GB
-        and killed it; 1,000 need a quarter of that."""
+        and killed it; 1,000 (176 MB a task) overran spark.driver.maxResultSize, hence the
+        default's bound DEFAULT_GRAM_SUMMARY_BYTES (a clear refusal instead)."""
         budget = int(self.getOrDefault(self.driverMemoryMB) * 2**20)
         requested = None if self.isSet(self.threshold) else self.selectionCount(num_features)
         if self.isSet(self.candidates):
             count, rule = self.getOrDefault(self.candidates), "set"
         elif requested is not None and requested > DEFAULT_CANDIDATES:
             count, rule = requested, "the features asked for (QFS keeps them all: set candidates above it to choose)"
+            summary_bytes = 8 * (num_classes + 1) * min(count, num_features) ** 2
+            if summary_bytes > DEFAULT_GRAM_SUMMARY_BYTES:
+                raise ValueError(
+                    f"numFeatures={requested} is more than the {DEFAULT_CANDIDATES} QFS candidates of the default, and "
+                    f"{requested} candidates with {num_classes} classes make every task of the Gram pass hold and "
+                    f"return {summary_bytes / 2**20:.0f} MiB of statistics ((classes + 1) x candidates^2 doubles; "
+                    f"the default allows {DEFAULT_GRAM_SUMMARY_BYTES / 2**20:.0f} MiB): set candidates (at least "
+                    f"{requested}; raise spark.driver.maxResultSize and the executors' memory with it), ask for at "
+                    f"most {DEFAULT_CANDIDATES} features, or use lfs")
         else:
             count, rule = DEFAULT_CANDIDATES, f"{DEFAULT_CANDIDATES} (the default)"
         count = min(count, num_features)

@@ -183,6 +183,11 @@ def test_unset_candidates_take_the_features_asked_for_when_more_and_the_summary_
     assert fitted(numFeatures=1)[:2] == (4, "4")
     assert fitted(numFeatures=6) == (6, "the features asked for", 6)
     assert fitted(numFeatures=3, candidates=5)[:2] == (5, "set")
+    monkeypatch.setattr(fisher_markov, "DEFAULT_GRAM_SUMMARY_BYTES", 8 * 3 * 6 * 6 - 1)
+    with pytest.raises(ValueError, match=r"numFeatures=6 is more than the 4 QFS candidates of the default.*set "
+                                         r"candidates \(at least 6"):
+        fitted(numFeatures=6)
+    assert fitted(numFeatures=6, candidates=6)[:2] == (6, "set")  # set: the user's choice
 
 
 def test_fewer_candidates_than_features_asked_for_is_refused_before_the_gram_pass(spark, tmp_path, capsys):
