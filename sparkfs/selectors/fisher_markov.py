@@ -23,10 +23,13 @@ from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, Score
 from sparkfs.selectors._params import HasScaling, HasStatsEngine, in_range, one_of
 from sparkfs.spark.stats import class_moments, with_label_index
 
-#: QFS candidates when ``candidates`` is unset: at least this many, and CANDIDATES_PER_REQUESTED
-#: times the features a count rule asks for, within ``driverMemoryMB``.
+#: QFS candidates when ``candidates`` is unset: this many, or the features a count rule asks for
+#: when that is more and its Gram statistics stay within DEFAULT_GRAM_SUMMARY_BYTES per task.
 DEFAULT_CANDIDATES = 500
-CANDIDATES_PER_REQUESTED = 2
+#: Largest (classes + 1) x candidates^2 doubles a task of the Gram pass holds and returns, unless
+#: ``candidates`` is set: on the 100,000 x 50,000 term matrix (20 classes) 1,000 candidates (176 MB
+#: per task) exceeded spark.driver.maxResultSize (1 GiB) with 7 task results, 2,000 killed a worker.
+DEFAULT_GRAM_SUMMARY_BYTES = 64 * 2**20
 
 
 def _to_gamma(value):
@@ -61,8 +64,8 @@ class _FisherMarkovParams(HasScaling, HasStatsEngine):
     candidates: Param = Param(
         Params._dummy(), "candidates",
         f"degree 2: QFS runs on the top `candidates` features by LFS theta (all when p is smaller); unset = "
-        f"{DEFAULT_CANDIDATES}, or {CANDIDATES_PER_REQUESTED} x the features asked for when that is more (within "
-        "driverMemoryMB; the summary's 'candidates_rule' says which)",
+        f"{DEFAULT_CANDIDATES}, or the features asked for when that is more (the summary's 'candidates_rule' says "
+        "which)",
         typeConverter=TypeConverters.toInt,
     )
     driverMemoryMB: Param = Param(
@@ -243,23 +246,32 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
         return feature_scaling(scaling, minimum=moments.feature_min, maximum=moments.feature_max, mean=mean, std=std)
 
     def _candidate_count(self, num_features: int, num_classes: int):
-        """(candidates, how they were chosen): ``candidates`` when set; unset, the largest of
-        DEFAULT_CANDIDATES, the features a count rule asks for, and CANDIDATES_PER_REQUESTED x
-        that count cut to what ``driverMemoryMB`` holds (the min-cut needs room to choose: with
-        exactly k candidates it could only keep them all). Refused here, before the Gram pass:
-        candidates over the budget, or fewer than a count rule asks for."""
+        """(candidates, how they were chosen): ``candidates`` when set; unset, DEFAULT_CANDIDATES or
+        the features a count rule asks for, whichever is larger. Refused here, before the Gram
+        pass: candidates over ``driverMemoryMB``, or fewer than a count rule asks for.
+
+        Why not more room: with exactly k candidates the min-cut can only keep them all (QFS is
+        then LFS's top k), but every task holds several (C + 1) p^2 Gram summaries: on the
+        100,000 x 50,000 term matrix (20 classes) 2,000 candidates took a Python worker to 3.5 GB
+        and killed it; 1,000 (176 MB a task) overran spark.driver.maxResultSize, hence the
+        default's bound DEFAULT_GRAM_SUMMARY_BYTES (a clear refusal instead)."""
         budget = int(self.getOrDefault(self.driverMemoryMB) * 2**20)
         requested = None if self.isSet(self.threshold) else self.selectionCount(num_features)
         if self.isSet(self.candidates):
             count, rule = self.getOrDefault(self.candidates), "set"
+        elif requested is not None and requested > DEFAULT_CANDIDATES:
+            count, rule = requested, "the features asked for (QFS keeps them all: set candidates above it to choose)"
+            summary_bytes = 8 * (num_classes + 1) * min(count, num_features) ** 2
+            if summary_bytes > DEFAULT_GRAM_SUMMARY_BYTES:
+                raise ValueError(
+                    f"numFeatures={requested} is more than the {DEFAULT_CANDIDATES} QFS candidates of the default, and "
+                    f"{requested} candidates with {num_classes} classes make every task of the Gram pass hold and "
+                    f"return {summary_bytes / 2**20:.0f} MiB of statistics ((classes + 1) x candidates^2 doubles; "
+                    f"the default allows {DEFAULT_GRAM_SUMMARY_BYTES / 2**20:.0f} MiB): set candidates (at least "
+                    f"{requested}; raise spark.driver.maxResultSize and the executors' memory with it), ask for at "
+                    f"most {DEFAULT_CANDIDATES} features, or use lfs")
         else:
-            fits = math.isqrt(budget // (8 * (num_classes + 2)))  # what driverMemoryMB holds
-            room = min(CANDIDATES_PER_REQUESTED * (requested or 0), fits)
-            count = max(DEFAULT_CANDIDATES, requested or 0, room)
-            doubled = requested is not None and count == CANDIDATES_PER_REQUESTED * requested
-            rule = (f"{DEFAULT_CANDIDATES} (the default)" if count == DEFAULT_CANDIDATES else
-                    f"{CANDIDATES_PER_REQUESTED} x the features asked for" if doubled
-                    else "as many as driverMemoryMB holds" if count == room else "the features asked for")
+            count, rule = DEFAULT_CANDIDATES, f"{DEFAULT_CANDIDATES} (the default)"
         count = min(count, num_features)
         check_driver_budget(count, num_classes, budget)
         if requested is not None and requested > count:

@@ -167,9 +167,9 @@ def test_microarray_lfs_prefilter_then_qfs_through_cli(spark, shared_data, tmp_p
     assert set(table.loc[table.selected, "index"]) <= lfs_top
 
 
-def test_unset_candidates_make_room_for_the_features_asked_for_and_the_summary_says_how(spark, monkeypatch):
-    """candidates unset: the default, or twice the features asked for when that is more, cut to what
-    driverMemoryMB holds; set: as given (issue 22: --num-features 1000 must not hit the 500 default)."""
+def test_unset_candidates_take_the_features_asked_for_when_more_and_the_summary_says_how(spark, monkeypatch):
+    """candidates unset: the default, or the features asked for when that is more (issue 22:
+    --num-features 1000 must not hit the 500 default); set: as given."""
     from sparkfs.selectors import fisher_markov
 
     monkeypatch.setattr(fisher_markov, "DEFAULT_CANDIDATES", 4)
@@ -177,13 +177,17 @@ def test_unset_candidates_make_room_for_the_features_asked_for_and_the_summary_s
     df = make_df(spark, rng.normal(size=(40, 12)), rng.integers(0, 2, 40))
 
     def fitted(**params):
-        summary = FisherMarkovSelector(degree=2, gamma=0.0, **params).fit(df).summary
-        return summary["candidates"], summary["candidates_rule"]
+        model = FisherMarkovSelector(degree=2, gamma=0.0, **params).fit(df)
+        return model.summary["candidates"], model.summary["candidates_rule"].split(" (")[0], len(model.selectedFeatures)
 
-    assert fitted(numFeatures=1) == (4, "4 (the default)")
-    assert fitted(numFeatures=3) == (6, "2 x the features asked for")
-    assert fitted(numFeatures=3, driverMemoryMB=5 * 5 * 8 * 4 / 2**20) == (5, "as many as driverMemoryMB holds")
-    assert fitted(numFeatures=3, candidates=5) == (5, "set")
+    assert fitted(numFeatures=1)[:2] == (4, "4")
+    assert fitted(numFeatures=6) == (6, "the features asked for", 6)
+    assert fitted(numFeatures=3, candidates=5)[:2] == (5, "set")
+    monkeypatch.setattr(fisher_markov, "DEFAULT_GRAM_SUMMARY_BYTES", 8 * 3 * 6 * 6 - 1)
+    with pytest.raises(ValueError, match=r"numFeatures=6 is more than the 4 QFS candidates of the default.*set "
+                                         r"candidates \(at least 6"):
+        fitted(numFeatures=6)
+    assert fitted(numFeatures=6, candidates=6)[:2] == (6, "set")  # set: the user's choice
 
 
 def test_fewer_candidates_than_features_asked_for_is_refused_before_the_gram_pass(spark, tmp_path, capsys):
