@@ -196,7 +196,7 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
         fit refuses fewer than two classes after it), so LFS takes a single pass."""
         moments = class_moments(
             dataset, self.getFeaturesCol(), self.getLabelCol(), self._weight_col(),
-            engine=self.statsEngineInUse(), extremes=self.getScaling() == "range",
+            engine=self.statsEngineInUse(), extremes=self.getScaling() != "none",
         )
         scaling = self.getScaling()
         class_sums, class_sum_squares = moments.class_sums, moments.class_sum_squares
