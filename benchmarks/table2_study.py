@@ -11,10 +11,13 @@ and every test fold must hold every class), selection on each training fold only
 over k = 1 .. Max# (the paper's Max#: 10, 40, 60, 60; a grid of k for the two larger ones).
 Classifiers: svm, rbf-svm, nb, tree (the paper's SVM, K-SVM, NB, C4.5) and knn (1-NN).
 
-Method settings are the selectors' defaults except where a run would take hours on this
-2-core machine, stated here and in docs/results.md: simba takes mini-batches of 8 (the default 1
-means one Spark job per training row), parzen-ise stops after 20 descent steps on the two
-microarray sets, and qfs keeps its default 500 candidates.
+Method settings are the selectors' defaults (issue 23 re-ran the study with its defaults: simba's
+batches, parzen-ise's marginal criterion and svm-rfe's halving step finish without the overrides
+the first run needed, simba.batchSize=8 and parzen-ise.maxIter=20). Baselines: anova,
+chi2-categorical (Spark ML's ChiSquareTest, the ``chi2`` of the first run; only on the integer-coded
+sets digits and Leukemia-S3, it refuses wine's measurements), scikit-learn's chi2 (only on the sets
+without negative values, wine and digits; it refuses Leukemia-S3's -2/0/2 codes),
+mutual-info, mrmr, jmi, cmim and random.
 
     .venv/bin/python benchmarks/table2_study.py [--quick] [--output DIR]
 
@@ -42,16 +45,19 @@ from sparkfs.cli import main  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 METHODS = ["lfs", "qfs", "relieff", "mrelief", "prelief", "lmba", "simba", "parzen-ise", "svm-rfe",
-           "anova", "chi2", "mutual-info", "random"]
+           "anova", "chi2-categorical", "chi2", "mutual-info", "mrmr", "jmi", "cmim", "random"]
+#: methods that refuse a data set: scikit-learn's chi2 needs non-negative features, Spark ML's
+#: categorical test integer-coded ones
+NOT_ON = {"wine": {"chi2-categorical"}, "leukemia_S3": {"chi2"}, "nci9": {"chi2"}}
 CLASSIFIERS = "svm,rbf-svm,nb,tree,knn"
 #: name -> (Max#, k grid, folds, extra params)
 DATA_SETS = {
     "wine": (10, list(range(1, 11)), 10, []),
     "digits": (40, [1, 2, 3, 5, 8, 10, 15, 20, 25, 30, 40], 4, []),
-    "leukemia_S3": (60, [1, 2, 3, 5, 8, 10, 15, 20, 30, 40, 50, 60], 4, ["parzen-ise.maxIter=20"]),
-    "nci9": (60, [1, 2, 3, 5, 8, 10, 15, 20, 30, 40, 50, 60], 2, ["parzen-ise.maxIter=20"]),
+    "leukemia_S3": (60, [1, 2, 3, 5, 8, 10, 15, 20, 30, 40, 50, 60], 4, []),
+    "nci9": (60, [1, 2, 3, 5, 8, 10, 15, 20, 30, 40, 50, 60], 2, []),
 }
-COMMON_PARAMS = ["simba.batchSize=8"]
+COMMON_PARAMS: list = []
 
 
 def write_libsvm(name: str, directory: Path) -> Path:
@@ -71,6 +77,43 @@ def write_libsvm(name: str, directory: Path) -> Path:
     return path
 
 
+def tie_lines(directories) -> list:
+    """Markdown lines of each evaluation's ``ties.csv``: the (method, k) whose top k was decided by
+    tied scores in some fold, or whose ranking was flat."""
+    import pandas as pd
+
+    lines = ["# Ties at the cut (each evaluation's ties.csv; rows with a tie or a flat ranking in some fold)", "",
+             "| data_set | method | k with ties at the cut | folds tied (most) | most features tied at the cut "
+             "| folds flat (most) |", "|---|---|---|---|---|---|"]
+    for directory in directories:
+        ties = pd.read_csv(Path(directory) / "ties.csv")
+        for method, group in ties.groupby("method", sort=False):
+            tied = group[(group["folds_tied_at_cut"] > 0) | (group["folds_flat"] > 0)]
+            if tied.empty:
+                continue
+            lines.append(f"| {Path(directory).name} | {method} | {', '.join(str(k) for k in tied['k'])} "
+                         f"| {int(tied['folds_tied_at_cut'].max())} of {int(group['folds'].max())} "
+                         f"| {int(tied['most_tied_at_cut'].max())} | {int(tied['folds_flat'].max())} |")
+    return lines + ["", "Methods and data sets not listed had no ties at any cut."]
+
+
+def timing_lines(directories) -> list:
+    """Markdown lines: seconds of selection per method and data set (the sum over folds)."""
+    import pandas as pd
+
+    frames = {Path(d).name: pd.read_csv(Path(d) / "timings.csv") for d in directories}
+    methods = list(dict.fromkeys(m for frame in frames.values() for m in frame["method"]))
+    lines = ["# Seconds of selection per method (sum over folds, timings.csv)", "",
+             "| method | " + " | ".join(frames) + " |", "|---|" + "---|" * len(frames)]
+    for method in methods:
+        cells = []
+        for frame in frames.values():
+            rows = frame[frame["method"] == method]
+            cells.append(f"{rows['selection_seconds'].sum():.0f}" if len(rows) else "-")
+        lines.append(f"| {method} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def main_study(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="wine only, 3 folds, 5 methods (a smoke run)")
@@ -86,11 +129,12 @@ def main_study(argv=None) -> int:
     directories, commands, seconds = [], {}, {}
     for name, (_, ks, folds, extra) in data_sets.items():
         path = write_libsvm(name, output)
-        command = ["evaluate", "--input", str(path), "--format", "libsvm", "--methods", ",".join(methods),
+        usable = [method for method in methods if method not in NOT_ON.get(name, ())]
+        command = ["evaluate", "--input", str(path), "--format", "libsvm", "--methods", ",".join(usable),
                    "--classifiers", CLASSIFIERS, "--num-features", ",".join(map(str, ks)), "--cv", str(folds),
                    "--seed", "0", "--master", "local[2]", "--output", str(output / name)]
         for param in COMMON_PARAMS + extra:
-            if param.split(".")[0] in methods:
+            if param.split(".")[0] in usable:
                 command += ["--param", param]
         if main(command) != 0:
             return 1
@@ -109,6 +153,7 @@ def main_study(argv=None) -> int:
         lines += [f"- {name} ({seconds[name]:.0f} s of selection and classification): `{command}`"]
     for statistic in ("error_mean", "mean_fold_min_error"):
         lines += ["", (compared / statistic / "comparison.md").read_text()]
+    lines += ["", *tie_lines(directories), "", *timing_lines(directories)]
     report = ROOT / "benchmarks" / "results" / ("table2_quick.md" if args.quick else "table2.md")
     report.write_text("\n".join(lines) + "\n")
     if not args.quick:
