@@ -160,3 +160,23 @@ def test_the_import_collector_sees_every_kind_of_import():
     assert _outside("sparkfs", ("cli", "errors"), ["sparkfs.core", "sparkfs.errors"]) == ["sparkfs.cli"]
     assert _outside("sparkfs.spark.rows", (), ["sparkfs.core"]) == ["sparkfs.spark.rows"]
 
+
+
+
+def _is_private(name):
+    return name.startswith("_") and not name.startswith("__")
+
+
+def test_no_module_imports_a_private_name_of_another_module():
+    """What a module shares is public (the pass API of ``spark/passes.py``, ``Rows``): a new method
+    composes it from its own module, never through the engine's private helpers. A private
+    module of the importer's own package (``from sparkfs.core import _manhattan``) is allowed."""
+    violations = set()
+    for path in source_files():
+        package = module_name(path) if path.name == "__init__.py" else module_name(path).rsplit(".", 1)[0]
+        for line, name, names in imports_of(path):
+            if not is_under(name, "sparkfs"):
+                continue
+            violations.update(f"{path.relative_to(PACKAGE_ROOT.parent)}:{line} imports {imported} from {name}"
+                              for imported in names if _is_private(imported) and name != package)
+    assert not violations, "private names imported across modules:\n" + "\n".join(sorted(violations))

@@ -192,15 +192,19 @@ def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None
                           seed: int = 0, variance_floor: float = 1e-6, fcm_tol: float = 1e-6, fcm_max_iter: int = 300,
                           row_id_col: Optional[str] = None, block_size: int = 1024,
                           transport: str = "auto", driver_budget_mb: Optional[float] = None,
-                          criterion: str = pi.DEFAULT_CRITERION) -> ParzenISEResult:
+                          criterion: str = pi.DEFAULT_CRITERION,
+                          query_batch_bytes: Optional[int] = None) -> ParzenISEResult:
     """Parzen-ISE weights on a DataFrame; equal to :func:`parzen_ise_in_memory` on the same rows
-    (``label_col``: a class index column 0..num_classes-1, else FCM groups)."""
+    (``label_col``: a class index column 0..num_classes-1, else FCM groups). The pair sums run
+    per query batch of at most ``block_size`` queries and within ``query_batch_bytes`` (see
+    :class:`~sparkfs.spark.rows.Rows`; on Spark Connect at most 48 MiB per batch)."""
     options = pi.check_options(num_features, memberships=memberships, fixed_feature=fixed_feature, landmarks=landmarks,
                                max_iter=max_iter, block_size=block_size, learning_rate=learning_rate, tol=tol,
                                variance_floor=variance_floor, h=h, criterion=criterion)
     marginal = options["criterion"] == "marginal"
     with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
               row_id_col=row_id_col, transport=transport, cache_blocks=True, driver_budget_mb=driver_budget_mb,
+              query_batch_bytes=query_batch_bytes,
               fewer_rows_hint="set landmarks to use a sample of the rows as queries") as rows:
         num_rows = rows.n_rows
         if num_rows < 2:

@@ -329,7 +329,8 @@ def _summed_per_key(rows: Rows, queries: RowSet, partials: List[Any]):
             np.add.at(sums, group_of_key[present], np.array([vectors[row] for row in present], dtype=np.float64))
         offsets = np.arange(unique_keys.size + 1, dtype=np.int32) * num_features
         yield pa.RecordBatch.from_arrays(
-            [pa.array(unique_keys.astype(np.int64)), pa.ListArray.from_arrays(pa.array(offsets), pa.array(sums.ravel()))],
+            [pa.array(unique_keys.astype(np.int64)),
+             pa.ListArray.from_arrays(pa.array(offsets), pa.array(sums.ravel()))],
             names=["row_id", "sums"])
 
     schema = StructType([StructField("row_id", LongType(), False), StructField("sums", ArrayType(DoubleType(), False))])

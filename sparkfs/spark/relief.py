@@ -258,7 +258,8 @@ def relief_statistics(
         scaled.check_magnitude(variant)
         table = None
         if variant == "prelief":
-            sums = kernel_sums(scaled, queries, "gaussian", group_weights=relief_math.prelief_class_weights(class_counts),
+            sums = kernel_sums(scaled, queries, "gaussian",
+                               group_weights=relief_math.prelief_class_weights(class_counts),
                                sigma=sigma, exclude_self=True, per_query=per_query, block_size=block_size)
         else:
             with ShippedQueries(scaled, queries) as shipped:  # one broadcast per batch for both passes
