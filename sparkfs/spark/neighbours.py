@@ -1,6 +1,6 @@
 """The pair engine: nearest neighbours, pair sums and kernel sums over a prepared :class:`Rows`.
 
-Every margin method is a short loop over three passes (the formulas stay in
+Every margin method is a short loop over these passes (the formulas stay in
 :mod:`sparkfs.core.neighbours` and :mod:`sparkfs.core.pairs`; this module only moves data):
 
 * :func:`nearest` -- per query and class, the k nearest rows (ties by row id, the query itself

@@ -157,8 +157,8 @@ def query_batches(rows: Rows, queries: Union[RowSet, ShippedQueries], *, shipped
     if budget <= 0:
         raise SparkResourceError(
             f"the values shipped with every query batch take {shared_bytes / 2**20:.1f} MiB, above the "
-            f"{rows.query_batch_bytes / 2**20:.1f} MiB a task closure may carry on this transport: use fewer "
-            f"features or the 'context' transport")
+            f"{rows.query_batch_bytes / 2**20:.1f} MiB a task closure may carry (transport 'dataframe'): use "
+            f"fewer features or groups, or a classic session with transport 'context', which broadcasts them")
     size = int(budget // max(per_query, 1.0))
     if bytes_per_query > 0:
         result_budget = RESULT_BATCH_BYTES[rows.transport] if result_batch_bytes is None else result_batch_bytes
@@ -205,9 +205,7 @@ def batched_pass(rows: Rows, queries: Union[RowSet, ShippedQueries], name: str, 
     progress_name : str, optional
         The name of the progress lines (default ``name``).
     """
-    shipments = queries if isinstance(queries, ShippedQueries) else ShippedQueries(rows, queries)
-    if shipments.rows is not rows:
-        raise ValueError(f"{name}: the queries were shipped for other rows (another scale): ship them for these rows")
+    shipments = _shipments(rows, queries, name)
     batches = query_batches(rows, shipments, shipped_bytes_per_query=shipped_bytes_per_query,
                             shared_bytes=shipped_bytes(shared), bytes_per_query=bytes_per_query, max_batch=max_batch,
                             result_batch_bytes=result_batch_bytes)
@@ -225,6 +223,16 @@ def batched_pass(rows: Rows, queries: Union[RowSet, ShippedQueries], name: str, 
                 shipments.release(batch)
             meter.advance()
             yield batch, summary
+
+
+def _shipments(rows: Rows, queries: Union[RowSet, ShippedQueries], name: str) -> ShippedQueries:
+    """The caller's :class:`ShippedQueries` (checked to be in ``rows``' units), or a new one the
+    pass owns (and destroys)."""
+    if not isinstance(queries, ShippedQueries):
+        return ShippedQueries(rows, queries)
+    if queries.rows is not rows:
+        raise ValueError(f"{name}: the queries were shipped for other rows (another scale): ship them for these rows")
+    return queries
 
 
 def _checked_payload(payload, batch: slice, name: str) -> Dict[str, Any]:
@@ -270,7 +278,7 @@ def per_query_frame(rows: Rows, queries: Union[RowSet, ShippedQueries], emit, *,
     """
     num_features = rows.num_features
     row_set = query_rows(queries)
-    shipments = queries if isinstance(queries, ShippedQueries) else ShippedQueries(rows, queries)
+    shipments = _shipments(rows, queries, "per-query sums")
     batches = query_batches(rows, shipments, shipped_bytes_per_query=shipped_bytes_per_query,
                             shared_bytes=shipped_bytes(shared), max_batch=max_batch)
     with ExitStack() as scope:  # every batch stays shipped until the frame is checkpointed
