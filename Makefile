@@ -43,5 +43,5 @@ clean:
 
 # The JVM-free tier for the inner loop (core maths, refusals before Spark, reports): `-m "not spark"`,
 # with a JVM start failing the test at once (tests/conftest.py). `make test` stays the full suite.
-test-fast: $(STAMP)
+test-fast: $(TEST_STAMP)
 	SPARKFS_TEST_TIER=fast $(PY) -m pytest -q -m "not spark" $(PYTEST_ARGS)
