@@ -133,6 +133,50 @@ class HasScaling(Params):
         return self.getOrDefault(self.scaling)
 
 
+#: Query rows the Relief and MultiSURF families use when ``sampleSize`` is unset and the input has
+#: more rows: every pass costs O(queries x rows x features).
+DEFAULT_QUERY_SAMPLE = 1000
+
+
+class HasQueryRows(Params):
+    """The query-side Params of the neighbour methods (Relief and MultiSURF families): the distance,
+    the query sample, the row ids and the tile size, declared once. Each family sets its own
+    ``metric`` default (Relief: Euclidean; MultiSURF: Manhattan, scikit-rebate's)."""
+
+    metric: Param = Param(Params._dummy(), "metric",
+                          "neighbour distance: 'euclidean' or 'manhattan' (with scaling='range', scikit-rebate's)",
+                          typeConverter=TypeConverters.toString)
+    sampleSize: Param = Param(Params._dummy(), "sampleSize",
+                              "number of query rows drawn by `seed` (Relief's m); unset = every row up to "
+                              f"{DEFAULT_QUERY_SAMPLE:,} rows, else {DEFAULT_QUERY_SAMPLE:,} rows drawn by `seed` "
+                              "(announced; a value >= the rows uses every row)", typeConverter=TypeConverters.toInt)
+    seed: Param = Param(Params._dummy(), "seed", "seed of the query sample", typeConverter=TypeConverters.toInt)
+    rowIdCol: Param = Param(Params._dummy(), "rowIdCol",
+                            "column of unique integer row ids (ties, self-exclusion, sampling); unset = row position",
+                            typeConverter=TypeConverters.toString)
+    blockSize: Param = Param(Params._dummy(), "blockSize", "rows per block of the distance computation",
+                             typeConverter=TypeConverters.toInt)
+    _param_constraints: Dict[str, Constraint] = {
+        "metric": one_of("euclidean", "manhattan"),
+        "sampleSize": in_range(1, kind="an int"),
+        "seed": (lambda v: isinstance(v, int), "an int"),
+        "blockSize": in_range(1, MAX_BLOCK_SIZE, kind="an int"),
+    }
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self._setDefault(seed=0, blockSize=2048)
+
+    def _query_sample_rule(self, n_rows: int):
+        """(query rows or None for every row, how it was chosen): ``sampleSize`` when set, else every
+        row up to DEFAULT_QUERY_SAMPLE rows, else DEFAULT_QUERY_SAMPLE rows (rule "default")."""
+        if self.isDefined(self.sampleSize):
+            return self.getOrDefault(self.sampleSize), "sampleSize"
+        if n_rows <= DEFAULT_QUERY_SAMPLE:
+            return None, "every row"
+        return DEFAULT_QUERY_SAMPLE, "default"
+
+
 class HasDriverBudget(Params):
     """The ``driverBudgetMB`` Param of the selectors that hold rows on the driver; each sets its own
     default and says in its docstring what the budget covers."""

@@ -10,35 +10,13 @@ from pyspark.ml.param import Param, Params, TypeConverters
 from sparkfs.core import multisurf as ms_math
 from sparkfs.errors import DefaultSampleWarning
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
-from sparkfs.selectors._params import MAX_BLOCK_SIZE, HasDriverBudget, HasScaling, in_range, one_of
+from sparkfs.selectors._params import HasDriverBudget, HasQueryRows, HasScaling, in_range, one_of
 from sparkfs.spark.multisurf import multisurf_statistics
 
-#: Query rows used when ``sampleSize`` is unset and the input has more rows (as the Relief family):
-#: every pass costs O(queries x rows x features).
-DEFAULT_QUERY_SAMPLE = 1000
 
 
-class _SURFParams(HasScaling, HasDriverBudget):
+class _SURFParams(HasQueryRows, HasScaling, HasDriverBudget):
     """The Params of every MultiSURF-family fit (the Relief family's metric, scaling, sampleSize, ...)."""
-
-    metric: Param = Param(Params._dummy(), "metric", "distance of the neighbour sets: 'manhattan' (on scaling='range' "
-                          "scikit-rebate's) or 'euclidean'", typeConverter=TypeConverters.toString)
-    sampleSize: Param = Param(Params._dummy(), "sampleSize",
-                              "number of query rows drawn by `seed`; unset = every row up to "
-                              f"{DEFAULT_QUERY_SAMPLE:,} rows, else {DEFAULT_QUERY_SAMPLE:,} rows drawn by `seed` "
-                              "(announced; a value >= the rows uses every row)", typeConverter=TypeConverters.toInt)
-    seed: Param = Param(Params._dummy(), "seed", "seed of the query sample", typeConverter=TypeConverters.toInt)
-    rowIdCol: Param = Param(Params._dummy(), "rowIdCol",
-                            "column of unique integer row ids (self-exclusion, sampling); unset = row position",
-                            typeConverter=TypeConverters.toString)
-    blockSize: Param = Param(Params._dummy(), "blockSize", "rows per tile of the distance computation",
-                             typeConverter=TypeConverters.toInt)
-    _param_constraints = {
-        "metric": one_of("manhattan", "euclidean"),
-        "sampleSize": in_range(1, kind="an int"),
-        "seed": (lambda v: isinstance(v, int), "an int"),
-        "blockSize": in_range(1, MAX_BLOCK_SIZE, kind="an int"),
-    }
 
     def __init__(self, *args):
         super().__init__(*args)
@@ -79,21 +57,11 @@ class _TuRFParams(_SURFParams):
         self._setDefault(innerMethod="multisurf", removeFraction=0.5, keepFeatures=100)
 
 
-def _query_sample(selector, n_rows: int):
-    """(sample size or None for every row, how it was chosen), as the Relief family."""
-    sample = selector._optional(selector.sampleSize)
-    if sample is not None:
-        return sample, "sampleSize"
-    if n_rows <= DEFAULT_QUERY_SAMPLE:
-        return None, "every row"
-    return DEFAULT_QUERY_SAMPLE, "default"
-
-
 def _scores(selector, prepared: PreparedInput, variant: str, turf_fraction=None, turf_keep: int = 100) -> ScoreResult:
     """The fit after the shared preamble: the query rule, the engine, the summary facts."""
     name = type(selector).__name__
     num_features, n_rows = prepared.num_features, prepared.n_rows
-    sample_size, sample_rule = _query_sample(selector, n_rows)
+    sample_size, sample_rule = selector._query_sample_rule(n_rows)
     if sample_rule == "default":
         warnings.warn(DefaultSampleWarning(
             f"{name} ({variant}): sampleSize is unset and the input has {n_rows:,} rows, so {sample_size:,} query "

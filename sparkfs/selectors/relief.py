@@ -9,14 +9,12 @@ from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
-from sparkfs.selectors._params import MAX_BLOCK_SIZE, HasDriverBudget, HasScaling, in_range, neighbour_bounds, one_of
+from sparkfs.selectors._params import (DEFAULT_QUERY_SAMPLE, HasDriverBudget, HasQueryRows, HasScaling, in_range,
+                                       neighbour_bounds, one_of)  # noqa: F401 (DEFAULT_QUERY_SAMPLE: public here)
 from sparkfs.spark.relief import relief_statistics
 from sparkfs.errors import DefaultSampleWarning, InvalidInputError
 
 
-#: Query rows the Relief family uses when ``sampleSize`` is unset and the input has more rows: the
-#: search costs O(queries x rows x features), so every row as a query is quadratic in n.
-DEFAULT_QUERY_SAMPLE = 1000
 
 
 def _label_text(value) -> str:
@@ -38,7 +36,7 @@ def _valid_sigma(value) -> bool:
     return len(values) > 0 and all(np.isfinite(v) and v > 0 for v in values)
 
 
-class _ReliefParams(HasScaling, HasDriverBudget):
+class _ReliefParams(HasQueryRows, HasScaling, HasDriverBudget):
     variant: Param = Param(
         Params._dummy(), "variant",
         "'relief' (margin of eq. 3, I-Relief for multi-class), 'relieff' (Kononenko), 'mrelief' (MAP-Relief, "
@@ -46,30 +44,13 @@ class _ReliefParams(HasScaling, HasDriverBudget):
     )
     k: Param = Param(Params._dummy(), "k", "nearest hits and misses per query (per other class for relieff)",
                      typeConverter=TypeConverters.toInt)
-    metric: Param = Param(Params._dummy(), "metric", "neighbour distance: 'euclidean' or 'manhattan'",
-                          typeConverter=TypeConverters.toString)
-    sampleSize: Param = Param(Params._dummy(), "sampleSize",
-                              "number of query instances drawn by `seed` (Relief's m); unset = every row up to "
-                              f"{DEFAULT_QUERY_SAMPLE:,} rows, else {DEFAULT_QUERY_SAMPLE:,} rows drawn by `seed` "
-                              "(announced; a value >= the rows uses every row)",
-                              typeConverter=TypeConverters.toInt)
-    seed: Param = Param(Params._dummy(), "seed", "seed of the query sample", typeConverter=TypeConverters.toInt)
     sigma: Param = Param(Params._dummy(), "sigma",
                          "prelief bandwidth (scaled units), scalar or one per feature; unset = 0.01 x the range "
                          "of each scaled feature (the paper's 0.01 on [0, 1]-scaled data)", typeConverter=_to_sigma)
-    rowIdCol: Param = Param(Params._dummy(), "rowIdCol",
-                            "column of unique integer row ids (ties, self-exclusion, sampling); unset = row position",
-                            typeConverter=TypeConverters.toString)
-    blockSize: Param = Param(Params._dummy(), "blockSize", "rows per block of the distance computation",
-                             typeConverter=TypeConverters.toInt)
     _param_constraints = {
         "variant": one_of("relief", "relieff", "mrelief", "prelief"),
         "k": in_range(1, kind="an int"),
-        "metric": one_of("euclidean", "manhattan"),
-        "sampleSize": in_range(1, kind="an int"),
-        "seed": (lambda v: isinstance(v, int), "an int"),
         "sigma": (_valid_sigma, "a positive float or a list of positive floats"),
-        "blockSize": in_range(1, MAX_BLOCK_SIZE, kind="an int"),
     }
 
     def __init__(self, *args):
@@ -134,21 +115,11 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
     def _optional(self, param):
         return self.getOrDefault(param) if self.isDefined(param) else None
 
-    def _query_sample(self, n_rows: int):
-        """(sample size or None for every row, how it was chosen): ``sampleSize`` when set; unset,
-        every row up to :data:`DEFAULT_QUERY_SAMPLE` rows, else that many drawn by ``seed``."""
-        sample = self._optional(self.sampleSize)
-        if sample is not None:
-            return sample, "sampleSize"
-        if n_rows <= DEFAULT_QUERY_SAMPLE:
-            return None, "every row"
-        return DEFAULT_QUERY_SAMPLE, "default"
-
     def _data_bounds(self, shape):
         """k (unused by prelief) within the rows, and the neighbour table within driverBudgetMB."""
         if self.getOrDefault(self.variant) == "prelief":
             return []
-        sample = self._query_sample(shape.n_rows)[0]
+        sample = self._query_sample_rule(shape.n_rows)[0]
         queries = shape.n_rows if sample is None else min(sample, shape.n_rows)  # a sample above n is every row
         return neighbour_bounds(self.getOrDefault(self.k), queries, shape, self.getDriverBudgetMB())
 
@@ -173,7 +144,7 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
         weight_col = self._weight_col()
         labels, counts = prepared.label_values, prepared.class_counts
         num_features = prepared.num_features
-        sample_size, sample_rule = self._query_sample(int(counts.sum()))
+        sample_size, sample_rule = self._query_sample_rule(int(counts.sum()))
         if sample_rule == "default":
             warnings.warn(DefaultSampleWarning(
                 f"{type(self).__name__} ({self.getOrDefault(self.variant)}): sampleSize is unset and the input has "
