@@ -89,7 +89,7 @@ def test_command_line_turf_with_weights_and_refusals(spark, tmp_path, capsys):
     refused(capsys, code, bad, "'removeFraction' parameter of TuRFSelector", "(0, 1)", "Got 1")
     code = main(["select", "--input", str(path), "--format", "parquet", "--method", "multisurf-star", "--param",
                  "metric=cosine", "--output", str(bad)])
-    refused(capsys, code, bad, "'metric' parameter of MultiSURFSelector", "'manhattan', 'euclidean'")
+    refused(capsys, code, bad, "'metric' parameter of MultiSURFSelector", "'euclidean', 'manhattan'")
     code = main(["select", "--input", str(path), "--format", "parquet", "--method", "surf", "--param", "k=10",
                  "--output", str(bad)])
     refused(capsys, code, bad, "unknown param 'k' for method 'surf'")
