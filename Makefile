@@ -33,7 +33,7 @@ demo: $(DEMO_STAMP)
 	  jobs/select_features.py --config conf/demo.yaml
 
 test: $(TEST_STAMP)
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest -q --durations=40 $(PYTEST_ARGS)
 
 bench: $(DEMO_STAMP)
 	$(PY) benchmarks/bench_lfs.py

@@ -61,15 +61,29 @@ def more_memory_advice(current: Optional[str], machine_bytes: Optional[int]) -> 
             "memory per task")
 
 
-def jvm_exit_signal() -> Optional[int]:
+#: Seconds to wait for a JVM whose connection broke to be reaped: the socket closes while the
+#: kernel is still freeing a killed process's memory (seconds for a JVM of several GiB), so an
+#: immediate ``poll()`` can still see it running.
+JVM_EXIT_WAIT_SECONDS = 10.0
+
+
+def jvm_exit_signal(wait_seconds: float = JVM_EXIT_WAIT_SECONDS) -> Optional[int]:
     """The signal that ended the JVM this Python process started (9 for the kernel's
-    out-of-memory killer), or None: still running, exited normally, or not our child (under
-    spark-submit, or on Spark Connect)."""
+    out-of-memory killer), or None: still running after ``wait_seconds``, exited normally, or not
+    our child (under spark-submit, or on Spark Connect). Called only once the connection to the
+    JVM has broken, so the wait is spent only on the way to an error message."""
+    import subprocess
+
     try:
         from pyspark import SparkContext
 
         process = getattr(SparkContext._gateway, "proc", None) if SparkContext._gateway is not None else None
-        code = process.poll() if process is not None else None
+        if process is None:
+            return None
+        try:
+            code = process.wait(timeout=wait_seconds)
+        except subprocess.TimeoutExpired:
+            return None
     except Exception:  # noqa: BLE001 - best effort diagnosis
         return None
     return -code if code is not None and code < 0 else None

@@ -85,6 +85,28 @@ def test_jvm_exit_signal_reads_a_killed_child_process(monkeypatch):
     assert jvm_exit_signal() == 9
 
 
+def test_jvm_exit_signal_waits_for_a_jvm_that_is_still_being_killed(monkeypatch):
+    """The connection breaks before the kernel has reaped a killed JVM (stop 29's run on M: an
+    immediate poll saw it running and the message blamed an OutOfMemoryError instead)."""
+    import subprocess
+    import types
+
+    from pyspark import SparkContext
+
+    from sparkfs.spark.failures import jvm_exit_signal
+
+    child = subprocess.Popen(["sh", "-c", "sleep 0.3; kill -9 $$"])
+    monkeypatch.setattr(SparkContext, "_gateway", types.SimpleNamespace(proc=child))
+    assert jvm_exit_signal() == 9
+    still_running = subprocess.Popen(["sleep", "30"])
+    monkeypatch.setattr(SparkContext, "_gateway", types.SimpleNamespace(proc=still_running))
+    try:
+        assert jvm_exit_signal(wait_seconds=0.2) is None
+    finally:
+        still_running.kill()
+        still_running.wait()
+
+
 def test_spark_defaults_file_entry_is_respected(tmp_path, monkeypatch):
     (tmp_path / "spark-defaults.conf").write_text("# comment\nspark.driver.memory   6g\n")
     monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
