@@ -27,7 +27,29 @@ def small_counts_df(spark):
     return make_df(spark, X, y, partitions=2)
 
 
+def _one_method_per_selector_class():
+    """The contract below is about the class (params, copy, uid, save/load, transform), so one
+    method of each selector class runs it, plus every method whose model differs in what it
+    holds (the p-values of anova and both chi2 tests). The other methods' fits are tested in their
+    own files, and every method's copy is checked without Spark by the next test."""
+    chosen, seen = [], set()
+    for method in sorted(METHODS):
+        kind = type(build_selector(method, {}))
+        if kind not in seen or method in ("anova", "chi2", "chi2-categorical"):
+            chosen.append(method)
+            seen.add(kind)
+    return chosen
+
+
 @pytest.mark.parametrize("method", sorted(METHODS))
+def test_every_method_copies_with_its_params(method):
+    selector = build_selector(method, {}).setNumFeatures(2)
+    copy = selector.copy()
+    assert copy.uid == selector.uid and copy is not selector
+    assert copy.extractParamMap() == selector.extractParamMap()
+
+
+@pytest.mark.parametrize("method", _one_method_per_selector_class())
 def test_selector_contract(spark, small_df, small_counts_df, method, tmp_path):
     if method == "chi2-categorical":
         small_df = small_counts_df
