@@ -214,6 +214,7 @@ def _selector_checked_before_spark(config: Dict[str, Any], inputs):
         params["deterministic"] = config["deterministic"]
     selector = build_selector(config["method"], params)
     apply_selection(selector, config["method"], config["selection"])
+    _check_weights_wanted(config, selector)
     # The named columns against the header or footer of a local input, before Spark starts (on a
     # Spark Connect server the input's paths are the server's: it checks them when it reads).
     if not config["spark"].get("remote"):
@@ -222,6 +223,19 @@ def _selector_checked_before_spark(config: Dict[str, Any], inputs):
                           weight_col=input_conf.get("weight_col"),
                           features_col=input_conf["features_col"] if input_conf.get("features_named") else None)
     return selector, checked
+
+
+def _check_weights_wanted(config: Dict[str, Any], selector) -> None:
+    """Refuse instance weights (a weight column, or margin weighting) for a method that takes
+    none, and both at once, before Spark starts (not after the margin weights are computed)."""
+    weight_col = config["input"].get("weight_col")
+    margin = config.get("instance_weighting") == "margin"
+    if weight_col and margin:
+        raise ConfigError("give either a weight column or instance_weighting: margin, not both")
+    if (weight_col or margin) and not selector.takesWeights():
+        asked = f"--weight-col {weight_col}" if weight_col else "--instance-weighting margin"
+        raise ConfigError(f"--method {config['method']} does not take instance weights (weightCol), so {asked} cannot be "
+                          "used (`sparkfs methods` lists which methods take them)")
 
 
 def _read_input(spark, config: Dict[str, Any], selector):
@@ -241,9 +255,7 @@ def _read_input(spark, config: Dict[str, Any], selector):
     if input_conf.get("weight_col"):
         selector.setWeightCol(input_conf["weight_col"])
     frame = dataset.df
-    if config.get("instance_weighting") == "margin":
-        if input_conf.get("weight_col"):
-            raise ConfigError("give either a weight column or instance_weighting: margin, not both")
+    if config.get("instance_weighting") == "margin":  # with a method that takes weights (checked before Spark)
         from sparkfs.selectors.instance_weighting import MarginInstanceWeighter
 
         with stage("instance-weights"):

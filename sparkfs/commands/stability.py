@@ -102,6 +102,9 @@ def run_stability(args, spark) -> Dict[str, Any]:
     own_weighting = checked.own_instance_weighting  # the method weights the rows itself (SVM-RFE)
     if args.instance_weighting == "margin" and own_weighting:
         params = {**params, own_weighting: "margin"}
+    elif args.instance_weighting == "margin" and not checked.takesWeights():
+        raise ValueError(f"--method {args.method} does not take instance weights (weightCol), so "
+                         "--instance-weighting margin cannot be used (`sparkfs methods` lists which methods take them)")
     dataset = read_input(args, spark, budget=selector_budget(checked, args.driver_budget_mb))
     df = dataset.df.persist(StorageLevel.MEMORY_AND_DISK)   # the same rows in the same partitions every run
     labels, offsets = labels_by_position(df, dataset.label_col)

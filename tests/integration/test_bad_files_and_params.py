@@ -95,3 +95,23 @@ def test_bad_config_files(spark, tmp_path, capsys, config, fragments):
     path.write_text(config)
     out = str(tmp_path / "out")
     _refused(capsys, _select("--config", str(path), "--output", out), out, *fragments)
+
+
+@pytest.mark.parametrize("method, flags, fragment", [
+    ("anova", ["--instance-weighting", "margin"], "--method anova does not take instance weights (weightCol), so "
+                                                   "--instance-weighting margin"),
+    ("relief", ["--weight-col", "w"], "--method relief does not take instance weights (weightCol), so --weight-col w"),
+    ("lfs", ["--weight-col", "w", "--instance-weighting", "margin"], "either a weight column or"),
+])
+def test_instance_weights_a_method_cannot_take_are_refused_before_spark(tmp_path, capsys, method, flags, fragment):
+    """Refused before the session starts (the fast tier fails a test that starts a JVM), so before
+    the margin weights are computed; nothing is written next to the decoy."""
+    source = tmp_path / "in.csv"
+    pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "w": 1.0, "label": [0, 1, 0, 1]}).to_csv(source, index=False)
+    decoy = tmp_path / "mine"
+    decoy.mkdir()
+    (decoy / "keep.txt").write_text("not the tool's")
+    assert main(["select", "--input", str(source), "--method", method, "--num-features", "1",
+                 "--output", str(decoy / "out"), *flags]) == 2
+    assert fragment in capsys.readouterr().err
+    assert sorted(p.name for p in decoy.iterdir()) == ["keep.txt"]
