@@ -137,22 +137,26 @@ def _apply_job_options(config: Dict[str, Any], args, loaded: Dict[str, Any]) -> 
 
 
 def _fit_announcing_ties(selector, frame):
-    """``selector.fit(frame)``; a selection decided by ties, and fits that did not converge, are
-    announced on stderr as one log line each (the summary records them too), other warnings pass
-    as they are."""
+    """``selector.fit(frame)``; a selection decided by ties, fits that did not converge and the
+    default samples a method chose are announced on stderr as one log line each, when they happen
+    (a default sample before the long passes it bounds, not after the fit; the summary records them
+    too); other warnings pass as they are."""
     from sparkfs.errors import DefaultSampleWarning, SelectionTieWarning, SolverConvergenceWarning
 
     announced = (SelectionTieWarning, SolverConvergenceWarning, DefaultSampleWarning)
-    with warnings.catch_warnings(record=True) as caught:
+    shown_before = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, announced):
+            log.warning("%s", message)
+        else:
+            shown_before(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():
         for category in announced:
             warnings.simplefilter("always", category)
-        model = selector.fit(frame)
-    for warning in caught:
-        if issubclass(warning.category, announced):
-            log.warning("%s", warning.message)
-        else:
-            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
-    return model
+        warnings.showwarning = show
+        return selector.fit(frame)
 
 
 def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:

@@ -40,3 +40,30 @@ def test_flat_ranking_and_ties_at_the_cut_are_announced(spark, tmp_path, capsys)
                  "--output", str(tmp_path / "clear-out")]) == 0
     err = capsys.readouterr().err
     assert "tie at the cut" not in err and "same score" not in err and "stage=write status=done" in err
+
+
+def test_a_default_sample_is_announced_when_it_is_chosen_not_after_the_fit(caplog):
+    """The announcement is logged as the method warns, so a fit that then runs for an hour (or is
+    stopped) has already said which sample it chose; other warnings pass through unchanged."""
+    import logging
+    import warnings
+
+    import pytest
+
+    from sparkfs.commands.select import _fit_announcing_ties
+    from sparkfs.errors import DefaultSampleWarning
+
+    class StoppedDuringItsPasses:
+        def fit(self, frame):
+            warnings.warn("ReliefSelector: sampleSize unset, so a default sample of 1000 query rows", DefaultSampleWarning)
+            warnings.warn("an unrelated warning", UserWarning)
+            raise KeyboardInterrupt
+
+    logger = logging.getLogger("sparkfs")
+    logger.addHandler(caplog.handler)
+    try:
+        with pytest.warns(UserWarning, match="an unrelated warning"), pytest.raises(KeyboardInterrupt):
+            _fit_announcing_ties(StoppedDuringItsPasses(), None)
+    finally:
+        logger.removeHandler(caplog.handler)
+    assert "a default sample of 1000 query rows" in caplog.text
