@@ -146,5 +146,6 @@ def ties_warning(ties: dict, selected_count: int) -> Optional[str]:
                 f"the features in the input, not a result; the {selected_count} selected are the first ones")
     if ties["tied_at_cut"]:
         return (f"{ties['tied_at_cut']} features tie at the cut (score {ties['cut_score']:.6g}); "
-                f"{ties['selected_of_tied']} of them were selected by their position in the input, not by score")
+                f"{ties['selected_of_tied']} of them {'was' if ties['selected_of_tied'] == 1 else 'were'} selected by "
+                "their position in the input, not by score")
     return None

@@ -44,7 +44,9 @@ def test_ties_at_cut_counts_features_equal_to_the_last_selected_score():
     ties = ties_at_cut(scores, selected, by_count=True)
     assert ties["tied_at_cut"] == 4 and ties["selected_of_tied"] == 2 and ties["cut_score"] == 2.0
     assert not ties["flat"] and ties["score_spread"] == 4.0
-    assert "4 features tie at the cut" in ties_warning(ties, 3)
+    assert "4 features tie at the cut" in ties_warning(ties, 3) and "2 of them were selected" in ties_warning(ties, 3)
+    one = ties_at_cut(scores, select_features(scores, num_features=2), by_count=True)
+    assert "1 of them was selected" in ties_warning(one, 2)
     # a cut between distinct scores, a threshold rule and a selection of every feature: no tie
     assert ties_at_cut(scores, select_features(scores, num_features=1), by_count=True)["tied_at_cut"] == 0
     assert ties_at_cut(scores, np.array([0]), by_count=False)["tied_at_cut"] == 0
