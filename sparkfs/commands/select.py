@@ -193,7 +193,7 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
     _refuse_empty_selection(model, dataset.feature_names, config["selection"])
     summary = {
         "method": config["method"],
-        "params": {param.name: value for param, value in selector.extractParamMap().items()},
+        "params": _params_in_effect(selector),
         **model.summary,
         "selected_indices": model.selectedFeatures,
         "selected_names": [dataset.feature_names[i] for i in model.selectedFeatures],
@@ -203,6 +203,15 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
         **run_fields(config.get("run_id") or run_id_of(None), started_at, inputs, spark),
     }
     return _write(spark, output_conf, model, dataset, summary)
+
+
+def _params_in_effect(selector) -> Dict[str, Any]:
+    """The selector's params for the summary, less the count (numFeatures) when a p-value or
+    percentile rule chose the features instead: a number that selected nothing is not shown."""
+    params = {param.name: value for param, value in selector.extractParamMap().items()}
+    if params.get("selectionMode", "numTopFeatures") != "numTopFeatures":
+        params.pop("numFeatures", None)
+    return params
 
 
 def _selector_checked_before_spark(config: Dict[str, Any], inputs):

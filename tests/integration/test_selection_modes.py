@@ -69,7 +69,7 @@ def test_fdr_from_a_config_file_writes_p_values(spark, sonar, tmp_path, capsys):
     assert summary["selected_indices"] == expected.tolist() == np.flatnonzero(table["selected"]).tolist()
     assert summary["selection"] == {"mode": "fdr", "n_selected": expected.size, "selection_threshold": 0.01}
     np.testing.assert_allclose(summary["selected_p_values"], expected_p[expected], rtol=1e-6)
-    assert summary["params"]["selectionMode"] == "fdr"
+    assert summary["params"]["selectionMode"] == "fdr" and "numFeatures" not in summary["params"]
     top_name = table.sort_values("rank")["name"].iloc[0]
     assert f"  {top_name} " in printed
 
