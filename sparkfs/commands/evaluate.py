@@ -15,7 +15,7 @@ per method: ``--param lfs.gamma=-0.5``.
 from __future__ import annotations
 
 import shlex
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 
@@ -121,13 +121,14 @@ def _checked_request(args) -> Dict[str, Any]:
             "probe_mean": probe_mean, "probe_variance": probe_variance}
 
 
-def _load(args, spark, path: str, request: Dict[str, Any]):
-    """(the dataset read, its rows numbered by position with the probes appended, persisted)."""
+def _load(args, spark, path: str, request: Dict[str, Any], vector_size: Optional[int] = None):
+    """(the dataset read, its rows numbered by position with the probes appended, persisted);
+    ``vector_size`` (the training set's, for ``--test-input``) unless ``--vector-size`` is given."""
     from sparkfs.io.readers import read_dataset
     from sparkfs.spark.folds import positioned_input
 
     dataset = read_dataset(spark, path, args.format, label_col=args.label_col or "label",
-                           features_col=args.features_col or "features", num_features=args.vector_size,
+                           features_col=args.features_col or "features", num_features=args.vector_size or vector_size,
                            require_features=bool(args.features_col),
                            driver_budget_mb=args.driver_budget_mb, budget_name="--driver-budget-mb")
     return dataset, positioned_input(dataset.df, dataset.features_col, dataset.label_col, probes=args.probes,
@@ -217,7 +218,9 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
     directory = check_output(args)
     request = _checked_request(args)
     dataset, train = _load(args, spark, args.input, request)
-    test = _load(args, spark, args.test_input, request) if args.test_input else None
+    # A LIBSVM test set's last features may be all zero: it takes the training set's vector size.
+    test = _load(args, spark, args.test_input, request,
+                 vector_size=len(dataset.feature_names) if args.format == "libsvm" else None) if args.test_input else None
     try:
         labels, n_real = train.labels, len(dataset.feature_names)
         n_features = n_real + args.probes

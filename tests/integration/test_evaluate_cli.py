@@ -192,3 +192,23 @@ def test_evaluate_killed_halfway_resumes_to_the_same_results(spark, small_csv, t
     assert f"fitted now: {8 - saved}" in capsys.readouterr().out
     whole, resumed = (pd.read_parquet(tmp_path / name / "results.parquet") for name in ("whole", "killed"))
     pd.testing.assert_frame_equal(whole, resumed)
+
+
+def test_a_libsvm_test_set_takes_the_training_sets_vector_size(spark, tmp_path):
+    """The test rows never use the last feature (LIBSVM omits zeros), so alone they would read as
+    3 features; without --vector-size they take the training set's 4."""
+    rng = np.random.default_rng(1)
+
+    def write(path, rows, last_feature):
+        with open(path, "w") as handle:
+            for i in range(rows):
+                values = rng.normal(size=4) + (i % 2)
+                used = range(1, 5) if last_feature else range(1, 4)
+                handle.write(f"{i % 2} " + " ".join(f"{j}:{values[j - 1]:.4f}" for j in used) + "\n")
+        return str(path)
+
+    train, test = write(tmp_path / "train.libsvm", 30, True), write(tmp_path / "test.libsvm", 10, False)
+    out = tmp_path / "out"
+    assert main(["evaluate", "--input", train, "--test-input", test, "--format", "libsvm", "--master", "local[2]",
+                 "--methods", "random", "--classifiers", "nb", "--num-features", "2", "--output", str(out)]) == 0
+    assert set(pd.read_parquet(out / "results.parquet")["test_rows"]) == {10}
