@@ -14,7 +14,8 @@ Writes the results between the markers of docs/parzen_ise.md; ``--json PATH`` ke
 Parts 1-2 run the ``image`` reading (issue 11's, the default until issue 23).
 
 ``--criteria``: instead, the criteria of issue 23 that chose the default reading (docs/parzen_ise.md,
-section 0), for every reading in ``CRITERIA``: K1 iris without labels, K2 waveform + 19 N(0, 1)
+section 0), for every reading in ``CRITERIA`` and, for the marginal one, every ranking rule of its
+optimum (``RANKINGS``: weights, multipliers, reference): K1 iris without labels, K2 waveform + 19 N(0, 1)
 attributes (AUC of structured over noise, with and without labels; also breast_w, ionosphere and
 pima with 10 N(0, 1) probes), K3 relative weight spread and ties in the top 50 (also on
 Prostate_GE); written between the criteria markers.

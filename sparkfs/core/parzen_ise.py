@@ -79,6 +79,8 @@ MEMBERSHIPS = ("hard", "soft")
 #: Readings of the criterion (docs/parzen_ise.md, section 0); the first is the default.
 CRITERIA = ("marginal", "image")
 DEFAULT_CRITERION = "marginal"
+#: How the marginal optimum ranks the features (docs/parzen_ise.md, section 0).
+DEFAULT_RANK_BY = "weights"
 #: Armijo's fraction of the predicted decrease an accepted step must achieve.
 _SUFFICIENT_DECREASE = 0.5
 #: Halvings of the trial step before the line search gives up (0.1 * 2^-40 ~ 1e-13).
@@ -458,19 +460,21 @@ def ise_run(pair_sums: Callable, *, num_rows: int, num_features: int, variances,
 def runs_with_held_out_feature(run: Callable, num_features: int, fixed_feature) -> list:
     """The descents of the paper's two strategies: ``run(fixed, None)`` once with the given feature
     held at 0 (None: none), or, for ``"auto"`` (choice 6), with feature 0 and then again with the
-    first run's least important feature, ``run(fixed, first_run)`` (a run may start from the first
+    first run's least important feature (by its ``scores`` when it has them, else its weights),
+    ``run(fixed, first_run)`` (a run may start from the first
     run's weights). The last run's weights are the result."""
     if num_features == 1:
         fixed_feature = None
     if fixed_feature != "auto":
         return [run(fixed_feature, None)]
     first_run = run(0, None)
-    least_important = int(rank_features(np.delete(first_run["weights"], 0))[-1]) + 1
+    least_important = int(rank_features(np.delete(first_run.get("scores", first_run["weights"]), 0))[-1]) + 1
     return [first_run, run(least_important, first_run)]
 
 
 def check_options(num_features: int, *, memberships: str, fixed_feature, landmarks, max_iter, block_size,
-                  learning_rate, tol, variance_floor, h, criterion: str = DEFAULT_CRITERION) -> dict:
+                  learning_rate, tol, variance_floor, h, criterion: str = DEFAULT_CRITERION,
+                  rank_by: str = DEFAULT_RANK_BY) -> dict:
     """Validated options shared by the in-memory driver and the Spark layer (descent options,
     variance floor and h, None when it is to be derived from the data)."""
     if criterion not in CRITERIA:
@@ -484,7 +488,9 @@ def check_options(num_features: int, *, memberships: str, fixed_feature, landmar
     for name, value in (("max_iter", max_iter), ("block_size", block_size)):
         if not (_is_int(value) and value >= 1):
             raise _invalid(name, "an int in the range [1, inf)", value)
-    return {"criterion": criterion,
+    if rank_by not in pim.RANKINGS:
+        raise _invalid("rank_by", "a str among {" + ", ".join(repr(r) for r in pim.RANKINGS) + "}", rank_by)
+    return {"criterion": criterion, "rank_by": rank_by,
             "descent": {"learning_rate": _positive_float("learning_rate", learning_rate), "max_iter": int(max_iter),
                         "tol": _positive_float("tol", tol, allow_zero=True)},
             "variance_floor": _positive_float("variance_floor", variance_floor),
@@ -495,7 +501,8 @@ def parzen_ise_in_memory(X, y=None, *, num_clusters: int = 3, m: float = 2.0, me
                          h: Optional[float] = None, learning_rate: float = 0.1, max_iter: int = 100, tol: float = 1e-6,
                          fixed_feature="auto", landmarks: Optional[int] = None, seed: int = 0,
                          variance_floor: float = 1e-6, fcm_tol: float = 1e-6, fcm_max_iter: int = 300,
-                         block_size: int = 1024, criterion: str = DEFAULT_CRITERION) -> Tuple[np.ndarray, dict]:
+                         block_size: int = 1024, criterion: str = DEFAULT_CRITERION,
+                         rank_by: str = DEFAULT_RANK_BY) -> Tuple[np.ndarray, dict]:
     """Parzen-ISE feature weights (Steps 1-7) on in-memory dense data.
 
     Parameters
@@ -515,10 +522,13 @@ def parzen_ise_in_memory(X, y=None, *, num_clusters: int = 3, m: float = 2.0, me
         Estimate the inner sums from this many seeded rows (:func:`landmark_positions`).
     variance_floor : float, choice 3.
     block_size : rows per block and queries per batch of the pair sums.
+    criterion : {"marginal", "image"}, the reading (docs, section 0).
+    rank_by : {"weights", "multipliers", "reference"}
+        How the marginal optimum ranks the features (docs, section 0); the image reading ranks by weight.
 
     Returns
     -------
-    weights : ndarray (d,), on the simplex; rank with :func:`sparkfs.core.selection.rank_features`
+    weights : ndarray (d,), on the simplex; ``info["scores"]`` rank the features (``info["ranking"]``)
     info : dict: ``ranking``, ``groups`` ("labels" or "fcm"), ``fcm`` (its info), ``centres``,
         ``variances``, ``h``, ``fixed_feature`` (of the final run) and ``runs`` (each run's
         descent info: weights, iterations, evaluations, log_ise, stop, value, weight_spread and,
@@ -535,7 +545,7 @@ def parzen_ise_in_memory(X, y=None, *, num_clusters: int = 3, m: float = 2.0, me
     num_rows, num_features = X.shape
     options = check_options(num_features, memberships=memberships, fixed_feature=fixed_feature, landmarks=landmarks,
                             max_iter=max_iter, block_size=block_size, learning_rate=learning_rate, tol=tol,
-                            variance_floor=variance_floor, h=h, criterion=criterion)
+                            variance_floor=variance_floor, h=h, criterion=criterion, rank_by=rank_by)
     variance_floor, descent_options = options["variance_floor"], options["descent"]
     marginal = options["criterion"] == "marginal"
     h = options["h"] if options["h"] is not None else (
@@ -578,7 +588,7 @@ def parzen_ise_in_memory(X, y=None, *, num_clusters: int = 3, m: float = 2.0, me
         def run(fixed, previous):
             return pim.marginal_run(pair_terms, num_rows=num_rows, num_features=num_features, fixed=fixed,
                                     num_queries=query_positions.size, max_iter=descent_options["max_iter"],
-                                    tol=descent_options["tol"], previous=previous)
+                                    tol=descent_options["tol"], previous=previous, rank_by=options["rank_by"])
     else:
         def pair_sums(w, free, log_scale, gradient):
             return _pair_sums(points, group_memberships, query_positions, variances, w, h=h, free=free,
@@ -590,5 +600,12 @@ def parzen_ise_in_memory(X, y=None, *, num_clusters: int = 3, m: float = 2.0, me
 
     runs = runs_with_held_out_feature(run, num_features, fixed_feature)
     weights = runs[-1]["weights"]
-    info.update(runs=runs, fixed_feature=runs[-1]["fixed_feature"], ranking=rank_features(weights))
+    scores = final_scores(runs)
+    info.update(runs=runs, fixed_feature=runs[-1]["fixed_feature"], scores=scores, ranking=rank_features(scores))
     return weights, info
+
+
+def final_scores(runs) -> np.ndarray:
+    """The scores that rank the features: the last run's ``scores`` (the ``rank_by`` rule of the
+    marginal reading), else its weights (the image reading: every free weight is positive)."""
+    return np.asarray(runs[-1].get("scores", runs[-1]["weights"]), dtype=float)

@@ -49,6 +49,8 @@ _SUFFICIENT_DECREASE = 1e-4
 _NEGLIGIBLE = 1e-12
 #: Halvings of a Newton step before the search gives up.
 _MAX_HALVINGS = 30
+#: Rules that rank the features from the optimum (docs/parzen_ise.md, section 0).
+RANKINGS = ("weights", "multipliers", "reference")
 
 
 class MarginalTerms(NamedTuple):
@@ -234,7 +236,8 @@ def descend_marginal_ise(evaluate: Callable[[np.ndarray], MarginalValue], start,
 
 
 def marginal_run(pair_terms: Callable, *, num_rows: int, num_features: int, fixed, num_queries: int,
-                 previous: Optional[dict] = None, max_iter: int = 100, tol: float = 1e-6) -> dict:
+                 previous: Optional[dict] = None, max_iter: int = 100, tol: float = 1e-6,
+                 rank_by: str = "weights") -> dict:
     """One descent with feature ``fixed`` held at 0 (None: none), whatever computes the pair sums.
 
     ``pair_terms(w, with_self)`` returns the totals of :func:`marginal_block_terms` over every row
@@ -242,6 +245,10 @@ def marginal_run(pair_terms: Callable, *, num_rows: int, num_features: int, fixe
     ``previous`` (the dict of an earlier run on the same data, the paper's second strategy): the
     descent starts from its weights, restricted to the free features and renormalised, and reuses
     its P sums and, when the start is its final w, its final pair sums (no pass).
+    ``rank_by`` (one of :data:`RANKINGS`) makes ``scores``: the weights (as they are, the held-out
+    feature at 0), :func:`multiplier_scores` (no pass: the last pass is at the final w) or
+    :func:`reference_decrease` (two passes, or none when ``previous`` has them); with the last two the
+    held-out feature is last (:func:`with_held_out_last`).
     """
     free = np.array([k for k in range(num_features) if k != fixed], dtype=np.int64)
     start = np.full(free.size, 1.0 / free.size)
@@ -272,10 +279,64 @@ def marginal_run(pair_terms: Callable, *, num_rows: int, num_features: int, fixe
     w_free, info = descend_marginal_ise(evaluate, start, max_iter=max_iter, tol=tol)
     weights = np.zeros(num_features)
     weights[free] = w_free
+    reference = previous.get("reference") if previous is not None else None
+    if rank_by == "multipliers":  # (no value: one free feature, of weight 1)
+        free_scores = w_free if info.get("value") is None else multiplier_scores(w_free, info["value"].gradient)
+    elif rank_by == "reference" and free.size > 1:
+        if reference is None:
+            reference = _reference_terms(pair_terms, num_features, free.size, num_rows=num_rows,
+                                         num_queries=num_queries, self_sums=known["self_sums"])
+            last["passes"] = last.get("passes", 0) + 2
+        free_scores = reference[free]
+    else:  # the weights themselves (the held-out feature at 0)
+        free_scores = None
+    scores = weights.copy() if free_scores is None else with_held_out_last(free_scores, free, num_features)
+    info.update(rank_by=rank_by, scores=scores, reference=reference)
     info.update(fixed_feature=fixed, weights=weights, weight_spread=float(w_free.max() - w_free.min()),
                 log_ise=[float(np.log(v)) if v > 0 else float("-inf") for v in info["ise"]],
                 self_sums=known.get("self_sums"), terms=last.get("terms"), passes=last.get("passes", 0))
     return info
+
+
+def multiplier_scores(w_free, gradient) -> np.ndarray:
+    """Ranking scores of the ``multipliers`` rule over the free features (docs/parzen_ise.md, section 0).
+
+    At the optimum of eq. 19 on the simplex, KKT gives lambda with ``g_k = lambda`` where ``w_k > 0``
+    and ``g_k = ISE_k'(0) >= lambda`` where ``w_k = 0`` (``gradient`` = ``g`` at ``w_free``). The score
+    is ``w_k`` where ``w_k > 0`` and ``-(g_k - lambda) <= 0`` where ``w_k = 0`` (the reduced gradient: the
+    rise of the criterion per unit of weight moved onto k), with
+    ``lambda = min(sum_k w_k g_k, min_{w_k = 0} g_k)`` (the multiplier at an exact optimum; the minimum
+    keeps every zero's score at or below 0 when rounding leaves the optimum slightly off).
+    """
+    w_free, gradient = np.asarray(w_free, dtype=float), np.asarray(gradient, dtype=float)
+    zero = w_free <= 0
+    multiplier = float(w_free @ gradient)
+    if zero.any():
+        multiplier = min(multiplier, float(gradient[zero].min()))
+    return np.where(zero, -(gradient - multiplier), w_free)
+
+
+def reference_decrease(at_zero, at_reference) -> np.ndarray:
+    """Ranking scores of the ``reference`` rule: ``ISE_k(0) - ISE_k(1/|F|)`` per feature, the decrease of
+    feature k's term of eq. 19 when it gets the equal weight (section 0)."""
+    return np.asarray(at_zero, dtype=float) - np.asarray(at_reference, dtype=float)
+
+
+def with_held_out_last(free_scores, free, num_features: int) -> np.ndarray:
+    """Scores of all features from those of the free ones; a held-out feature gets one below the lowest."""
+    free_scores = np.asarray(free_scores, dtype=float)
+    scores = np.full(num_features, float(free_scores.min()) - 1.0 if free_scores.size else 0.0)
+    scores[np.asarray(free, dtype=np.int64)] = free_scores
+    return scores
+
+
+def _reference_terms(pair_terms: Callable, num_features: int, num_free: int, *, num_rows: int, num_queries: int,
+                     self_sums) -> np.ndarray:
+    """``ISE_k(0) - ISE_k(1/num_free)`` for every feature: two passes (each term depends on w_k only)."""
+    every = np.arange(num_features)
+    values = [marginal_ise(self_sums, pair_terms(np.full(num_features, weight), False), every, num_rows=num_rows,
+                           num_queries=num_queries).per_feature for weight in (0.0, 1.0 / num_free)]
+    return reference_decrease(*values)
 
 
 def standardised(points, feature_variance, variances):

@@ -10,7 +10,8 @@ import numpy as np
 from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
-from sparkfs.core.parzen_ise import CRITERIA, DEFAULT_CRITERION
+from sparkfs.core.parzen_ise import CRITERIA, DEFAULT_CRITERION, DEFAULT_RANK_BY
+from sparkfs.core.parzen_ise_marginal import RANKINGS
 from sparkfs.errors import DefaultSampleWarning, InvalidInputError
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import (
@@ -50,6 +51,10 @@ class _ParzenISEParams(HasDriverBudget):
     criterion: Param = _param("criterion", "reading of the paper's ISE (docs/parzen_ise.md, section 0): 'marginal' "
                               "(fixed windows, feature by feature) or 'image' (q is p shrunk by w; issue 11's reading)",
                               TypeConverters.toString)
+    rankBy: Param = _param("rankBy", "how the marginal optimum ranks the features (docs/parzen_ise.md, section 0): "
+                            "'multipliers' (positive weights by weight, then the zero weights by their KKT reduced "
+                            "gradient), 'weights' (the weights only; the zeros tie) or 'reference' (each feature's ISE "
+                            "decrease at the equal weight); criterion='image' ranks by weight", TypeConverters.toString)
     groups: Param = _param("groups", "'auto' (the classes when the label column exists, else clusters), 'labels' "
                            "or 'clusters' (fuzzy c-means, also on labelled data)", TypeConverters.toString)
     numClusters: Param = _param("numClusters", "clusters C of fuzzy c-means", TypeConverters.toInt)
@@ -84,6 +89,7 @@ class _ParzenISEParams(HasDriverBudget):
     blockSize: Param = _param("blockSize", "queries per batch and rows per kernel block", TypeConverters.toInt)
     _param_constraints = {
         "criterion": one_of(*CRITERIA),
+        "rankBy": one_of(*RANKINGS),
         "groups": one_of("auto", "labels", "clusters"),
         "numClusters": in_range(1, MAX_CLUSTERS, kind="an int"),
         "fuzzifier": in_range(1.0, low_open=True),
@@ -104,8 +110,8 @@ class _ParzenISEParams(HasDriverBudget):
 
     def __init__(self, *args):
         super().__init__(*args)
-        self._setDefault(criterion=DEFAULT_CRITERION, groups="auto", numClusters=3, fuzzifier=2.0, memberships="hard", learningRate=0.1,
-                         maxIter=100, tol=1e-6, heldOutFeature="auto", seed=0, varianceFloor=1e-6, fcmTol=1e-6,
+        self._setDefault(criterion=DEFAULT_CRITERION, rankBy=DEFAULT_RANK_BY, groups="auto", numClusters=3,
+                         fuzzifier=2.0, memberships="hard", learningRate=0.1, maxIter=100, tol=1e-6, heldOutFeature="auto", seed=0, varianceFloor=1e-6, fcmTol=1e-6,
                          fcmMaxIter=300, blockSize=1024, driverBudgetMB=2048.0)
 
     def _optional(self, param):
@@ -113,7 +119,8 @@ class _ParzenISEParams(HasDriverBudget):
 
 
 class ParzenISERankerModel(FeatureSelectorModel, _ParzenISEParams):
-    """Model of :class:`ParzenISERanker`: ``scores`` = the final feature weights (sum 1)."""
+    """Model of :class:`ParzenISERanker`: ``scores`` rank the features (``rankBy``: the final weights, or
+    for 'multipliers' the positive weights and minus the reduced gradients of the zero weights)."""
 
 
 class ParzenISERanker(FeatureSelector, _ParzenISEParams):
@@ -141,8 +148,8 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", numFeatures=None,
                  threshold=None, selectionMode=None, selectionThreshold=None, criterion=DEFAULT_CRITERION,
-                 groups="auto", numClusters=3, fuzzifier=2.0, memberships="hard", windowWidth=None,
-                 learningRate=0.1, maxIter=100, tol=1e-6, heldOutFeature="auto", landmarks=None, seed=0,
+                 rankBy=DEFAULT_RANK_BY, groups="auto", numClusters=3, fuzzifier=2.0, memberships="hard",
+                 windowWidth=None, learningRate=0.1, maxIter=100, tol=1e-6, heldOutFeature="auto", landmarks=None, seed=0,
                  varianceFloor=1e-6, fcmTol=1e-6, fcmMaxIter=300, rowIdCol=None, blockSize=1024,
                  driverBudgetMB=2048.0, allowManyClasses=False, sampleSize=None, deterministic=False):
         super().__init__()
@@ -209,6 +216,7 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
             fcm_tol=self.getOrDefault(self.fcmTol), fcm_max_iter=self.getOrDefault(self.fcmMaxIter),
             row_id_col=self._optional(self.rowIdCol), block_size=self.getOrDefault(self.blockSize),
             driver_budget_mb=self.getDriverBudgetMB(), criterion=self.getOrDefault(self.criterion),
+            rank_by=self.getOrDefault(self.rankBy),
             canonical=self.getDeterministic())
         labels, counts = list(prepared.label_values), [int(c) for c in prepared.class_counts]
         if prepared.label_col is not None:
@@ -217,7 +225,9 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
         else:
             result, sample_rule = self._fit_rows(prepared.dataset, None, num_features, None, prepared.n_rows, options)
         last = result.info["runs"][-1]
-        info = {"method": "parzen-ise", "criterion": result.info["criterion"], "groups": result.groups,
+        info = {"method": "parzen-ise", "criterion": result.info["criterion"],
+                "rank_by": options["rank_by"] if result.info["criterion"] == "marginal" else "weights",
+                "groups": result.groups,
                 "held_out_feature": result.info["fixed_feature"],
                 "window_width": float(result.info["h"]), "num_queries": int(result.info["num_queries"]),
                 "descent_runs": [{"held_out_feature": run["fixed_feature"], "iterations": int(run["iterations"]),

@@ -46,7 +46,7 @@ START_ROWS_PER_CLUSTER = 8
 class ParzenISEResult:
     """Feature weights of Parzen-ISE and how they were obtained."""
 
-    scores: np.ndarray  # the final weights (on the simplex; the held-out feature is 0)
+    scores: np.ndarray  # the final ranking scores (``rank_by``: the weights, or section 0's rules)
     n_rows: int
     groups: str  # "labels" or "fcm"
     info: Dict[str, Any] = field(default_factory=dict)
@@ -192,7 +192,7 @@ def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None
                           seed: int = 0, variance_floor: float = 1e-6, fcm_tol: float = 1e-6, fcm_max_iter: int = 300,
                           row_id_col: Optional[str] = None, block_size: int = 1024,
                           transport: str = "auto", driver_budget_mb: Optional[float] = None,
-                          criterion: str = pi.DEFAULT_CRITERION,
+                          criterion: str = pi.DEFAULT_CRITERION, rank_by: str = pi.DEFAULT_RANK_BY,
                           query_batch_bytes: Optional[int] = None, canonical: bool = True) -> ParzenISEResult:
     """Parzen-ISE weights on a DataFrame; equal to :func:`parzen_ise_in_memory` on the same rows
     (``label_col``: a class index column 0..num_classes-1, else FCM groups). The pair sums run
@@ -200,7 +200,7 @@ def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None
     :class:`~sparkfs.spark.rows.Rows`; on Spark Connect at most 48 MiB per batch)."""
     options = pi.check_options(num_features, memberships=memberships, fixed_feature=fixed_feature, landmarks=landmarks,
                                max_iter=max_iter, block_size=block_size, learning_rate=learning_rate, tol=tol,
-                               variance_floor=variance_floor, h=h, criterion=criterion)
+                               variance_floor=variance_floor, h=h, criterion=criterion, rank_by=rank_by)
     marginal = options["criterion"] == "marginal"
     with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
               row_id_col=row_id_col, transport=transport, cache_blocks=True, driver_budget_mb=driver_budget_mb,
@@ -243,14 +243,14 @@ def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None
                                                          feature_variance, w, h_value, with_self, block_size),
                     num_rows=num_rows, num_features=num_features, fixed=fixed, num_queries=len(queries),
                     max_iter=options["descent"]["max_iter"], tol=options["descent"]["tol"],
-                    previous=previous)
+                    previous=previous, rank_by=options["rank_by"])
             return pi.ise_run(pair_sums, num_rows=num_rows, num_features=num_features, variances=variances, h=h_value,
                               fixed=fixed, num_queries=len(queries), descent_options=options["descent"])
 
         runs = pi.runs_with_held_out_feature(run, num_features, fixed_feature)
         info.update(runs=runs, fixed_feature=runs[-1]["fixed_feature"], passes=len(rows.info["passes"]),
                     transport=rows.transport)
-    return ParzenISEResult(runs[-1]["weights"], num_rows, info["groups"], info)
+    return ParzenISEResult(pi.final_scores(runs), num_rows, info["groups"], info)
 
 
 def parzen_ise_on_sample(df, features_col: str, label_col: Optional[str] = None, *, num_features: int,
@@ -275,7 +275,6 @@ def parzen_ise_on_sample(df, features_col: str, label_col: Optional[str] = None,
         sample = rows.sample(sample_size, seed)
         passes = len(rows.info["passes"])
     points = sample.matrix.toarray() if sp.issparse(sample.matrix) else np.asarray(sample.matrix, dtype=np.float64)
-    weights, info = pi.parzen_ise_in_memory(points, sample.labels if label_col is not None else None, seed=seed,
-                                            **options)
+    _, info = pi.parzen_ise_in_memory(points, sample.labels if label_col is not None else None, seed=seed, **options)
     info.update(num_queries=int(info["num_queries"]), passes=passes, sample_rows=len(sample))
-    return ParzenISEResult(weights, num_rows, info["groups"], info)
+    return ParzenISEResult(info["scores"], num_rows, info["groups"], info)

@@ -1,6 +1,7 @@
 """Parzen-ISE, the ``marginal`` reading (sparkfs.core.parzen_ise_marginal), against references written
 from the equations of its docstring (literal loops over i, j, c, c', k; no code shared), and the
-reading's properties: a pinned weight is harmless, iris without labels, ties announced."""
+reading's properties: a pinned weight is harmless, iris without labels, ties announced, and the
+rankings of its optimum (docs/parzen_ise.md, section 0) against their definitions."""
 
 import numpy as np
 import pytest
@@ -92,6 +93,7 @@ def test_iris_without_labels_ranks_the_petal_features_first():
     X, _ = load_iris(return_X_y=True)
     weights, info = parzen_ise_in_memory(X, num_clusters=3, seed=0)
     assert info["criterion"] == "marginal" and set(info["ranking"][:2].tolist()) == {2, 3}
+    assert np.array_equal(info["scores"], weights)  # the default rank_by="weights" ranks by the weights as they are
     assert [run["stop"] for run in info["runs"]] == ["converged", "converged"]
 
 
@@ -115,6 +117,60 @@ def test_zero_weights_tie_and_the_tie_rule_sees_it():
     assert ties_at_cut(weights, selected, by_count=True)["tied_at_cut"] >= 2
 
 
-def test_criterion_is_validated():
+def test_criterion_and_rank_by_are_validated():
     with pytest.raises(ValueError, match="The 'criterion' parameter of parzen_ise_in_memory must be a str among"):
         parzen_ise_in_memory(np.eye(3), criterion="joint")
+    with pytest.raises(ValueError, match="The 'rank_by' parameter of parzen_ise_in_memory must be a str among "
+                                         "{'weights', 'multipliers', 'reference'}. Got 'kkt' instead."):
+        parzen_ise_in_memory(np.eye(3), rank_by="kkt")
+
+
+def labelled_toy():
+    """12 rows, 4 features (two shifted by class, two not), two classes; and the reading's inputs
+    written from section 8: standardised points, one-hot groups, group variances, Silverman's 1-D h."""
+    rng = np.random.default_rng(5)
+    y = np.arange(12) % 2
+    X = rng.normal(size=(12, 4)) + np.outer(y, [2.0, 1.0, 0.0, 0.0])
+    scaled = (X - X.mean(axis=0)) / X.std(axis=0)
+    memberships = np.eye(2)[y]
+    variances = np.array([scaled[y == c].var(axis=0) for c in (0, 1)])
+    return X, y, scaled, memberships, variances, (4.0 / (3.0 * 12)) ** 0.2
+
+
+def test_multiplier_ranking_equals_its_definition():
+    """Scores: w_k where w_k > 0; -(ISE_k'(0) - lambda) where w_k = 0, lambda = min(sum w g, min of the
+    zeros' g); the held-out feature one below the lowest. Derivatives by central differences of the
+    literal ISE, the optimum from the fit."""
+    X, y, scaled, memberships, variances, h = labelled_toy()
+    weights, info = parzen_ise_in_memory(X, y, fixed_feature=3, rank_by="multipliers", tol=0.0)
+    free = [0, 1, 2]
+    step = 1e-5
+
+    def derivative(k):
+        up, down = weights.copy(), weights.copy()
+        up[k] += step
+        down[k] -= step
+        return (reference_ise(scaled, memberships, variances, h, up, [k])
+                - reference_ise(scaled, memberships, variances, h, down, [k])) / (2 * step)
+
+    g = np.array([derivative(k) for k in free])
+    w = weights[free]
+    assert (w == 0).any() and (w > 0).any()  # both kinds of score are exercised
+    lam = min(w @ g, g[w == 0].min())
+    want = np.where(w > 0, w, -(g - lam))
+    assert info["scores"][free] == pytest.approx(want, rel=1e-6, abs=1e-9)
+    assert info["scores"][3] == pytest.approx(want.min() - 1.0)
+    order = sorted(free, key=lambda k: (-weights[k], g[free.index(k)]))
+    assert info["ranking"].tolist() == order + [3]
+
+
+def test_reference_ranking_equals_its_definition():
+    """Scores: ISE_k(0) - ISE_k(1/|F|) per free feature, by the literal ISE; the held-out one below."""
+    X, y, scaled, memberships, variances, h = labelled_toy()
+    _, info = parzen_ise_in_memory(X, y, fixed_feature=1, rank_by="reference")
+    free = [0, 2, 3]
+    want = [reference_ise(scaled, memberships, variances, h, np.zeros(4), [k])
+            - reference_ise(scaled, memberships, variances, h, np.full(4, 1.0 / 3), [k]) for k in free]
+    assert info["scores"][free] == pytest.approx(want, rel=1e-10)
+    assert info["scores"][1] == pytest.approx(min(want) - 1.0)
+    assert info["runs"][0]["passes"] == info["runs"][0]["evaluations"] + 2

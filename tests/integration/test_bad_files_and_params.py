@@ -78,6 +78,8 @@ def test_output_that_exists_and_read_only_output(spark, good_parquet, tmp_path, 
     (["--method", "parzen-ise", "--param", "heldOutFeature=first"], ["'heldOutFeature' parameter"]),
     (["--method", "parzen-ise", "--param", "criterion=joint"],
      ["'criterion' parameter of ParzenISERanker", "'marginal', 'image'", "'joint'"]),
+    (["--method", "parzen-ise", "--param", "rankBy=kkt"],
+     ["'rankBy' parameter of ParzenISERanker", "'weights', 'multipliers', 'reference'", "'kkt'"]),
 ])
 def test_bad_params_are_named(spark, good_parquet, tmp_path, capsys, params, fragments):
     out = str(tmp_path / "out")
