@@ -227,7 +227,6 @@ def _selector_checked_before_spark(config: Dict[str, Any], inputs):
         params["deterministic"] = config["deterministic"]
     selector = build_selector(config["method"], params)
     apply_selection(selector, config["method"], config["selection"])
-    _check_weights_wanted(config, selector)
     # The named columns against the header or footer of a local input, before Spark starts (on a
     # Spark Connect server the input's paths are the server's: it checks them when it reads).
     if not config["spark"].get("remote"):
@@ -235,6 +234,7 @@ def _selector_checked_before_spark(config: Dict[str, Any], inputs):
                           label_col=input_conf["label_col"] if selector.requires_labels else None,
                           weight_col=input_conf.get("weight_col"),
                           features_col=input_conf["features_col"] if input_conf.get("features_named") else None)
+    _check_weights_wanted(config, selector)
     return selector, checked
 
 
