@@ -1,5 +1,6 @@
-"""The distributed QFS statistics equal NumPy on the same data (dense and sparse, 1 and 4 partitions),
-and the Markov coefficients built on them equal eq. (29) evaluated literally."""
+"""The distributed QFS statistics equal NumPy on the same data (dense and sparse, 1 and 4 partitions;
+the tasks' sums reduced tile by tile, spark/tiled_sums.py), the canonical layout gives the same bits
+for 1 and 3 partitions, and the Markov coefficients built on them equal eq. (29) evaluated literally."""
 
 import numpy as np
 import pytest
@@ -48,7 +49,8 @@ def test_spark_statistics_equal_numpy_and_literal_eq29(spark, kind, partitions):
     X, y, weights = make_data()
     df = to_dataframe(spark, X, y, weights, kind, partitions)
     assert df.rdd.getNumPartitions() == partitions
-    statistics = class_gram_statistics(df, "features", "label", NUM_CLASSES, num_features=X.shape[1])
+    statistics = class_gram_statistics(df, "features", "label", NUM_CLASSES, num_features=X.shape[1],
+                                       canonical=False)  # the selectors' default (deterministic=False)
     assert_statistics_close(statistics, block_gram_statistics(X, y, NUM_CLASSES))
     theta = pairwise_markov_coefficients(statistics.class_grams, statistics.class_counts, statistics.squared_gram, -0.5)
     reference = literal_pairwise_eq29(X, y, -0.5)
@@ -114,10 +116,10 @@ def test_tiles_fold_in_key_order_and_unpack_the_upper_triangles():
     assert np.array_equal(summed["counts"], summaries[2]["counts"] + summaries[5]["counts"])
 
 
-@pytest.mark.parametrize("sparse", [False, True])
-def test_canonical_grams_are_the_same_bits_for_1_and_3_partitions(spark, monkeypatch, sparse):
+def test_canonical_grams_are_the_same_bits_for_1_and_3_partitions(spark, monkeypatch):
     """deterministic=True (canonical layout): many groups (8 rows each) and 7-value tiles, the Grams
-    of 1 and 3 partitions of the same ordered rows agree in every bit, and equal NumPy to rounding."""
+    of 1 and 3 partitions of the same ordered (sparse, weighted) rows agree in every bit, and equal
+    NumPy to rounding."""
     from sparkfs.spark import canonical, tiled_sums
 
     for name, value in (("MAX_CHUNK_ROWS", 4), ("CHUNKS_PER_GROUP", 2)):
@@ -125,7 +127,7 @@ def test_canonical_grams_are_the_same_bits_for_1_and_3_partitions(spark, monkeyp
     monkeypatch.setattr(tiled_sums, "TILE_VALUES", 7)
     X, y, weights = make_data(seed=3, n=60, p=5)
     X *= np.random.default_rng(3).uniform(1e-3, 1e3, X.shape[1])  # magnitudes that expose the summing order
-    runs = [class_gram_statistics(make_df(spark, X, y, partitions=partitions, sparse=sparse, weights=weights),
+    runs = [class_gram_statistics(make_df(spark, X, y, partitions=partitions, sparse=True, weights=weights),
                                   "features", "label", NUM_CLASSES, weight_col="weight", num_features=5,
                                   canonical=True) for partitions in (1, 3)]
     for one, three in zip(*runs):
