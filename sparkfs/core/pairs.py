@@ -24,7 +24,11 @@ Sparse rows stay sparse: with ``k0 = k(0)``, for a query entry x_qf not stored (
 table per block; for a stored query entry the second sum runs over the co-non-zeros of the query
 and the block (the same loop as the sparse Manhattan distance,
 :func:`sparkfs.core.neighbours.co_nonzero_chunks`). Cost
-``O(nnz(block) G + nnz(queries) + co-non-zeros)`` instead of ``m n p``.
+``O(nnz(block) G + nnz(queries) + co-non-zeros)`` instead of ``m n p``. Memory: the co-non-zero
+pairs are taken in slices of at most ``_MAX_BLOCK_ELEMENTS / (12 + 2 G)`` pairs, cut between query
+entries (a frequent term alone gives m x n_block pairs): a 2,048-row block of the 100,000 x 50,000
+term matrix against 1,000 queries of 20 classes peaks at about 110 MiB (1.5 GiB when a whole feature's
+pairs gathered their two G-wide membership rows at once).
 
 Self-exclusion: a query that is also a row of the block (same row id) can be left out of its own
 sum (``exclude_self``); its term is ``W_qq k0`` on every feature. This assumes what the engine
@@ -241,16 +245,21 @@ def _sparse_kernel_sums(kernel, query_matrix, query_mix, row_matrix, row_members
     query_sigma = None if inverse_two_sigma_sq is None else inverse_two_sigma_sq[query_entry_feature]
     query_against_zero = _kernel_of_difference(kernel, query_entry_value, query_sigma)  # k(x_qf - 0)
     stored_sum = np.zeros(query_entry_value.size)
-    for chunk_query_csc, chunk_row_csc, query_entry, row_entry in co_nonzero_chunks(query_csc, row_csc, _MAX_BLOCK_ELEMENTS):
-        if query_entry.size == 0:
-            continue
-        feature = query_entry_feature[query_entry]
-        difference = query_entry_value[query_entry] - row_csc.data[row_entry]
-        sigma = None if inverse_two_sigma_sq is None else inverse_two_sigma_sq[feature]
-        excess = _kernel_of_difference(kernel, difference, sigma) - query_against_zero[query_entry]
-        row_of_entry = row_csc.indices[row_entry]
-        weight = np.einsum("tg,tg->t", query_mix[query_entry_row[query_entry]], row_memberships[row_of_entry])
-        stored_sum += np.bincount(query_entry, weights=weight * excess, minlength=query_entry_value.size)
+    # Each co-non-zero pair holds about (12 + 2 G) values at once (its indices, difference, kernel and
+    # the two membership rows it gathers): the pairs are taken in slices within _MAX_BLOCK_ELEMENTS
+    # values, cut between query entries (a frequent term can give one feature m x n_block pairs), so
+    # every entry's pairs are summed together, in the same order, whatever the slice size.
+    max_pairs = max(1, _MAX_BLOCK_ELEMENTS // (12 + 2 * row_memberships.shape[1]))
+    for _, _, chunk_query_entry, chunk_row_entry in co_nonzero_chunks(query_csc, row_csc, max_pairs):
+        for part in _slices_between_keys(chunk_query_entry, max_pairs):
+            query_entry, row_entry = chunk_query_entry[part], chunk_row_entry[part]
+            feature = query_entry_feature[query_entry]
+            difference = query_entry_value[query_entry] - row_csc.data[row_entry]
+            sigma = None if inverse_two_sigma_sq is None else inverse_two_sigma_sq[feature]
+            excess = _kernel_of_difference(kernel, difference, sigma) - query_against_zero[query_entry]
+            row_of_entry = row_csc.indices[row_entry]
+            weight = np.einsum("tg,tg->t", query_mix[query_entry_row[query_entry]], row_memberships[row_of_entry])
+            stored_sum += np.bincount(query_entry, weights=weight * excess, minlength=query_entry_value.size)
     # For a stored entry: k(x_qf) sum_r W + sum_co (W (k(x_qf - x_rf) - k(x_qf))); the table's
     # value k0 sum_r W + (query_mix @ table)[q, f] is what the dense-zero formula would give.
     table_value = np.einsum("eg,eg->e", query_mix[query_entry_row], group_table[:, query_entry_feature].T)
@@ -263,6 +272,22 @@ def _sparse_kernel_sums(kernel, query_matrix, query_mix, row_matrix, row_members
     feature_sums += query_mix.sum(axis=0) @ group_table
     feature_sums += np.bincount(query_entry_feature, weights=entry_correction, minlength=num_features)
     return feature_sums
+
+
+def _slices_between_keys(keys: np.ndarray, max_size: int):
+    """Consecutive slices of a non-decreasing ``keys`` array, each of at most ``max_size`` elements
+    (or one key's run when that is longer), never cutting a run of equal keys."""
+    size = keys.size
+    if size == 0:
+        return
+    run_starts = np.concatenate([[0], np.flatnonzero(np.diff(keys)) + 1, [size]])
+    start = 0
+    while start < size:
+        stop = int(run_starts[np.searchsorted(run_starts, start + max_size, side="right") - 1])
+        if stop <= start:
+            stop = int(run_starts[np.searchsorted(run_starts, start, side="right")])
+        yield slice(start, stop)
+        start = stop
 
 
 def feature_kernel_sums(

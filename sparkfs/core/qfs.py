@@ -28,8 +28,9 @@ Three pieces, all pure NumPy/SciPy (the third in :mod:`sparkfs.core.binary_quadr
   finds beta for a requested number of features.
 
 Memory: the statistics of p candidate features take p x p x (C + 2) doubles on the driver
-(C class Grams, H and theta_jl); :func:`check_driver_budget` refuses a candidate count that does
-not fit a budget.
+(C class Grams, H and theta_jl), and at the peak a second copy of the Grams (the tiles as they
+arrive, or the rescaled statistics): :func:`check_driver_budget` refuses a candidate count whose
+p x p x (2 C + 3) doubles do not fit a budget.
 
 Numeric policy and preprocessing (deviations from / additions to the paper):
 
@@ -153,14 +154,7 @@ def block_gram_statistics(
         raise ValueError(f"block has {block.shape[0]} rows but labels has {num_rows} entries")
     num_features = block.shape[1]
     class_index = _class_indices(labels, num_classes)
-    if weights is None:
-        row_weights = None
-    else:
-        row_weights = np.asarray(weights, dtype=np.float64)
-        if row_weights.shape != (num_rows,):
-            raise ValueError(f"weights has shape {row_weights.shape}, expected ({num_rows},)")
-        if not np.all(np.isfinite(row_weights)) or np.any(row_weights < 0):
-            raise ValueError("weights must be finite and non-negative")
+    row_weights = None if weights is None else _checked_weights(weights, num_rows)
     if center is not None:
         center = np.asarray(center, dtype=np.float64)
         if center.shape != (num_features,):
@@ -169,23 +163,58 @@ def block_gram_statistics(
     statistics = empty_gram_statistics(num_classes, num_features)
     if num_rows == 0:
         return statistics
+    _add_checked_block(statistics, block, class_index, num_classes, row_weights, center, rows_per_chunk)
+    return GramStatistics(statistics.class_counts, statistics.class_sums, _symmetrise(statistics.class_grams),
+                          _symmetrise(statistics.squared_gram))
+
+
+def add_block_gram_statistics(statistics: GramStatistics, block, labels, num_classes: int, weights=None,
+                              center=None, rows_per_chunk: int = 4096) -> GramStatistics:
+    """Add one block's statistics to ``statistics`` in place (and return it): the accumulator of a
+    pass that holds one set of statistics per task, not one per block plus their merge.
+
+    The parameters are those of :func:`block_gram_statistics`; the labels and weights are checked
+    the same way. The Grams are *not* symmetrised (a sparse ``X^T W X`` may differ from its
+    transpose by rounding): use one triangle of the final sums (:mod:`sparkfs.spark.gram` reads the
+    upper one). Memory: one p x p product at a time besides the accumulator.
+    """
+    labels = np.asarray(labels)
+    if block.shape[0] != labels.shape[0]:
+        raise ValueError(f"block has {block.shape[0]} rows but labels has {labels.shape[0]} entries")
+    row_weights = None if weights is None else _checked_weights(weights, labels.shape[0])
+    if center is not None:
+        center = np.asarray(center, dtype=np.float64)
+    if labels.shape[0]:
+        _add_checked_block(statistics, block, _class_indices(labels, num_classes), num_classes, row_weights, center,
+                           rows_per_chunk)
+    return statistics
+
+
+def _checked_weights(weights, num_rows: int) -> np.ndarray:
+    row_weights = np.asarray(weights, dtype=np.float64)
+    if row_weights.shape != (num_rows,):
+        raise ValueError(f"weights has shape {row_weights.shape}, expected ({num_rows},)")
+    if not np.all(np.isfinite(row_weights)) or np.any(row_weights < 0):
+        raise ValueError("weights must be finite and non-negative")
+    return row_weights
+
+
+def _add_checked_block(statistics, block, class_index, num_classes, row_weights, center, rows_per_chunk) -> None:
+    """Add a checked block (class indices, weights) to ``statistics`` in place."""
     if sp.issparse(block) and center is not None:
         # Centring densifies; bound the memory by densifying a chunk of rows at a time.
         csr = sp.csr_matrix(block)
-        for start in range(0, num_rows, rows_per_chunk):
-            stop = min(start + rows_per_chunk, num_rows)
-            chunk = csr[start:stop].toarray() - center
+        for start in range(0, csr.shape[0], rows_per_chunk):
+            stop = min(start + rows_per_chunk, csr.shape[0])
             chunk_weights = None if row_weights is None else row_weights[start:stop]
-            statistics = merge_gram_statistics(
-                statistics, _dense_block_statistics(chunk, class_index[start:stop], num_classes, chunk_weights)
-            )
-        return statistics
-    if sp.issparse(block):
-        return _sparse_block_statistics(sp.csr_matrix(block, dtype=np.float64), class_index, num_classes, row_weights)
-    dense = np.asarray(block, dtype=np.float64)
-    if center is not None:
-        dense = dense - center
-    return _dense_block_statistics(dense, class_index, num_classes, row_weights)
+            _add_dense_block(statistics, csr[start:stop].toarray() - center, class_index[start:stop], num_classes,
+                             chunk_weights)
+    elif sp.issparse(block):
+        _add_sparse_block(statistics, sp.csr_matrix(block, dtype=np.float64), class_index, num_classes, row_weights)
+    else:
+        dense = np.asarray(block, dtype=np.float64)
+        _add_dense_block(statistics, dense if center is None else dense - center, class_index, num_classes,
+                         row_weights)
 
 
 def _class_indices(labels: np.ndarray, num_classes: int) -> np.ndarray:
@@ -200,32 +229,25 @@ def _class_indices(labels: np.ndarray, num_classes: int) -> np.ndarray:
     return as_float.astype(np.int64)
 
 
-def _dense_block_statistics(dense, class_index, num_classes, row_weights) -> GramStatistics:
-    num_features = dense.shape[1]
+def _add_dense_block(statistics: GramStatistics, dense, class_index, num_classes, row_weights) -> None:
     squared = dense * dense
     weights = np.ones(dense.shape[0]) if row_weights is None else row_weights
-    class_counts = np.bincount(class_index, weights=weights, minlength=num_classes)
-    class_sums = np.zeros((num_classes, num_features))
-    class_grams = np.zeros((num_classes, num_features, num_features))
+    statistics.class_counts[:] += np.bincount(class_index, weights=weights, minlength=num_classes)
     for i in range(num_classes):
         rows = class_index == i
         if not rows.any():
             continue
         class_rows = dense[rows]
         weighted_rows = class_rows if row_weights is None else class_rows * weights[rows, None]
-        class_sums[i] = weighted_rows.sum(axis=0)
-        class_grams[i] = weighted_rows.T @ class_rows
+        statistics.class_sums[i] += weighted_rows.sum(axis=0)
+        statistics.class_grams[i] += weighted_rows.T @ class_rows
     weighted_squared = squared if row_weights is None else squared * weights[:, None]
-    squared_gram = weighted_squared.T @ squared
-    return GramStatistics(class_counts, class_sums, _symmetrise(class_grams), _symmetrise(squared_gram))
+    statistics.squared_gram[:] += weighted_squared.T @ squared
 
 
-def _sparse_block_statistics(csr, class_index, num_classes, row_weights) -> GramStatistics:
-    num_rows, num_features = csr.shape
-    weights = np.ones(num_rows) if row_weights is None else row_weights
-    class_counts = np.bincount(class_index, weights=weights, minlength=num_classes)
-    class_sums = np.zeros((num_classes, num_features))
-    class_grams = np.zeros((num_classes, num_features, num_features))
+def _add_sparse_block(statistics: GramStatistics, csr, class_index, num_classes, row_weights) -> None:
+    weights = np.ones(csr.shape[0]) if row_weights is None else row_weights
+    statistics.class_counts[:] += np.bincount(class_index, weights=weights, minlength=num_classes)
     squared = csr.multiply(csr).tocsr()
     for i in range(num_classes):
         rows = np.flatnonzero(class_index == i)
@@ -233,11 +255,10 @@ def _sparse_block_statistics(csr, class_index, num_classes, row_weights) -> Gram
             continue
         class_rows = csr[rows]
         weighted_rows = class_rows if row_weights is None else sp.diags(weights[rows]) @ class_rows
-        class_sums[i] = np.asarray(weighted_rows.sum(axis=0)).ravel()
-        class_grams[i] = (weighted_rows.T @ class_rows).toarray()
+        statistics.class_sums[i] += np.asarray(weighted_rows.sum(axis=0)).ravel()
+        statistics.class_grams[i] += (weighted_rows.T @ class_rows).toarray()
     weighted_squared = squared if row_weights is None else sp.diags(weights) @ squared
-    squared_gram = (weighted_squared.T @ squared).toarray()
-    return GramStatistics(class_counts, class_sums, _symmetrise(class_grams), _symmetrise(squared_gram))
+    statistics.squared_gram[:] += (weighted_squared.T @ squared).toarray()
 
 
 def _symmetrise(matrices: np.ndarray) -> np.ndarray:
@@ -435,11 +456,17 @@ def gamma_max_exact(class_grams, class_counts, squared_gram, gamma: Optional[flo
 
 
 def qfs_driver_memory_bytes(num_candidates: int, num_classes: int) -> int:
-    """Driver memory of the QFS statistics: p x p x (C + 2) doubles (C class Grams, H, theta_jl)."""
-    return 8 * int(num_candidates) ** 2 * (int(num_classes) + 2)
+    """Peak driver memory of the QFS statistics: p x p x (2 C + 3) doubles.
+
+    The C class Grams and H ((C + 1) p^2), theta_jl (p^2), and at the peak a second copy of the
+    Grams: the Gram tiles as they arrive from the executors (the packed upper triangles, about
+    half of it) or, with ``scaling``, the rescaled statistics (:func:`rescale_gram_statistics`).
+    """
+    return 8 * int(num_candidates) ** 2 * (2 * int(num_classes) + 3)
 
 
-def check_driver_budget(num_candidates: int, num_classes: int, budget_bytes: int) -> int:
+def check_driver_budget(num_candidates: int, num_classes: int, budget_bytes: int,
+                        budget_name: str = "the budget") -> int:
     """Refuse a candidate count whose statistics would not fit the driver budget.
 
     Returns the bytes needed. The min-cut solver needs on top of that about 100 bytes per
@@ -458,12 +485,13 @@ def check_driver_budget(num_candidates: int, num_classes: int, budget_bytes: int
         )
     needed = qfs_driver_memory_bytes(num_candidates, num_classes)
     if needed > budget_bytes:
-        largest = int(math.isqrt(int(budget_bytes) // (8 * (num_classes + 2))))
+        largest = int(math.isqrt(int(budget_bytes) // (8 * (2 * num_classes + 3))))
         raise ValueError(
             f"QFS on {num_candidates} candidate features with {num_classes} classes needs "
-            f"{needed / 2**20:.1f} MiB of driver memory for its statistics (p x p x (C + 2) = "
-            f"{num_candidates} x {num_candidates} x {num_classes + 2} doubles), above the driver budget of "
-            f"{budget_bytes / 2**20:.1f} MiB; use at most {largest} candidates or raise the budget"
+            f"{needed / 2**20:.1f} MiB of driver memory for its statistics (p x p x (2 C + 3) = "
+            f"{num_candidates} x {num_candidates} x {2 * num_classes + 3} doubles: the class Grams, H, theta_jl and "
+            f"the Gram tiles as they arrive), above the driver budget of {budget_bytes / 2**20:.1f} MiB; use at "
+            f"most {largest} candidates or raise {budget_name}"
         )
     return needed
 

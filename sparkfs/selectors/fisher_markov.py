@@ -24,12 +24,13 @@ from sparkfs.selectors._params import HasScaling, HasStatsEngine, in_range, one_
 from sparkfs.spark.stats import class_moments, with_label_index
 
 #: QFS candidates when ``candidates`` is unset: this many, or the features a count rule asks for
-#: when that is more and its Gram statistics stay within DEFAULT_GRAM_SUMMARY_BYTES per task.
+#: when that is more and its Gram statistics stay within DEFAULT_GRAM_TASK_BYTES per task.
 DEFAULT_CANDIDATES = 500
-#: Largest (classes + 1) x candidates^2 doubles a task of the Gram pass holds and returns, unless
-#: ``candidates`` is set: on the 100,000 x 50,000 term matrix (20 classes) 1,000 candidates (176 MB
-#: per task) exceeded spark.driver.maxResultSize (1 GiB) with 7 task results, 2,000 killed a worker.
-DEFAULT_GRAM_SUMMARY_BYTES = 64 * 2**20
+#: Largest (classes + 1) x candidates^2 doubles a task of the Gram pass accumulates when
+#: ``candidates`` is unset (the tasks' sums are reduced tile by tile on the executors, so only the
+#: final statistics reach the driver, bounded by driverMemoryMB): on the 100,000 x 50,000 term
+#: matrix (20 classes) 1,000 candidates take 160 MiB per task; 2,000 took a Python worker to 3.5 GB.
+DEFAULT_GRAM_TASK_BYTES = 256 * 2**20
 
 
 def _to_gamma(value):
@@ -70,7 +71,8 @@ class _FisherMarkovParams(HasScaling, HasStatsEngine):
     )
     driverMemoryMB: Param = Param(
         Params._dummy(), "driverMemoryMB",
-        "degree 2: driver memory budget for the p x p x (C + 2) pairwise statistics; more candidates are refused",
+        "degree 2: driver memory budget (MiB) for the p x p x (2 C + 3) doubles of the pairwise statistics at "
+        "their peak; more candidates are refused",
         typeConverter=TypeConverters.toFloat,
     )
     _param_constraints = {
@@ -156,8 +158,10 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
 
     Notes
     -----
-    Driver memory: O(C p) doubles for LFS; candidates^2 (C + 2) doubles for QFS (checked against
-    ``driverMemoryMB`` before the Gram pass). Work: O(nnz) for LFS; O(n candidates^2) for QFS.
+    Driver memory: O(C p) doubles for LFS; candidates^2 (2 C + 3) doubles for QFS at the peak
+    (checked against ``driverMemoryMB`` before the Gram pass). Executors: each task of the Gram
+    pass accumulates candidates^2 (C + 1) doubles; the tasks' sums are reduced tile by tile on the
+    executors (:mod:`sparkfs.spark.tiled_sums`). Work: O(nnz) for LFS; O(n candidates^2) for QFS.
     ``scaling="standard"`` with ``weightCol`` adds one aggregation of the weight column (the sum of
     squared weights of the weighted sample std).
     Sparse vectors stay sparse (except in centred QFS, which densifies 4,096 rows at a time).
@@ -250,30 +254,29 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
         the features a count rule asks for, whichever is larger. Refused here, before the Gram
         pass: candidates over ``driverMemoryMB``, or fewer than a count rule asks for.
 
-        Why not more room: with exactly k candidates the min-cut can only keep them all (QFS is
-        then LFS's top k), but every task holds several (C + 1) p^2 Gram summaries: on the
-        100,000 x 50,000 term matrix (20 classes) 2,000 candidates took a Python worker to 3.5 GB
-        and killed it; 1,000 (176 MB a task) overran spark.driver.maxResultSize, hence the
-        default's bound DEFAULT_GRAM_SUMMARY_BYTES (a clear refusal instead)."""
+        Why a bound on the default: with exactly k candidates the min-cut can only keep them all
+        (QFS is then LFS's top k), but every task of the Gram pass accumulates (C + 1) p^2 doubles:
+        on the 100,000 x 50,000 term matrix (20 classes) 2,000 candidates took a Python worker to
+        3.5 GB and killed it, hence DEFAULT_GRAM_TASK_BYTES (a clear refusal instead). The driver
+        receives the final statistics only (:mod:`sparkfs.spark.tiled_sums`), within driverMemoryMB."""
         budget = int(self.getOrDefault(self.driverMemoryMB) * 2**20)
         requested = None if self.isSet(self.threshold) else self.selectionCount(num_features)
         if self.isSet(self.candidates):
             count, rule = self.getOrDefault(self.candidates), "set"
         elif requested is not None and requested > DEFAULT_CANDIDATES:
             count, rule = requested, "the features asked for (QFS keeps them all: set candidates above it to choose)"
-            summary_bytes = 8 * (num_classes + 1) * min(count, num_features) ** 2
-            if summary_bytes > DEFAULT_GRAM_SUMMARY_BYTES:
+            task_bytes = 8 * (num_classes + 1) * min(count, num_features) ** 2
+            if task_bytes > DEFAULT_GRAM_TASK_BYTES:
                 raise ValueError(
                     f"numFeatures={requested} is more than the {DEFAULT_CANDIDATES} QFS candidates of the default, and "
-                    f"{requested} candidates with {num_classes} classes make every task of the Gram pass hold and "
-                    f"return {summary_bytes / 2**20:.0f} MiB of statistics ((classes + 1) x candidates^2 doubles; "
-                    f"the default allows {DEFAULT_GRAM_SUMMARY_BYTES / 2**20:.0f} MiB): set candidates (at least "
-                    f"{requested}; raise spark.driver.maxResultSize and the executors' memory with it), ask for at "
-                    f"most {DEFAULT_CANDIDATES} features, or use lfs")
+                    f"{requested} candidates with {num_classes} classes make every task of the Gram pass hold "
+                    f"{task_bytes / 2**20:.0f} MiB of statistics ((classes + 1) x candidates^2 doubles; the default "
+                    f"allows {DEFAULT_GRAM_TASK_BYTES / 2**20:.0f} MiB): set candidates (at least {requested}; give "
+                    f"the executors the memory with it), ask for at most {DEFAULT_CANDIDATES} features, or use lfs")
         else:
             count, rule = DEFAULT_CANDIDATES, f"{DEFAULT_CANDIDATES} (the default)"
         count = min(count, num_features)
-        check_driver_budget(count, num_classes, budget)
+        check_driver_budget(count, num_classes, budget, budget_name="driverMemoryMB (and spark.driver.memory with it)")
         if requested is not None and requested > count:
             asked = (f"numFeatures={requested}" if self.getSelectionMode() == "numTopFeatures" else
                      f"selectionMode='percentile' with selectionThreshold={self.getSelectionThreshold():g} "

@@ -1,18 +1,25 @@
 """Per-class Gram matrices and the Gram of squared values in one distributed pass (QFS, eq. 29).
 
 QFS needs, for the candidate features, G_i = X_i^T W_i X_i per class, H = (X*X)^T W (X*X), the class
-sizes and the class sums (for the unary LFS term and centring). Each Arrow batch is turned into a
-dense ndarray or a CSR matrix by :func:`sparkfs.spark.blocks.aggregate_partitions` (sparse rows stay
-sparse), summarised by :func:`sparkfs.core.qfs.block_gram_statistics` and the summaries are added up
-in the canonical order of :class:`sparkfs.spark.rows.Rows` (chunks and groups of row positions,
-:mod:`sparkfs.spark.canonical`), the same bits for any partitioning; with ``canonical=False`` (the
-selectors' default ``deterministic=False``) in partition order, equal across partitionings to rounding.
+sizes and the class sums (for the unary LFS term and centring). Each task turns its rows into dense
+ndarray or CSR blocks (sparse rows stay sparse) and adds them into one set of statistics in place
+(:func:`sparkfs.core.qfs.add_block_gram_statistics`); the sets are summed tile by tile on the
+executors (:mod:`sparkfs.spark.tiled_sums`: the Grams travel as packed upper triangles), so the
+driver receives the final statistics once, never one set per task. With ``canonical=True`` the
+rows are in the canonical layout of :class:`sparkfs.spark.rows.Rows` (chunks and groups of row
+positions, :mod:`sparkfs.spark.canonical`) and each tile is folded over the groups in group order:
+the same bits for any partitioning. With ``canonical=False`` (the selectors' default
+``deterministic=False``) the tasks read the input as it is, one set per partition: equal across
+partitionings to rounding, and no counts pass.
 
-Memory: every task holds and ships (C + 1) p^2 + C p + C doubles (p = number of candidates), the
-driver the same; with p = 500 and C = 2 that is 6 MB. Work: O(n p^2) (three GEMM-sized products
-per dense block), O(sum over rows of nnz^2) for sparse rows.
+Memory (p = number of candidates, C classes): a task holds (C + 1) p^2 + C p + C doubles (160 MiB
+with p = 1,000 and C = 20) plus one p x p product; the shuffle carries about half of that per
+partition (per group of 16,384 rows in the canonical layout); the driver the final statistics plus
+the collected tiles ((C + 1) p^2 / 2 doubles). Work: O(n p^2) (three GEMM-sized products per dense
+block), O(sum over rows of nnz^2) for sparse rows.
 
-Passes: one over the rows, after the counts pass and the one shuffle of the layout. With ``center="mean"`` one more, cheap O(n p) JVM pass (Spark's ``Summarizer``, via
+Passes: one over the rows (canonical: after the counts pass and the one shuffle of the layout), then
+the shuffle of the tiles. With ``center="mean"`` one more, cheap O(n p) JVM pass (Spark's ``Summarizer``, via
 :func:`sparkfs.spark.stats.class_moments`) computes the weighted column means first; the data are
 then centred block by block before the products. Centring afterwards from uncentred moments would
 need third-order sums for H and suffers the catastrophic cancellation of one-pass moment formulas
@@ -22,12 +29,16 @@ pass, which already holds the class sums) to stay at one pass.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, Union
+from typing import NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 
-from sparkfs.core.qfs import GramStatistics, block_gram_statistics
+from sparkfs.core.qfs import GramStatistics, add_block_gram_statistics
+from sparkfs.errors import InvalidInputError
+from sparkfs.spark.canonical import canonical_merge, chunk_regrouper
+from sparkfs.spark.row_sets import check_finite
 from sparkfs.spark.rows import Rows
+from sparkfs.spark.tiled_sums import SummaryLayout, tiled_pass
 
 _STATISTIC_KEYS = ("class_counts", "class_sums", "class_grams", "squared_gram")
 
@@ -109,25 +120,87 @@ def class_gram_statistics(
         if not np.all(np.isfinite(center)):
             raise ValueError("center must be finite")
 
-    def summarize(block):
-        matrix = block.matrix if candidates is None else block.matrix[:, candidates]
-        statistics = block_gram_statistics(matrix, block.labels, num_classes, weights=block.weights, center=center)
-        return dict(zip(_STATISTIC_KEYS, statistics))
-
-    def merge(left, right):
-        return {key: left[key] + right[key] for key in _STATISTIC_KEYS}
-
-    # The canonical layout of Rows: blocks and merge order fixed by row position, so the Grams
-    # are the same bits for any partitioning (one shuffle; docs/architecture.md, Determinism).
-    with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
-              weight_col=weight_col, canonical=canonical) as rows:
-        summary = rows.run_pass("gram", summarize, merge)
+    summary = _tiled_gram_pass(df, features_col, label_col, weight_col, num_classes, num_features, candidates,
+                               center, canonical)
     if summary is None:
         raise ValueError("the input has no rows")
     statistics = GramStatistics(*(summary[key] for key in _STATISTIC_KEYS))
     if statistics.class_counts.sum() <= 0:
         raise ValueError("the total weight of the rows is 0")
     return statistics
+
+
+def _tiled_gram_pass(df, features_col, label_col, weight_col, num_classes, num_features, candidates, center,
+                     canonical: bool):
+    """The Gram pass (:mod:`sparkfs.spark.tiled_sums`): the summed statistics, or None without rows."""
+    layout = gram_layout(num_classes, num_features if candidates is None else candidates.size)
+    if canonical:
+        # The canonical layout of Rows: chunks and the fold over groups fixed by row position, so
+        # the Grams are the same bits for any partitioning (one shuffle; docs/architecture.md).
+        with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
+                  weight_col=weight_col, canonical=True) as rows:
+            frame = rows.prepared  # features, label, [weight,] row id (Rows.prepared)
+            names = _PreparedColumns(*frame.columns[:2], frame.columns[2] if weight_col else None, frame.columns[-1])
+            add_block = _block_adder(names, candidates, center, num_classes)
+            return rows.diagnosed(lambda: tiled_pass(
+                frame, frame.columns, layout, add_block, num_features=num_features,
+                regroup=chunk_regrouper(names.row_id, names.features),
+                key_of_block=canonical_merge(names.row_id, rows.n_rows)["key_of_block"]))
+    # No layout, no row ids: one pass over the input, keyed by partition (equal to rounding).
+    from pyspark.sql import functions as F
+
+    names = _PreparedColumns("__gram_features", "__gram_label", "__gram_weight" if weight_col else None, None)
+    columns = [F.col(features_col).alias(names.features), F.col(label_col).cast("double").alias(names.label)]
+    columns += [F.col(weight_col).cast("double").alias(names.weight)] if weight_col else []
+    frame = df.select(*columns)
+    add_block = _block_adder(names, candidates, center, num_classes)
+    return _diagnosed(df, features_col, label_col, weight_col, lambda: tiled_pass(
+        frame, frame.columns, layout, add_block, num_features=num_features))
+
+
+class _PreparedColumns(NamedTuple):
+    features: str
+    label: str
+    weight: Optional[str]
+    row_id: Optional[str]
+
+
+def gram_layout(num_classes: int, num_candidates: int) -> SummaryLayout:
+    """The arrays of the Gram pass (the Grams travel as upper triangles)."""
+    shapes = ((_STATISTIC_KEYS[0], (num_classes,)), (_STATISTIC_KEYS[1], (num_classes, num_candidates)),
+              (_STATISTIC_KEYS[2], (num_classes, num_candidates, num_candidates)),
+              (_STATISTIC_KEYS[3], (num_candidates, num_candidates)))
+    return SummaryLayout(shapes, symmetric=_STATISTIC_KEYS[2:])
+
+
+def _block_adder(names: _PreparedColumns, candidates, center, num_classes: int):
+    """The task-side ``add_block`` of the Gram pass: a block's statistics added in place."""
+    def add_block(accumulator, block) -> None:
+        matrix = block[names.features]
+        check_finite(matrix)
+        if candidates is not None:
+            matrix = matrix[:, candidates]
+        weights = None if names.weight is None else block[names.weight]
+        add_block_gram_statistics(GramStatistics(*(accumulator[key] for key in _STATISTIC_KEYS)), matrix,
+                                  block[names.label], num_classes, weights=weights, center=center)
+    return add_block
+
+
+def _diagnosed(df, features_col: str, label_col: str, weight_col: Optional[str], action):
+    """Run the pass; a failed job names the setting to change (resources) or the bad input."""
+    from sparkfs.spark.failures import resource_failure
+    from sparkfs.spark.stats import diagnose_input
+
+    try:
+        return action()
+    except (InvalidInputError, ValueError):
+        raise
+    except Exception as error:
+        resources = resource_failure(error)
+        if resources is not None:
+            raise resources from error
+        diagnose_input(df, features_col, label_col, weight_col)
+        raise
 
 
 def weighted_column_means(df, features_col: str, label_col: str, weight_col: Optional[str], num_features: int) -> np.ndarray:
@@ -160,4 +233,4 @@ def _validated_candidates(candidate_indices, num_features: int) -> Optional[np.n
     return candidates
 
 
-__all__ = ["class_gram_statistics", "weighted_column_means"]
+__all__ = ["class_gram_statistics", "gram_layout", "weighted_column_means"]

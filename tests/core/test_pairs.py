@@ -264,6 +264,24 @@ def test_kernel_sums_add_up_over_disjoint_row_blocks(kernel, layout):
     assert_close(whole, reference_kernel_sums(*case, kernel, sigma, True))
 
 
+def test_sparse_kernel_sums_in_small_slices_of_pairs_are_the_same_bits(monkeypatch):
+    """The co-non-zero pairs are taken in slices within _MAX_BLOCK_ELEMENTS values (Parzen-Relief's
+    workers reached 3.9 GB on the term matrix): slices of a few pairs, cut between query entries,
+    give the same bits as one slice."""
+    from sparkfs.core import pairs
+
+    case, sigma = kernel_case(rng_for("slices"), "soft", num_rows=40, num_features=6)
+    query_matrix, query_ids, query_memberships, row_matrix, row_ids, row_memberships, group_weights = case
+    arguments = (sp.csr_matrix(query_matrix), query_ids, query_memberships, sp.csr_matrix(row_matrix), row_ids,
+                 row_memberships, group_weights)
+    options = dict(kernel="gaussian", sigma=sigma, per_query=True)
+    whole = feature_kernel_sums(*arguments, **options)
+    monkeypatch.setattr(pairs, "_MAX_BLOCK_ELEMENTS", 3 * (12 + 2 * 3))  # 3 pairs a slice
+    assert [(part.start, part.stop) for part in pairs._slices_between_keys(np.array([0, 0, 1, 2, 2, 2, 2, 3]), 3)] == \
+        [(0, 3), (3, 7), (7, 8)]
+    assert np.array_equal(feature_kernel_sums(*arguments, **options), whole)
+
+
 @pytest.mark.parametrize("duplicates", [False, True])
 @pytest.mark.parametrize("messy", ["both", "queries", "rows"])
 @pytest.mark.parametrize("kernel", KERNELS)

@@ -288,9 +288,9 @@ def test_solve_qfs_is_the_binary_quadratic_solver_on_theta():
 
 
 def test_driver_budget():
-    assert qfs_driver_memory_bytes(500, 2) == 500 * 500 * 4 * 8
-    assert check_driver_budget(500, 2, 2**30) == 8_000_000
-    with pytest.raises(ValueError, match=r"3000 candidate features with 2 classes needs 274.7 MiB.*256.0 MiB; use at most 2896"):
+    assert qfs_driver_memory_bytes(500, 2) == 500 * 500 * 7 * 8  # (2 C + 3) p^2 doubles
+    assert check_driver_budget(500, 2, 2**30) == 14_000_000
+    with pytest.raises(ValueError, match=r"3000 candidate features with 2 classes needs 480.7 MiB.*256.0 MiB; use at most 2189"):
         check_driver_budget(3000, 2, 256 * 2**20)
 
 

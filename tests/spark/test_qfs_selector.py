@@ -135,7 +135,8 @@ def test_gamma_auto_reports_gamma_max_exact(spark):
 def test_driver_budget_refuses_too_many_candidates(spark):
     rng = np.random.default_rng(2)
     df = make_df(spark, rng.normal(size=(20, 30)), rng.integers(0, 2, 20))
-    with pytest.raises(ValueError, match=r"QFS on 30 candidate features with 2 classes needs .* use at most \d+ candidates"):
+    with pytest.raises(ValueError, match=r"QFS on 30 candidate features with 2 classes needs .* use at most \d+ candidates "
+                                         r"or raise driverMemoryMB"):
         FisherMarkovSelector(degree=2, driverMemoryMB=0.01, numFeatures=3).fit(df)
 
 
@@ -183,7 +184,7 @@ def test_unset_candidates_take_the_features_asked_for_when_more_and_the_summary_
     assert fitted(numFeatures=1)[:2] == (4, "4")
     assert fitted(numFeatures=6) == (6, "the features asked for", 6)
     assert fitted(numFeatures=3, candidates=5)[:2] == (5, "set")
-    monkeypatch.setattr(fisher_markov, "DEFAULT_GRAM_SUMMARY_BYTES", 8 * 3 * 6 * 6 - 1)
+    monkeypatch.setattr(fisher_markov, "DEFAULT_GRAM_TASK_BYTES", 8 * 3 * 6 * 6 - 1)
     with pytest.raises(ValueError, match=r"numFeatures=6 is more than the 4 QFS candidates of the default.*set "
                                          r"candidates \(at least 6"):
         fitted(numFeatures=6)
