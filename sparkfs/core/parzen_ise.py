@@ -80,7 +80,7 @@ MEMBERSHIPS = ("hard", "soft")
 CRITERIA = ("marginal", "image")
 DEFAULT_CRITERION = "marginal"
 #: How the marginal optimum ranks the features (docs/parzen_ise.md, section 0).
-DEFAULT_RANK_BY = "weights"
+DEFAULT_RANK_BY = "reference"
 #: Armijo's fraction of the predicted decrease an accepted step must achieve.
 _SUFFICIENT_DECREASE = 0.5
 #: Halvings of the trial step before the line search gives up (0.1 * 2^-40 ~ 1e-13).
