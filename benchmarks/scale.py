@@ -174,7 +174,7 @@ def child(method: str, size: str, data: dict, output: str) -> dict:
         summary = json.loads(Path(output, "summary.json").read_text())
     said = {key: summary[key] for key in ("n_queries", "query_sample", "n_pool", "neighbours_among", "steps",
                                            "iterations", "batch_size", "candidates", "candidates_rule", "row_sample",
-                                           "sample_rows", "convergence") if key in summary}
+                                           "sample_rows", "convergence", "elimination") if key in summary}
     if "ties" in summary:
         said["tied_at_cut"] = summary["ties"].get("tied_at_cut")
     return {"exit": code, "wall": wall, "fit": stages.seconds.get("fit"), "read": stages.seconds.get("read"),

@@ -45,6 +45,35 @@ def anova_f_values(class_counts, class_sums, class_sum_squares) -> np.ndarray:
         return (between / (num_classes - 1)) / (within / (n - num_classes))
 
 
+def constant_feature_candidates(class_counts, class_sums, class_sum_squares):
+    """``(zero, candidates)``: the features whose score is 0 from the sums alone, and those that may
+    be constant, of which only a min == max check can tell (boolean arrays of shape (p,)).
+
+    ``zero``: every class sum and sum of squares is exactly 0, so ``anova_f_values`` is 0 / 0, the
+    score 0 whether the feature is constant (the rule) or not (an undefined F scores 0).
+    ``candidates``: the other features whose variance numerator ``D = Q - S^2 / n`` (totals over
+    the classes) is within the rounding a constant feature can leave, ``|D| <= 4 (n + C + 4) eps Q``,
+    or whose ``Q`` is so small that squares may have underflowed (below ``n * 2^-960``). A constant
+    value v makes ``S = n v (1 + d)``, ``|d| <= (n + C) eps``, and ``Q = n v^2 (1 + e)``,
+    ``|e| <= (n + C + 3) eps`` whatever the summation order (the sum of squares through a square
+    root and back included), so ``|D| <= n v^2 (|e| + 2 |d| + d^2 + 4 eps)``, inside the bound: every
+    constant feature is zero or a candidate, and a feature that is neither is not constant.
+    """
+    counts = np.asarray(class_counts, dtype=np.float64)
+    sums = np.atleast_2d(np.asarray(class_sums, dtype=np.float64))
+    squares = np.atleast_2d(np.asarray(class_sum_squares, dtype=np.float64))
+    zero = np.all(sums == 0.0, axis=0) & np.all(squares == 0.0, axis=0)
+    n, total, total_squares = counts.sum(), sums.sum(axis=0), squares.sum(axis=0)
+    if n <= 0:
+        return zero, ~zero
+    eps = np.finfo(np.float64).eps
+    with np.errstate(over="ignore", invalid="ignore"):
+        spread = np.abs(total_squares - total * total / n)
+        near = spread <= 4.0 * (n + counts.size + 4.0) * eps * total_squares
+    tiny = total_squares < n * 2.0 ** -960
+    return zero, ~zero & (near | tiny)
+
+
 def chi2_statistics(class_counts, class_sums) -> np.ndarray:
     """Pearson's chi-squared statistic of every (non-negative) feature against the class label,
     with class sums as observed frequencies, as scikit-learn's ``chi2`` defines it for term counts.

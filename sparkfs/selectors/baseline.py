@@ -35,7 +35,8 @@ from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, Prepa
 from sparkfs.selectors._params import HasStatsEngine, one_of
 from sparkfs.core.scaling import check_magnitude
 from sparkfs.errors import InvalidInputError
-from sparkfs.core.univariate import anova_f_values, anova_p_values, chi2_p_values, chi2_statistics
+from sparkfs.core.univariate import (anova_f_values, anova_p_values, chi2_p_values, chi2_statistics,
+                                     constant_feature_candidates)
 from sparkfs.spark.blocks import is_connect_session
 from sparkfs.spark.stats import class_moments, diagnose_input
 
@@ -106,9 +107,10 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
                 scores = self._chi2_scores(indexed, engine)
             elif test == "anova" and not spark_ml_anova:
                 # Moments: exact (arrow) or Summarizer's (jvm; also on Spark Connect, which has no JVM access).
-                moments = class_moments(indexed, self.getFeaturesCol(), "__label_index", engine=engine)
+                moments = class_moments(indexed, self.getFeaturesCol(), "__label_index", engine=engine,
+                                        extremes=False)
                 scores = anova_f_values(moments.class_counts, moments.class_sums, moments.class_sum_squares)
-                scores = np.where(moments.feature_min == moments.feature_max, 0.0, scores)
+                scores = np.where(self._constant_features(indexed, moments), 0.0, scores)
             elif test == "anova":
                 # pyspark has no wrapper for ml.stat.ANOVATest: call the JVM class UnivariateFeatureSelector uses.
                 session = indexed.sparkSession
@@ -170,6 +172,30 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
                 f"value as a category and needs integer-coded features; feature {position} has the value "
                 f"{found['values'][position]!r}. For counts, frequencies or tf-idf use test='chi2' (method chi2)"
             )
+
+    def _constant_features(self, dataset, moments) -> np.ndarray:
+        """The features constant over all rows (min == max), which score 0. The exact engine has the
+        column extremes; Spark's Summarizer is not asked for them per class (they doubled what its
+        pass shuffles): the sums tell the features that cannot be constant
+        (:func:`sparkfs.core.univariate.constant_feature_candidates`), and one global min / max pass
+        decides the rest, only when there are any (none on term data, where a constant column is
+        all zeros)."""
+        if moments.feature_min is not None:
+            return moments.feature_min == moments.feature_max
+        zero, candidates = constant_feature_candidates(moments.class_counts, moments.class_sums,
+                                                       moments.class_sum_squares)
+        if not candidates.any():
+            return zero
+        minimum, maximum = self._column_extremes(dataset)
+        return zero | (candidates & (minimum == maximum))
+
+    def _column_extremes(self, dataset):
+        from pyspark.ml.stat import Summarizer
+        from pyspark.sql import functions as F
+
+        summary = dataset.select(Summarizer.metrics("min", "max").summary(F.col(self.getFeaturesCol()))
+                                 .alias("s")).first()["s"]
+        return summary["min"].toArray(), summary["max"].toArray()
 
     def _constant_features_score_zero(self, dataset, scores) -> np.ndarray:
         """F of a constant feature is 0 / 0, but the sums of squares behind it are rounding noise,

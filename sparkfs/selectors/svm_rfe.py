@@ -32,13 +32,25 @@ Defaults differ from the paper's (Han & Yu 2010 ran SMO on the data as given, 10
 * ``halveAbove=1000``: while more than 1,000 features remain, each round removes half of them
   (never going below 1,000), then ``step`` (10 %) applies; ``halveAbove=0`` is the paper's fixed
   share throughout. ``benchmarks/results/svm_rfe_defaults.md`` has the timing and accuracy check.
+* ``eliminateAll=False``: the elimination stops when the selection's count remain (``numFeatures``,
+  or the percentile's count), as scikit-learn's ``RFE(n_features_to_select=k)``; with a score
+  ``threshold`` it runs to the end. The selected set is the full elimination's top k: both runs fit
+  the same SVMs until the round that would cross k, where this one removes only enough features to
+  leave k, the k largest of that fit's |w|, and the full run leaves fewer, which then outscore the
+  rest of the round, whose order is that fit's |w| too (only |w| equal to rounding may differ). On
+  100,000 x 50,000 with k = 1,000 that is 7 SVM fits instead of 56. ``eliminateAll=True`` ranks
+  every feature by its round (the paper's full ranking, Han & Yu's weight path down to one feature).
+  ``summary["elimination"]``: ``eliminate_all``, ``stopped_at`` (features left), ``rounds`` and
+  ``fits_per_run`` (the rounds plus the final fit on the survivors; per member for an ensemble).
 * Convergence: the fits that stopped at ``maxIter`` are counted in ``summary["convergence"]``
   (``fits``, ``not_converged``, ``max_iter``) and announced by one
   :class:`sparkfs.errors.SolverConvergenceWarning` per run, not one warning per fit.
 
-Scores order every feature: the elimination round it left in (larger = later; the survivor's is the
+Scores order every feature: the elimination round it left in (larger = later; the survivors' is the
 largest), plus half its |w| relative to the largest |w| of the fit that eliminated it
-(:mod:`sparkfs.core.svm_rfe`, note 4), so only exactly equal weights tie.
+(:mod:`sparkfs.core.svm_rfe`, note 4), so only exactly equal weights tie. The survivors' |w| are those
+of the loop's last fit, which is on exactly the survivors (scikit-learn RFE's final ``estimator_``):
+the loop fits, then stops when no more than the stop count remain.
 ``featureArray("ranking")`` holds the rounds as scikit-learn's ``RFE.ranking_`` (1 = best,
 features eliminated together share a rank); the scores refine it. A single run also stores the
 weight path: ``weightPath`` gives, per SVM fit, the number of remaining features and the
@@ -122,6 +134,10 @@ class _SVMRFEParams(HasDriverBudget):
     halveAbove: Param = Param(Params._dummy(), "halveAbove", "while more than this many features remain, each round "
                               "eliminates half of them (not going below it), then 'step' applies; 0 = 'step' "
                               "throughout (the paper's rule)", typeConverter=TypeConverters.toInt)
+    eliminateAll: Param = Param(Params._dummy(), "eliminateAll", "eliminate down to the last feature (the paper's "
+                                "full ranking); False = stop when the selection's count remain (numFeatures, or the "
+                                "percentile's count; scikit-learn RFE's n_features_to_select), the same selected "
+                                "set in fewer fits", typeConverter=TypeConverters.toBoolean)
     solver: Param = Param(Params._dummy(), "solver", "'auto' (driver or spark), 'driver' (scikit-learn), "
                           "'spark' (L-BFGS over distributed sums: the same bits for any partitioning) or 'sparkml' "
                           "(pyspark.ml LinearSVC: faster on wide sparse data, equal to rounding only)",
@@ -138,12 +154,14 @@ class _SVMRFEParams(HasDriverBudget):
         "solver": one_of("auto", "driver", "spark", "sparkml"),
         "standardize": (lambda v: isinstance(v, bool), "a bool"),
         "halveAbove": in_range(0, kind="an int"),
+        "eliminateAll": (lambda v: isinstance(v, bool), "a bool"),
     }
 
     def __init__(self, *args):
         super().__init__(*args)
         self._setDefault(step=0.1, C=1.0, multiclass="l2", ensemble=1, seed=0, instanceWeighting="none",
-                         solver="auto", driverBudgetMB=1024.0, standardize=True, halveAbove=1000)
+                         solver="auto", driverBudgetMB=1024.0, standardize=True, halveAbove=1000,
+                         eliminateAll=False)
 
 
 class SVMRFESelectorModel(FeatureSelectorModel, _SVMRFEParams):
@@ -175,7 +193,8 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
                  numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None,
                  step=0.1, C=1.0, maxIter=None, tol=None, multiclass="l2",
                  ensemble=1, seed=0, instanceWeighting="none", solver="auto", driverBudgetMB=1024.0,
-                 allowManyClasses=False, standardize=True, halveAbove=1000, deterministic=False):
+                 allowManyClasses=False, standardize=True, halveAbove=1000, eliminateAll=False,
+                 deterministic=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
@@ -223,9 +242,20 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
                 f"the rows take {size / 2**20:.1f} MiB, {'within' if within else 'above'} "
                 f"driverBudgetMB={self.getOrDefault(self.driverBudgetMB):g}")
 
+    def eliminationStop(self, num_features: int) -> int:
+        """Features left when the elimination stops: the selection's count (numFeatures, or the
+        percentile's count) within [1, num_features]; 1 (every feature ranked by its round) with
+        ``eliminateAll=True`` or when a score threshold, not a count, decides the selection."""
+        by_count = (self.getSelectionMode() == "percentile"
+                    or (self.getSelectionMode() == "numTopFeatures" and not self.isSet(self.threshold)))
+        if self.getOrDefault(self.eliminateAll) or not by_count:
+            return 1
+        return int(min(max(self.selectionCount(num_features), 1), num_features))
+
     def _data_bounds(self, shape):
         """ensemble x (SVM fits of one elimination on these features) within MAX_SVM_FITS."""
         fits = rfe_math.elimination_rounds(shape.num_features, rfe_step(self.getOrDefault(self.step)),
+                                           self.eliminationStop(shape.num_features),
                                            halve_above=self.getOrDefault(self.halveAbove))
         return [UpperBound("ensemble", self.getOrDefault(self.ensemble), max(1, MAX_SVM_FITS // fits),
                            f"each bootstrap sample runs a whole elimination, {fits:,} SVM fits on "
@@ -268,7 +298,9 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
         options = dict(step=rfe_step(self.getOrDefault(self.step)), C=self.getOrDefault(self.C),
                        max_iter=self._optional(self.maxIter) or defaults["max_iter"],
                        tol=self._optional(self.tol) or defaults["tol"], multiclass=self.getOrDefault(self.multiclass),
-                       halve_above=self.getOrDefault(self.halveAbove))
+                       halve_above=self.getOrDefault(self.halveAbove),
+                       n_features_to_select=self.eliminationStop(num_features))
+        info["elimination"] = self._elimination_facts(num_features, options)
         frame = (data, features_col, weight_col, num_features, offset)
         if solver == "driver":
             result, feature_arrays, extra = self._on_driver(frame, options)
@@ -289,6 +321,14 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
         scaler = ElementwiseProduct(scalingVec=Vectors.dense(1.0 / scale), inputCol=self.getFeaturesCol(),
                                     outputCol=_STANDARDISED)
         return scaler.transform(data), (offset if centred else None), centred
+
+    def _elimination_facts(self, num_features: int, options: dict) -> dict:
+        """What the elimination did, for the summary: where it stopped and the SVM fits of one run
+        (every round's fit plus the final fit on the survivors), per bootstrap member for an ensemble."""
+        stop = options["n_features_to_select"]
+        fits = rfe_math.elimination_rounds(num_features, options["step"], stop, options["halve_above"])
+        return {"eliminate_all": bool(self.getOrDefault(self.eliminateAll)), "stopped_at": int(stop),
+                "rounds": int(fits - 1), "fits_per_run": int(fits)}
 
     @staticmethod
     def _convergence(result, max_iter: int, solver: str) -> dict:

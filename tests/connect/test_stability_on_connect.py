@@ -33,10 +33,11 @@ def test_margin_instance_weighter_on_connect(spark):
 def test_svm_rfe_on_connect_both_solvers(spark):
     X, y = _data(seed=1, d=3)
     df = connect_df(spark, X, y, 2)
-    driver = SVMRFESelector(numFeatures=2, step=1.0, instanceWeighting="margin", standardize=False).fit(df)
+    driver = SVMRFESelector(numFeatures=2, step=1.0, instanceWeighting="margin", standardize=False,
+                            eliminateAll=True).fit(df)
     weights = reference_weights(reference_margin_vectors(X.tolist(), y.tolist()))[0]
     np.testing.assert_array_equal(driver.featureArray("ranking"), rfe.svm_rfe(X, y, sample_weight=weights, step=1).ranking)
-    standardised = SVMRFESelector(numFeatures=2, step=1.0).fit(df)   # the scaling transformer runs on Connect
+    standardised = SVMRFESelector(numFeatures=2, step=1.0, eliminateAll=True).fit(df)   # the scaling transformer runs on Connect
     np.testing.assert_array_equal(standardised.featureArray("ranking"),
                                   rfe.svm_rfe(X, y, step=1, standardize=True).ranking)
     on_spark = SVMRFESelector(numFeatures=2, step=1.0, solver="spark", maxIter=8).fit(df)

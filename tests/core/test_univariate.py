@@ -100,3 +100,30 @@ def test_chi2_of_an_all_zero_feature_is_nan():
     with np.errstate(all="ignore"):
         statistics = chi2_statistics(*moments(X, y, 2)[:2])
     assert np.isfinite(statistics[0]) and np.isnan(statistics[1])
+
+
+def test_constant_feature_candidates_hold_every_constant_column_whatever_the_summation_order():
+    """Constant columns (awkward values, a class of one row) stay candidates however the class sums
+    were rounded (sequential, pairwise, squares through sqrt and back as Spark's normL2); an all-zero
+    column is zero; varying columns, even within 1e-3 of their mean of 5, are neither."""
+    from sparkfs.core.univariate import constant_feature_candidates
+
+    rng = np.random.default_rng(11)
+    y = np.concatenate([np.zeros(4000, dtype=int), np.ones(2999, dtype=int), [2]])
+    X = np.column_stack([np.full(y.size, 0.1), np.full(y.size, -7.3e5), np.full(y.size, 1.0 / 3.0),
+                         np.zeros(y.size), rng.normal(size=y.size), 5.0 + 1e-3 * rng.normal(size=y.size)])
+    counts = np.bincount(y)
+
+    def sequential(values):
+        total = 0.0
+        for value in values:
+            total += value
+        return total
+
+    for add in (sequential, np.sum):
+        sums = np.array([[add(X[y == c, j]) for j in range(X.shape[1])] for c in range(3)])
+        squares = np.array([[add(X[y == c, j] ** 2) for j in range(X.shape[1])] for c in range(3)])
+        for rounded_squares in (squares, np.sqrt(squares) ** 2):
+            zero, candidates = constant_feature_candidates(counts, sums, rounded_squares)
+            assert zero.tolist() == [False, False, False, True, False, False]
+            assert candidates.tolist() == [True, True, True, False, False, False]

@@ -108,7 +108,8 @@ def test_stability_of_svm_rfe_with_bootstrap_and_true_relevance(spark, small_csv
     truth = tmp_path / "truth.txt"
     np.savetxt(truth, [2.0, 1.0, 0, 0, 0, 0])
     out = tmp_path / "rfe"
-    assert main(["stability", *_common(path), "--method", "svm-rfe", "--param", "step=2", "--runs", "3",
+    assert main(["stability", *_common(path), "--method", "svm-rfe", "--param", "step=2", "--param", "eliminateAll=true",
+                 "--runs", "3",
                  "--bootstrap", "--num-features", "2", "--true-relevance", str(truth),
                  "--instance-weighting", "margin", "--output", str(out)]) == 0
     summary = json.loads((out / "stability.json").read_text())["summary"]

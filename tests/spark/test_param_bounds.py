@@ -158,7 +158,7 @@ def test_neighbour_bounds_name_rows_and_budget():
     ("lmba", ["batchSize=7000"],
      ["'batchSize' parameter of LmbaSelector must be at most 6,000 on this input", "Got 7000 instead."]),
     ("lmba", ["k=100"], ["'k' parameter of LmbaSelector must be at most 59 on this input"]),
-    ("svm-rfe", ["ensemble=5000", "step=1"],
+    ("svm-rfe", ["ensemble=5000", "step=1", "eliminateAll=true"],
      ["'ensemble' parameter of SVMRFESelector must be at most 2,500 on this input", "40 SVM fits on 40 features",
       "step=1", "at most 100,000 fits", "Got 5000 instead."]),
     ("parzen-ise", ["groups=clusters", "numClusters=100"],

@@ -26,7 +26,7 @@ FAMILIES = {method: {**params, "deterministic": True} for method, params in {
     "lmba": {"k": 1, "iterations": 8, "batchSize": 4},
     "simba": {"iterations": 6, "batchSize": 3},
     "parzen-ise": {"maxIter": 2, "heldOutFeature": "none", "groups": "labels"},
-    "svm-rfe": {"step": 0.5},
+    "svm-rfe": {"step": 0.5, "eliminateAll": True},   # every round, not only down to numFeatures
     "anova": {},
     "multisurf-star": {},  # near and far sets: every pass of the MultiSURF family
 }.items()}

@@ -33,7 +33,7 @@ def _data(seed=0, n=60, d=8, classes=2):
 def test_driver_solver_equals_in_memory_svm_rfe(spark, partitions, classes):
     raw_X, y = _data(seed=partitions, classes=classes)
     X = raw_X * np.linspace(0.5, 40.0, raw_X.shape[1]) + 3.0     # spreads and means the standardisation removes
-    model = SVMRFESelector(numFeatures=3).fit(make_df(spark, X, y, partitions=partitions))
+    model = SVMRFESelector(numFeatures=3, eliminateAll=True).fit(make_df(spark, X, y, partitions=partitions))
     expected = rfe.svm_rfe(X, y, step=0.1, standardize=True)
     np.testing.assert_array_equal(model.featureArray("ranking"), expected.ranking)
     np.testing.assert_array_equal(model.scores, expected.scores)
@@ -43,7 +43,7 @@ def test_driver_solver_equals_in_memory_svm_rfe(spark, partitions, classes):
     assert model.summary["standardize"] is True and model.summary["centred"] is True
     assert model.summary["convergence"] == {"fits": int(expected.n_remaining.size), "not_converged": 0,
                                             "max_iter": 10_000}
-    raw = SVMRFESelector(numFeatures=3, standardize=False, halveAbove=0).fit(make_df(spark, raw_X, y))
+    raw = SVMRFESelector(numFeatures=3, standardize=False, halveAbove=0, eliminateAll=True).fit(make_df(spark, raw_X, y))
     np.testing.assert_array_equal(raw.scores, rfe.svm_rfe(raw_X, y, step=0.1).scores)   # the paper's settings
     assert model.summary["solver"] == "driver" and "within" in model.summary["solver_reason"]
     assert model.selectedFeatures == sorted(np.argsort(expected.ranking, kind="stable")[:3].tolist())
@@ -54,14 +54,15 @@ def test_weights_ensemble_and_margin_weighting_on_the_driver(spark):
     user_weights = np.linspace(0.5, 1.5, len(y))
     df = make_df(spark, X, y, partitions=2, weights=user_weights)
     # standardize=False: the data as given, as the paper (and these references) fit them
-    weighted = SVMRFESelector(weightCol="weight", solver="driver", step=2.0, standardize=False).fit(df)
+    weighted = SVMRFESelector(weightCol="weight", solver="driver", step=2.0, standardize=False, eliminateAll=True).fit(df)
     np.testing.assert_array_equal(weighted.featureArray("ranking"),
                                   rfe.svm_rfe(X, y, sample_weight=user_weights, step=2).ranking)
-    ensemble = SVMRFESelector(ensemble=4, seed=7, solver="driver", step=2.0, standardize=False).fit(df)
+    ensemble = SVMRFESelector(ensemble=4, seed=7, solver="driver", step=2.0, standardize=False, eliminateAll=True).fit(df)
     expected = rfe.ensemble_svm_rfe(X, y, ensemble=4, seed=7, step=2)
     np.testing.assert_array_equal(ensemble.featureArray("ranking"), expected.ranking)
     assert ensemble.weightPath[0].size == 0           # no single weight path for an ensemble
-    margin = SVMRFESelector(instanceWeighting="margin", solver="driver", step=2.0, standardize=False).fit(df)
+    margin = SVMRFESelector(instanceWeighting="margin", solver="driver", step=2.0, standardize=False,
+                            eliminateAll=True).fit(df)
     iw = margin_instance_weights(X, y).weights
     np.testing.assert_array_equal(margin.featureArray("ranking"), rfe.svm_rfe(X, y, sample_weight=iw, step=2).ranking)
     assert margin.summary["instance_weighting"] == "margin"
@@ -70,9 +71,9 @@ def test_weights_ensemble_and_margin_weighting_on_the_driver(spark):
 def test_spark_solver_agrees_with_the_driver_and_runs_ensembles(spark):
     X, y = _data(seed=2, n=60, d=3)
     df = make_df(spark, X, y, partitions=3)
-    driver = SVMRFESelector(numFeatures=2, solver="driver", step=1.0).fit(df)
+    driver = SVMRFESelector(numFeatures=2, solver="driver", step=1.0, eliminateAll=True).fit(df)
     # 0.001 MiB: the rows (1.4 KiB) are above it, the solver's arrays (0.9 KiB) within.
-    on_spark = SVMRFESelector(numFeatures=2, driverBudgetMB=0.001, step=1.0, maxIter=8).fit(df)
+    on_spark = SVMRFESelector(numFeatures=2, driverBudgetMB=0.001, step=1.0, maxIter=8, eliminateAll=True).fit(df)
     assert on_spark.summary["solver"] == "spark" and "above" in on_spark.summary["solver_reason"]
     assert on_spark.selectedFeatures == driver.selectedFeatures == [0, 1]
     spark_ml = SVMRFESelector(numFeatures=2, solver="sparkml", step=1.0, maxIter=8).fit(df)
@@ -82,15 +83,16 @@ def test_spark_solver_agrees_with_the_driver_and_runs_ensembles(spark):
     assert remaining.tolist() == [3, 2, 1]
     np.testing.assert_allclose(path.sum(axis=1), 1.0)
     # Bootstrap members as weighted fits (multiplicities attached by row position).
-    ensemble = SVMRFESelector(ensemble=2, seed=1, solver="spark", step=2.0, maxIter=5).fit(df)
-    driver_ensemble = SVMRFESelector(ensemble=2, seed=1, solver="driver", step=2.0).fit(df)
+    ensemble = SVMRFESelector(ensemble=2, seed=1, solver="spark", step=2.0, maxIter=5, eliminateAll=True).fit(df)
+    driver_ensemble = SVMRFESelector(ensemble=2, seed=1, solver="driver", step=2.0, eliminateAll=True).fit(df)
     assert np.argmin(ensemble.featureArray("ranking")) == np.argmin(driver_ensemble.featureArray("ranking")) == 0
 
 
 def test_spark_solver_is_bit_identical_for_any_partitioning(spark):
     X, y = _data(seed=5, n=30, d=3, classes=3)
     weights = np.random.default_rng(5).uniform(0.5, 2.0, 30)
-    runs = [SVMRFESelector(solver="spark", step=2.0, maxIter=3, weightCol="weight", deterministic=True)
+    runs = [SVMRFESelector(solver="spark", step=2.0, maxIter=3, weightCol="weight", deterministic=True,
+                           eliminateAll=True)
             .fit(make_df(spark, X, y, weights=weights, partitions=partitions)) for partitions in (1, 2, 7)]
     for run in runs[1:]:
         assert np.array_equal(run.scores, runs[0].scores)
@@ -106,15 +108,15 @@ def test_standardisation_reads_the_values_not_the_storage_and_counts_convergence
     rng = np.random.default_rng(9)
     X = np.where(rng.random((40, 6)) < 0.7, 0.0, rng.normal(size=(40, 6)) * [1, 5, 20, 0.1, 3, 8])
     y = (X[:, 1] / 5 - X[:, 3] * 10 + 0.1 * rng.normal(size=40) > 0).astype(int)
-    dense = SVMRFESelector(solver="driver", step=1.0).fit(make_df(spark, X, y))
-    sparse = SVMRFESelector(solver="driver", step=1.0).fit(make_df(spark, X, y, sparse=True))
+    dense = SVMRFESelector(solver="driver", step=1.0, eliminateAll=True).fit(make_df(spark, X, y))
+    sparse = SVMRFESelector(solver="driver", step=1.0, eliminateAll=True).fit(make_df(spark, X, y, sparse=True))
     np.testing.assert_array_equal(dense.featureArray("ranking"), sparse.featureArray("ranking"))
     np.testing.assert_allclose(dense.scores, sparse.scores, rtol=1e-9)
     assert dense.summary["centred"] is False                  # mostly zeros: scaled, not centred
     assert np.unique(dense.scores).size == 6
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        capped = SVMRFESelector(solver="driver", step=1.0, maxIter=1, standardize=False).fit(make_df(spark, X, y))
+        capped = SVMRFESelector(solver="driver", step=1.0, maxIter=1, standardize=False, eliminateAll=True).fit(make_df(spark, X, y))
     convergence = capped.summary["convergence"]
     assert convergence["fits"] == 6 and convergence["not_converged"] >= 1 and convergence["max_iter"] == 1
     flagged = [w for w in caught if issubclass(w.category, SolverConvergenceWarning)]
@@ -148,3 +150,31 @@ def test_model_save_and_load_keep_the_weight_path(spark, tmp_path):
     np.testing.assert_array_equal(loaded.weightPath[0], model.weightPath[0])
     np.testing.assert_array_equal(loaded.weightPath[1], model.weightPath[1])
     assert loaded.selectedFeatures == model.selectedFeatures
+
+
+def test_default_stops_at_num_features_with_the_full_eliminations_selected_set(spark):
+    """numFeatures=11 of 30 with step=3: scikit-learn's RFE schedule (30, 27, ..., 12, 11), its
+    selected set, which is also the top 11 of the full elimination (12 -> 9 skips 11); the
+    survivors ordered by |w| of a LinearSVC fitted on exactly them."""
+    from sklearn.feature_selection import RFE
+    from sklearn.svm import LinearSVC
+
+    X, y = _data(seed=3, n=60, d=30)
+    X = X * np.linspace(0.5, 4.0, 30) + 1.0
+    df = make_df(spark, X, y, partitions=2)
+    stopped = SVMRFESelector(numFeatures=11, step=3.0, solver="driver").fit(df)
+    full = SVMRFESelector(numFeatures=11, step=3.0, solver="driver", eliminateAll=True).fit(df)
+    remaining, path = stopped.weightPath
+    assert remaining.tolist() == [30, 27, 24, 21, 18, 15, 12, 11]
+    assert stopped.summary["elimination"] == {"eliminate_all": False, "stopped_at": 11, "rounds": 7,
+                                              "fits_per_run": 8}
+    assert full.summary["elimination"]["stopped_at"] == 1 and full.weightPath[0][-1] == 1
+    standardised = (X - X.mean(axis=0)) / X.std(axis=0)
+    svm = LinearSVC(C=1.0, loss="hinge", dual=True, tol=1e-4, max_iter=10_000, random_state=0)
+    reference = RFE(svm, n_features_to_select=11, step=3).fit(standardised, y)
+    assert stopped.selectedFeatures == np.flatnonzero(reference.support_).tolist() == full.selectedFeatures
+    selected = np.array(stopped.selectedFeatures)
+    last = np.abs(svm.fit(standardised[:, selected], y).coef_.ravel())
+    np.testing.assert_allclose(path[-1][selected], last / last.sum(), rtol=1e-6)
+    assert np.argsort(-stopped.scores[selected]).tolist() == np.argsort(-last).tolist()
+    assert np.unique(stopped.scores).size == 30
