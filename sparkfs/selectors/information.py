@@ -9,7 +9,7 @@ from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.core import information as info_math
-from sparkfs.core.options import InformationOptions
+from sparkfs.core.options import DISCRETIZATIONS, InformationOptions
 from sparkfs.errors import InvalidInputError, SelectionTieWarning
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import HasDriverBudget, UpperBound, in_range, one_of
@@ -41,7 +41,7 @@ class _InformationParams(HasDriverBudget):
         "criterion": one_of(*info_math.CRITERIA),
         "mrmrForm": one_of(*info_math.MRMR_FORMS),
         "bins": in_range(2, MAX_BINS, kind="an int"),
-        "discretization": one_of("equal-frequency", "none"),
+        "discretization": one_of(*DISCRETIZATIONS),
         "binSampleSize": in_range(1, MAX_BIN_SAMPLE, kind="an int"),
         "seed": (lambda v: isinstance(v, int), "an int"),
     }

@@ -10,6 +10,7 @@ from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, Prepa
 from sparkfs.selectors._params import (DEFAULT_QUERY_SAMPLE, HasDriverBudget, HasQueryRows, HasScaling, in_range,
                                        neighbour_bounds, one_of)  # noqa: F401 (DEFAULT_QUERY_SAMPLE: public here)
 from sparkfs.core.options import ReliefOptions
+from sparkfs.core.relief import VARIANTS as RELIEF_VARIANTS
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.relief import relief_statistics
 
@@ -47,7 +48,7 @@ class _ReliefParams(HasQueryRows, HasScaling, HasDriverBudget):
                          "prelief bandwidth (scaled units), scalar or one per feature; unset = 0.01 x the range "
                          "of each scaled feature (the paper's 0.01 on [0, 1]-scaled data)", typeConverter=_to_sigma)
     _param_constraints = {
-        "variant": one_of("relief", "relieff", "mrelief", "prelief"),
+        "variant": one_of(*RELIEF_VARIANTS),
         "k": in_range(1, kind="an int"),
         "sigma": (_valid_sigma, "a positive float or a list of positive floats"),
     }
