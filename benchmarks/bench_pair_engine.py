@@ -52,7 +52,9 @@ else:
     n = 20000 if quick else 100000
     df, p, extra = sparse_frame(spark, n, 50000, 0.002, partitions=8), 50000, {"sample_size": 1000, "seed": 0}
 df.count()
-if transport != "-" and "transport" in inspect.signature(relief_statistics).parameters:
+parameters = inspect.signature(relief_statistics).parameters
+takes_transport = "transport" in parameters or "settings" in parameters  # keywords go to EngineOptions
+if transport != "-" and takes_transport:
     extra["transport"] = transport
 times, result = [], None
 for _ in range(repeats + 1):                   # the first run starts the Python workers: not counted

@@ -23,9 +23,6 @@ LONG_FUNCTIONS = {
     "sparkfs/core/count_selection.py:select_by_count":
         "one search for beta (bracket, bisect on the cut sizes, then the local search) sharing the cut cache of "
         "its two nested helpers; splitting it means passing that state around. Split when core/ is next changed",
-    "sparkfs/spark/relief.py:relief_statistics":
-        "the composition the style names as a model (prepare, sample, scale, search, sum), being moved onto the "
-        "public pass API (issue 25, the engine part); split there",
 }
 
 

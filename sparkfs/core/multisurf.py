@@ -65,7 +65,7 @@ from typing import Optional, Tuple, Union
 import numpy as np
 import scipy.sparse as sp
 
-from sparkfs.core import _pair_diffs
+from sparkfs.core import weighted_diff_kernel
 from sparkfs.core.neighbours import check_metric, pairwise_distances
 
 Matrix = Union[np.ndarray, sp.csr_matrix]
@@ -244,14 +244,14 @@ def diff_sums(query_matrix: Matrix, row_matrix: Matrix, coefficients: np.ndarray
     """``sum_r a[q, r] |x_q - x_r|`` per feature: summed over the queries (p,), or per query (m, p).
 
     Additive over blocks of rows. Dense: a Numba loop over the pairs of non-zero weight
-    (:mod:`sparkfs.core._pair_diffs`; without Numba one (n, p) difference per query). CSR: ``sum_r a |x_r|``
+    (:mod:`sparkfs.core.weighted_diff_kernel`; without Numba one (n, p) difference per query). CSR: ``sum_r a |x_r|``
     from the block's non-zeros, corrected on the query's non-zero features only,
     ``O(nnz(block) + n nnz(q))`` per query (sparse rows stay sparse).
     """
     num_queries, num_features = query_matrix.shape
     sparse = sp.issparse(row_matrix) or sp.issparse(query_matrix)
-    if not sparse and _pair_diffs.AVAILABLE:
-        return _pair_diffs.weighted_abs_diffs(query_matrix, row_matrix, coefficients, per_query)
+    if not sparse and weighted_diff_kernel.AVAILABLE:
+        return weighted_diff_kernel.weighted_abs_diffs(query_matrix, row_matrix, coefficients, per_query)
     out = np.zeros((num_queries, num_features)) if per_query else np.zeros(num_features)
     if sparse:
         rows_csc = sp.csc_matrix(row_matrix)

@@ -10,7 +10,7 @@ Pure NumPy/SciPy (no pyspark). This is the per-block kernel of the distributed e
   is monotone, so the neighbours are the same and no extra ties are created. Manhattan is
   computed explicitly: on dense blocks by a Numba kernel that vectorises over queries and returns
   exactly ``scipy.spatial.distance.cdist(..., "cityblock")`` at about 5 x its speed
-  (:mod:`sparkfs.core._manhattan`; ``cdist`` itself when Numba is missing); on sparse blocks from
+  (:mod:`sparkfs.core.manhattan_kernel`; ``cdist`` itself when Numba is missing); on sparse blocks from
   the L1 norms and a correction over the features both rows have, so sparse rows stay sparse.
 * :func:`k_nearest_per_class` -- for each query and each class, the k nearest rows of the
   block, the query itself excluded by row id, ties broken by the smaller row id.
@@ -51,7 +51,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.spatial.distance import cdist
 
-from sparkfs.core import _manhattan
+from sparkfs.core import manhattan_kernel
 
 Matrix = Union[np.ndarray, sp.csr_matrix]
 
@@ -307,8 +307,8 @@ def pairwise_distances(
     if metric == "euclidean":
         return _squared_euclidean(query_matrix, row_matrix, shift)
     if not _is_sparse(query_matrix) and not _is_sparse(row_matrix):
-        if _manhattan.AVAILABLE:
-            return _manhattan.manhattan_dense(query_matrix, row_matrix)
+        if manhattan_kernel.AVAILABLE:
+            return manhattan_kernel.manhattan_dense(query_matrix, row_matrix)
         return cdist(np.asarray(query_matrix, dtype=np.float64), np.asarray(row_matrix, dtype=np.float64), "cityblock")
     return _manhattan_sparse(query_matrix, row_matrix)
 

@@ -26,15 +26,19 @@ from pyspark.ml.util import DefaultParamsWriter, MLReadable, MLReader, MLWritabl
 from sparkfs.core.selection import (rank_features, select_by_p_values, select_features, select_percentile,
                                     ties_at_cut, ties_warning)
 from sparkfs.selectors._params import InputShape, SelectorParams, UpperBound
-from sparkfs.errors import InvalidInputError, InvalidModelError, SelectionTieWarning
+from sparkfs.errors import DefaultSampleWarning, InvalidInputError, InvalidModelError, SelectionTieWarning
 from sparkfs.selectors._model_files import checked_labels, checked_model_data, known_class, load_metadata, set_saved_params
 from sparkfs.spark.blocks import is_connect_session
 from sparkfs.spark.failures import with_resource_errors
+from sparkfs.spark.method_setup import EngineOptions
 from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
 
 #: The class index column (0..C-1) the preamble adds to the input.
 LABEL_INDEX = "__label_index"
 
+
+#: The advice of a default sample's warning (:meth:`FeatureSelector._warn_default_sample`).
+CHOOSE_SAMPLE = "set sampleSize to choose (a value >= the rows uses every row)"
 
 @dataclass
 class ScoreResult:
@@ -148,6 +152,26 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
 
     def _compute_scores(self, prepared: PreparedInput) -> ScoreResult:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _engine_options(self) -> EngineOptions:
+        """The pair engine's settings from the Params the selector has: ``rowIdCol``, ``weightCol``,
+        ``driverBudgetMB`` and ``deterministic`` (the canonical layout)."""
+        def given(name):
+            return self.getOrDefault(name) if self.hasParam(name) and self.isDefined(name) else None
+
+        budget = given("driverBudgetMB")
+        return EngineOptions(row_id_col=given("rowIdCol") or None, weight_col=self._weight_col(),
+                             driver_budget_mb=None if budget is None else float(budget),
+                             canonical=self.getDeterministic())
+
+    def _warn_default_sample(self, method: str, situation: str, drawn: str, *, after: str = "",
+                             advice: str = CHOOSE_SAMPLE, stacklevel: int = 3) -> None:
+        """The one :class:`DefaultSampleWarning` of a fit that drew rows because ``sampleSize`` is
+        unset: "<method>: sampleSize is unset and <situation>, so <drawn> by seed <seed><after>;
+        <advice>" (the seed is the selector's ``seed`` Param)."""
+        warnings.warn(DefaultSampleWarning(
+            f"{method}: sampleSize is unset and {situation}, so {drawn} by seed {self.getOrDefault('seed')}{after}; "
+            f"{advice}"), stacklevel=stacklevel + 1)
 
     # What the method can do: declared once per class, read by the fit and by the commands
     # (`sparkfs select`, `stability`, `methods`). Selectors with p-values say so in hasPValues().

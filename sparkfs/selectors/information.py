@@ -9,10 +9,12 @@ from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.core import information as info_math
+from sparkfs.core.options import DISCRETIZATIONS, InformationOptions
 from sparkfs.errors import InvalidInputError, SelectionTieWarning
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import HasDriverBudget, UpperBound, in_range, one_of
 from sparkfs.spark.information import information_selection
+from sparkfs.spark.method_setup import EngineOptions
 
 #: Codes per feature at most (the counts of a step hold p x bins^2 x classes cells at worst).
 MAX_BINS = 256
@@ -39,7 +41,7 @@ class _InformationParams(HasDriverBudget):
         "criterion": one_of(*info_math.CRITERIA),
         "mrmrForm": one_of(*info_math.MRMR_FORMS),
         "bins": in_range(2, MAX_BINS, kind="an int"),
-        "discretization": one_of("equal-frequency", "none"),
+        "discretization": one_of(*DISCRETIZATIONS),
         "binSampleSize": in_range(1, MAX_BIN_SAMPLE, kind="an int"),
         "seed": (lambda v: isinstance(v, int), "an int"),
     }
@@ -106,14 +108,13 @@ class InformationSelector(FeatureSelector, _InformationParams):
         if num_select < 1:
             raise InvalidInputError(f"{name}: selectionThreshold={self.getSelectionThreshold()} of {num_features} "
                                     "features keeps none; raise it")
-        result = information_selection(
-            indexed, self.getFeaturesCol(), prepared.label_col, num_features=num_features,
-            num_classes=prepared.num_classes,
-            num_select=num_select, criterion=self.getOrDefault(self.criterion),
-            form=self.getOrDefault(self.mrmrForm), bins=self.getOrDefault(self.bins),
-            discretization=self.getOrDefault(self.discretization),
-            sample_size=self.getOrDefault(self.binSampleSize), seed=self.getOrDefault(self.seed),
-            driver_budget_mb=self.getDriverBudgetMB())
+        options = InformationOptions(
+            num_select=num_select, criterion=self.getOrDefault(self.criterion), form=self.getOrDefault(self.mrmrForm),
+            bins=self.getOrDefault(self.bins), discretization=self.getOrDefault(self.discretization),
+            sample_size=self.getOrDefault(self.binSampleSize), seed=self.getOrDefault(self.seed))
+        result = information_selection(indexed, self.getFeaturesCol(), prepared.label_col, num_features=num_features,
+                                       num_classes=prepared.num_classes, options=options,
+                                       engine=EngineOptions(driver_budget_mb=self.getDriverBudgetMB(), canonical=False))
         if result.tied_steps:
             warnings.warn(f"{name}: {result.tied_steps} of {len(result.order)} greedy steps were decided by equal "
                           "criterion values (then the larger relevance, then the lower index); see "

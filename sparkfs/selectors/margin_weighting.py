@@ -3,13 +3,11 @@ margin-based feature weighting, one Spark job per mini-batch step."""
 
 from __future__ import annotations
 
-import warnings
-
 from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.core.margin_runs import AVERAGINGS, BATCH_RULES, PAPER, SCHEDULES, MarginRun
-from sparkfs.errors import DefaultSampleWarning
+from sparkfs.core.options import LmbaOptions, SimbaOptions
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import (
     MAX_BLOCK_SIZE,
@@ -150,20 +148,18 @@ class _IterativeParams(HasScaling, HasDriverBudget):
             bounds += neighbour_bounds(self.getOrDefault("k"), pool, shape, self.getDriverBudgetMB())
         return bounds
 
-    def _common_args(self, n_rows: int):
+    def _loop_options(self, n_rows: int) -> dict:
+        """The fields Lmba's and Simba's options share (the loop, the pool), from the Params."""
         sample, rule = self._pool_sample(n_rows)
         if rule == "default":
-            warnings.warn(DefaultSampleWarning(
-                f"{type(self).__name__}: sampleSize is unset and the input has {n_rows:,} rows, so a pool of "
-                f"{sample:,} instances was drawn by seed {self.getOrDefault(self.seed)} and the whole loop runs "
-                "within it on the driver: neighbours are searched among the pool's rows only (the work grows with "
-                "the pool squared, not with the rows); set sampleSize to search every row (one Spark job per step; "
-                "a value >= the rows picks every row)"),
-                stacklevel=3)
-        return dict(run=self._run(), sample_size=sample, seed=self.getOrDefault(self.seed),
-                    scaling=self.getScaling(), row_id_col=self._optional(self.rowIdCol),
-                    block_size=self.getOrDefault(self.blockSize), driver_budget_mb=self.getDriverBudgetMB(),
-                    within_pool=rule == "default", canonical=self.getDeterministic())
+            self._warn_default_sample(
+                type(self).__name__, f"the input has {n_rows:,} rows", f"a pool of {sample:,} instances was drawn",
+                after=" and the whole loop runs within it on the driver: neighbours are searched among the pool's "
+                      "rows only (the work grows with the pool squared, not with the rows)",
+                advice="set sampleSize to search every row (one Spark job per step; a value >= the rows picks "
+                       "every row)")
+        return dict(run=self._run(), sample_size=sample, seed=self.getOrDefault(self.seed), scaling=self.getScaling(),
+                    block_size=self.getOrDefault(self.blockSize), within_pool=rule == "default")
 
     def _run_info(self, result) -> dict:
         """What the loop did, for the summary: the preset, and the steps, passes and batch run."""
@@ -257,10 +253,10 @@ class LmbaSelector(FeatureSelector, _LmbaParams):
 
     def _compute_scores(self, prepared: PreparedInput) -> ScoreResult:
         def compute(indexed, label_col, num_features, num_classes, n_rows):
-            return lmba_statistics(
-                indexed, self.getFeaturesCol(), label_col, num_features=num_features, num_classes=num_classes,
-                k=self.getOrDefault(self.k), c=self.getOrDefault(self.c), projection=self.getOrDefault(self.projection),
-                **self._common_args(n_rows))
+            options = LmbaOptions(k=self.getOrDefault(self.k), c=self.getOrDefault(self.c),
+                                  projection=self.getOrDefault(self.projection), **self._loop_options(n_rows))
+            return lmba_statistics(indexed, self.getFeaturesCol(), label_col, num_features=num_features,
+                                   num_classes=num_classes, options=options, engine=self._engine_options())
 
         info = {"method": "lmba", "k": self.getOrDefault(self.k), "c": self.getOrDefault(self.c),
                 "projection": self.getOrDefault(self.projection)}
@@ -302,6 +298,7 @@ class SimbaSelector(FeatureSelector, _SimbaParams):
     def _compute_scores(self, prepared: PreparedInput) -> ScoreResult:
         def compute(indexed, label_col, num_features, num_classes, n_rows):
             return simba_statistics(indexed, self.getFeaturesCol(), label_col, num_features=num_features,
-                                    num_classes=num_classes, **self._common_args(n_rows))
+                                    num_classes=num_classes, options=SimbaOptions(**self._loop_options(n_rows)),
+                                    engine=self._engine_options())
 
         return _fit_indexed(self, prepared, compute, {"method": "simba"})

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import warnings
-
 from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.core import multisurf as ms_math
-from sparkfs.errors import DefaultSampleWarning
+from sparkfs.core.options import MultiSURFOptions
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import HasDriverBudget, HasQueryRows, HasScaling, in_range, one_of
 from sparkfs.spark.multisurf import multisurf_statistics
@@ -21,9 +19,6 @@ class _SURFParams(HasQueryRows, HasScaling, HasDriverBudget):
     def __init__(self, *args):
         super().__init__(*args)
         self._setDefault(metric="manhattan", scaling="range", seed=0, blockSize=2048, driverBudgetMB=2048.0)
-
-    def _optional(self, param):
-        return self.getOrDefault(param) if self.isDefined(param) else None
 
 
 class _MultiSURFParams(_SURFParams):
@@ -63,18 +58,16 @@ def _scores(selector, prepared: PreparedInput, variant: str, turf_fraction=None,
     num_features, n_rows = prepared.num_features, prepared.n_rows
     sample_size, sample_rule = selector._query_sample_rule(n_rows)
     if sample_rule == "default":
-        warnings.warn(DefaultSampleWarning(
-            f"{name} ({variant}): sampleSize is unset and the input has {n_rows:,} rows, so {sample_size:,} query "
-            f"rows were drawn by seed {selector.getOrDefault(selector.seed)} (every pass costs queries x rows x "
-            "features); set sampleSize to choose (a value >= the rows uses every row)"), stacklevel=3)
-    result = multisurf_statistics(
-        prepared.indexed, selector.getFeaturesCol(), prepared.label_col, num_features=num_features,
-        num_classes=prepared.num_classes,
+        selector._warn_default_sample(f"{name} ({variant})", f"the input has {n_rows:,} rows",
+                                      f"{sample_size:,} query rows were drawn",
+                                      after=" (every pass costs queries x rows x features)", stacklevel=3)
+    options = MultiSURFOptions(
         variant=variant, metric=selector.getOrDefault(selector.metric), scaling=selector.getScaling(),
         sample_size=sample_size, seed=selector.getOrDefault(selector.seed),
-        row_id_col=selector._optional(selector.rowIdCol), block_size=selector.getOrDefault(selector.blockSize),
-        weight_col=selector._weight_col(), driver_budget_mb=selector.getDriverBudgetMB(),
-        turf_fraction=turf_fraction, turf_keep=turf_keep, canonical=selector.getDeterministic())
+        block_size=selector.getOrDefault(selector.blockSize), turf_fraction=turf_fraction, turf_keep=turf_keep)
+    result = multisurf_statistics(prepared.indexed, selector.getFeaturesCol(), prepared.label_col,
+                                  num_features=num_features, num_classes=prepared.num_classes, options=options,
+                                  engine=selector._engine_options())
     info = {"method": variant, "metric": result.metric, "scaling": result.scaling, "n_queries": int(result.n_queries),
             "query_sample": sample_rule, "seed": selector.getOrDefault(selector.seed),
             **{key: value for key, value in result.info.items() if isinstance(value, (str, int, float, bool, list))}}

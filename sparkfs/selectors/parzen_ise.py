@@ -13,7 +13,7 @@ from pyspark.ml.param import Param, Params, TypeConverters
 from sparkfs.core.parzen_ise import CRITERIA, DEFAULT_CRITERION, DEFAULT_RANK_BY
 from sparkfs.core.parzen_ise_marginal import RANKINGS
 from sparkfs.errors import DefaultSampleWarning, InvalidInputError
-from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
+from sparkfs.selectors._base import CHOOSE_SAMPLE, FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import (
     MAX_BLOCK_SIZE,
     MAX_CLUSTERS,
@@ -182,11 +182,7 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
             return parzen_ise_statistics(frame, self.getFeaturesCol(), label_col, num_features=num_features,
                                          num_classes=num_classes, **options), rule
         if rule == "default":
-            warnings.warn(DefaultSampleWarning(
-                f"{type(self).__name__}: sampleSize is unset and every pair of the {n_rows:,} rows meets in each of "
-                f"the {num_features:,} features (rows x rows x features above {DEFAULT_PAIR_BUDGET:.0e}), so the fit "
-                f"runs on {sample:,} rows drawn by seed {self.getOrDefault(self.seed)}, on the driver; set sampleSize "
-                "to choose (a value >= the rows uses every row) or landmarks to use every row"), stacklevel=4)
+            self._warn_default_sample(type(self).__name__, f"every pair of the {n_rows:,} rows meets in each of the {num_features:,} features (rows x rows x features above {DEFAULT_PAIR_BUDGET:.0e})", f"the fit runs on {sample:,} rows drawn", after=", on the driver", advice=CHOOSE_SAMPLE + " or landmarks to use every row", stacklevel=4)  # noqa: E501
         spark_only = {"row_id_col", "driver_budget_mb", "canonical"}
         return parzen_ise_on_sample(frame, self.getFeaturesCol(), label_col, num_features=num_features,
                                     num_classes=num_classes, sample_size=sample, row_id_col=options["row_id_col"],

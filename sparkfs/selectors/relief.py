@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
@@ -11,8 +9,10 @@ from pyspark.ml.param import Param, Params, TypeConverters
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import (DEFAULT_QUERY_SAMPLE, HasDriverBudget, HasQueryRows, HasScaling, in_range,
                                        neighbour_bounds, one_of)  # noqa: F401 (DEFAULT_QUERY_SAMPLE: public here)
+from sparkfs.core.options import ReliefOptions
+from sparkfs.core.relief import VARIANTS as RELIEF_VARIANTS
+from sparkfs.errors import InvalidInputError
 from sparkfs.spark.relief import relief_statistics
-from sparkfs.errors import DefaultSampleWarning, InvalidInputError
 
 
 
@@ -48,7 +48,7 @@ class _ReliefParams(HasQueryRows, HasScaling, HasDriverBudget):
                          "prelief bandwidth (scaled units), scalar or one per feature; unset = 0.01 x the range "
                          "of each scaled feature (the paper's 0.01 on [0, 1]-scaled data)", typeConverter=_to_sigma)
     _param_constraints = {
-        "variant": one_of("relief", "relieff", "mrelief", "prelief"),
+        "variant": one_of(*RELIEF_VARIANTS),
         "k": in_range(1, kind="an int"),
         "sigma": (_valid_sigma, "a positive float or a list of positive floats"),
     }
@@ -140,27 +140,24 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
                 f"(no nearest hit); remove it or merge it with another class"
             )
 
+    def _options(self, sample_size) -> ReliefOptions:
+        """The method's options, built once from the Params (checked there)."""
+        sigma = self._optional(self.sigma)
+        return ReliefOptions(
+            variant=self.getOrDefault(self.variant), k=self.getOrDefault(self.k), metric=self.getOrDefault(self.metric),
+            scaling=self.getOrDefault(self.scaling), sample_size=sample_size, seed=self.getOrDefault(self.seed),
+            sigma=tuple(sigma) if isinstance(sigma, list) else sigma, block_size=self.getOrDefault(self.blockSize))
+
     def _compute_scores(self, prepared: PreparedInput) -> ScoreResult:
-        weight_col = self._weight_col()
         labels, counts = prepared.label_values, prepared.class_counts
-        num_features = prepared.num_features
         sample_size, sample_rule = self._query_sample_rule(int(counts.sum()))
         if sample_rule == "default":
-            warnings.warn(DefaultSampleWarning(
-                f"{type(self).__name__} ({self.getOrDefault(self.variant)}): sampleSize is unset and the input has "
-                f"{int(counts.sum()):,} rows, so {sample_size:,} query rows were drawn by seed "
-                f"{self.getOrDefault(self.seed)} (the search costs queries x rows x features); set sampleSize to "
-                "choose (a value >= the rows uses every row)"), stacklevel=2)
-        result = relief_statistics(
-            prepared.indexed, self.getFeaturesCol(), prepared.label_col,
-            num_features=num_features, num_classes=len(labels),
-            variant=self.getOrDefault(self.variant), k=self.getOrDefault(self.k),
-            metric=self.getOrDefault(self.metric), scaling=self.getOrDefault(self.scaling),
-            sample_size=sample_size, seed=self.getOrDefault(self.seed),
-            sigma=self._optional(self.sigma), row_id_col=self._optional(self.rowIdCol),
-            block_size=self.getOrDefault(self.blockSize), weight_col=weight_col,
-            driver_budget_mb=self.getDriverBudgetMB(), canonical=self.getDeterministic(),
-        )
+            self._warn_default_sample(
+                f"{type(self).__name__} ({self.getOrDefault(self.variant)})", f"the input has {int(counts.sum()):,} rows",
+                f"{sample_size:,} query rows were drawn", after=" (the search costs queries x rows x features)")
+        result = relief_statistics(prepared.indexed, self.getFeaturesCol(), prepared.label_col,
+                                   num_features=prepared.num_features, num_classes=len(labels),
+                                   options=self._options(sample_size), engine=self._engine_options())
         info = {
             "method": result.variant, "k": result.k, "metric": result.metric, "scaling": result.scaling,
             "n_queries": int(result.n_queries), "query_sample": sample_rule, "seed": self.getOrDefault(self.seed),

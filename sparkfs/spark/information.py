@@ -21,8 +21,10 @@ from typing import Dict, Optional
 import numpy as np
 
 from sparkfs.core import information as info_math
+from sparkfs.core.options import InformationOptions
 from sparkfs.errors import InvalidInputError
 from sparkfs.progress import steps
+from sparkfs.spark.method_setup import EngineOptions, options_of
 from sparkfs.spark.rows import Rows
 
 #: Count arrays up to this many cells travel dense (int64); larger ones as distinct keys + counts.
@@ -92,21 +94,25 @@ def _codes_of(block, shipped, bins: int, discretization: str):
 
 
 def information_selection(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
-                          num_select: int, criterion: str, form: str, bins: int, discretization: str,
-                          sample_size: int, seed: int, row_id_col: Optional[str] = None,
-                          driver_budget_mb: Optional[float] = None) -> InformationResult:
-    """The greedy selection of ``num_select`` features (``label_col`` holds class indices 0..C-1)."""
-    p, B, C = int(num_features), int(bins), int(num_classes)
-    with Rows(df, features_col, num_features=p, label_col=label_col, num_classes=C, row_id_col=row_id_col,
-              driver_budget_mb=driver_budget_mb, canonical=False,
+                          options: Optional[InformationOptions] = None, engine: Optional[EngineOptions] = None,
+                          **settings) -> InformationResult:
+    """The greedy selection of ``options.num_select`` features (``label_col`` holds class indices
+    0..C-1). ``options``: :class:`sparkfs.core.options.InformationOptions` (or its fields and those
+    of ``engine`` as keywords). The counts need no canonical layout (integer sums): the engine's
+    ``canonical`` is not used."""
+    options, engine = options_of(InformationOptions, options, engine, settings, "information_selection")
+    p, B, C = int(num_features), int(options.bins), int(num_classes)
+    with Rows(df, features_col, num_features=p, label_col=label_col, num_classes=C, row_id_col=engine.row_id_col,
+              transport=engine.transport, driver_budget_mb=engine.driver_budget_mb, canonical=False,
               fewer_rows_hint="lower binSampleSize") as rows:
         class_totals = np.asarray(rows.class_counts, dtype=np.int64)
         cuts = np.zeros((p, 0))
-        if discretization == "equal-frequency":
-            cuts = info_math.equal_frequency_cuts(rows.sample(sample_size, seed).matrix, B)
+        if options.discretization == "equal-frequency":
+            cuts = info_math.equal_frequency_cuts(rows.sample(options.sample_size, options.seed).matrix, B)
         with rows.shipped(cuts) as shipped:  # the cuts stay in the tasks for every pass of the selection
-            return _greedy_selection(rows, shipped, class_totals, num_select=num_select, criterion=criterion,
-                                     form=form, bins=B, discretization=discretization)
+            return _greedy_selection(rows, shipped, class_totals, num_select=options.num_select,
+                                     criterion=options.criterion, form=options.form, bins=B,
+                                     discretization=options.discretization)
 
 
 def _greedy_selection(rows: Rows, shipped, class_totals: np.ndarray, *, num_select: int, criterion: str, form: str,

@@ -52,12 +52,13 @@ from sparkfs import progress
 from sparkfs.core import margin_weighting as mw
 from sparkfs.core import simba
 from sparkfs.core.margin_pool import lmba_in_pool, simba_in_pool
-from sparkfs.core.margin_runs import PAPER, IterateAverage, MarginRun
+from sparkfs.core.margin_runs import IterateAverage, MarginRun
 from sparkfs.core.neighbours import PAD_ID
 from sparkfs.core.relief import miss_neighbours
-from sparkfs.core.scaling import feature_scale
+from sparkfs.core.options import LmbaOptions, SimbaOptions
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.blocks import matrix_from_summary, matrix_to_summary
+from sparkfs.spark.method_setup import EngineOptions, feature_scale_of, options_of
 from sparkfs.spark.neighbours import nearest
 from sparkfs.spark.passes import sum_merge
 from sparkfs.spark.row_sets import stack_rows
@@ -105,11 +106,7 @@ def _prepare(rows: Rows, sample_size, seed, scaling, method) -> Tuple[RowSet, Ro
     """The pool, and the rows the passes run on (a scaled view with ``scaling``)."""
     pool = rows.sample(sample_size, seed)
     _check_classes(rows.class_counts, method)
-    scaled = rows
-    if scaling != "none":
-        statistics = rows.column_statistics()
-        scaled = rows.scaled_by(feature_scale(scaling, minimum=statistics.minimum, maximum=statistics.maximum,
-                                              std=statistics.std, num_features=rows.num_features))
+    scaled = rows if scaling == "none" else rows.scaled_by(feature_scale_of(rows, scaling)[0])
     scaled.check_magnitude(method)
     return pool, scaled
 
@@ -144,27 +141,29 @@ def _rows_by_id(rows: Rows, wanted) -> Tuple[np.ndarray, Any]:
 POOL_HINT = "set sampleSize to draw a smaller pool of instances"
 
 
-def lmba_statistics(df, features_col: str, label_col: str, *, num_features: int, num_classes: int, k: int = 3,
-                    c: float = 1.0, run: MarginRun = PAPER, projection: str = "none",
-                    sample_size: Optional[int] = None, seed: int = 0, scaling: str = "none",
-                    row_id_col: Optional[str] = None, block_size: int = 2048, transport: str = "auto",
-                    driver_budget_mb: Optional[float] = None, within_pool: bool = False,
-                    canonical: bool = True) -> MarginWeightingResult:
+def lmba_statistics(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
+                    options: Optional[LmbaOptions] = None, engine: Optional[EngineOptions] = None,
+                    **settings) -> MarginWeightingResult:
     """Lmba feature weights (Li & Lu 2009, Section 3), one Spark job per mini-batch step
-    (``run.batch_rule``: see :func:`sparkfs.core.margin_weighting.lmba_in_memory`; "replay" brings
-    back per-instance impostor sums, batch x D values per partition).
+    (``options.run.batch_rule``: see :func:`sparkfs.core.margin_weighting.lmba_in_memory`; "replay"
+    brings back per-instance impostor sums, batch x D values per partition).
 
-    ``within_pool=True``: after the pool's sample pass the whole loop runs on the driver among the
-    pool's rows (:func:`sparkfs.core.margin_pool.lmba_in_pool`), no pass per step.
+    ``options`` (:class:`sparkfs.core.options.LmbaOptions`; or its fields and those of ``engine``,
+    :class:`sparkfs.spark.method_setup.EngineOptions`, as keywords). ``within_pool=True``: after the
+    pool's sample pass the whole loop runs on the driver among the pool's rows
+    (:func:`sparkfs.core.margin_pool.lmba_in_pool`), no pass per step.
 
     Driver memory: the pool (dense or CSR, as the input) and the distinct target neighbours'
     vectors (at most pool x (k + 1) rows, CSR kept CSR). Shipped per step: the batch's instances,
     their (batch, k) hinge thresholds and w.
     """
-    with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
-              row_id_col=row_id_col, transport=transport, cache_blocks=True, driver_budget_mb=driver_budget_mb,
-              fewer_rows_hint=POOL_HINT, canonical=canonical) as rows:
-        pool, scaled = _prepare(rows, sample_size, seed, scaling, "Lmba")
+    options, engine = options_of(LmbaOptions, options, engine, settings, "lmba_statistics")
+    k, c, run, projection, seed, block_size = (options.k, options.c, options.run, options.projection, options.seed,
+                                               options.block_size)
+    within_pool = options.within_pool
+    with engine.rows(df, features_col, label_col, num_features=num_features, num_classes=num_classes,
+                     cache_blocks=True, fewer_rows_hint=POOL_HINT) as rows:
+        pool, scaled = _prepare(rows, options.sample_size, seed, options.scaling, "Lmba")
         if within_pool:
             found = lmba_in_pool(scaled.scaled(pool.matrix), pool.labels, pool.ids, num_classes=num_classes, k=k, c=c,
                                  run=run, projection=projection, seed=seed, block_size=block_size)
@@ -227,18 +226,19 @@ def _lmba_over_rows(rows: Rows, pool: RowSet, *, k, c, run: MarginRun, projectio
 
 
 def simba_statistics(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
-                     run: MarginRun = PAPER, sample_size: Optional[int] = None, seed: int = 0, scaling: str = "none",
-                     row_id_col: Optional[str] = None, block_size: int = 2048, transport: str = "auto",
-                     driver_budget_mb: Optional[float] = None, within_pool: bool = False,
-                     canonical: bool = True) -> MarginWeightingResult:
+                     options: Optional[SimbaOptions] = None, engine: Optional[EngineOptions] = None,
+                     **settings) -> MarginWeightingResult:
     """Simba feature weights (Gilad-Bachrach et al. 2004), one Spark job per mini-batch step (the
-    batch's nearest hits and misses at the batch's first w; ``run.batch_rule`` then adds the Deltas
-    in turn or summed, :func:`sparkfs.core.simba.simba_batch_update`). ``within_pool=True``: the
-    whole loop on the driver among the pool's rows (:func:`sparkfs.core.margin_pool.simba_in_pool`)."""
-    with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
-              row_id_col=row_id_col, transport=transport, cache_blocks=True, driver_budget_mb=driver_budget_mb,
-              fewer_rows_hint=POOL_HINT, canonical=canonical) as rows:
-        pool, scaled = _prepare(rows, sample_size, seed, scaling, "Simba")
+    batch's nearest hits and misses at the batch's first w; ``options.run.batch_rule`` then adds the
+    Deltas in turn or summed, :func:`sparkfs.core.simba.simba_batch_update`). ``options``:
+    :class:`sparkfs.core.options.SimbaOptions` (or its fields and those of ``engine`` as keywords);
+    ``within_pool=True``: the whole loop on the driver among the pool's rows
+    (:func:`sparkfs.core.margin_pool.simba_in_pool`)."""
+    options, engine = options_of(SimbaOptions, options, engine, settings, "simba_statistics")
+    run, seed, block_size, within_pool = options.run, options.seed, options.block_size, options.within_pool
+    with engine.rows(df, features_col, label_col, num_features=num_features, num_classes=num_classes,
+                     cache_blocks=True, fewer_rows_hint=POOL_HINT) as rows:
+        pool, scaled = _prepare(rows, options.sample_size, seed, options.scaling, "Simba")
         if within_pool:
             found = simba_in_pool(scaled.scaled(pool.matrix), pool.labels, pool.ids, num_classes=num_classes, run=run,
                                   seed=seed, block_size=block_size)

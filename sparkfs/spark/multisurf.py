@@ -32,9 +32,9 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 
 from sparkfs.core import multisurf as ms_math
-from sparkfs.core import relief as relief_math
-from sparkfs.core.neighbours import METRICS
+from sparkfs.core.options import MultiSURFOptions
 from sparkfs.errors import InvalidInputError
+from sparkfs.spark.method_setup import EngineOptions, feature_scale_of, options_of, rows_with_queries
 from sparkfs.spark.passes import ShippedQueries, batched_pass, query_batches, query_rows, sum_merge
 from sparkfs.spark.rows import Block, Rows
 
@@ -73,23 +73,6 @@ class MultiSURFResult:
     turf_features: Optional[np.ndarray] = None
     turf_tiers: List[np.ndarray] = field(default_factory=list)
     info: Dict[str, Any] = field(default_factory=dict)
-
-
-def _param_error(name: str, constraint: str, value) -> ValueError:
-    return ValueError(f"The '{name}' parameter of multisurf_statistics must be {constraint}. Got {value!r} instead.")
-
-
-def _check_params(variant, metric, scaling, block_size, turf_fraction, turf_keep) -> None:
-    for name, value, choices in (("variant", variant, ms_math.VARIANTS), ("metric", metric, METRICS),
-                                 ("scaling", scaling, relief_math.SCALINGS)):
-        if value not in choices:
-            raise _param_error(name, f"a str among {set(choices)}", value)
-    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
-        raise _param_error("block_size", "an int in the range [1, inf)", block_size)
-    if turf_fraction is not None and not 0.0 < turf_fraction < 1.0:
-        raise _param_error("turf_fraction", "None or a float in the range (0, 1)", turf_fraction)
-    if isinstance(turf_keep, bool) or not isinstance(turf_keep, int) or turf_keep < 1:
-        raise _param_error("turf_keep", "an int in the range [1, inf)", turf_keep)
 
 
 def _tiles(shipped, block: Block, metric: str, features, block_size: int):
@@ -232,28 +215,9 @@ def _check_classes(class_counts: np.ndarray) -> None:
                                 f"class {present.tolist()} only")
 
 
-def multisurf_statistics(
-    df,
-    features_col: str,
-    label_col: str,
-    *,
-    num_features: int,
-    num_classes: int,
-    variant: str = "multisurf",
-    metric: str = "manhattan",
-    scaling: str = "range",
-    sample_size: Optional[int] = None,
-    seed: int = 0,
-    row_id_col: Optional[str] = None,
-    block_size: int = 2048,
-    query_batch_bytes: Optional[int] = None,
-    transport: str = "auto",
-    weight_col: Optional[str] = None,
-    driver_budget_mb: Optional[float] = None,
-    turf_fraction: Optional[float] = None,
-    turf_keep: int = 100,
-    canonical: bool = True,
-) -> MultiSURFResult:
+def multisurf_statistics(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
+                         options: Optional[MultiSURFOptions] = None, engine: Optional[EngineOptions] = None,
+                         **settings) -> MultiSURFResult:
     """Scores of a MultiSURF-family variant (or TuRF around it) of the features of ``df``.
 
     Parameters
@@ -264,41 +228,27 @@ def multisurf_statistics(
     label_col : str
         Class index 0..C-1.
     num_features, num_classes : int
-    variant : {"multisurf", "multisurf-star", "surf", "surf-star"}
-    metric : {"manhattan", "euclidean"}
-        Manhattan on ``scaling="range"`` is scikit-rebate's distance.
-    scaling : {"none", "range", "standard"}
-    sample_size : int or None
-        Query rows drawn by ``seed`` (None: every row; the rows are then collected once).
-    seed : int
-    row_id_col : str or None
-    block_size : int
-        Rows (and queries) per distance tile in the tasks.
-    query_batch_bytes : int or None
-    transport : {"auto", "context", "dataframe"}
-    weight_col : str or None
-        Instance weights (:mod:`sparkfs.core.multisurf` note 3).
-    driver_budget_mb : float or None
-    turf_fraction : float in (0, 1) or None
-        TuRF: the fraction of the remaining features removed per round (scikit-rebate's ``pct``).
-    turf_keep : int
-        TuRF stops once at most this many features remain (``num_scores_to_return``).
+    options : MultiSURFOptions
+        The method's options (:class:`sparkfs.core.options.MultiSURFOptions`): ``variant``
+        (multisurf, multisurf-star, surf, surf-star), ``metric`` (Manhattan on ``scaling="range"``
+        is scikit-rebate's distance), ``scaling``, ``sample_size`` query rows drawn by ``seed``
+        (None: every row, collected once), ``block_size`` rows (and queries) per distance tile in
+        the tasks, ``turf_fraction`` (TuRF: the fraction of the remaining features removed per
+        round, scikit-rebate's ``pct``; None: no TuRF) and ``turf_keep`` (TuRF stops once at most
+        this many features remain, ``num_scores_to_return``).
+    engine : EngineOptions
+        The engine's settings (:class:`sparkfs.spark.method_setup.EngineOptions`); ``weight_col``:
+        instance weights (:mod:`sparkfs.core.multisurf` note 3).
+    **settings
+        The fields of ``options`` and ``engine`` as keywords instead (scripts and tests).
     """
-    _check_params(variant, metric, scaling, block_size, turf_fraction, turf_keep)
-    with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
-              row_id_col=row_id_col, transport=transport, query_batch_bytes=query_batch_bytes,
-              weight_col=weight_col, driver_budget_mb=driver_budget_mb,
-              fewer_rows_hint="set sampleSize to use a sample of the rows as queries", canonical=canonical) as rows:
-        if sample_size is not None:
-            _check_classes(rows.class_counts)  # before drawing: fail fast on one class
-        queries = rows.sample(sample_size, seed)
+    options, engine = options_of(MultiSURFOptions, options, engine, settings, "multisurf_statistics")
+    variant = options.variant
+    with rows_with_queries(df, features_col, label_col, num_features=num_features, num_classes=num_classes,
+                           engine=engine, sample_size=options.sample_size, seed=options.seed,
+                           check_classes=_check_classes) as (rows, queries):
         class_counts = rows.class_counts
-        _check_classes(class_counts)
-        scale = np.ones(num_features)
-        if scaling != "none":
-            statistics = rows.column_statistics()
-            scale = relief_math.feature_scale(scaling, minimum=statistics.minimum, maximum=statistics.maximum,
-                                              std=statistics.std, num_features=num_features)
+        scale, _ = feature_scale_of(rows, options.scaling)
         scaled = rows.scaled_by(scale)
         scaled.check_magnitude(variant)
         info: Dict[str, Any] = {}
@@ -306,23 +256,24 @@ def multisurf_statistics(
 
         def score_features(features):
             subset = None if features.size == num_features else np.asarray(features, dtype=np.int64)
-            setup = _Setup(variant, metric, num_classes, block_size, subset)
+            setup = _Setup(variant, options.metric, num_classes, options.block_size, subset)
             scores, thresholds["near"], thresholds["far"] = _fit_scores(scaled, shipped, setup, info)
             return scores
 
         turf_features, tiers = None, []
         with ShippedQueries(scaled, queries) as shipped:  # one broadcast per batch for every pass and round
-            if turf_fraction is None:
+            if options.turf_fraction is None:
                 scores = score_features(np.arange(num_features))
             else:
-                scores, turf_features, tiers = ms_math.turf(score_features, num_features, turf_fraction, turf_keep)
+                scores, turf_features, tiers = ms_math.turf(score_features, num_features,
+                                                            options.turf_fraction, options.turf_keep)
                 info["turf_rounds"] = len(tiers)
         info.update(rows.info)
         info["query_batches"] = len(query_batches(scaled, queries, shipped_bytes_per_query=_THRESHOLD_BYTES
                                                   + 16.0 * num_classes))
         info["transport"] = rows.transport
     return MultiSURFResult(
-        scores=scores, variant=variant, metric=metric, scaling=scaling, n_rows=int(class_counts.sum()),
+        scores=scores, variant=variant, metric=options.metric, scaling=options.scaling, n_rows=int(class_counts.sum()),
         n_queries=len(queries), class_counts=class_counts, query_ids=queries.ids,
         near_thresholds=thresholds["near"], far_thresholds=thresholds["far"], feature_scale=scale,
         turf_features=turf_features, turf_tiers=tiers, info=info,

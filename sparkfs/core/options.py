@@ -1,0 +1,215 @@
+"""The options of each method, one frozen and validated object per method (issue 25).
+
+A selector builds its method's options once from its Params and hands them to the method's Spark
+function (``relief_statistics(df, ..., options=ReliefOptions(...))``); the Spark function and
+the core read them and check nothing again. Every check is in ``__post_init__`` and its message
+names the parameter, the function whose parameters these are (``owner``) and the value: "The 'k'
+parameter of relief_statistics must be an int in the range [1, inf). Got 0 instead."
+
+The settings of the pair engine itself (row ids, instance weights, transport, the driver budget,
+the canonical layout) are one object of the Spark layer, shared by every method on it:
+:class:`sparkfs.spark.rows.EngineOptions`.
+
+Still taking keyword arguments (to be moved here): SVM-RFE, QFS / LFS / Fisher-Markov, Parzen-ISE
+and the anova / chi2 baselines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Optional, Tuple, Union
+
+import numpy as np
+
+from sparkfs.core.information import CRITERIA, MRMR_FORMS
+from sparkfs.core.margin_runs import PAPER, MarginRun
+from sparkfs.core.multisurf import VARIANTS as MULTISURF_VARIANTS
+from sparkfs.core.neighbours import METRICS
+from sparkfs.core.relief import VARIANTS as RELIEF_VARIANTS
+from sparkfs.core.scaling import SCALINGS
+
+#: Projections of Lmba's step (:mod:`sparkfs.core.margin_weighting`).
+PROJECTIONS = ("none", "clip")
+#: How the information family codes a feature's values.
+DISCRETIZATIONS = ("equal-frequency", "none")
+
+
+def invalid(parameter: str, owner: str, constraint: str, value) -> ValueError:
+    """The refusal of one parameter's value, naming the parameter, its owner and the value."""
+    return ValueError(f"The {parameter!r} parameter of {owner} must be {constraint}. Got {value!r} instead.")
+
+
+def check_choice(parameter: str, owner: str, value, choices) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise invalid(parameter, owner, "a str among {" + ", ".join(repr(c) for c in choices) + "}", value)
+    return value
+
+
+def check_int(parameter: str, owner: str, value, minimum: int, *, optional: bool = False) -> Optional[int]:
+    """An int >= ``minimum`` (None too when ``optional``)."""
+    if optional and value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise invalid(parameter, owner, f"an int in the range [{minimum}, inf)" + (" or None" if optional else ""),
+                      value)
+    return int(value)
+
+
+def check_positive(parameter: str, owner: str, value) -> float:
+    number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    if not number or not np.isfinite(value) or value <= 0:
+        raise invalid(parameter, owner, "a float in the range (0, inf)", value)
+    return float(value)
+
+
+def _check_common(options, owner: str) -> None:
+    """The fields several methods share: ``sample_size``, ``seed``, ``block_size``, ``scaling``."""
+    names = {field.name for field in fields(options)}
+    if "sample_size" in names:
+        check_int("sample_size", owner, options.sample_size, 1, optional=True)
+    if "seed" in names and (isinstance(options.seed, (bool, np.bool_))
+                            or not isinstance(options.seed, (int, np.integer))):
+        raise invalid("seed", owner, "an int", options.seed)
+    if "block_size" in names:
+        check_int("block_size", owner, options.block_size, 1)
+    if "scaling" in names:
+        check_choice("scaling", owner, options.scaling, SCALINGS)
+
+
+Sigma = Union[None, float, Tuple[float, ...]]
+
+
+@dataclass(frozen=True)
+class ReliefOptions:
+    """The Relief family (:func:`sparkfs.spark.relief.relief_statistics`): ``variant`` among
+    relief, relieff, mrelief, prelief; ``k`` neighbours per class; ``sigma`` Parzen-Relief's
+    bandwidth in scaled units (a positive float, one per feature, or None: the default)."""
+
+    variant: str
+    k: int = 10
+    metric: str = "euclidean"
+    scaling: str = "none"
+    sample_size: Optional[int] = None
+    seed: int = 0
+    sigma: Sigma = None
+    block_size: int = 2048
+    return_query_margins: bool = False
+
+    def __post_init__(self):
+        owner = "relief_statistics"
+        check_choice("variant", owner, self.variant, RELIEF_VARIANTS)
+        check_choice("metric", owner, self.metric, METRICS)
+        check_int("k", owner, self.k, 1)
+        _check_common(self, owner)
+        if self.sigma is not None:
+            values = np.asarray(self.sigma, dtype=np.float64)
+            if values.ndim > 1 or not np.all(np.isfinite(values)) or np.any(values <= 0):
+                raise invalid("sigma", owner, "None, a positive float or a list of positive floats", self.sigma)
+            if values.ndim == 1:
+                object.__setattr__(self, "sigma", tuple(float(v) for v in values))
+
+    def sigma_of(self, num_features: int) -> Optional[np.ndarray]:
+        """``sigma`` as one bandwidth per feature (None: the default, from the data)."""
+        if self.sigma is None:
+            return None
+        values = np.asarray(self.sigma, dtype=np.float64)
+        if values.ndim == 1 and values.shape[0] != num_features:
+            raise invalid("sigma", "relief_statistics",
+                          f"None, a positive float or an array of {num_features} positive floats", self.sigma)
+        return np.broadcast_to(values, (num_features,)).copy()
+
+
+@dataclass(frozen=True)
+class MultiSURFOptions:
+    """The MultiSURF family and TuRF (:func:`sparkfs.spark.multisurf.multisurf_statistics`):
+    ``turf_fraction`` (None: no TuRF) of the remaining features removed per round until at most
+    ``turf_keep`` remain."""
+
+    variant: str = "multisurf"
+    metric: str = "manhattan"
+    scaling: str = "range"
+    sample_size: Optional[int] = None
+    seed: int = 0
+    block_size: int = 2048
+    turf_fraction: Optional[float] = None
+    turf_keep: int = 100
+
+    def __post_init__(self):
+        owner = "multisurf_statistics"
+        check_choice("variant", owner, self.variant, MULTISURF_VARIANTS)
+        check_choice("metric", owner, self.metric, METRICS)
+        _check_common(self, owner)
+        if self.turf_fraction is not None and not (isinstance(self.turf_fraction, (int, float, np.number))
+                                                   and 0.0 < self.turf_fraction < 1.0):
+            raise invalid("turf_fraction", owner, "None or a float in the range (0, 1)", self.turf_fraction)
+        check_int("turf_keep", owner, self.turf_keep, 1)
+
+
+@dataclass(frozen=True)
+class LmbaOptions:
+    """Lmba (:func:`sparkfs.spark.margin_weighting.lmba_statistics`): ``k`` target neighbours,
+    the hinge's ``c``, the loop ``run``, the step's ``projection``; the pool (``sample_size``
+    rows, or all) and, with ``within_pool``, the whole loop among the pool's rows."""
+
+    k: int = 3
+    c: float = 1.0
+    run: MarginRun = PAPER
+    projection: str = "none"
+    sample_size: Optional[int] = None
+    seed: int = 0
+    scaling: str = "none"
+    block_size: int = 2048
+    within_pool: bool = False
+
+    def __post_init__(self):
+        owner = "lmba_statistics"
+        check_int("k", owner, self.k, 1)
+        check_positive("c", owner, self.c)
+        check_choice("projection", owner, self.projection, PROJECTIONS)
+        if not isinstance(self.run, MarginRun):
+            raise invalid("run", owner, "a MarginRun", self.run)
+        _check_common(self, owner)
+
+
+@dataclass(frozen=True)
+class SimbaOptions:
+    """Simba (:func:`sparkfs.spark.margin_weighting.simba_statistics`): the loop ``run``, the pool
+    and ``within_pool`` as :class:`LmbaOptions`."""
+
+    run: MarginRun = PAPER
+    sample_size: Optional[int] = None
+    seed: int = 0
+    scaling: str = "none"
+    block_size: int = 2048
+    within_pool: bool = False
+
+    def __post_init__(self):
+        owner = "simba_statistics"
+        if not isinstance(self.run, MarginRun):
+            raise invalid("run", owner, "a MarginRun", self.run)
+        _check_common(self, owner)
+
+
+@dataclass(frozen=True)
+class InformationOptions:
+    """mRMR, JMI and CMIM (:func:`sparkfs.spark.information.information_selection`): ``num_select``
+    features by ``criterion`` (mRMR in ``form``), values coded into ``bins`` codes by
+    ``discretization`` with cut points from a ``sample_size``-row sample drawn by ``seed``."""
+
+    num_select: int
+    criterion: str = "mrmr"
+    form: str = "difference"
+    bins: int = 10
+    discretization: str = "equal-frequency"
+    sample_size: int = 10_000
+    seed: int = 0
+
+    def __post_init__(self):
+        owner = "information_selection"
+        check_int("num_select", owner, self.num_select, 1)
+        check_choice("criterion", owner, self.criterion, CRITERIA)
+        check_choice("form", owner, self.form, MRMR_FORMS)
+        check_int("bins", owner, self.bins, 2)
+        check_choice("discretization", owner, self.discretization, DISCRETIZATIONS)
+        check_int("sample_size", owner, self.sample_size, 1)
+        _check_common(self, owner)

@@ -1,0 +1,112 @@
+"""What the Spark function of every method on the pair engine starts with.
+
+* :class:`EngineOptions`: the engine's settings (row ids, instance weights, transport, query
+  batch budget, driver budget, canonical layout), frozen and validated once, shared by every
+  method; the method's own options are one object of :mod:`sparkfs.core.options`.
+* :func:`options_of`: the keyword form (``relief_statistics(df, ..., variant="relieff", k=3)``)
+  for scripts and tests, split into the two objects.
+* :func:`rows_with_queries`: the prepared :class:`~sparkfs.spark.rows.Rows` and the query set (a
+  sample, or every row), the method's class rule checked before the sample travels and after.
+* :func:`feature_scale_of`: the divisor of every feature for a scaling (and the column
+  statistics it came from).
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
+from typing import Any, Callable, Dict, Iterator, Optional, Tuple
+
+import numpy as np
+
+from sparkfs.core.options import check_int, invalid
+from sparkfs.core.relief import feature_scale
+from sparkfs.spark.blocks import TRANSPORTS
+from sparkfs.spark.rows import Rows, RowSet
+
+#: How to bring fewer rows to the driver when the queries are every row (the selectors' Param).
+SAMPLE_HINT = "set sampleSize to use a sample of the rows as queries"
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """The pair engine's settings (see :class:`sparkfs.spark.rows.Rows` for each)."""
+
+    row_id_col: Optional[str] = None
+    weight_col: Optional[str] = None
+    transport: str = "auto"
+    query_batch_bytes: Optional[int] = None
+    driver_budget_mb: Optional[float] = None
+    canonical: bool = True
+
+    def __post_init__(self):
+        owner = "EngineOptions"
+        if self.transport not in TRANSPORTS:
+            raise invalid("transport", owner, "a str among {" + ", ".join(repr(t) for t in TRANSPORTS) + "}",
+                          self.transport)
+        check_int("query_batch_bytes", owner, self.query_batch_bytes, 1, optional=True)
+        budget = self.driver_budget_mb
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float, np.number))
+                                   or not np.isfinite(budget) or budget <= 0):
+            raise invalid("driver_budget_mb", owner, "None or a float in the range (0, inf)", budget)
+        for name in ("row_id_col", "weight_col"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise invalid(name, owner, "None or a column name", value)
+
+    def rows(self, df, features_col: str, label_col: Optional[str], *, num_features: int,
+             num_classes: Optional[int], cache_blocks: bool = False, fewer_rows_hint: str = SAMPLE_HINT) -> Rows:
+        """The :class:`Rows` of ``df`` with these settings (use as a context manager)."""
+        return Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
+                    weight_col=self.weight_col, row_id_col=self.row_id_col, transport=self.transport,
+                    query_batch_bytes=self.query_batch_bytes, cache_blocks=cache_blocks,
+                    driver_budget_mb=self.driver_budget_mb, fewer_rows_hint=fewer_rows_hint,
+                    canonical=self.canonical)
+
+
+def options_of(options_class, options, engine: Optional[EngineOptions], settings: Dict[str, Any], owner: str):
+    """``(options, engine)`` of a method's Spark function: the objects given, or built from the
+    keyword ``settings`` (each name a field of ``options_class`` or of :class:`EngineOptions`)."""
+    own = {field.name for field in fields(options_class)}
+    engine_names = {field.name for field in fields(EngineOptions)}
+    unknown = sorted(set(settings) - own - engine_names)
+    if unknown:
+        raise TypeError(f"{owner}() got unexpected keyword arguments {unknown}")
+    if options is not None and own & set(settings):
+        raise TypeError(f"{owner}(): pass either options= or its fields {sorted(own & set(settings))}, not both")
+    if engine is not None and engine_names & set(settings):
+        raise TypeError(f"{owner}(): pass either engine= or its fields {sorted(engine_names & set(settings))}, "
+                        "not both")
+    if options is None:
+        options = options_class(**{name: value for name, value in settings.items() if name in own})
+    if engine is None:
+        engine = EngineOptions(**{name: value for name, value in settings.items() if name in engine_names})
+    return options, engine
+
+
+@contextmanager
+def rows_with_queries(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
+                      engine: EngineOptions, sample_size: Optional[int], seed: int,
+                      check_classes: Callable[[np.ndarray], None]) -> Iterator[Tuple[Rows, RowSet]]:
+    """``with rows_with_queries(...) as (rows, queries):`` the prepared rows and the query set
+    (``sample_size`` rows drawn by ``seed``, or every row), ``check_classes(class_counts)`` run
+    before a sample is drawn (fail fast) and on the counts the queries came with."""
+    with engine.rows(df, features_col, label_col, num_features=num_features, num_classes=num_classes) as rows:
+        if sample_size is not None:
+            check_classes(rows.class_counts)
+        queries = rows.sample(sample_size, seed)
+        check_classes(rows.class_counts)
+        yield rows, queries
+
+
+def feature_scale_of(rows: Rows, scaling: str, *, need_statistics: bool = False):
+    """``(scale, statistics)``: the divisor of every feature for ``scaling`` (ones for "none") and
+    the column statistics (None unless computed: for a scaling, or when ``need_statistics``)."""
+    if scaling == "none" and not need_statistics:
+        return np.ones(rows.num_features), None
+    statistics = rows.column_statistics()
+    if scaling == "none":
+        return np.ones(rows.num_features), statistics
+    scale = feature_scale(scaling, minimum=statistics.minimum, maximum=statistics.maximum, std=statistics.std,
+                          num_features=rows.num_features)
+    return scale, statistics

@@ -1,0 +1,227 @@
+"""The prepared input of the pair engine: one seam of :class:`sparkfs.spark.rows.Rows`.
+
+:class:`PreparedRows` selects the input's features, class index, optional instance weights and
+a stable row id once, persists them for the object's lifetime, counts the rows (per class and,
+for positional ids, per partition) and lays them out canonically when asked to. The other seams
+of :class:`~sparkfs.spark.rows.Rows` -- the driver-side row sets under a budget
+(:mod:`sparkfs.spark.driver_rows`) and the pass runner (:mod:`sparkfs.spark.pass_runner`) -- read
+their rows from here.
+
+Row ids and determinism
+-----------------------
+Rows need a stable id to exclude a query from its own neighbours, to break distance ties
+(smaller id first) and to order the sums of the canonical layout (:mod:`sparkfs.spark.canonical`).
+With ``row_id_col`` (unique, non-null integers) the ids are the user's and *everything* --
+sample, ties, sums -- is independent of the row order and of the partitioning: the same bits.
+Without it, a row's id is its **position in the DataFrame's row order** (0..n-1: rows per
+partition counted JVM-side, then ``offset[partition] + index within partition`` from
+``monotonically_increasing_id``). That position does not change when the same ordered data are
+split into more or fewer partitions (``coalesce``, another ``maxPartitionBytes``, another
+``parallelize(numSlices)``), so results are the same bits for 1 or several partitions. Rows that
+arrive in *another order* (a ``repartition``, or the same rows written as other files: Spark packs
+files into partitions by size) get other positions: the sample stays the same rows (it is drawn
+by content, :mod:`sparkfs.spark.driver_rows`), but the sums run in another order (scores equal to
+rounding) and distance ties between rows of different content break otherwise -- pass
+``row_id_col`` for the same bits.
+The input must be deterministic across passes: an input that is not cached and reads no cached
+data is persisted for the lifetime of the object (like Spark ML's iterative estimators) and
+unpersisted at the end; cache the input yourself to share it between calls.
+
+Numeric policy: non-finite feature values raise :class:`InvalidInputError`; labels must be class
+indices 0..C-1 (doubles like 2.0 accepted); weights must be finite and >= 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Optional
+
+import numpy as np
+
+from sparkfs.errors import InvalidInputError
+from sparkfs.spark.canonical import lay_out
+from sparkfs.spark.row_sets import (PARTITION_SHIFT, Block, check_finite, check_user_ids, class_counts_of,
+                                    offsets_of_partitions, scale_columns)
+
+#: Column names of the prepared input (what the passes' Arrow batches hold).
+FEATURES = "__sparkfs_features"
+LABEL = "__sparkfs_label"
+WEIGHT = "__sparkfs_weight"
+ROW_ID = "__sparkfs_row_id"
+MONOTONIC_ID = "__sparkfs_monotonic_id"
+
+
+def as_block(raw, inverse_scale, has_weights: bool) -> Block:
+    """An Arrow batch's columns (see blocks.batch_to_block) as a checked, scaled :class:`Block`."""
+    matrix = raw[FEATURES]
+    check_finite(matrix)
+    weights = None
+    if has_weights:
+        weights = np.asarray(raw[WEIGHT], dtype=np.float64)
+        if not (np.all(np.isfinite(weights)) and np.all(weights >= 0)):
+            raise InvalidInputError("instance weights must be finite and >= 0")
+    return Block(scale_columns(matrix, inverse_scale), np.asarray(raw[ROW_ID], dtype=np.int64),
+                 np.asarray(raw[LABEL], dtype=np.float64).astype(np.int64), weights)
+
+
+def reads_cached_data(df) -> bool:
+    """True when ``df`` is cached or its plan reads a cached DataFrame (e.g. a column added to one).
+
+    Uses the JVM query execution when available (classic PySpark); otherwise only ``is_cached``.
+    """
+    if df.is_cached:
+        return True
+    try:
+        return "InMemoryRelation" in df._jdf.queryExecution().withCachedData().toString()
+    except Exception:  # Spark Connect or a changed internal API: be safe and persist
+        return False
+
+
+class PreparedRows:
+    """The input's columns selected once and persisted; counts, row ids and the pass input.
+
+    Parameters are those of :class:`sparkfs.spark.rows.Rows` of the same names; ``info`` is the
+    dict whose ``"passes"`` list records every pass run here.
+    """
+
+    def __init__(self, df, features_col: str, *, num_features: int, label_col: Optional[str] = None,
+                 num_classes: Optional[int] = None, weight_col: Optional[str] = None,
+                 row_id_col: Optional[str] = None, canonical: bool = True, info: Optional[Dict[str, Any]] = None):
+        from pyspark import StorageLevel
+        from pyspark.sql import functions as F
+
+        for name in (features_col, label_col, weight_col, row_id_col):
+            if name is not None and name not in df.columns:
+                raise InvalidInputError(f"column '{name}' not found; the input has columns {df.columns}")
+        if label_col is not None and num_classes is None:
+            raise ValueError("num_classes is required with label_col")
+        self.df = df
+        self.features_col, self.label_col, self.weight_col, self.row_id_col = features_col, label_col, weight_col, row_id_col
+        self.num_features = int(num_features)
+        self.num_classes = int(num_classes) if label_col is not None else 1
+        self.canonical = bool(canonical)
+        self.info = info if info is not None else {"row_ids": row_id_col or "position in input order", "passes": []}
+        columns = [F.col(features_col).alias(FEATURES)]
+        columns.append(F.col(label_col).cast("double").alias(LABEL) if label_col else F.lit(0.0).alias(LABEL))
+        if weight_col:
+            columns.append(F.col(weight_col).cast("double").alias(WEIGHT))
+        if row_id_col:
+            columns.append(F.col(row_id_col).cast("long").alias(ROW_ID))
+        else:
+            columns.append(F.monotonically_increasing_id().alias(MONOTONIC_ID))
+        base = df.select(*columns)
+        self._persisted = not reads_cached_data(df)
+        if self._persisted:
+            # Every pass must see the same rows in the same partitions (positional ids, sample).
+            base = base.persist(StorageLevel.MEMORY_AND_DISK)
+        #: The selected columns (features, label, [weight,] user row id or monotonic id).
+        self.base = base
+        self.offsets: Optional[Dict[int, int]] = None
+        self.known_class_counts: Optional[np.ndarray] = None
+        self._prepared = None
+
+    def release(self) -> None:
+        """Unpersist what this object persisted (the selected columns, the canonical layout)."""
+        if self._persisted:
+            self.base.unpersist()
+            self._persisted = False
+        if self.canonical and self._prepared is not None:
+            self._prepared.unpersist()
+            self._prepared = None
+
+    def diagnosed(self, action: Callable[[], Any]):
+        """Run a Spark action; a failed job is re-diagnosed to name the bad input (NaN, sizes...)."""
+        from sparkfs.spark.failures import resource_failure
+        from sparkfs.spark.stats import diagnose_input
+
+        try:
+            return action()
+        except (InvalidInputError, ValueError):
+            raise
+        except Exception as error:
+            resources = resource_failure(error)
+            if resources is not None:  # out of memory, or the JVM is gone: no scan can help
+                raise resources from error
+            diagnose_input(self.df, self.features_col, self.label_col, self.weight_col)
+            raise
+
+    @property
+    def has_user_ids(self) -> bool:
+        return bool(self.row_id_col)
+
+    @property
+    def has_weights(self) -> bool:
+        return bool(self.weight_col)
+
+    @property
+    def columns(self) -> List[str]:
+        """The columns of :attr:`prepared` every pass reads: features, label, [weight,] row id."""
+        return [FEATURES, LABEL] + ([WEIGHT] if self.weight_col else []) + [ROW_ID]
+
+    @property
+    def class_counts(self) -> np.ndarray:
+        if self.known_class_counts is None:
+            self.count_rows()
+        return self.known_class_counts
+
+    @property
+    def partition_offsets(self) -> Optional[Dict[int, int]]:
+        """Rows before each partition (positional ids only; None with user ids)."""
+        if self.has_user_ids:
+            return None
+        if self.offsets is None:
+            self.count_rows()
+        return dict(self.offsets)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.class_counts.sum())
+
+    def count_rows(self) -> None:
+        """Counts pass (JVM): rows per class and, for positional ids, the partition offsets."""
+        from pyspark.sql import functions as F
+
+        base = self.base
+        if self.has_user_ids:
+            per_label = {row[LABEL]: row["count"] for row in base.groupBy(LABEL).count().collect()}
+            id_stats = base.agg(
+                F.count(F.lit(1)).alias("rows"), F.count(ROW_ID).alias("non_null"),
+                F.count_distinct(ROW_ID).alias("distinct"),
+            ).first()
+            check_user_ids(id_stats["rows"], id_stats["non_null"], id_stats["distinct"])
+        else:
+            partition = F.shiftright(F.col(MONOTONIC_ID), PARTITION_SHIFT).alias("partition")
+            per_label, per_partition = {}, {}
+            for row in base.groupBy(partition, F.col(LABEL)).count().collect():
+                per_label[row[LABEL]] = per_label.get(row[LABEL], 0) + row["count"]
+                per_partition[row["partition"]] = per_partition.get(row["partition"], 0) + row["count"]
+            self.offsets = offsets_of_partitions(per_partition)
+        self.known_class_counts = class_counts_of(per_label, self.num_classes)
+        self.info["passes"].append("counts")
+
+    @property
+    def prepared(self):
+        """The DataFrame every pass runs on: features, label, [weight,] row id (laid out by row id
+        with ``canonical``)."""
+        from pyspark.sql import functions as F
+
+        if self._prepared is not None:
+            return self._prepared
+        keep = [FEATURES, LABEL] + ([WEIGHT] if self.weight_col else [])
+        if self.has_user_ids:
+            prepared = self.base.select(*keep, ROW_ID)
+        else:
+            if self.offsets is None:
+                self.count_rows()
+            pairs = [F.lit(value) for pair in sorted(self.offsets.items()) for value in pair]
+            offset_map = F.create_map(*pairs)
+            position = F.col(MONOTONIC_ID).bitwiseAND(F.lit((1 << PARTITION_SHIFT) - 1))
+            partition = F.shiftright(F.col(MONOTONIC_ID), PARTITION_SHIFT)
+            prepared = self.base.select(*keep, (F.element_at(offset_map, partition) + position).alias(ROW_ID))
+        if self.canonical:
+            from pyspark import StorageLevel
+
+            partitions = int(self.df.sparkSession.conf.get("spark.sql.shuffle.partitions", "200"))
+            prepared = lay_out(prepared, ROW_ID, self.n_rows, partitions)
+            prepared = prepared.persist(StorageLevel.MEMORY_AND_DISK)
+        self._prepared = prepared
+        return self._prepared
