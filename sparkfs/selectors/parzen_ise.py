@@ -4,7 +4,6 @@ c-means groups): :class:`ParzenISERanker`. The model and every choice: ``docs/pa
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 from pyspark import keyword_only
@@ -12,7 +11,7 @@ from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.core.parzen_ise import CRITERIA, DEFAULT_CRITERION, DEFAULT_RANK_BY
 from sparkfs.core.parzen_ise_marginal import RANKINGS
-from sparkfs.errors import DefaultSampleWarning, InvalidInputError
+from sparkfs.errors import InvalidInputError
 from sparkfs.selectors._base import CHOOSE_SAMPLE, FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import (
     MAX_BLOCK_SIZE,
