@@ -58,6 +58,7 @@ def main():
     from _common import session
     from sparkfs import InformationSelector
 
+    load_before = os.getloadavg()
     spark = session()
     frame, path = load(spark, args.data, args.size, Path(args.workdir))
     frame = frame.cache()
@@ -70,9 +71,10 @@ def main():
 
     bare = min(timed(lambda: frame.select(Summarizer.metrics("mean", "variance").summary(F.col("features"))).collect())
                for _ in range(2))
-    lines = [f"## {args.data} {'' if args.data == 'dense' else args.size} ({rows:,} rows, `{Path(path).name}`)", "",
-             f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {platform.machine()}, {os.cpu_count()} cores, local[2], "
-             f"load average {os.getloadavg()[0]:.1f}; bare pass (Summarizer, cached) {bare:.2f} s.", "",
+    title = "dense" if args.data == "dense" else f"terms {args.size}"
+    lines = [f"## {title} ({rows:,} rows, `{Path(path).name}`)", "",
+             f"Measured {time.strftime('%Y-%m-%d %H:%M')} UTC on {platform.machine()}, {os.cpu_count()} cores, "
+             f"local[2], load average {os.getloadavg()[0]:.1f}; bare pass (Summarizer, cached) {bare:.2f} s.", "",
              "| criterion | features | fit s | fit with 1 feature s | s per further feature | per feature / bare pass |",
              "|---|---|---|---|---|---|"]
     for criterion in args.criteria.split(","):
@@ -82,6 +84,10 @@ def main():
         step = (fit - one) / max(args.num_features - 1, 1)
         lines.append(f"| {criterion} | {args.num_features} | {fit:.1f} | {one:.1f} | {step:.2f} | {step / bare:.2f}x |")
         print(lines[-1], flush=True)
+    load_after = os.getloadavg()
+    lines += ["", f"Command: `benchmarks/bench_information.py {' '.join(sys.argv[1:])}`; load average (1, 5, 15 min) "
+              f"before {', '.join(f'{v:.1f}' for v in load_before)}, after {', '.join(f'{v:.1f}' for v in load_after)} "
+              "(other jobs share the 2 cores)."]
     out = RESULTS / "information.md"
     header = "# mRMR, JMI and CMIM: seconds per selected feature against a bare pass\n\n"
     previous = out.read_text() if out.exists() else header
