@@ -80,7 +80,7 @@ def test_ranker_fit_transform_save_load_and_groups(spark, tmp_path):
     _, want = parzen_ise_in_memory(X, num_clusters=3, max_iter=3, fixed_feature=1, fcm_max_iter=6, seed=2)
     assert_close(model.scores, want["scores"])
     assert model.summary["groups"] == "fcm" and model.summary["held_out_feature"] == 1
-    assert model.summary["criterion"] == "marginal" and model.summary["rank_by"] == "weights"
+    assert model.summary["criterion"] == "marginal" and model.summary["rank_by"] == "reference"
     assert model.summary["fcm"]["clusters"] == 3 and model.summary["n_classes"] == 0
     assert model.transform(unlabelled).select("selected_features").first()[0].size == 2
     model.write().overwrite().save(str(tmp_path / "m"))
