@@ -8,10 +8,11 @@ parameter of relief_statistics must be an int in the range [1, inf). Got 0 inste
 
 The settings of the pair engine itself (row ids, instance weights, transport, the driver budget,
 the canonical layout) are one object of the Spark layer, shared by every method on it:
-:class:`sparkfs.spark.rows.EngineOptions`.
+:class:`sparkfs.spark.method_setup.EngineOptions`.
 
-Still taking keyword arguments (to be moved here): SVM-RFE, QFS / LFS / Fisher-Markov, Parzen-ISE
-and the anova / chi2 baselines.
+QFS / LFS / Fisher-Markov and the anova / chi2 baselines have no options object: their Spark
+functions are the shared one-pass statistics (``class_moments``, ``class_gram_statistics``), whose
+few arguments are settings of the pass, not of a method (``docs/architecture.md``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from sparkfs.core.scaling import SCALINGS
 PROJECTIONS = ("none", "clip")
 #: How the information family codes a feature's values.
 DISCRETIZATIONS = ("equal-frequency", "none")
+#: How SVM-RFE combines the one-vs-rest weights of a feature (:mod:`sparkfs.core.svm_rfe`).
+MULTICLASS = ("l2", "l1")
 
 
 def invalid(parameter: str, owner: str, constraint: str, value) -> ValueError:
@@ -60,6 +63,16 @@ def check_positive(parameter: str, owner: str, value) -> float:
     if not number or not np.isfinite(value) or value <= 0:
         raise invalid(parameter, owner, "a float in the range (0, inf)", value)
     return float(value)
+
+
+def check_step(owner: str, step):
+    """SVM-RFE's ``step``: an int >= 1 (features per round) or a float in (0, 1) (a share)."""
+    integer = isinstance(step, (int, np.integer)) and not isinstance(step, (bool, np.bool_))
+    if integer and step >= 1:
+        return int(step)
+    if isinstance(step, (float, np.floating)) and 0.0 < step < 1.0:
+        return float(step)
+    raise invalid("step", owner, "an int in the range [1, inf) or a float in the range (0, 1)", step)
 
 
 def _check_common(options, owner: str) -> None:
@@ -213,3 +226,41 @@ class InformationOptions:
         check_choice("discretization", owner, self.discretization, DISCRETIZATIONS)
         check_int("sample_size", owner, self.sample_size, 1)
         _check_common(self, owner)
+
+
+@dataclass(frozen=True)
+class SVMRFEOptions:
+    """SVM-RFE (:func:`sparkfs.spark.svm_rfe.spark_svm_rfe`, ``sparkml_svm_rfe`` and the driver's
+    :func:`sparkfs.core.svm_rfe.svm_rfe`): the elimination (``step``, ``n_features_to_select``,
+    ``multiclass``, ``halve_above``), the SVM (``C``, ``max_iter``, ``tol``) and, for the Spark
+    solver, ``standardize`` and ``centre`` (fit on the standardised features)."""
+
+    step: Union[int, float] = 0.1
+    n_features_to_select: int = 1
+    C: float = 1.0
+    max_iter: int = 100
+    tol: float = 1e-6
+    multiclass: str = "l2"
+    halve_above: int = 0
+    standardize: bool = False
+    centre: bool = False
+
+    def __post_init__(self):
+        owner = "svm_rfe"
+        object.__setattr__(self, "step", check_step(owner, self.step))
+        check_int("n_features_to_select", owner, self.n_features_to_select, 1)
+        object.__setattr__(self, "C", check_positive("C", owner, self.C))
+        check_int("max_iter", owner, self.max_iter, 1)
+        object.__setattr__(self, "tol", check_positive("tol", owner, self.tol))
+        check_choice("multiclass", owner, self.multiclass, MULTICLASS)
+        check_int("halve_above", owner, self.halve_above, 0)
+
+    def elimination(self) -> dict:
+        """The keywords of :func:`sparkfs.core.svm_rfe.recursive_elimination`."""
+        return {"step": self.step, "n_features_to_select": self.n_features_to_select,
+                "multiclass": self.multiclass, "halve_above": self.halve_above}
+
+    def driver_solver(self) -> dict:
+        """The keywords of :func:`sparkfs.core.svm_rfe.svm_rfe` (the driver's liblinear fits)."""
+        return {**self.elimination(), "C": self.C, "max_iter": self.max_iter, "tol": self.tol}
+
