@@ -26,6 +26,9 @@ from sparkfs.core.information import CRITERIA, MRMR_FORMS
 from sparkfs.core.margin_runs import PAPER, MarginRun
 from sparkfs.core.multisurf import VARIANTS as MULTISURF_VARIANTS
 from sparkfs.core.neighbours import METRICS
+from sparkfs.core.parzen_ise import DEFAULT_CRITERION as PARZEN_CRITERION
+from sparkfs.core.parzen_ise import DEFAULT_RANK_BY as PARZEN_RANK_BY
+from sparkfs.core.parzen_ise import check_options as check_parzen_options
 from sparkfs.core.relief import VARIANTS as RELIEF_VARIANTS
 from sparkfs.core.scaling import SCALINGS
 
@@ -263,4 +266,58 @@ class SVMRFEOptions:
     def driver_solver(self) -> dict:
         """The keywords of :func:`sparkfs.core.svm_rfe.svm_rfe` (the driver's liblinear fits)."""
         return {**self.elimination(), "C": self.C, "max_iter": self.max_iter, "tol": self.tol}
+
+
+@dataclass(frozen=True)
+class ParzenISEOptions:
+    """Parzen-ISE (:func:`sparkfs.spark.parzen_ise.parzen_ise_statistics` and
+    ``parzen_ise_on_sample``; each field is the keyword of
+    :func:`sparkfs.core.parzen_ise.parzen_ise_in_memory` of the same name): the groups (FCM's
+    ``num_clusters``, ``m``, ``memberships``, ``fcm_tol``, ``fcm_max_iter``, ``seed``), the window
+    ``h`` (None: from the data), the descent (``learning_rate``, ``max_iter``, ``tol``), the
+    held-out ``fixed_feature``, ``landmarks`` queries, ``variance_floor``, ``block_size``,
+    ``criterion`` and ``rank_by``."""
+
+    num_clusters: int = 3
+    m: float = 2.0
+    memberships: str = "hard"
+    h: Optional[float] = None
+    learning_rate: float = 0.1
+    max_iter: int = 100
+    tol: float = 1e-6
+    fixed_feature: Union[None, str, int] = "auto"
+    landmarks: Optional[int] = None
+    seed: int = 0
+    variance_floor: float = 1e-6
+    fcm_tol: float = 1e-6
+    fcm_max_iter: int = 300
+    block_size: int = 1024
+    criterion: str = PARZEN_CRITERION
+    rank_by: str = PARZEN_RANK_BY
+
+    def __post_init__(self):
+        owner = "parzen_ise_statistics"
+        check_parzen_options(None, owner=owner, **self._descent_fields())
+        check_int("num_clusters", owner, self.num_clusters, 1)
+        m_is_number = isinstance(self.m, (int, float, np.number)) and not isinstance(self.m, (bool, np.bool_))
+        if not m_is_number or not np.isfinite(self.m) or self.m <= 1:
+            raise invalid("m", owner, "a float in the range (1, inf)", self.m)
+        check_int("fcm_max_iter", owner, self.fcm_max_iter, 1)
+        if not (isinstance(self.fcm_tol, (int, float, np.number)) and self.fcm_tol >= 0):
+            raise invalid("fcm_tol", owner, "a float in the range [0, inf)", self.fcm_tol)
+        _check_common(self, owner)
+
+    def _descent_fields(self) -> dict:
+        names = ("memberships", "fixed_feature", "landmarks", "max_iter", "block_size", "learning_rate", "tol",
+                 "variance_floor", "h", "criterion", "rank_by")
+        return {name: getattr(self, name) for name in names}
+
+    def checked(self, num_features: int) -> dict:
+        """:func:`sparkfs.core.parzen_ise.check_options` of these options on ``num_features``
+        features (the descent's dict, floats as floats; ``fixed_feature`` within the features)."""
+        return check_parzen_options(num_features, owner="parzen_ise_statistics", **self._descent_fields())
+
+    def in_memory(self) -> dict:
+        """The keywords of :func:`sparkfs.core.parzen_ise.parzen_ise_in_memory`."""
+        return {field.name: getattr(self, field.name) for field in fields(self)}
 
