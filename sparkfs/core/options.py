@@ -321,3 +321,13 @@ class ParzenISEOptions:
         """The keywords of :func:`sparkfs.core.parzen_ise.parzen_ise_in_memory`."""
         return {field.name: getattr(self, field.name) for field in fields(self)}
 
+
+@dataclass(frozen=True)
+class MarginWeightOptions:
+    """Han & Yu's margin instance weights (:func:`sparkfs.spark.instance_weighting.margin_instance_weights`):
+    ``block_size`` rows per kernel block in the tasks; the rest is the engine's."""
+
+    block_size: int = 2048
+
+    def __post_init__(self):
+        _check_common(self, "margin_instance_weights")
