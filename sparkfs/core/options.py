@@ -8,10 +8,11 @@ parameter of relief_statistics must be an int in the range [1, inf). Got 0 inste
 
 The settings of the pair engine itself (row ids, instance weights, transport, the driver budget,
 the canonical layout) are one object of the Spark layer, shared by every method on it:
-:class:`sparkfs.spark.rows.EngineOptions`.
+:class:`sparkfs.spark.method_setup.EngineOptions`.
 
-Still taking keyword arguments (to be moved here): SVM-RFE, QFS / LFS / Fisher-Markov, Parzen-ISE
-and the anova / chi2 baselines.
+QFS / LFS / Fisher-Markov and the anova / chi2 baselines have no options object: their Spark
+functions are the shared one-pass statistics (``class_moments``, ``class_gram_statistics``), whose
+few arguments are settings of the pass, not of a method (``docs/architecture.md``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from sparkfs.core.information import CRITERIA, MRMR_FORMS
 from sparkfs.core.margin_runs import PAPER, MarginRun
 from sparkfs.core.multisurf import VARIANTS as MULTISURF_VARIANTS
 from sparkfs.core.neighbours import METRICS
+from sparkfs.core.parzen_ise import DEFAULT_CRITERION as PARZEN_CRITERION
+from sparkfs.core.parzen_ise import DEFAULT_RANK_BY as PARZEN_RANK_BY
+from sparkfs.core.parzen_ise import check_options as check_parzen_options
 from sparkfs.core.relief import VARIANTS as RELIEF_VARIANTS
 from sparkfs.core.scaling import SCALINGS
 
@@ -32,6 +36,8 @@ from sparkfs.core.scaling import SCALINGS
 PROJECTIONS = ("none", "clip")
 #: How the information family codes a feature's values.
 DISCRETIZATIONS = ("equal-frequency", "none")
+#: How SVM-RFE combines the one-vs-rest weights of a feature (:mod:`sparkfs.core.svm_rfe`).
+MULTICLASS = ("l2", "l1")
 
 
 def invalid(parameter: str, owner: str, constraint: str, value) -> ValueError:
@@ -60,6 +66,16 @@ def check_positive(parameter: str, owner: str, value) -> float:
     if not number or not np.isfinite(value) or value <= 0:
         raise invalid(parameter, owner, "a float in the range (0, inf)", value)
     return float(value)
+
+
+def check_step(owner: str, step):
+    """SVM-RFE's ``step``: an int >= 1 (features per round) or a float in (0, 1) (a share)."""
+    integer = isinstance(step, (int, np.integer)) and not isinstance(step, (bool, np.bool_))
+    if integer and step >= 1:
+        return int(step)
+    if isinstance(step, (float, np.floating)) and 0.0 < step < 1.0:
+        return float(step)
+    raise invalid("step", owner, "an int in the range [1, inf) or a float in the range (0, 1)", step)
 
 
 def _check_common(options, owner: str) -> None:
@@ -213,3 +229,105 @@ class InformationOptions:
         check_choice("discretization", owner, self.discretization, DISCRETIZATIONS)
         check_int("sample_size", owner, self.sample_size, 1)
         _check_common(self, owner)
+
+
+@dataclass(frozen=True)
+class SVMRFEOptions:
+    """SVM-RFE (:func:`sparkfs.spark.svm_rfe.spark_svm_rfe`, ``sparkml_svm_rfe`` and the driver's
+    :func:`sparkfs.core.svm_rfe.svm_rfe`): the elimination (``step``, ``n_features_to_select``,
+    ``multiclass``, ``halve_above``), the SVM (``C``, ``max_iter``, ``tol``) and, for the Spark
+    solver, ``standardize`` and ``centre`` (fit on the standardised features)."""
+
+    step: Union[int, float] = 0.1
+    n_features_to_select: int = 1
+    C: float = 1.0
+    max_iter: int = 100
+    tol: float = 1e-6
+    multiclass: str = "l2"
+    halve_above: int = 0
+    standardize: bool = False
+    centre: bool = False
+
+    def __post_init__(self):
+        owner = "svm_rfe"
+        object.__setattr__(self, "step", check_step(owner, self.step))
+        check_int("n_features_to_select", owner, self.n_features_to_select, 1)
+        object.__setattr__(self, "C", check_positive("C", owner, self.C))
+        check_int("max_iter", owner, self.max_iter, 1)
+        object.__setattr__(self, "tol", check_positive("tol", owner, self.tol))
+        check_choice("multiclass", owner, self.multiclass, MULTICLASS)
+        check_int("halve_above", owner, self.halve_above, 0)
+
+    def elimination(self) -> dict:
+        """The keywords of :func:`sparkfs.core.svm_rfe.recursive_elimination`."""
+        return {"step": self.step, "n_features_to_select": self.n_features_to_select,
+                "multiclass": self.multiclass, "halve_above": self.halve_above}
+
+    def driver_solver(self) -> dict:
+        """The keywords of :func:`sparkfs.core.svm_rfe.svm_rfe` (the driver's liblinear fits)."""
+        return {**self.elimination(), "C": self.C, "max_iter": self.max_iter, "tol": self.tol}
+
+
+@dataclass(frozen=True)
+class ParzenISEOptions:
+    """Parzen-ISE (:func:`sparkfs.spark.parzen_ise.parzen_ise_statistics` and
+    ``parzen_ise_on_sample``; each field is the keyword of
+    :func:`sparkfs.core.parzen_ise.parzen_ise_in_memory` of the same name): the groups (FCM's
+    ``num_clusters``, ``m``, ``memberships``, ``fcm_tol``, ``fcm_max_iter``, ``seed``), the window
+    ``h`` (None: from the data), the descent (``learning_rate``, ``max_iter``, ``tol``), the
+    held-out ``fixed_feature``, ``landmarks`` queries, ``variance_floor``, ``block_size``,
+    ``criterion`` and ``rank_by``."""
+
+    num_clusters: int = 3
+    m: float = 2.0
+    memberships: str = "hard"
+    h: Optional[float] = None
+    learning_rate: float = 0.1
+    max_iter: int = 100
+    tol: float = 1e-6
+    fixed_feature: Union[None, str, int] = "auto"
+    landmarks: Optional[int] = None
+    seed: int = 0
+    variance_floor: float = 1e-6
+    fcm_tol: float = 1e-6
+    fcm_max_iter: int = 300
+    block_size: int = 1024
+    criterion: str = PARZEN_CRITERION
+    rank_by: str = PARZEN_RANK_BY
+
+    def __post_init__(self):
+        owner = "parzen_ise_statistics"
+        check_parzen_options(None, owner=owner, **self._descent_fields())
+        check_int("num_clusters", owner, self.num_clusters, 1)
+        m_is_number = isinstance(self.m, (int, float, np.number)) and not isinstance(self.m, (bool, np.bool_))
+        if not m_is_number or not np.isfinite(self.m) or self.m <= 1:
+            raise invalid("m", owner, "a float in the range (1, inf)", self.m)
+        check_int("fcm_max_iter", owner, self.fcm_max_iter, 1)
+        if not (isinstance(self.fcm_tol, (int, float, np.number)) and self.fcm_tol >= 0):
+            raise invalid("fcm_tol", owner, "a float in the range [0, inf)", self.fcm_tol)
+        _check_common(self, owner)
+
+    def _descent_fields(self) -> dict:
+        names = ("memberships", "fixed_feature", "landmarks", "max_iter", "block_size", "learning_rate", "tol",
+                 "variance_floor", "h", "criterion", "rank_by")
+        return {name: getattr(self, name) for name in names}
+
+    def checked(self, num_features: int) -> dict:
+        """:func:`sparkfs.core.parzen_ise.check_options` of these options on ``num_features``
+        features (the descent's dict, floats as floats; ``fixed_feature`` within the features)."""
+        return check_parzen_options(num_features, owner="parzen_ise_statistics", **self._descent_fields())
+
+    def in_memory(self) -> dict:
+        """The keywords of :func:`sparkfs.core.parzen_ise.parzen_ise_in_memory`."""
+        return {field.name: getattr(self, field.name) for field in fields(self)}
+
+
+@dataclass(frozen=True)
+class MarginWeightOptions:
+    """Han & Yu's margin instance weights (:func:`sparkfs.spark.instance_weighting.margin_instance_weights`):
+    ``block_size`` rows per kernel block in the tasks; the rest is the engine's."""
+
+    block_size: int = 2048
+
+    def __post_init__(self):
+        _check_common(self, "margin_instance_weights")

@@ -120,18 +120,18 @@ class ISEValue(NamedTuple):
         return self.ise * self.log_gradient
 
 
-def _invalid(parameter: str, constraint: str, value) -> ValueError:
-    return ValueError(f"The {parameter!r} parameter of parzen_ise_in_memory must be {constraint}. Got {value!r} instead.")
+def _invalid(parameter: str, constraint: str, value, owner: str = "parzen_ise_in_memory") -> ValueError:
+    return ValueError(f"The {parameter!r} parameter of {owner} must be {constraint}. Got {value!r} instead.")
 
 
 def _is_int(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-def _positive_float(parameter: str, value, allow_zero: bool = False) -> float:
+def _positive_float(parameter: str, value, allow_zero: bool = False, owner: str = "parzen_ise_in_memory") -> float:
     number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
     if not number or not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        raise _invalid(parameter, f"a float in the range {'[' if allow_zero else '('}0, inf)", value)
+        raise _invalid(parameter, f"a float in the range {'[' if allow_zero else '('}0, inf)", value, owner)
     return float(value)
 
 
@@ -472,29 +472,36 @@ def runs_with_held_out_feature(run: Callable, num_features: int, fixed_feature) 
     return [first_run, run(least_important, first_run)]
 
 
-def check_options(num_features: int, *, memberships: str, fixed_feature, landmarks, max_iter, block_size,
+def check_options(num_features: Optional[int], *, memberships: str, fixed_feature, landmarks, max_iter, block_size,
                   learning_rate, tol, variance_floor, h, criterion: str = DEFAULT_CRITERION,
-                  rank_by: str = DEFAULT_RANK_BY) -> dict:
-    """Validated options shared by the in-memory driver and the Spark layer (descent options,
-    variance floor and h, None when it is to be derived from the data)."""
+                  rank_by: str = DEFAULT_RANK_BY, owner: str = "parzen_ise_in_memory") -> dict:
+    """Validated options shared by the in-memory driver and the Spark layer's
+    :class:`sparkfs.core.options.ParzenISEOptions` (descent options, variance floor and h, None
+    when it is to be derived from the data); ``num_features`` None: ``fixed_feature``'s upper
+    bound is checked later (:meth:`ParzenISEOptions.fixed_feature_of`). Messages name ``owner``."""
+    def refuse(parameter, constraint, value):
+        return _invalid(parameter, constraint, value, owner)
+
     if criterion not in CRITERIA:
-        raise _invalid("criterion", "a str among {'marginal', 'image'}", criterion)
+        raise refuse("criterion", "a str among {'marginal', 'image'}", criterion)
     if memberships not in MEMBERSHIPS:
-        raise _invalid("memberships", "a str among {'hard', 'soft'}", memberships)
-    if not (fixed_feature is None or fixed_feature == "auto" or (_is_int(fixed_feature) and 0 <= fixed_feature < num_features)):
-        raise _invalid("fixed_feature", f"None, 'auto' or an int in the range [0, {num_features - 1}]", fixed_feature)
+        raise refuse("memberships", "a str among {'hard', 'soft'}", memberships)
+    if not (fixed_feature is None or fixed_feature == "auto" or (
+            _is_int(fixed_feature) and 0 <= fixed_feature < (num_features or np.inf))):
+        bound = "inf)" if num_features is None else f"{num_features - 1}]"
+        raise refuse("fixed_feature", f"None, 'auto' or an int in the range [0, {bound}", fixed_feature)
     if landmarks is not None and not (_is_int(landmarks) and landmarks >= 2):
-        raise _invalid("landmarks", "None or an int in the range [2, inf)", landmarks)
+        raise refuse("landmarks", "None or an int in the range [2, inf)", landmarks)
     for name, value in (("max_iter", max_iter), ("block_size", block_size)):
         if not (_is_int(value) and value >= 1):
-            raise _invalid(name, "an int in the range [1, inf)", value)
+            raise refuse(name, "an int in the range [1, inf)", value)
     if rank_by not in pim.RANKINGS:
-        raise _invalid("rank_by", "a str among {" + ", ".join(repr(r) for r in pim.RANKINGS) + "}", rank_by)
+        raise refuse("rank_by", "a str among {" + ", ".join(repr(r) for r in pim.RANKINGS) + "}", rank_by)
     return {"criterion": criterion, "rank_by": rank_by,
-            "descent": {"learning_rate": _positive_float("learning_rate", learning_rate), "max_iter": int(max_iter),
-                        "tol": _positive_float("tol", tol, allow_zero=True)},
-            "variance_floor": _positive_float("variance_floor", variance_floor),
-            "h": None if h is None else _positive_float("h", h)}
+            "descent": {"learning_rate": _positive_float("learning_rate", learning_rate, owner=owner),
+                        "max_iter": int(max_iter), "tol": _positive_float("tol", tol, allow_zero=True, owner=owner)},
+            "variance_floor": _positive_float("variance_floor", variance_floor, owner=owner),
+            "h": None if h is None else _positive_float("h", h, owner=owner)}
 
 
 def parzen_ise_in_memory(X, y=None, *, num_clusters: int = 3, m: float = 2.0, memberships: str = "hard",

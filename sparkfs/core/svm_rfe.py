@@ -85,26 +85,14 @@ from sklearn.svm import LinearSVC
 
 from sparkfs import progress
 from sparkfs.core.instance_weighting import margin_instance_weights
+from sparkfs.core.options import MULTICLASS
+from sparkfs.core.options import check_step as _check_step
+from sparkfs.core.options import invalid as _invalid
 
 Matrix = Union[np.ndarray, sp.csr_matrix]
 
-MULTICLASS = ("l2", "l1")
-
-
-def _invalid(parameter: str, owner: str, constraint: str, value) -> ValueError:
-    return ValueError(f"The {parameter!r} parameter of {owner} must be {constraint}. Got {value!r} instead.")
-
-
 def _is_int(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
-
-def _check_step(owner: str, step):
-    if _is_int(step) and step >= 1:
-        return int(step)
-    if isinstance(step, (float, np.floating)) and 0.0 < step < 1.0:
-        return float(step)
-    raise _invalid("step", owner, "an int in the range [1, inf) or a float in the range (0, 1)", step)
 
 
 def elimination_count(n_remaining: int, step, n_features_to_select: int, halve_above: int = 0) -> int:

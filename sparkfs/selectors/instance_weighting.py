@@ -25,11 +25,13 @@ from pyspark.ml.param.shared import HasFeaturesCol, HasLabelCol, HasOutputCol
 from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
 
 from sparkfs.core.labels import check_class_labels
+from sparkfs.core.options import MarginWeightOptions
 from sparkfs.errors import DriverBudgetError, InvalidInputError
 from sparkfs.selectors._base import ParamsReader
 from sparkfs.selectors._params import MAX_BLOCK_SIZE, HasDeterministic, HasDriverBudget
 from sparkfs.spark.failures import with_resource_errors
 from sparkfs.spark.instance_weighting import margin_instance_weights, with_instance_weights
+from sparkfs.spark.method_setup import EngineOptions
 from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
 
 _LABEL_INDEX = "__sparkfs_label_index"
@@ -114,10 +116,12 @@ class MarginInstanceWeighter(Transformer, HasDriverBudget, HasDeterministic, Has
                 f"on the driver ({needed_mb:.0f} MiB), above driverBudgetMB={budget_mb:g}: raise driverBudgetMB "
                 "(sparkfs instance-weights --driver-budget-mb; and spark.driver.memory with it), or weight a sample of the rows")
         indexed = with_label_index(dataset, self.getLabelCol(), labels, _LABEL_INDEX)
+        # the driver budget is checked above, for the rows and their margin vectors together
+        engine = EngineOptions(row_id_col=self._row_id_col(), canonical=self.getDeterministic())
+        options = MarginWeightOptions(block_size=self.getOrDefault(self.blockSize))
         result = with_resource_errors(lambda: margin_instance_weights(
             indexed, self.getFeaturesCol(), _LABEL_INDEX, num_features=num_features, num_classes=len(labels),
-            row_id_col=self._row_id_col(), block_size=self.getOrDefault(self.blockSize),
-            canonical=self.getDeterministic()))
+            options=options, engine=engine))
         self.result = result
         self.summary = {
             "method": "margin instance weighting (Han & Yu 2010, eqs. 6-7)",

@@ -9,6 +9,7 @@ import numpy as np
 from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
+from sparkfs.core.options import ParzenISEOptions
 from sparkfs.core.parzen_ise import CRITERIA, DEFAULT_CRITERION, DEFAULT_RANK_BY
 from sparkfs.core.parzen_ise_marginal import RANKINGS
 from sparkfs.errors import InvalidInputError
@@ -174,19 +175,18 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
         size = max(MIN_DEFAULT_SAMPLE, math.isqrt(DEFAULT_PAIR_BUDGET // max(num_features, 1)))
         return (None, "every row") if size >= n_rows else (size, "default")
 
-    def _fit_rows(self, frame, label_col, num_features, num_classes, n_rows, options):
+    def _fit_rows(self, frame, label_col, num_features, num_classes, n_rows, options: ParzenISEOptions):
         """The Spark fit over every row, or the fit on a row sample on the driver (announced)."""
         sample, rule = self._row_sample(n_rows, num_features)
+        engine = self._engine_options()
         if sample is None:
             return parzen_ise_statistics(frame, self.getFeaturesCol(), label_col, num_features=num_features,
-                                         num_classes=num_classes, **options), rule
+                                         num_classes=num_classes, options=options, engine=engine), rule
         if rule == "default":
             self._warn_default_sample(type(self).__name__, f"every pair of the {n_rows:,} rows meets in each of the {num_features:,} features (rows x rows x features above {DEFAULT_PAIR_BUDGET:.0e})", f"the fit runs on {sample:,} rows drawn", after=", on the driver", advice=CHOOSE_SAMPLE + " or landmarks to use every row", stacklevel=4)  # noqa: E501
-        spark_only = {"row_id_col", "driver_budget_mb", "canonical"}
         return parzen_ise_on_sample(frame, self.getFeaturesCol(), label_col, num_features=num_features,
-                                    num_classes=num_classes, sample_size=sample, row_id_col=options["row_id_col"],
-                                    driver_budget_mb=options["driver_budget_mb"], canonical=options["canonical"],
-                                    **{key: value for key, value in options.items() if key not in spark_only}), rule
+                                    num_classes=num_classes, sample_size=sample, options=options,
+                                    engine=engine), rule
 
     def _data_bounds(self, shape):
         """numClusters within the rows (fuzzy c-means groups, when no labels are used)."""
@@ -201,7 +201,7 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
         if held_out.isdigit() and int(held_out) >= num_features:
             raise ValueError(f"The 'heldOutFeature' parameter of {type(self).__name__} must be 'auto', 'none' or a "
                              f"feature index in [0, {num_features - 1}]. Got {held_out!r} instead.")
-        options = dict(
+        options = ParzenISEOptions(
             num_clusters=self.getOrDefault(self.numClusters), m=self.getOrDefault(self.fuzzifier),
             memberships=self.getOrDefault(self.memberships), h=self._optional(self.windowWidth),
             learning_rate=self.getOrDefault(self.learningRate), max_iter=self.getOrDefault(self.maxIter),
@@ -209,10 +209,8 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
             (None if held_out == "none" else "auto"), landmarks=self._optional(self.landmarks),
             seed=self.getOrDefault(self.seed), variance_floor=self.getOrDefault(self.varianceFloor),
             fcm_tol=self.getOrDefault(self.fcmTol), fcm_max_iter=self.getOrDefault(self.fcmMaxIter),
-            row_id_col=self._optional(self.rowIdCol), block_size=self.getOrDefault(self.blockSize),
-            driver_budget_mb=self.getDriverBudgetMB(), criterion=self.getOrDefault(self.criterion),
-            rank_by=self.getOrDefault(self.rankBy),
-            canonical=self.getDeterministic())
+            block_size=self.getOrDefault(self.blockSize), criterion=self.getOrDefault(self.criterion),
+            rank_by=self.getOrDefault(self.rankBy))
         labels, counts = list(prepared.label_values), [int(c) for c in prepared.class_counts]
         if prepared.label_col is not None:
             result, sample_rule = self._fit_rows(prepared.indexed, prepared.label_col, num_features,
@@ -221,7 +219,7 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
             result, sample_rule = self._fit_rows(prepared.dataset, None, num_features, None, prepared.n_rows, options)
         last = result.info["runs"][-1]
         info = {"method": "parzen-ise", "criterion": result.info["criterion"],
-                "rank_by": options["rank_by"] if result.info["criterion"] == "marginal" else "weights",
+                "rank_by": options.rank_by if result.info["criterion"] == "marginal" else "weights",
                 "groups": result.groups,
                 "held_out_feature": result.info["fixed_feature"],
                 "window_width": float(result.info["h"]), "num_queries": int(result.info["num_queries"]),
@@ -233,7 +231,7 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
         if "ise_relative_standard_error" in last:
             info["ise_relative_standard_error"] = float(last["ise_relative_standard_error"])
         if result.groups == "fcm":
-            info["fcm"] = {"clusters": int(options["num_clusters"]), "iterations": int(result.info["fcm"]["iterations"]),
+            info["fcm"] = {"clusters": int(options.num_clusters), "iterations": int(result.info["fcm"]["iterations"]),
                            "converged": bool(result.info["fcm"]["converged"])}
         return ScoreResult(scores=result.scores, label_values=list(labels), class_counts=list(counts),
                            n_rows=result.n_rows, info=info)

@@ -60,6 +60,7 @@ normalised weights ``r_j = |w_j| / sum |w|`` (Han & Yu's view of RFE as feature 
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 from typing import Tuple
 
 import numpy as np
@@ -67,6 +68,7 @@ from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.core import svm_rfe as rfe_math
+from sparkfs.core.options import SVMRFEOptions
 from sparkfs.core.scaling import MAX_MAGNITUDE
 from sparkfs.errors import InvalidInputError, SolverConvergenceWarning
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
@@ -295,11 +297,12 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
             weight_col = _MARGIN_WEIGHT
             info["instance_weight_range"] = [float(weights.weights.min()), float(weights.weights.max())]
         defaults = SOLVER_DEFAULTS[solver]
-        options = dict(step=rfe_step(self.getOrDefault(self.step)), C=self.getOrDefault(self.C),
-                       max_iter=self._optional(self.maxIter) or defaults["max_iter"],
-                       tol=self._optional(self.tol) or defaults["tol"], multiclass=self.getOrDefault(self.multiclass),
-                       halve_above=self.getOrDefault(self.halveAbove),
-                       n_features_to_select=self.eliminationStop(num_features))
+        options = SVMRFEOptions(
+            step=rfe_step(self.getOrDefault(self.step)), C=self.getOrDefault(self.C),
+            max_iter=self._optional(self.maxIter) or defaults["max_iter"],
+            tol=self._optional(self.tol) or defaults["tol"], multiclass=self.getOrDefault(self.multiclass), halve_above=self.getOrDefault(self.halveAbove),
+            n_features_to_select=self.eliminationStop(num_features), standardize=self.getOrDefault(self.standardize),
+            centre=offset is not None)
         info["elimination"] = self._elimination_facts(num_features, options)
         frame = (data, features_col, weight_col, num_features, offset)
         if solver == "driver":
@@ -307,7 +310,7 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
         else:
             result, feature_arrays, extra = self._on_spark(frame, len(labels), options, solver)
         info.update(extra)
-        info["convergence"] = self._convergence(result, options["max_iter"], solver)
+        info["convergence"] = self._convergence(result, options.max_iter, solver)
         return prepared.result(result.scores, info=info, feature_arrays={"ranking": result.ranking, **feature_arrays})
 
     def _standardised(self, data, stats: dict, n_rows: int, num_features: int):
@@ -322,11 +325,11 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
                                     outputCol=_STANDARDISED)
         return scaler.transform(data), (offset if centred else None), centred
 
-    def _elimination_facts(self, num_features: int, options: dict) -> dict:
+    def _elimination_facts(self, num_features: int, options: SVMRFEOptions) -> dict:
         """What the elimination did, for the summary: where it stopped and the SVM fits of one run
         (every round's fit plus the final fit on the survivors), per bootstrap member for an ensemble."""
-        stop = options["n_features_to_select"]
-        fits = rfe_math.elimination_rounds(num_features, options["step"], stop, options["halve_above"])
+        stop = options.n_features_to_select
+        fits = rfe_math.elimination_rounds(num_features, options.step, stop, options.halve_above)
         return {"eliminate_all": bool(self.getOrDefault(self.eliminateAll)), "stopped_at": int(stop),
                 "rounds": int(fits - 1), "fits_per_run": int(fits)}
 
@@ -359,9 +362,9 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
         ensemble = self.getOrDefault(self.ensemble)
         if ensemble > 1:
             result = rfe_math.ensemble_svm_rfe(matrix, labels, ensemble=ensemble, seed=self.getOrDefault(self.seed),
-                                               sample_weight=weights, **options)
+                                               sample_weight=weights, **options.driver_solver())
             return result, {}, {}
-        result = rfe_math.svm_rfe(matrix, labels, sample_weight=weights, **options)
+        result = rfe_math.svm_rfe(matrix, labels, sample_weight=weights, **options.driver_solver())
         arrays, extra = self._path_arrays(result)
         return result, arrays, extra
 
@@ -369,17 +372,13 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
         from pyspark.sql import functions as F
 
         data, features_col, weight_col, num_features, offset = frame
+        engine = self._engine_options()   # driverBudgetMB, deterministic; the weights per member below
 
         def fit(member, weights):
-            if solver == "spark":
-                return spark_svm_rfe(member, features_col, _LABEL_INDEX, num_features=num_features,
-                                     num_classes=num_classes, weight_col=weights,
-                                     standardize=self.getOrDefault(self.standardize), centre=offset is not None,
-                                     driver_budget_mb=self.getOrDefault(self.driverBudgetMB),
-                                     canonical=self.getDeterministic(), **options)
             # pyspark.ml's LinearSVC does not penalise the intercept: centring would change nothing
-            return sparkml_svm_rfe(member, features_col, _LABEL_INDEX, num_features=num_features,
-                                   num_classes=num_classes, weight_col=weights, **options)
+            rfe = spark_svm_rfe if solver == "spark" else sparkml_svm_rfe
+            return rfe(member, features_col, _LABEL_INDEX, num_features=num_features, num_classes=num_classes,
+                       options=options, engine=replace(engine, weight_col=weights))
 
         ensemble = self.getOrDefault(self.ensemble)
         if ensemble == 1:

@@ -25,7 +25,6 @@ without a join, so the input's order and partitioning are kept.
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional
 
@@ -36,8 +35,9 @@ from sparkfs.core.instance_weighting import (
     margin_vector_group_weights,
     outlying_degrees,
 )
+from sparkfs.core.options import MarginWeightOptions, check_int
 from sparkfs.errors import InvalidInputError
-from sparkfs.spark.blocks import TRANSPORTS
+from sparkfs.spark.method_setup import EngineOptions, options_of
 from sparkfs.spark.neighbours import distance_sums, kernel_sums
 from sparkfs.spark.row_values import with_row_values
 from sparkfs.spark.rows import Rows
@@ -77,17 +77,9 @@ class InstanceWeightsResult:
         return int(self.ids.size)
 
 
-def _check_int(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"The '{name}' parameter of margin_instance_weights must be an int in the range "
-                         f"[{minimum}, inf). Got {value!r} instead.")
-    return int(value)
-
-
 def margin_instance_weights(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
-                            row_id_col: Optional[str] = None, transport: str = "auto",
-                            query_batch_bytes: Optional[int] = None, block_size: int = 2048,
-                            canonical: bool = True) -> InstanceWeightsResult:
+                            options: Optional[MarginWeightOptions] = None, engine: Optional[EngineOptions] = None,
+                            **settings) -> InstanceWeightsResult:
     """Margin vectors (eq. 6), outlying degrees and instance weights (eq. 7) of every row of ``df``.
 
     Parameters
@@ -98,16 +90,17 @@ def margin_instance_weights(df, features_col: str, label_col: str, *, num_featur
     label_col : str
         Class index 0..C-1 (see :func:`sparkfs.spark.stats.with_label_index`).
     num_features, num_classes : int
-    row_id_col : str, optional
-        Unique integer ids; default: the row's position in the input order.
-    transport : {"auto", "context", "dataframe"}
-    query_batch_bytes : int, optional
-        Largest query batch handed to the tasks at once.
-    block_size : int
-        Rows per kernel block in the tasks.
-    canonical : bool, default True
-        The canonical layout of :class:`Rows` (the same bits for any partitioning, one shuffle);
-        False: no layout, equal to rounding only (the selectors' ``deterministic=False``).
+    options : MarginWeightOptions
+        :class:`sparkfs.core.options.MarginWeightOptions`: ``block_size``, rows per kernel block
+        in the tasks.
+    engine : EngineOptions
+        :class:`sparkfs.spark.method_setup.EngineOptions`: ``row_id_col`` (unique integer ids;
+        default: the row's position in the input order), ``transport`` ("auto", "context" or
+        "dataframe"), ``query_batch_bytes`` (the largest query batch handed to the tasks at once),
+        ``canonical`` (the canonical layout of :class:`Rows`: the same bits for any partitioning,
+        one shuffle; False: equal to rounding only, the selectors' ``deterministic=False``).
+    **settings
+        The fields of ``options`` and ``engine`` as keywords instead (scripts and tests).
 
     Returns
     -------
@@ -118,15 +111,11 @@ def margin_instance_weights(df, features_col: str, label_col: str, *, num_featur
     InvalidInputError
         Rows of a single class (eq. 6 has no misses), NaN/inf values, bad row ids.
     """
-    if transport not in TRANSPORTS:
-        raise ValueError(f"The 'transport' parameter of margin_instance_weights must be a str among "
-                         f"{set(TRANSPORTS)}. Got {transport!r} instead.")
-    num_features = _check_int("num_features", num_features, 1)
-    num_classes = _check_int("num_classes", num_classes, 1)
-    block_size = _check_int("block_size", block_size, 1)
-    with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
-              row_id_col=row_id_col, transport=transport, query_batch_bytes=query_batch_bytes,
-              canonical=canonical) as rows:
+    options, engine = options_of(MarginWeightOptions, options, engine, settings, "margin_instance_weights")
+    num_features = check_int("num_features", "margin_instance_weights", num_features, 1)
+    num_classes = check_int("num_classes", "margin_instance_weights", num_classes, 1)
+    with engine.rows(df, features_col, label_col, num_features=num_features, num_classes=num_classes,
+                     fewer_rows_hint="weight a sample of the rows") as rows:
         queries = rows.collect()
         present = np.flatnonzero(rows.class_counts > 0)
         if present.size < 2:
@@ -136,11 +125,12 @@ def margin_instance_weights(df, features_col: str, label_col: str, *, num_featur
         if len(queries) < 2:
             raise InvalidInputError("margin instance weighting needs at least two rows")
         margins = kernel_sums(rows, queries, "abs", group_weights=margin_vector_group_weights(num_classes),
-                              exclude_self=False, per_query="dataframe", block_size=block_size)
+                              exclude_self=False, per_query="dataframe", block_size=options.block_size)
         margin_frame = margins.query_frame
         try:
             with Rows(margin_frame, _MARGIN_VECTOR, num_features=num_features, row_id_col=_MARGIN_ROW_ID,
-                      transport=rows.transport, query_batch_bytes=query_batch_bytes, canonical=canonical) as margin_rows:
+                      transport=rows.transport, query_batch_bytes=engine.query_batch_bytes,
+                      canonical=engine.canonical) as margin_rows:
                 margin_vectors = margin_rows.collect()
                 if not np.array_equal(margin_vectors.ids, queries.ids):
                     raise RuntimeError("the margin vectors' row ids differ from the rows' ids")

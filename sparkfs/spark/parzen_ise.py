@@ -33,8 +33,10 @@ from sparkfs import progress
 from sparkfs.core import fuzzy_cmeans as fcm
 from sparkfs.core import parzen_ise as pi
 from sparkfs.core import parzen_ise_marginal as pim
+from sparkfs.core.options import ParzenISEOptions
 from sparkfs.core.sampling import content_sample_keys
 from sparkfs.errors import InvalidInputError
+from sparkfs.spark.method_setup import EngineOptions, options_of
 from sparkfs.spark.passes import batched_pass, sum_merge
 from sparkfs.spark.rows import Block, Rows, RowSet
 
@@ -186,26 +188,22 @@ def _ise_pair_sums(rows: Rows, grouping, queries: RowSet, query_memberships, var
 
 
 def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None, *, num_features: int,
-                          num_classes: Optional[int] = None, num_clusters: int = 3, m: float = 2.0,
-                          memberships: str = "hard", h: Optional[float] = None, learning_rate: float = 0.1,
-                          max_iter: int = 100, tol: float = 1e-6, fixed_feature="auto", landmarks: Optional[int] = None,
-                          seed: int = 0, variance_floor: float = 1e-6, fcm_tol: float = 1e-6, fcm_max_iter: int = 300,
-                          row_id_col: Optional[str] = None, block_size: int = 1024,
-                          transport: str = "auto", driver_budget_mb: Optional[float] = None,
-                          criterion: str = pi.DEFAULT_CRITERION, rank_by: str = pi.DEFAULT_RANK_BY,
-                          query_batch_bytes: Optional[int] = None, canonical: bool = True) -> ParzenISEResult:
+                          num_classes: Optional[int] = None, options: Optional[ParzenISEOptions] = None,
+                          engine: Optional[EngineOptions] = None, **settings) -> ParzenISEResult:
     """Parzen-ISE weights on a DataFrame; equal to :func:`parzen_ise_in_memory` on the same rows
-    (``label_col``: a class index column 0..num_classes-1, else FCM groups). The pair sums run
-    per query batch of at most ``block_size`` queries and within ``query_batch_bytes`` (see
-    :class:`~sparkfs.spark.rows.Rows`; on Spark Connect at most 48 MiB per batch)."""
-    options = pi.check_options(num_features, memberships=memberships, fixed_feature=fixed_feature, landmarks=landmarks,
-                               max_iter=max_iter, block_size=block_size, learning_rate=learning_rate, tol=tol,
-                               variance_floor=variance_floor, h=h, criterion=criterion, rank_by=rank_by)
-    marginal = options["criterion"] == "marginal"
-    with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
-              row_id_col=row_id_col, transport=transport, cache_blocks=True, driver_budget_mb=driver_budget_mb,
-              query_batch_bytes=query_batch_bytes,
-              fewer_rows_hint="set landmarks to use a sample of the rows as queries", canonical=canonical) as rows:
+    (``label_col``: a class index column 0..num_classes-1, else FCM groups). ``options``: the
+    method's (:class:`sparkfs.core.options.ParzenISEOptions`); ``engine``: the pair engine's
+    (:class:`sparkfs.spark.method_setup.EngineOptions`: ``row_id_col``, ``transport``,
+    ``driver_budget_mb``, ``query_batch_bytes``, ``canonical``); or their fields as keywords.
+    The pair sums run per query batch of at most ``block_size`` queries and within
+    ``query_batch_bytes`` (see :class:`~sparkfs.spark.rows.Rows`; on Spark Connect at most 48 MiB
+    per batch)."""
+    options, engine = options_of(ParzenISEOptions, options, engine, settings, "parzen_ise_statistics")
+    checked = options.checked(num_features)   # the descent's values as floats, fixed_feature within the features
+    landmarks, seed, block_size = options.landmarks, options.seed, options.block_size
+    marginal = checked["criterion"] == "marginal"
+    with engine.rows(df, features_col, label_col, num_features=num_features, num_classes=num_classes,
+                     cache_blocks=True, fewer_rows_hint="set landmarks to use a sample of the rows as queries") as rows:
         num_rows = rows.n_rows
         if num_rows < 2:
             raise InvalidInputError(f"Parzen-ISE needs at least 2 rows; the input has {num_rows}")
@@ -216,19 +214,20 @@ def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None
         mean = np.asarray(statistics.mean, dtype=np.float64)
         population_std = np.asarray(statistics.std, dtype=np.float64) * np.sqrt((num_rows - 1) / num_rows)
         feature_variance = population_std ** 2
-        h_value = options["h"] if options["h"] is not None else (
+        h_value = checked["h"] if checked["h"] is not None else (
             pim.marginal_window_width(num_rows) if marginal else pi.default_window_width(num_rows, num_features))
-        info: Dict[str, Any] = {"h": h_value, "criterion": options["criterion"]}
+        info: Dict[str, Any] = {"h": h_value, "criterion": checked["criterion"]}
         if label_col is not None:
             grouping = {"centres": None, "num_groups": int(num_classes), "mean": mean}
             info["groups"] = "labels"
         else:
             centres, fcm_info = _fuzzy_cmeans(rows, mean, np.where(population_std > 0, population_std, 1.0),
-                                              num_clusters, m, fcm_tol, fcm_max_iter, seed)
-            grouping = {"centres": centres, "m": m, "hard": memberships == "hard", "num_groups": num_clusters,
-                        "mean": mean}
+                                              options.num_clusters, options.m, options.fcm_tol,
+                                              options.fcm_max_iter, seed)
+            grouping = {"centres": centres, "m": options.m, "hard": options.memberships == "hard",
+                        "num_groups": options.num_clusters, "mean": mean}
             info.update(groups="fcm", fcm=fcm_info, centres=centres + mean)
-        variances = _group_variances(rows, grouping, feature_variance, options["variance_floor"])
+        variances = _group_variances(rows, grouping, feature_variance, checked["variance_floor"])
         queries = rows.collect() if landmarks is None or landmarks >= num_rows else rows.sample(landmarks, seed + 1)
         # the queries centred at the column means (the rows are centred in the tasks)
         centred = RowSet(_centred(queries.matrix, mean), queries.ids, queries.labels)
@@ -242,39 +241,40 @@ def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None
                     lambda w, with_self: _marginal_terms(rows, grouping, centred, query_memberships, variances,
                                                          feature_variance, w, h_value, with_self, block_size),
                     num_rows=num_rows, num_features=num_features, fixed=fixed, num_queries=len(queries),
-                    max_iter=options["descent"]["max_iter"], tol=options["descent"]["tol"],
-                    previous=previous, rank_by=options["rank_by"])
+                    max_iter=checked["descent"]["max_iter"], tol=checked["descent"]["tol"],
+                    previous=previous, rank_by=checked["rank_by"])
             return pi.ise_run(pair_sums, num_rows=num_rows, num_features=num_features, variances=variances, h=h_value,
-                              fixed=fixed, num_queries=len(queries), descent_options=options["descent"])
+                              fixed=fixed, num_queries=len(queries), descent_options=checked["descent"])
 
-        runs = pi.runs_with_held_out_feature(run, num_features, fixed_feature)
+        runs = pi.runs_with_held_out_feature(run, num_features, options.fixed_feature)
         info.update(runs=runs, fixed_feature=runs[-1]["fixed_feature"], passes=len(rows.info["passes"]),
                     transport=rows.transport)
     return ParzenISEResult(pi.final_scores(runs), num_rows, info["groups"], info)
 
 
 def parzen_ise_on_sample(df, features_col: str, label_col: Optional[str] = None, *, num_features: int,
-                         num_classes: Optional[int] = None, sample_size: int, seed: int = 0,
-                         row_id_col: Optional[str] = None, transport: str = "auto",
-                         driver_budget_mb: Optional[float] = None, canonical: bool = True,
-                         **options) -> ParzenISEResult:
-    """Parzen-ISE on ``sample_size`` rows drawn by ``seed`` (:meth:`Rows.sample`: the rows of
-    smallest content key, the same for any partitioning), fitted on the driver by
-    :func:`sparkfs.core.parzen_ise.parzen_ise_in_memory` (``options``: its keyword arguments).
+                         num_classes: Optional[int] = None, sample_size: int,
+                         options: Optional[ParzenISEOptions] = None, engine: Optional[EngineOptions] = None,
+                         **settings) -> ParzenISEResult:
+    """Parzen-ISE on ``sample_size`` rows drawn by ``options.seed`` (:meth:`Rows.sample`: the rows
+    of smallest content key, the same for any partitioning), fitted on the driver by
+    :func:`sparkfs.core.parzen_ise.parzen_ise_in_memory` (``options``: its keyword arguments, as
+    :func:`parzen_ise_statistics`; of the engine, ``row_id_col``, ``transport``,
+    ``driver_budget_mb`` and ``canonical``).
 
     Every pair of rows meets in every feature (O(N^2 d) per evaluation, and a CSR row is densified
     for the Gaussian kernel), so on a large, wide input the selector's default is this sample
     (passes: the counts, the sample). ``n_rows`` is the input's; ``info["sample_rows"]`` the sample's.
     """
-    with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
-              row_id_col=row_id_col, transport=transport, driver_budget_mb=driver_budget_mb,
-              fewer_rows_hint="set sampleSize to fit on a smaller sample of the rows", canonical=canonical) as rows:
+    options, engine = options_of(ParzenISEOptions, options, engine, settings, "parzen_ise_on_sample")
+    with engine.rows(df, features_col, label_col, num_features=num_features, num_classes=num_classes,
+                     fewer_rows_hint="set sampleSize to fit on a smaller sample of the rows") as rows:
         num_rows = rows.n_rows
         if num_rows < 2:
             raise InvalidInputError(f"Parzen-ISE needs at least 2 rows; the input has {num_rows}")
-        sample = rows.sample(sample_size, seed)
+        sample = rows.sample(sample_size, options.seed)
         passes = len(rows.info["passes"])
     points = sample.matrix.toarray() if sp.issparse(sample.matrix) else np.asarray(sample.matrix, dtype=np.float64)
-    _, info = pi.parzen_ise_in_memory(points, sample.labels if label_col is not None else None, seed=seed, **options)
+    _, info = pi.parzen_ise_in_memory(points, sample.labels if label_col is not None else None, **options.in_memory())
     info.update(num_queries=int(info["num_queries"]), passes=passes, sample_rows=len(sample))
     return ParzenISEResult(info["scores"], num_rows, info["groups"], info)

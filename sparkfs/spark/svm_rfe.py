@@ -46,8 +46,10 @@ from typing import Optional
 import numpy as np
 
 from sparkfs.core.linear_svm import hinge_terms, minimise_hinge_objective
+from sparkfs.core.options import SVMRFEOptions
 from sparkfs.core.svm_rfe import RFEResult, recursive_elimination
 from sparkfs.errors import DriverBudgetError
+from sparkfs.spark.method_setup import EngineOptions, options_of
 from sparkfs.spark.row_sets import Block
 from sparkfs.spark.rows import Rows
 
@@ -74,40 +76,40 @@ def check_solver_memory(num_problems: int, num_features: int, driver_budget_mb: 
 
 
 def spark_svm_rfe(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
-                  weight_col: Optional[str] = None, step=0.1, n_features_to_select: int = 1, C: float = 1.0,
-                  max_iter: int = 100, tol: float = 1e-6, multiclass: str = "l2", halve_above: int = 0,
-                  standardize: bool = False, centre: bool = False, driver_budget_mb: Optional[float] = None,
-                  transport: str = "auto", canonical: bool = True) -> RFEResult:
+                  options: Optional[SVMRFEOptions] = None, engine: Optional[EngineOptions] = None,
+                  **settings) -> RFEResult:
     """SVM-RFE with the distributed L-BFGS SVM; same result type as :func:`sparkfs.core.svm_rfe.svm_rfe`.
 
     Parameters
     ----------
     df : DataFrame
         ``features_col`` (vectors of size ``num_features``), ``label_col`` (class index
-        0..C-1) and optional ``weight_col`` (non-negative instance weights), in a fixed order
-        (rows are numbered by position).
-    step, n_features_to_select, multiclass, halve_above
-        As :func:`sparkfs.core.svm_rfe.recursive_elimination`.
-    standardize, centre : bool
-        Fit on the standardised features, centred or not (module notes); False = as they are.
-    C : float
-        scikit-learn's C.
-    max_iter, tol
-        Of the L-BFGS fit (:func:`sparkfs.core.linear_svm.minimise_hinge_objective`).
-    canonical : bool, default True
-        The canonical layout of :class:`Rows` (the same bits for any partitioning, one shuffle);
-        False: no layout, equal to rounding only (the selectors' ``deterministic=False``).
+        0..C-1) and optional ``engine.weight_col`` (non-negative instance weights), in a fixed
+        order (rows are numbered by position).
+    options : SVMRFEOptions
+        :class:`sparkfs.core.options.SVMRFEOptions`: ``step``, ``n_features_to_select``,
+        ``multiclass``, ``halve_above`` as :func:`sparkfs.core.svm_rfe.recursive_elimination`;
+        ``C`` (scikit-learn's); ``max_iter``, ``tol`` of the L-BFGS fit
+        (:func:`sparkfs.core.linear_svm.minimise_hinge_objective`); ``standardize``, ``centre``:
+        fit on the standardised features, centred or not (module notes); False = as they are.
+    engine : EngineOptions
+        :class:`sparkfs.spark.method_setup.EngineOptions`: ``weight_col``, ``transport``,
+        ``driver_budget_mb`` and ``canonical`` (the canonical layout of :class:`Rows`: the same
+        bits for any partitioning, one shuffle; False: equal to rounding only, the selectors'
+        ``deterministic=False``).
+    **settings
+        The fields of ``options`` and ``engine`` as keywords instead (scripts and tests).
     """
+    options, engine = options_of(SVMRFEOptions, options, engine, settings, "spark_svm_rfe")
     positive_classes = [1] if num_classes == 2 else list(range(num_classes))
-    check_solver_memory(len(positive_classes), num_features, driver_budget_mb)
-    with Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
-              weight_col=weight_col, transport=transport, cache_blocks=True, driver_budget_mb=driver_budget_mb,
-              fewer_rows_hint="use solver='driver' on a sample", canonical=canonical) as rows:
+    check_solver_memory(len(positive_classes), num_features, engine.driver_budget_mb)
+    with engine.rows(df, features_col, label_col, num_features=num_features, num_classes=num_classes,
+                     cache_blocks=True, fewer_rows_hint="use solver='driver' on a sample") as rows:
         total_weight = _total_weight(rows)
         if not total_weight > 0:
             raise ValueError("the instance weights sum to 0: no row to train the SVM on")
         statistics = rows.column_statistics()
-        offset, scale = _standardisation(statistics, rows.n_rows, standardize, centre)
+        offset, scale = _standardisation(statistics, rows.n_rows, options.standardize, options.centre)
         feature_scale = statistics.std / scale  # the L-BFGS preconditioner (canonical sums)
         previous = {"features": np.arange(num_features), "coef": None, "intercept": None}
 
@@ -121,13 +123,12 @@ def spark_svm_rfe(df, features_col: str, label_col: str, *, num_features: int, n
                     lambda raw_coef, raw_intercept: _summed_hinge_terms(rows, features, raw_coef, raw_intercept,
                                                                         positive_classes),
                     coef, intercept, offset[features], scale[features]),
-                len(positive_classes), features.size, C=float(C), total_weight=total_weight,
-                max_iter=max_iter, tol=tol, start=start, feature_scale=feature_scale[features])
+                len(positive_classes), features.size, C=options.C, total_weight=total_weight,
+                max_iter=options.max_iter, tol=options.tol, start=start, feature_scale=feature_scale[features])
             previous.update(features=features, coef=fit.coef, intercept=fit.intercept)
-            return fit.coef, fit.iterations < max_iter
+            return fit.coef, fit.iterations < options.max_iter
 
-        return recursive_elimination(fit_coef, num_features, step=step, n_features_to_select=n_features_to_select,
-                                     multiclass=multiclass, halve_above=halve_above)
+        return recursive_elimination(fit_coef, num_features, **options.elimination())
 
 
 def _standardisation(statistics, n_rows: int, standardize: bool, centre: bool):
@@ -177,16 +178,19 @@ def _summed_hinge_terms(rows: Rows, features: np.ndarray, coef: np.ndarray, inte
 
 
 def sparkml_svm_rfe(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
-                    weight_col: Optional[str] = None, step=0.1, n_features_to_select: int = 1, C: float = 1.0,
-                    max_iter: int = 100, tol: float = 1e-6, multiclass: str = "l2", halve_above: int = 0,
-                    driver_budget_mb: Optional[float] = None) -> RFEResult:
+                    options: Optional[SVMRFEOptions] = None, engine: Optional[EngineOptions] = None,
+                    **settings) -> RFEResult:
     """SVM-RFE with pyspark.ml's ``LinearSVC`` (``solver="sparkml"``): faster than
     :func:`spark_svm_rfe` on wide sparse data (``benchmarks/results/svm_solver.md``), but its
     gradient sums are merged in the order tasks finish, so its weights agree across partitionings
     to rounding only. scikit-learn's C becomes ``regParam = 1 / (C S)`` (the objective divided by
     ``C S``); ``standardization=False`` keeps the penalty on the features as they are; Spark does not
-    penalise the intercept. Bootstrap members are weighted fits, as above. ``driver_budget_mb`` is
-    accepted for the same call and unused (pyspark.ml keeps the optimiser's state in the JVM)."""
+    penalise the intercept. Bootstrap members are weighted fits, as above. ``options`` and
+    ``engine`` as :func:`spark_svm_rfe`; of the engine only ``weight_col`` is used (pyspark.ml keeps
+    the optimiser's state in the JVM and merges in its own order), of the options neither
+    ``standardize`` nor ``centre`` (the caller standardises the features first)."""
+    options, engine = options_of(SVMRFEOptions, options, engine, settings, "sparkml_svm_rfe")
+    weight_col, max_iter = engine.weight_col, options.max_iter
     from pyspark import StorageLevel
     from pyspark.ml.classification import LinearSVC
     from pyspark.ml.feature import VectorSlicer
@@ -201,9 +205,9 @@ def sparkml_svm_rfe(df, features_col: str, label_col: str, *, num_features: int,
     data = data.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         total_weight = data.agg(F.sum(F.col(weight_col)) if weight_col else F.count(F.lit(1))).first()[0]
-        if not total_weight or not C > 0:
-            raise ValueError(f"C and the total instance weight must be positive; got C={C!r}, total={total_weight!r}")
-        reg_param = 1.0 / (float(C) * float(total_weight))
+        if not total_weight:
+            raise ValueError(f"the total instance weight must be positive; got {total_weight!r}")
+        reg_param = 1.0 / (options.C * float(total_weight))
 
         def fit_coef(features):
             sliced = VectorSlicer(inputCol=features_col, outputCol=_SLICED,
@@ -211,7 +215,7 @@ def sparkml_svm_rfe(df, features_col: str, label_col: str, *, num_features: int,
             rows, converged = [], True
             for positive in ([1] if num_classes == 2 else range(num_classes)):
                 svm = LinearSVC(featuresCol=_SLICED, labelCol=_BINARY_LABEL, regParam=reg_param, maxIter=max_iter,
-                                tol=tol, standardization=False, fitIntercept=True)
+                                tol=options.tol, standardization=False, fitIntercept=True)
                 if weight_col:
                     svm.setWeightCol(weight_col)
                 binary = sliced.withColumn(_BINARY_LABEL, (F.col(label_col) == float(positive)).cast("double"))
@@ -220,8 +224,7 @@ def sparkml_svm_rfe(df, features_col: str, label_col: str, *, num_features: int,
                 converged = converged and _iterations(model) < max_iter
             return np.array(rows), converged
 
-        return recursive_elimination(fit_coef, num_features, step=step, n_features_to_select=n_features_to_select,
-                                     multiclass=multiclass, halve_above=halve_above)
+        return recursive_elimination(fit_coef, num_features, **options.elimination())
     finally:
         data.unpersist()
 
