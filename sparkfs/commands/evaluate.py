@@ -22,7 +22,7 @@ import numpy as np
 from sparkfs import progress
 from sparkfs.commands import Command
 from sparkfs.commands.arguments import add_input_args, add_spark_args, start_study_session, subset_sizes
-from sparkfs.errors import InvalidInputError
+from sparkfs.errors import InvalidInputError, ParamBoundError
 
 
 def add_arguments(commands) -> None:
@@ -193,6 +193,9 @@ class _FoldWork:
         rows = training_rows(self.train, fold.train)
         try:
             model = selector.fit(rows)
+        except (InvalidInputError, ParamBoundError) as error:
+            raise type(error)(f"{method}: {error}. {self.args.output} keeps the results done so far: run the same "
+                              f"command without {method} (or with other params for it) to resume it") from error
         finally:
             rows.unpersist()
         # each k on the features the selector picks for k (QFS: not the top k of its scores)

@@ -36,10 +36,12 @@ Choices (where the issue and the papers are silent)
 4. **Seeds**: repeat r's folds use ``StratifiedKFold(random_state=SeedSequence(seed).spawn(R)[r])``,
    so they depend on (labels, seed, r) only; classifiers use ``random_state=seed`` of the study;
    :func:`fold_seed` gives randomised selectors and baselines a seed per fold.
-5. **Resume fingerprint** (``study.json``): description, n_features, classifiers, the effective
-   k list, seed, probe positions and a SHA-256 of the folds. The methods are not part of it (each
-   (method, fold) file stands alone): a method can be added later; outputs cover the methods of
-   the last :meth:`EvaluationStudy.run`.
+5. **Resume fingerprint** (``study.json``): description (less its per-run keys, the command line,
+   the params and the baselines: :data:`RUN_DESCRIPTION_KEYS`), n_features, classifiers, the
+   effective k list, seed, probe positions and a SHA-256 of the folds. The methods are not part
+   of it (each (method, fold) file stands alone): a method can be added or dropped later (one a
+   run refused, say), and outputs cover the methods of the last :meth:`EvaluationStudy.run`. A
+   method with saved folds must keep its params (``method_params``, kept across runs).
 7. **Above the driver budget** (a fold's (training + test rows) x max(k) reduced values over
    ``driver_budget_cells``) the study hands the fold to ``classify_above_budget``, which
    ``sparkfs evaluate`` runs on pyspark.ml: ``svm`` = LinearSVC (one-vs-rest for more classes)
@@ -347,6 +349,17 @@ class _Progress:
             (self.callback or (lambda line: print(line, file=sys.stderr, flush=True)))(message)
 
 
+#: Keys of a study's description that belong to one run (shown in the report), not to the study:
+#: a study resumed with another command line or list of methods is the same study. A method's
+#: params are checked on their own, for the methods with saved folds.
+RUN_DESCRIPTION_KEYS = ("command", "params", "baselines")
+
+
+def study_identity(description: dict) -> dict:
+    """The part of a study's description that a resumed run must match."""
+    return {key: value for key, value in description.items() if key not in RUN_DESCRIPTION_KEYS}
+
+
 class EvaluationStudy:
     """Selection on each training fold, classifiers on its test fold, saved per (method, fold).
 
@@ -418,14 +431,26 @@ class EvaluationStudy:
         self.n_features, self.probe_mask, self.seed = int(n_features), probe_mask, int(seed)
         self.driver_budget_cells = int(driver_budget_cells)
         self.classify_above_budget = classify_above_budget
-        self.fingerprint = {"description": self.description, "n_features": self.n_features,
+        given_params = self.description.get("params") or {}
+        self.method_params = {method: given_params[method] for method in self.methods if method in given_params}
+        self.fingerprint = {"description": study_identity(self.description), "n_features": self.n_features,
                             "classifiers": self.classifiers, "feature_counts": self.feature_counts,
                             "seed": self.seed, "probe_features": probe_features, "folds": len(self.folds),
                             "folds_sha256": folds_hash(self.folds)}
 
-    def _config(self) -> dict:
-        return {**self.fingerprint, "methods": self.methods, "separate_test": bool(self.folds[0].separate_test),
+    def _config(self, stored_params: Optional[dict] = None) -> dict:
+        return {**self.fingerprint, "description": self.description, "methods": self.methods,
+                "method_params": {**(stored_params or {}), **self.method_params},
+                "separate_test": bool(self.folds[0].separate_test),
                 "fold_keys": [[int(f.repeat), int(f.fold)] for f in self.folds]}
+
+    def _changed_params(self, stored_params: dict) -> List[str]:
+        """The methods of this run with saved folds whose params differ from the stored ones."""
+        return [f"params of {method} (stored {stored_params[method]!r}, given {self.method_params[method]!r})"
+                for method in self.methods
+                if method in stored_params and method in self.method_params
+                and stored_params[method] != self.method_params[method]
+                and any(self.fold_path(method, fold).exists() for fold in self.folds)]
 
     def fold_path(self, method: str, fold: Fold) -> Path:
         return fold_path(self.directory, method, fold.repeat, fold.fold)
@@ -439,9 +464,13 @@ class EvaluationStudy:
         study_file = self.directory / "study.json"
         if create:  # a new or empty directory, or one holding this tool's study.json (not any other)
             check_study_directory(str(self.directory), "evaluate")
+        stored_params: dict = {}
         if study_file.exists():
             stored = json.loads(study_file.read_text())
+            stored = {**stored, "description": study_identity(stored.get("description") or {})}
+            stored_params = stored.get("method_params") or (stored.get("description") or {}).get("params") or {}
             differing = [key for key in self.fingerprint if stored.get(key) != self.fingerprint[key]]
+            differing += self._changed_params(stored_params)
             if differing:
                 raise StudyMismatchError(
                     f"{self.directory} holds another evaluation ({', '.join(differing)} differ); use another output "
@@ -450,7 +479,8 @@ class EvaluationStudy:
             raise FileNotFoundError(f"{study_file} does not exist; run the study first")
         if create:
             self.directory.mkdir(parents=True, exist_ok=True)
-            atomic_write_bytes(study_file, json.dumps({**marker("evaluate"), **self._config()}, indent=2).encode())
+            atomic_write_bytes(study_file, json.dumps({**marker("evaluate"), **self._config(stored_params)},
+                                                      indent=2).encode())
 
     def run(self, rank_fold: Callable[[str, Fold], np.ndarray],
             data_for_fold: Callable[[Fold, np.ndarray], tuple], *,

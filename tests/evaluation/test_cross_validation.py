@@ -433,3 +433,38 @@ def test_paired_tests_match_scipy():
         wilcoxon_across_datasets([1, 2], [[1, 2]])
     with pytest.raises(ValueError, match="at least 2 pairs"):
         paired_t_test_across_folds([1.0], [2.0])
+
+
+def test_a_resumed_study_may_change_its_command_and_methods_but_not_a_done_methods_params(tmp_path):
+    """A run refused by one method (its data refusal) resumes without it: the command line, the
+    methods and the other methods' params are the run's, not the study's identity."""
+    X, y = informative_data()
+    folds = fold_plan(y, cv=3, seed=1)
+
+    def study(methods, params, command):
+        return EvaluationStudy(tmp_path, folds, methods, ["knn", "nb"], [1, 2, 4, 40],
+                               {"input": "synthetic", "command": command, "params": params,
+                                "baselines": [m for m in methods if m == "random"]}, n_features=X.shape[1])
+
+    first = study(["anova", "refused"], {"anova": {"k": 1}, "refused": {"t": 1}}, "sparkfs evaluate --methods a,r")
+    with pytest.raises(ValueError, match="refused here"):
+        first.run(lambda method, fold: anova_ranker(X, y)(method, fold) if method == "anova"
+                  else (_ for _ in ()).throw(ValueError("refused here")), fold_data(X, y), progress=quiet)
+    assert first.fold_path("anova", folds[0]).exists()
+    calls = []
+    # the refused method (no saved fold) may come back with other params; a new method may join
+    done = study(["anova", "refused", "random"], {"anova": {"k": 1}, "refused": {"t": 2}, "random": {}},
+                 "sparkfs evaluate --methods a,r,random").run(
+        lambda method, fold: calls.append(method) or anova_ranker(X, y)(method, fold), fold_data(X, y), progress=quiet)
+    assert calls.count("anova") == 2 and calls.count("refused") == 3 and calls.count("random") == 3 and len(done) == 8
+    stored = json.loads((tmp_path / "study.json").read_text())
+    assert stored["description"]["command"] == "sparkfs evaluate --methods a,r,random"
+    assert stored["method_params"] == {"anova": {"k": 1}, "refused": {"t": 2}, "random": {}}
+    # a method with saved folds keeps its params, also when a run leaves it out in between
+    study(["random"], {"random": {}}, "sparkfs evaluate --methods random").run(
+        anova_ranker(X, y), fold_data(X, y), progress=quiet)
+    with pytest.raises(StudyMismatchError, match=r"params of anova \(stored \{'k': 1\}, given \{'k': 2\}\)"):
+        study(["anova"], {"anova": {"k": 2}}, "sparkfs evaluate").run(anova_ranker(X, y), fold_data(X, y))
+    with pytest.raises(StudyMismatchError, match="description differ"):
+        EvaluationStudy(tmp_path, folds, ["anova"], ["knn", "nb"], [1, 2, 4, 40], {"input": "other"},
+                        n_features=X.shape[1]).run(anova_ranker(X, y), fold_data(X, y))
