@@ -231,29 +231,37 @@ def run_child(method: str, size: str, data: dict, timeout: float) -> dict:
             process = subprocess.Popen(command, env=environment, stdout=subprocess.DEVNULL, stderr=stderr,
                                        start_new_session=True)
             started, stopped = time.monotonic(), False
-            while process.poll() is None:
-                if time.monotonic() - started > timeout:
+            try:
+                while process.poll() is None:
+                    if time.monotonic() - started > timeout:
+                        stopped = True
+                        break
+                    _sample_peaks(process.pid, peaks)
+                    time.sleep(0.5)
+            finally:  # the timeout, Ctrl-C or SIGTERM (see main) stop the child's whole process group
+                if process.poll() is None:
                     os.killpg(process.pid, signal.SIGKILL)
                     process.wait()
-                    stopped = True
-                    break
-                workers = []
-                peaks["driver"] = max(peaks["driver"], _rss_mb(process.pid))
-                for pid in _descendants(process.pid):
-                    text = _command(pid)
-                    if "java" in text.split(" ", 1)[0]:
-                        peaks["jvm"] = max(peaks["jvm"], _rss_mb(pid))
-                    elif "pyspark.daemon" in text or "pyspark.worker" in text:
-                        workers.append(_rss_mb(pid))
-                peaks["workers"] = max(peaks["workers"], sum(workers))
-                peaks["worker"] = max(peaks["worker"], max(workers, default=0.0))
-                time.sleep(0.5)
         elapsed = time.monotonic() - started
         tail = Path(scratch, "stderr.txt").read_text(errors="replace").strip().splitlines()[-3:]
         result = json.loads(result_path.read_text()) if result_path.exists() else {}
     result.update(method=method, size=size, peaks_mb=peaks, child_seconds=elapsed,
                   stopped_after=timeout if stopped else None, error="" if result.get("exit") == 0 else " / ".join(tail))
     return result
+
+
+def _sample_peaks(pid: int, peaks: dict) -> None:
+    """Raise ``peaks`` (MB) to the child's current driver, JVM and Python worker memory."""
+    workers = []
+    peaks["driver"] = max(peaks["driver"], _rss_mb(pid))
+    for descendant in _descendants(pid):
+        text = _command(descendant)
+        if "java" in text.split(" ", 1)[0]:
+            peaks["jvm"] = max(peaks["jvm"], _rss_mb(descendant))
+        elif "pyspark.daemon" in text or "pyspark.worker" in text:
+            workers.append(_rss_mb(descendant))
+    peaks["workers"] = max(peaks["workers"], sum(workers))
+    peaks["worker"] = max(peaks["worker"], max(workers, default=0.0))
 
 
 def _ratio(value, base):
@@ -301,6 +309,8 @@ def main():
         result = child(args.child, args.size, json.loads(args.data), args.child_output)
         Path(args.child_result).write_text(json.dumps(result))
         return
+    # SIGTERM (a scheduler's stop, `kill`) unwinds like Ctrl-C, so run_child stops the running child
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     out = Path(args.out)
     sections = [f"# Scale: every method with its defaults (`--num-features {TOP_K}`)", "",
                 f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {platform.machine()}, {os.cpu_count()} cores, "
