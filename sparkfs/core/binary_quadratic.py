@@ -401,6 +401,15 @@ def maximise_binary_quadratic(
     if not problem.n_violating_pairs:
         selected, _, upper_bound, rounds = cut_relaxation(problem, beta, tol, max_flow_rounds)
         return solution_of(problem, selected, beta, upper_bound, tol, "min-cut", rounds, 0, started)
+    return _maximise_non_submodular(problem, beta, tol=tol, local_search=local_search,
+                                    max_flow_rounds=max_flow_rounds, max_local_moves=max_local_moves, started=started)
+
+
+def _maximise_non_submodular(problem: BinaryQuadraticProblem, beta: float, *, tol: float, local_search: bool,
+                             max_flow_rounds: int, max_local_moves: Optional[int],
+                             started: float) -> BinaryQuadraticSolution:
+    """The non-submodular case of :func:`maximise_binary_quadratic` (its Notes): cuts of
+    relaxations for the bound, local search from their answers for the selection."""
     # Non-submodular: the cut of the relaxation without the negative pairs first; if its bound
     # already certifies its answer (e.g. the negative t_jl are rounding-size), stop there.
     selected, _, upper_bound, rounds = cut_relaxation(problem, beta, tol, max_flow_rounds, _RELAXATION_SHARES[0])

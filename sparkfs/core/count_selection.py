@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Optional, Tuple
 
 import numpy as np
 
@@ -104,70 +105,9 @@ def select_by_count(
     if isinstance(num_features, bool) or not isinstance(num_features, (int, np.integer)) or not 0 <= num_features <= p:
         raise ValueError(f"num_features must be an int in the range [0, {p}]; got {num_features!r}")
     k = int(num_features)
-    n_cuts = 0
-
-    def cut_at(beta):
-        nonlocal n_cuts
-        n_cuts += 1
-        selected, _, upper_bound, rounds = cut_relaxation(problem, beta, tol, max_flow_rounds)
-        return selected, upper_bound, rounds
-
-    def relaxed_base_value(selected):
-        """f0+(a): the objective without the l_0 term and without negative pairs."""
-        rows_in = selected[problem.pair_rows] & selected[problem.pair_cols]
-        return float(problem.unary_base[selected].sum() + problem.pair_values[rows_in].sum())
-
-    spread = np.abs(problem.unary_base).max(initial=0.0) + problem.positive_row_sums.max(initial=0.0)
-    margin = 1e-6 * spread + 1e-300
-    beta_lo = float(problem.unary_base.min(initial=0.0) - margin)
-    beta_hi = float((problem.unary_base + problem.positive_row_sums
-                     + np.bincount(problem.pair_cols, weights=problem.pair_values, minlength=p)).max(initial=0.0) + margin)
-    lo = (beta_lo, *cut_at(beta_lo))
-    hi = (beta_hi, *cut_at(beta_hi))
-    for _ in range(8):  # the bounds are provable; widen only against rounding
-        if lo[1].sum() >= k:
-            break
-        beta_lo -= 10 * margin + abs(beta_lo)
-        lo = (beta_lo, *cut_at(beta_lo))
-    for _ in range(8):
-        if hi[1].sum() <= k:
-            break
-        beta_hi += 10 * margin + abs(beta_hi)
-        hi = (beta_hi, *cut_at(beta_hi))
-
-    found = None
-    if lo[1].sum() == k:
-        found = lo
-    elif hi[1].sum() == k:
-        found = hi
-    while found is None and n_cuts < max_iterations:
-        size_lo, size_hi = int(lo[1].sum()), int(hi[1].sum())
-        base_lo, base_hi = relaxed_base_value(lo[1]), relaxed_base_value(hi[1])
-        beta_mid = (base_lo - base_hi) / (size_lo - size_hi)
-        if not lo[0] < beta_mid < hi[0]:
-            beta_mid = 0.5 * (lo[0] + hi[0])
-        mid = (beta_mid, *cut_at(beta_mid))
-        size_mid = int(mid[1].sum())
-        if size_mid == k:
-            found = mid
-            break
-        line_value = base_lo - beta_mid * size_lo
-        mid_value = relaxed_base_value(mid[1]) - beta_mid * size_mid
-        no_new_line = mid_value <= line_value + problem.tolerance(mid_value, line_value, beta_mid, tol)
-        if no_new_line or size_mid in (size_lo, size_hi):
-            # The crossing is a breakpoint; step the bracket onto it if the cut moved there.
-            if k < size_mid < size_lo:
-                lo = mid
-            elif size_hi < size_mid < k:
-                hi = mid
-            else:
-                break
-            continue
-        if size_mid > k:
-            lo = mid
-        else:
-            hi = mid
-
+    search = _CutSearch(problem, tol, max_flow_rounds)
+    lo, hi = _bracket(search, k)
+    found, lo, hi = _bisect(search, k, lo, hi, max_iterations)
     if found is not None:
         chosen = found
         below = above = found
@@ -191,5 +131,90 @@ def select_by_count(
         beta_below=float(below[0]),
         size_above=int(above[1].sum()),
         beta_above=float(above[0]),
-        n_cuts=n_cuts,
+        n_cuts=search.n_cuts,
     )
+
+
+#: One solve of the search: (beta, selected mask, upper bound, max-flow rounds).
+Cut = Tuple[float, np.ndarray, float, int]
+
+
+class _CutSearch:
+    """The min-cut solves of one :func:`select_by_count` search, counted."""
+
+    def __init__(self, problem: BinaryQuadraticProblem, tol: float, max_flow_rounds: int):
+        self.problem, self.tol, self.max_flow_rounds = problem, tol, max_flow_rounds
+        self.n_cuts = 0
+
+    def cut_at(self, beta) -> Cut:
+        self.n_cuts += 1
+        selected, _, upper_bound, rounds = cut_relaxation(self.problem, beta, self.tol, self.max_flow_rounds)
+        return beta, selected, upper_bound, rounds
+
+    def relaxed_base_value(self, selected) -> float:
+        """f0+(a): the objective without the l_0 term and without negative pairs."""
+        problem = self.problem
+        rows_in = selected[problem.pair_rows] & selected[problem.pair_cols]
+        return float(problem.unary_base[selected].sum() + problem.pair_values[rows_in].sum())
+
+
+def _bracket(search: _CutSearch, k: int) -> Tuple[Cut, Cut]:
+    """The cuts at beta_lo (at least k features) and beta_hi (at most k) of the Notes of
+    :func:`select_by_count`."""
+    problem = search.problem
+    spread = np.abs(problem.unary_base).max(initial=0.0) + problem.positive_row_sums.max(initial=0.0)
+    margin = 1e-6 * spread + 1e-300
+    beta_lo = float(problem.unary_base.min(initial=0.0) - margin)
+    beta_hi = float((problem.unary_base + problem.positive_row_sums
+                     + np.bincount(problem.pair_cols, weights=problem.pair_values,
+                                   minlength=problem.num_features)).max(initial=0.0) + margin)
+    lo = search.cut_at(beta_lo)
+    hi = search.cut_at(beta_hi)
+    for _ in range(8):  # the bounds are provable; widen only against rounding
+        if lo[1].sum() >= k:
+            break
+        beta_lo -= 10 * margin + abs(beta_lo)
+        lo = search.cut_at(beta_lo)
+    for _ in range(8):
+        if hi[1].sum() <= k:
+            break
+        beta_hi += 10 * margin + abs(beta_hi)
+        hi = search.cut_at(beta_hi)
+    return lo, hi
+
+
+def _bisect(search: _CutSearch, k: int, lo: Cut, hi: Cut, max_iterations: int) -> Tuple[Optional[Cut], Cut, Cut]:
+    """The secant bisection of the bracket: ``(found, lo, hi)``, ``found`` the cut with k
+    features or None (k not reachable, or ``max_iterations`` cut solves spent)."""
+    problem, tol = search.problem, search.tol
+    if lo[1].sum() == k:
+        return lo, lo, hi
+    if hi[1].sum() == k:
+        return hi, lo, hi
+    while search.n_cuts < max_iterations:
+        size_lo, size_hi = int(lo[1].sum()), int(hi[1].sum())
+        base_lo, base_hi = search.relaxed_base_value(lo[1]), search.relaxed_base_value(hi[1])
+        beta_mid = (base_lo - base_hi) / (size_lo - size_hi)
+        if not lo[0] < beta_mid < hi[0]:
+            beta_mid = 0.5 * (lo[0] + hi[0])
+        mid = search.cut_at(beta_mid)
+        size_mid = int(mid[1].sum())
+        if size_mid == k:
+            return mid, lo, hi
+        line_value = base_lo - beta_mid * size_lo
+        mid_value = search.relaxed_base_value(mid[1]) - beta_mid * size_mid
+        no_new_line = mid_value <= line_value + problem.tolerance(mid_value, line_value, beta_mid, tol)
+        if no_new_line or size_mid in (size_lo, size_hi):
+            # The crossing is a breakpoint; step the bracket onto it if the cut moved there.
+            if k < size_mid < size_lo:
+                lo = mid
+            elif size_hi < size_mid < k:
+                hi = mid
+            else:
+                break
+            continue
+        if size_mid > k:
+            lo = mid
+        else:
+            hi = mid
+    return None, lo, hi

@@ -53,7 +53,7 @@ states O(N^2 n)).
 
 from __future__ import annotations
 
-from typing import Optional, Tuple, Union
+from typing import NamedTuple, Optional, Tuple, Union
 
 import numpy as np
 import scipy.sparse as sp
@@ -61,34 +61,11 @@ import scipy.sparse as sp
 Matrix = Union[np.ndarray, sp.csr_matrix]
 
 from sparkfs.core.margin_runs import BATCH_RULES, SCHEDULES, IterateAverage, MarginRun
+from sparkfs.core.options import PROJECTIONS, check_choice, check_int, check_positive
 
-PROJECTIONS = ("none", "clip")
 # Largest temporary (elements) of a chunk: (instances, targets, rows) hinge values, or (pairs,
 # features) for the dense rows of the exact recheck and of weighted_squared_norms.
 ELEMENT_BUDGET = 2_000_000
-
-
-def _invalid(parameter: str, owner: str, constraint: str, value) -> ValueError:
-    return ValueError(f"The {parameter!r} parameter of {owner} must be {constraint}. Got {value!r} instead.")
-
-
-def _check_choice(parameter: str, owner: str, value, choices) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise _invalid(parameter, owner, "a str among {" + ", ".join(repr(c) for c in choices) + "}", value)
-    return value
-
-
-def _check_int(parameter: str, owner: str, value, minimum: int) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise _invalid(parameter, owner, f"an int in the range [{minimum}, inf)", value)
-    return int(value)
-
-
-def _check_positive(parameter: str, owner: str, value, allow_zero: bool = False) -> float:
-    number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-    if not number or not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        raise _invalid(parameter, owner, f"a float in the range {'[' if allow_zero else '('}0, inf)", value)
-    return float(value)
 
 
 def lmba_theta(hit_squared_distance, miss_squared_distance) -> np.ndarray:
@@ -194,6 +171,68 @@ def _squares(matrix: Matrix) -> Matrix:
     return matrix.multiply(matrix).tocsr() if sp.issparse(matrix) else matrix ** 2
 
 
+class _ShiftedInstances(NamedTuple):
+    """The instances of :func:`lmba_block_terms` as its matrix products use them."""
+
+    dense: bool                  # neither the instances nor the rows are CSR
+    shift: Optional[np.ndarray]  # the instances' mean (dense; None for CSR)
+    shifted: Matrix              # u_i = x_i - shift (CSR: x_i)
+    norms: np.ndarray            # ||u_i||_w^2, (m,)
+    weighted: Matrix             # u_i * w^2
+    squares: Matrix              # u_i^2
+
+
+def _shifted_instances(instances: Matrix, rows: Matrix, weight_squares) -> _ShiftedInstances:
+    dense = not (sp.issparse(instances) or sp.issparse(rows))
+    num_instances, num_features = instances.shape
+    shift = (instances.mean(axis=0) if num_instances else np.zeros(num_features)) if dense else None
+    shifted = instances - shift if dense else sp.csr_matrix(instances)
+    norms = np.asarray(_squares(shifted) @ weight_squares).ravel()
+    weighted = shifted * weight_squares if dense else shifted @ sp.diags(weight_squares)
+    return _ShiftedInstances(dense, shift, shifted, norms, weighted, _squares(shifted))
+
+
+def _active_hinges(shifted: _ShiftedInstances, instances: Matrix, original: Matrix, block: Matrix, thresholds,
+                   eligible, weight_squares) -> np.ndarray:
+    """(m, k, c) bool: the hinges ``thresholds[i, j] - ||x_i - x_p||_w^2 > 0`` of the ``eligible``
+    (i, j, p) against a chunk of rows (``original``, shifted as ``block``), from one GEMM; those
+    near the kink are decided again elementwise (the Notes of :func:`lmba_block_terms`)."""
+    tolerance = 8.0 * (instances.shape[1] + 4) * np.finfo(float).eps
+    row_norms = np.asarray(_squares(block) @ weight_squares).ravel()
+    cross = block @ shifted.weighted.T                                                  # (c, m)
+    cross = cross.toarray() if sp.issparse(cross) else cross
+    distances = shifted.norms[:, None] + row_norms[None, :] - 2.0 * cross.T             # (m, c)
+    margin = thresholds[:, :, None] - distances[:, None, :]
+    band = tolerance * (np.abs(thresholds)[:, :, None] + (shifted.norms[:, None] + row_norms[None, :])[:, None, :])
+    active = eligible & (margin > band)
+    near_i, near_j, near_p = np.nonzero(eligible & (np.abs(margin) <= band))
+    if near_i.size:
+        num_rows = block.shape[0]
+        pairs, inverse = np.unique(near_i * num_rows + near_p, return_inverse=True)
+        exact = _exact_squared_distances(instances, original, pairs // num_rows, pairs % num_rows, weight_squares)
+        active[near_i, near_j, near_p] = thresholds[near_i, near_j] - exact[inverse.ravel()] > 0
+    return active
+
+
+def _impostor_terms(shifted: _ShiftedInstances, block: Matrix, per_pair: np.ndarray, per_instance: bool) -> np.ndarray:
+    """A chunk's share of the impostor sums S_f of :func:`lmba_block_terms` (per instance: (m, D))
+    from N_ip, the active targets of every (instance, row) pair."""
+    dense = shifted.dense
+    per_pair_matrix = per_pair if dense else sp.csr_matrix(per_pair)
+    pulled = per_pair_matrix @ block                                                    # (N X_P), (m, D)
+    if per_instance:  # S_if = N_i. u_if^2 - 2 u_if (N U_P)_if + (N U_P^2)_if
+        own = shifted.squares.multiply(per_pair.sum(axis=1)[:, None]) if not dense else \
+            shifted.squares * per_pair.sum(axis=1)[:, None]
+        cross_term = shifted.shifted * pulled if dense else shifted.shifted.multiply(pulled)
+        return (_dense_array(own) - 2.0 * _dense_array(cross_term)
+                + _dense_array(per_pair_matrix @ _squares(block)))
+    cross_term = (shifted.shifted * pulled).sum(axis=0) if dense else \
+        np.asarray(shifted.shifted.multiply(pulled).sum(axis=0))
+    return (np.asarray(per_pair.sum(axis=1) @ shifted.squares).ravel()
+            - 2.0 * np.asarray(cross_term).ravel()
+            + np.asarray(per_pair.sum(axis=0) @ _squares(block)).ravel())
+
+
 def lmba_block_terms(instance_matrix: Matrix, instance_labels, thresholds, row_matrix: Matrix, row_labels, w, *,
                      target_mask=None, per_instance: bool = False) -> Tuple[np.ndarray, np.ndarray]:
     """Hinge terms of eqs. (3), (17) contributed by one block of rows x_p.
@@ -252,13 +291,7 @@ def lmba_block_terms(instance_matrix: Matrix, instance_labels, thresholds, row_m
     if rows_all.shape != (row_labels.shape[0], num_features):
         raise ValueError(f"row_matrix has shape {rows_all.shape}; expected ({row_labels.shape[0]}, {num_features})")
     mask = _target_mask(target_mask, thresholds.shape)
-    dense = not (sp.issparse(instances) or sp.issparse(rows_all))
-    shift = (instances.mean(axis=0) if num_instances else np.zeros(num_features)) if dense else None
-    shifted = instances - shift if dense else sp.csr_matrix(instances)
-    instance_norms = np.asarray(_squares(shifted) @ weight_squares).ravel()
-    weighted_instances = shifted * weight_squares if dense else shifted @ sp.diags(weight_squares)
-    instance_squares = _squares(shifted)
-    tolerance = 8.0 * (num_features + 4) * np.finfo(float).eps
+    shifted = _shifted_instances(instances, rows_all, weight_squares)
     impostor_sums = np.zeros((num_instances, num_features) if per_instance else num_features)
     active_counts = np.zeros(thresholds.shape, dtype=np.int64)
     # A row sharing the label of every instance can never be an impostor: skip it.
@@ -269,39 +302,14 @@ def lmba_block_terms(instance_matrix: Matrix, instance_labels, thresholds, row_m
     for start in range(0, candidates.size, chunk):
         positions = candidates[start:start + chunk]
         original = rows_all[positions]
-        block = original - shift if dense else sp.csr_matrix(original)
-        row_norms = np.asarray(_squares(block) @ weight_squares).ravel()
-        cross = block @ weighted_instances.T                                            # (c, m)
-        cross = cross.toarray() if sp.issparse(cross) else cross
-        distances = instance_norms[:, None] + row_norms[None, :] - 2.0 * cross.T        # (m, c)
+        block = original - shifted.shift if shifted.dense else sp.csr_matrix(original)
         impostor = labels[:, None] != row_labels[positions][None, :]                    # (m, c)
         eligible = eligible_targets & impostor[:, None, :]                              # (m, k, c)
-        margin = thresholds[:, :, None] - distances[:, None, :]
-        band = tolerance * (np.abs(thresholds)[:, :, None] + (instance_norms[:, None] + row_norms[None, :])[:, None, :])
-        active = eligible & (margin > band)
-        near_i, near_j, near_p = np.nonzero(eligible & (np.abs(margin) <= band))
-        if near_i.size:
-            pairs, inverse = np.unique(near_i * positions.size + near_p, return_inverse=True)
-            exact = _exact_squared_distances(instances, original, pairs // positions.size, pairs % positions.size,
-                                             weight_squares)
-            active[near_i, near_j, near_p] = thresholds[near_i, near_j] - exact[inverse.ravel()] > 0
+        active = _active_hinges(shifted, instances, original, block, thresholds, eligible, weight_squares)
         active_counts += active.sum(axis=2)
         per_pair = active.sum(axis=1).astype(float)                                     # N_ip, (m, c)
-        if not per_pair.any():
-            continue
-        per_pair_matrix = per_pair if dense else sp.csr_matrix(per_pair)
-        pulled = per_pair_matrix @ block                                                # (N X_P), (m, D)
-        if per_instance:  # S_if = N_i. u_if^2 - 2 u_if (N U_P)_if + (N U_P^2)_if
-            own = instance_squares.multiply(per_pair.sum(axis=1)[:, None]) if not dense else \
-                instance_squares * per_pair.sum(axis=1)[:, None]
-            cross_term = shifted * pulled if dense else shifted.multiply(pulled)
-            impostor_sums += (_dense_array(own) - 2.0 * _dense_array(cross_term)
-                              + _dense_array(per_pair_matrix @ _squares(block)))
-            continue
-        cross_term = (shifted * pulled).sum(axis=0) if dense else np.asarray(shifted.multiply(pulled).sum(axis=0))
-        impostor_sums += (np.asarray(per_pair.sum(axis=1) @ instance_squares).ravel()
-                          - 2.0 * np.asarray(cross_term).ravel()
-                          + np.asarray(per_pair.sum(axis=0) @ _squares(block)).ravel())
+        if per_pair.any():
+            impostor_sums += _impostor_terms(shifted, block, per_pair, per_instance)
     return impostor_sums, active_counts
 
 
@@ -393,7 +401,7 @@ def lmba_step(w, gradient, step_size, projection="none") -> np.ndarray:
     -------
     w : ndarray of shape (D,)
     """
-    _check_choice("projection", "lmba_step", projection, PROJECTIONS)
+    check_choice("projection", "lmba_step", projection, PROJECTIONS)
     updated, gradient = np.array(w, dtype=float), np.asarray(gradient, dtype=float)
     # Not np.linalg.norm: a BLAS call, which a multithreaded OpenBLAS on a busy machine made 200
     # times slower (8 ms for 50,000 features; the loop takes one per picked instance).
@@ -420,9 +428,9 @@ def step_sizes(schedule, iterations, step_size=1.0) -> np.ndarray:
     ``"constant"``: beta_t = step_size (the paper's experiments, beta = 1). ``"decay"``:
     beta_t = step_size / sqrt(t + 1) (the paper asks for a decay without fixing one).
     """
-    _check_choice("schedule", "step_sizes", schedule, SCHEDULES)
-    iterations = _check_int("iterations", "step_sizes", iterations, 0)
-    step_size = _check_positive("step_size", "step_sizes", step_size)
+    check_choice("schedule", "step_sizes", schedule, SCHEDULES)
+    iterations = check_int("iterations", "step_sizes", iterations, 0)
+    step_size = check_positive("step_size", "step_sizes", step_size)
     if schedule == "constant":
         return np.full(iterations, step_size)
     return step_size / np.sqrt(np.arange(1, iterations + 1, dtype=float))
@@ -431,7 +439,7 @@ def step_sizes(schedule, iterations, step_size=1.0) -> np.ndarray:
 def batch_step_sizes(batch_rule, schedule, steps, batch_size, step_size=1.0) -> np.ndarray:
     """beta per step (rule "sum", shape (steps,)) or per picked instance (rule "replay", shape
     (steps, batch_size): the schedule runs over instances, as in the paper's per-instance loop)."""
-    _check_choice("batch_rule", "batch_step_sizes", batch_rule, BATCH_RULES)
+    check_choice("batch_rule", "batch_step_sizes", batch_rule, BATCH_RULES)
     if batch_rule == "sum":
         return step_sizes(schedule, steps, step_size)
     return step_sizes(schedule, steps * batch_size, step_size).reshape(steps, batch_size)
@@ -469,9 +477,9 @@ def instance_order(n_instances, iterations, batch_size, seed) -> np.ndarray:
     for each pass, concatenated and cut into consecutive batches. A batch straddling two passes
     may hold an instance twice; it then counts twice. batch_size = 1 is the paper's procedure.
     """
-    n_instances = _check_int("n_instances", "instance_order", n_instances, 1)
-    iterations = _check_int("iterations", "instance_order", iterations, 0)
-    batch_size = _check_int("batch_size", "instance_order", batch_size, 1)
+    n_instances = check_int("n_instances", "instance_order", n_instances, 1)
+    iterations = check_int("iterations", "instance_order", iterations, 0)
+    batch_size = check_int("batch_size", "instance_order", batch_size, 1)
     rng = np.random.default_rng(seed)
     needed = iterations * batch_size
     passes = -(-needed // n_instances)
@@ -546,9 +554,9 @@ def lmba_in_memory(X, y, *, k=3, c=1.0, iterations=None, batch_size=1, step_size
     is refused. Each step passes all n rows to :func:`lmba_block_terms` as one block.
     """
     owner = "lmba_in_memory"
-    _check_choice("projection", owner, projection, PROJECTIONS)
-    k = _check_int("k", owner, k, 1)
-    c = _check_positive("c", owner, c, allow_zero=True)
+    check_choice("projection", owner, projection, PROJECTIONS)
+    k = check_int("k", owner, k, 1)
+    c = check_positive("c", owner, c, allow_zero=True)
     run = MarginRun(schedule=schedule, step_size=step_size, passes=passes, batch_size=batch_size,
                     batch_rule=batch_rule, averaging=averaging, iterations=iterations)
     X, y = check_margin_data(X, y, owner)

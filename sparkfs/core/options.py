@@ -18,7 +18,7 @@ few arguments are settings of the pass, not of a method (``docs/architecture.md`
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Optional, Tuple, Union
+from typing import ClassVar, Optional, Tuple, Union
 
 import numpy as np
 
@@ -26,9 +26,9 @@ from sparkfs.core.information import CRITERIA, MRMR_FORMS
 from sparkfs.core.margin_runs import PAPER, MarginRun
 from sparkfs.core.multisurf import VARIANTS as MULTISURF_VARIANTS
 from sparkfs.core.neighbours import METRICS
-from sparkfs.core.parzen_ise import DEFAULT_CRITERION as PARZEN_CRITERION
-from sparkfs.core.parzen_ise import DEFAULT_RANK_BY as PARZEN_RANK_BY
-from sparkfs.core.parzen_ise import check_options as check_parzen_options
+from sparkfs.core.parzen_ise_options import DEFAULT_CRITERION as PARZEN_CRITERION
+from sparkfs.core.parzen_ise_options import DEFAULT_RANK_BY as PARZEN_RANK_BY
+from sparkfs.core.parzen_ise_options import check_options as check_parzen_options
 from sparkfs.core.relief import VARIANTS as RELIEF_VARIANTS
 from sparkfs.core.scaling import SCALINGS
 
@@ -61,10 +61,11 @@ def check_int(parameter: str, owner: str, value, minimum: int, *, optional: bool
     return int(value)
 
 
-def check_positive(parameter: str, owner: str, value) -> float:
+def check_positive(parameter: str, owner: str, value, *, allow_zero: bool = False) -> float:
+    """A finite float > 0 (>= 0 when ``allow_zero``)."""
     number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
-    if not number or not np.isfinite(value) or value <= 0:
-        raise invalid(parameter, owner, "a float in the range (0, inf)", value)
+    if not number or not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        raise invalid(parameter, owner, f"a float in the range {'[' if allow_zero else '('}0, inf)", value)
     return float(value)
 
 
@@ -162,15 +163,15 @@ class MultiSURFOptions:
 
 
 @dataclass(frozen=True)
-class LmbaOptions:
-    """Lmba (:func:`sparkfs.spark.margin_weighting.lmba_statistics`): ``k`` target neighbours,
-    the hinge's ``c``, the loop ``run``, the step's ``projection``; the pool (``sample_size``
-    rows, or all) and, with ``within_pool``, the whole loop among the pool's rows."""
+class MarginPoolOptions:
+    """What Lmba and Simba share (:mod:`sparkfs.spark.margin_weighting`): the loop ``run``, the
+    pool (``sample_size`` rows drawn by ``seed``, or all), the rows' ``scaling``, ``block_size``
+    rows per kernel block and, with ``within_pool``, the whole loop among the pool's rows."""
 
-    k: int = 3
-    c: float = 1.0
+    #: The Spark function whose parameters these are (named in the messages).
+    owner: ClassVar[str] = "margin_statistics"
+
     run: MarginRun = PAPER
-    projection: str = "none"
     sample_size: Optional[int] = None
     seed: int = 0
     scaling: str = "none"
@@ -178,32 +179,36 @@ class LmbaOptions:
     within_pool: bool = False
 
     def __post_init__(self):
-        owner = "lmba_statistics"
-        check_int("k", owner, self.k, 1)
-        check_positive("c", owner, self.c)
-        check_choice("projection", owner, self.projection, PROJECTIONS)
         if not isinstance(self.run, MarginRun):
-            raise invalid("run", owner, "a MarginRun", self.run)
-        _check_common(self, owner)
+            raise invalid("run", self.owner, "a MarginRun", self.run)
+        _check_common(self, self.owner)
 
 
 @dataclass(frozen=True)
-class SimbaOptions:
-    """Simba (:func:`sparkfs.spark.margin_weighting.simba_statistics`): the loop ``run``, the pool
-    and ``within_pool`` as :class:`LmbaOptions`."""
+class LmbaOptions(MarginPoolOptions):
+    """Lmba (:func:`sparkfs.spark.margin_weighting.lmba_statistics`): ``k`` target neighbours,
+    the hinge's ``c``, the step's ``projection``; the loop and the pool of
+    :class:`MarginPoolOptions`."""
 
-    run: MarginRun = PAPER
-    sample_size: Optional[int] = None
-    seed: int = 0
-    scaling: str = "none"
-    block_size: int = 2048
-    within_pool: bool = False
+    owner: ClassVar[str] = "lmba_statistics"
+
+    k: int = 3
+    c: float = 1.0
+    projection: str = "none"
 
     def __post_init__(self):
-        owner = "simba_statistics"
-        if not isinstance(self.run, MarginRun):
-            raise invalid("run", owner, "a MarginRun", self.run)
-        _check_common(self, owner)
+        check_int("k", self.owner, self.k, 1)
+        check_positive("c", self.owner, self.c)
+        check_choice("projection", self.owner, self.projection, PROJECTIONS)
+        super().__post_init__()
+
+
+@dataclass(frozen=True)
+class SimbaOptions(MarginPoolOptions):
+    """Simba (:func:`sparkfs.spark.margin_weighting.simba_statistics`): the loop and the pool of
+    :class:`MarginPoolOptions`, nothing of its own."""
+
+    owner: ClassVar[str] = "simba_statistics"
 
 
 @dataclass(frozen=True)
@@ -313,7 +318,7 @@ class ParzenISEOptions:
         return {name: getattr(self, name) for name in names}
 
     def checked(self, num_features: int) -> dict:
-        """:func:`sparkfs.core.parzen_ise.check_options` of these options on ``num_features``
+        """:func:`sparkfs.core.parzen_ise_options.check_options` of these options on ``num_features``
         features (the descent's dict, floats as floats; ``fixed_feature`` within the features)."""
         return check_parzen_options(num_features, owner="parzen_ise_statistics", **self._descent_fields())
 

@@ -6,7 +6,8 @@ variances ``s_ck^2``; window width h; feature weights w on the simplex. The pape
 did not survive extraction; their numbers below follow its cross-references (eq. 10 is p, eq. 11
 is q "using Eq. 10", eq. 19 the ISE, eq. 22 its derivatives, eq. 23 the learning rule).
 docs/parzen_ise.md has the derivation and the reasons for every choice. This module holds the
-``image`` reading (issue 11's) and the shared pieces (groups, variances, the in-memory driver);
+``image`` reading (issue 11's) and the shared pieces (groups, variances, the in-memory driver;
+the options' checks, the held-out runs and the ranking scores are :mod:`sparkfs.core.parzen_ise_options`);
 the ``marginal`` reading, the default since issue 23, is :mod:`sparkfs.core.parzen_ise_marginal`
 (``criterion`` chooses; neither meets every criterion of issue 23, see the docs, section 0).
 
@@ -72,15 +73,11 @@ import numpy as np
 
 from sparkfs.core import parzen_ise_marginal as pim
 from sparkfs.core.fuzzy_cmeans import fcm_in_memory
+from sparkfs.core.parzen_ise_options import (DEFAULT_CRITERION, DEFAULT_RANK_BY, check_options, final_scores,
+                                             runs_with_held_out_feature)
 from sparkfs.core.sampling import content_sample_keys, smallest_key_positions
 from sparkfs.core.selection import rank_features
 
-MEMBERSHIPS = ("hard", "soft")
-#: Readings of the criterion (docs/parzen_ise.md, section 0); the first is the default.
-CRITERIA = ("marginal", "image")
-DEFAULT_CRITERION = "marginal"
-#: How the marginal optimum ranks the features (docs/parzen_ise.md, section 0).
-DEFAULT_RANK_BY = "reference"
 #: Armijo's fraction of the predicted decrease an accepted step must achieve.
 _SUFFICIENT_DECREASE = 0.5
 #: Halvings of the trial step before the line search gives up (0.1 * 2^-40 ~ 1e-13).
@@ -118,21 +115,6 @@ class ISEValue(NamedTuple):
     def gradient(self) -> np.ndarray:
         """dISE/dw_F (eq. 22)."""
         return self.ise * self.log_gradient
-
-
-def _invalid(parameter: str, constraint: str, value, owner: str = "parzen_ise_in_memory") -> ValueError:
-    return ValueError(f"The {parameter!r} parameter of {owner} must be {constraint}. Got {value!r} instead.")
-
-
-def _is_int(value) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
-
-def _positive_float(parameter: str, value, allow_zero: bool = False, owner: str = "parzen_ise_in_memory") -> float:
-    number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-    if not number or not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        raise _invalid(parameter, f"a float in the range {'[' if allow_zero else '('}0, inf)", value, owner)
-    return float(value)
 
 
 # Groups -----------------------------------------------------------------------------------------
@@ -457,51 +439,70 @@ def ise_run(pair_sums: Callable, *, num_rows: int, num_features: int, variances,
     return info
 
 
-def runs_with_held_out_feature(run: Callable, num_features: int, fixed_feature) -> list:
-    """The descents of the paper's two strategies: ``run(fixed, None)`` once with the given feature
-    held at 0 (None: none), or, for ``"auto"`` (choice 6), with feature 0 and then again with the
-    first run's least important feature (by its ``scores`` when it has them, else its weights),
-    ``run(fixed, first_run)`` (a run may start from the first
-    run's weights). The last run's weights are the result."""
-    if num_features == 1:
-        fixed_feature = None
-    if fixed_feature != "auto":
-        return [run(fixed_feature, None)]
-    first_run = run(0, None)
-    least_important = int(rank_features(np.delete(first_run.get("scores", first_run["weights"]), 0))[-1]) + 1
-    return [first_run, run(least_important, first_run)]
+def _groups(X, y, points, info: dict, *, num_clusters, m, fcm_tol, fcm_max_iter, seed, memberships):
+    """Step 2: ``(codes, memberships)``, the class indices the rows' content keys hash (0 without
+    labels) and the rows' group memberships (n, C): the classes of ``y``, or fuzzy c-means on the
+    centred ``points``; ``info`` gets the grouping."""
+    num_rows = X.shape[0]
+    codes = np.zeros(num_rows, dtype=np.int64)
+    if y is not None:
+        labels = np.asarray(y)
+        if labels.shape != (num_rows,):
+            raise ValueError(f"y must have shape ({num_rows},); got {labels.shape}")
+        classes, codes = np.unique(labels, return_inverse=True)
+        info.update(groups="labels", classes=classes)
+        return codes, np.eye(classes.size)[codes]
+    centres, fuzzy, fcm_info = fcm_in_memory(points, num_clusters, m=m, tol=fcm_tol, max_iter=fcm_max_iter,
+                                             seed=seed, keys=content_sample_keys(X, codes, None, seed))
+    info.update(groups="fcm", fcm=fcm_info, centres=centres + X.mean(axis=0))
+    return codes, hard_memberships(fuzzy) if memberships == "hard" else fuzzy
 
 
-def check_options(num_features: Optional[int], *, memberships: str, fixed_feature, landmarks, max_iter, block_size,
-                  learning_rate, tol, variance_floor, h, criterion: str = DEFAULT_CRITERION,
-                  rank_by: str = DEFAULT_RANK_BY, owner: str = "parzen_ise_in_memory") -> dict:
-    """Validated options shared by the in-memory driver and the Spark layer's
-    :class:`sparkfs.core.options.ParzenISEOptions` (descent options, variance floor and h, None
-    when it is to be derived from the data); ``num_features`` None: ``fixed_feature``'s upper
-    bound is checked later (:meth:`ParzenISEOptions.fixed_feature_of`). Messages name ``owner``."""
-    def refuse(parameter, constraint, value):
-        return _invalid(parameter, constraint, value, owner)
+class _PairData(NamedTuple):
+    """What the in-memory pair sums read: the centred points, their memberships, the group
+    variances, the query positions, the window width and the block size."""
 
-    if criterion not in CRITERIA:
-        raise refuse("criterion", "a str among {'marginal', 'image'}", criterion)
-    if memberships not in MEMBERSHIPS:
-        raise refuse("memberships", "a str among {'hard', 'soft'}", memberships)
-    if not (fixed_feature is None or fixed_feature == "auto" or (
-            _is_int(fixed_feature) and 0 <= fixed_feature < (num_features or np.inf))):
-        bound = "inf)" if num_features is None else f"{num_features - 1}]"
-        raise refuse("fixed_feature", f"None, 'auto' or an int in the range [0, {bound}", fixed_feature)
-    if landmarks is not None and not (_is_int(landmarks) and landmarks >= 2):
-        raise refuse("landmarks", "None or an int in the range [2, inf)", landmarks)
-    for name, value in (("max_iter", max_iter), ("block_size", block_size)):
-        if not (_is_int(value) and value >= 1):
-            raise refuse(name, "an int in the range [1, inf)", value)
-    if rank_by not in pim.RANKINGS:
-        raise refuse("rank_by", "a str among {" + ", ".join(repr(r) for r in pim.RANKINGS) + "}", rank_by)
-    return {"criterion": criterion, "rank_by": rank_by,
-            "descent": {"learning_rate": _positive_float("learning_rate", learning_rate, owner=owner),
-                        "max_iter": int(max_iter), "tol": _positive_float("tol", tol, allow_zero=True, owner=owner)},
-            "variance_floor": _positive_float("variance_floor", variance_floor, owner=owner),
-            "h": None if h is None else _positive_float("h", h, owner=owner)}
+    points: np.ndarray
+    memberships: np.ndarray
+    variances: np.ndarray
+    query_positions: np.ndarray
+    h: float
+    block_size: int
+
+
+def _marginal_runner(data: _PairData, options: dict) -> Callable:
+    """``run(fixed, previous)``: one in-memory descent of the marginal reading
+    (:func:`sparkfs.core.parzen_ise_marginal.marginal_run`)."""
+    num_rows, num_features = data.points.shape
+    scaled, scaled_variances = pim.standardised(data.points, data.points.var(axis=0), data.variances)
+    memberships = data.memberships
+
+    def pair_terms(w, with_self):
+        return pim.summed_block_terms(
+            (pim.marginal_block_terms(scaled[batch], memberships[batch], scaled[rows], memberships[rows],
+                                      scaled_variances, w, h=data.h, with_self=with_self)
+             for batch, rows in _batches_by_blocks(data.query_positions, num_rows, data.block_size)),
+            num_features, with_self)
+
+    def run(fixed, previous):
+        return pim.marginal_run(pair_terms, num_rows=num_rows, num_features=num_features, fixed=fixed,
+                                num_queries=data.query_positions.size, max_iter=options["descent"]["max_iter"],
+                                tol=options["descent"]["tol"], previous=previous, rank_by=options["rank_by"])
+    return run
+
+
+def _image_runner(data: _PairData, descent_options: dict) -> Callable:
+    """``run(fixed, previous)``: one in-memory descent of the image reading (:func:`ise_run`)."""
+    num_rows, num_features = data.points.shape
+
+    def pair_sums(w, free, log_scale, gradient):
+        return _pair_sums(data.points, data.memberships, data.query_positions, data.variances, w, h=data.h,
+                          free=free, log_scale=log_scale, gradient=gradient, block_size=data.block_size)
+
+    def run(fixed, previous):
+        return ise_run(pair_sums, num_rows=num_rows, num_features=num_features, variances=data.variances, h=data.h,
+                       fixed=fixed, num_queries=data.query_positions.size, descent_options=descent_options)
+    return run
 
 
 def parzen_ise_in_memory(X, y=None, *, num_clusters: int = 3, m: float = 2.0, memberships: str = "hard",
@@ -559,19 +560,8 @@ def parzen_ise_in_memory(X, y=None, *, num_clusters: int = 3, m: float = 2.0, me
         pim.marginal_window_width(num_rows) if marginal else default_window_width(num_rows, num_features))
     points = X - X.mean(axis=0)                                                          # choice 1
     info = {"h": h, "criterion": options["criterion"]}
-    codes = np.zeros(num_rows, dtype=np.int64)  # the class indices the rows' content keys hash
-    if y is not None:                                                                    # Step 2
-        labels = np.asarray(y)
-        if labels.shape != (num_rows,):
-            raise ValueError(f"y must have shape ({num_rows},); got {labels.shape}")
-        classes, codes = np.unique(labels, return_inverse=True)
-        group_memberships = np.eye(classes.size)[codes]
-        info.update(groups="labels", classes=classes)
-    else:
-        centres, fuzzy, fcm_info = fcm_in_memory(points, num_clusters, m=m, tol=fcm_tol, max_iter=fcm_max_iter,
-                                                 seed=seed, keys=content_sample_keys(X, codes, None, seed))
-        group_memberships = hard_memberships(fuzzy) if memberships == "hard" else fuzzy
-        info.update(groups="fcm", fcm=fcm_info, centres=centres + X.mean(axis=0))
+    codes, group_memberships = _groups(X, y, points, info, num_clusters=num_clusters, m=m, fcm_tol=fcm_tol,  # Step 2
+                                       fcm_max_iter=fcm_max_iter, seed=seed, memberships=memberships)
     first = group_moment_terms(points, group_memberships)
     with np.errstate(divide="ignore", invalid="ignore"):
         means = np.nan_to_num(first.sums / first.weight_sums[:, None])
@@ -583,36 +573,10 @@ def parzen_ise_in_memory(X, y=None, *, num_clusters: int = 3, m: float = 2.0, me
     else:
         query_positions = landmark_positions(X, codes, landmarks, seed)
     info["num_queries"] = query_positions.size
-    if marginal:
-        scaled, scaled_variances = pim.standardised(points, points.var(axis=0), variances)
-
-        def pair_terms(w, with_self):
-            return pim.summed_block_terms(
-                (pim.marginal_block_terms(scaled[batch], group_memberships[batch], scaled[rows],
-                                          group_memberships[rows], scaled_variances, w, h=h, with_self=with_self)
-                 for batch, rows in _batches_by_blocks(query_positions, num_rows, block_size)), num_features, with_self)
-
-        def run(fixed, previous):
-            return pim.marginal_run(pair_terms, num_rows=num_rows, num_features=num_features, fixed=fixed,
-                                    num_queries=query_positions.size, max_iter=descent_options["max_iter"],
-                                    tol=descent_options["tol"], previous=previous, rank_by=options["rank_by"])
-    else:
-        def pair_sums(w, free, log_scale, gradient):
-            return _pair_sums(points, group_memberships, query_positions, variances, w, h=h, free=free,
-                              log_scale=log_scale, gradient=gradient, block_size=block_size)
-
-        def run(fixed, previous):
-            return ise_run(pair_sums, num_rows=num_rows, num_features=num_features, variances=variances, h=h,
-                           fixed=fixed, num_queries=query_positions.size, descent_options=descent_options)
-
+    pair_data = _PairData(points, group_memberships, variances, query_positions, h, block_size)
+    run = _marginal_runner(pair_data, options) if marginal else _image_runner(pair_data, descent_options)
     runs = runs_with_held_out_feature(run, num_features, fixed_feature)
     weights = runs[-1]["weights"]
     scores = final_scores(runs)
     info.update(runs=runs, fixed_feature=runs[-1]["fixed_feature"], scores=scores, ranking=rank_features(scores))
     return weights, info
-
-
-def final_scores(runs) -> np.ndarray:
-    """The scores that rank the features: the last run's ``scores`` (the ``rank_by`` rule of the
-    marginal reading), else its weights (the image reading: every free weight is positive)."""
-    return np.asarray(runs[-1].get("scores", runs[-1]["weights"]), dtype=float)

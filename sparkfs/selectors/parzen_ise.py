@@ -10,7 +10,7 @@ from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.core.options import ParzenISEOptions
-from sparkfs.core.parzen_ise import CRITERIA, DEFAULT_CRITERION, DEFAULT_RANK_BY
+from sparkfs.core.parzen_ise_options import CRITERIA, DEFAULT_CRITERION, DEFAULT_RANK_BY
 from sparkfs.core.parzen_ise_marginal import RANKINGS
 from sparkfs.errors import InvalidInputError
 from sparkfs.selectors._base import CHOOSE_SAMPLE, FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult

@@ -1,7 +1,8 @@
 """Spark failures that are not about the input: out of memory, a JVM that stopped.
 
 They reach the user as what they are, with the setting to change, instead of the last symptom
-(a ``ConnectionRefusedError`` once the JVM is gone, or a long Java stack trace).
+(a ``ConnectionRefusedError`` once the JVM is gone, or a long Java stack trace). Any other failed
+job of a pass is re-diagnosed to name the bad input (:func:`with_input_diagnosis`).
 """
 
 from __future__ import annotations
@@ -116,6 +117,26 @@ def resource_failure(error: BaseException) -> Optional[SparkResourceError]:
             "the Spark JVM stopped during the job" + _memory_now() + " (most often java.lang.OutOfMemoryError: "
             "see the Java messages above). Give it more memory: " + advice)
     return None
+
+
+def with_input_diagnosis(action: Callable[[], Any], df, features_col: str, label_col: Optional[str],
+                         weight_col: Optional[str] = None):
+    """Run a Spark ``action``; a failed job names the setting to change (out of memory, a stopped
+    JVM: :func:`resource_failure`, and no scan of the input, which cannot help) or else the bad
+    input (:func:`sparkfs.spark.stats.diagnose_input` on ``df``'s columns: NaN, sizes...)."""
+    from sparkfs.errors import InvalidInputError
+    from sparkfs.spark.stats import diagnose_input
+
+    try:
+        return action()
+    except (InvalidInputError, ValueError):
+        raise
+    except Exception as error:
+        resources = resource_failure(error)
+        if resources is not None:
+            raise resources from error
+        diagnose_input(df, features_col, label_col, weight_col)
+        raise
 
 
 def with_resource_errors(action: Callable[[], Any]):

@@ -34,8 +34,8 @@ from typing import NamedTuple, Optional, Sequence, Union
 import numpy as np
 
 from sparkfs.core.qfs import GramStatistics, add_block_gram_statistics
-from sparkfs.errors import InvalidInputError
 from sparkfs.spark.canonical import canonical_merge, chunk_regrouper
+from sparkfs.spark.failures import with_input_diagnosis
 from sparkfs.spark.row_sets import check_finite
 from sparkfs.spark.rows import Rows
 from sparkfs.spark.tiled_sums import SummaryLayout, tiled_pass
@@ -154,8 +154,8 @@ def _tiled_gram_pass(df, features_col, label_col, weight_col, num_classes, num_f
     columns += [F.col(weight_col).cast("double").alias(names.weight)] if weight_col else []
     frame = df.select(*columns)
     add_block = _block_adder(names, candidates, center, num_classes)
-    return _diagnosed(df, features_col, label_col, weight_col, lambda: tiled_pass(
-        frame, frame.columns, layout, add_block, num_features=num_features))
+    return with_input_diagnosis(lambda: tiled_pass(frame, frame.columns, layout, add_block, num_features=num_features),
+                                df, features_col, label_col, weight_col)
 
 
 class _PreparedColumns(NamedTuple):
@@ -184,23 +184,6 @@ def _block_adder(names: _PreparedColumns, candidates, center, num_classes: int):
         add_block_gram_statistics(GramStatistics(*(accumulator[key] for key in _STATISTIC_KEYS)), matrix,
                                   block[names.label], num_classes, weights=weights, center=center)
     return add_block
-
-
-def _diagnosed(df, features_col: str, label_col: str, weight_col: Optional[str], action):
-    """Run the pass; a failed job names the setting to change (resources) or the bad input."""
-    from sparkfs.spark.failures import resource_failure
-    from sparkfs.spark.stats import diagnose_input
-
-    try:
-        return action()
-    except (InvalidInputError, ValueError):
-        raise
-    except Exception as error:
-        resources = resource_failure(error)
-        if resources is not None:
-            raise resources from error
-        diagnose_input(df, features_col, label_col, weight_col)
-        raise
 
 
 def weighted_column_means(df, features_col: str, label_col: str, weight_col: Optional[str], num_features: int) -> np.ndarray:

@@ -34,6 +34,7 @@ from sparkfs.core import fuzzy_cmeans as fcm
 from sparkfs.core import parzen_ise as pi
 from sparkfs.core import parzen_ise_marginal as pim
 from sparkfs.core.options import ParzenISEOptions
+from sparkfs.core.parzen_ise_options import final_scores, runs_with_held_out_feature
 from sparkfs.core.sampling import content_sample_keys
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.method_setup import EngineOptions, options_of
@@ -246,10 +247,10 @@ def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None
             return pi.ise_run(pair_sums, num_rows=num_rows, num_features=num_features, variances=variances, h=h_value,
                               fixed=fixed, num_queries=len(queries), descent_options=checked["descent"])
 
-        runs = pi.runs_with_held_out_feature(run, num_features, options.fixed_feature)
+        runs = runs_with_held_out_feature(run, num_features, options.fixed_feature)
         info.update(runs=runs, fixed_feature=runs[-1]["fixed_feature"], passes=len(rows.info["passes"]),
                     transport=rows.transport)
-    return ParzenISEResult(pi.final_scores(runs), num_rows, info["groups"], info)
+    return ParzenISEResult(final_scores(runs), num_rows, info["groups"], info)
 
 
 def parzen_ise_on_sample(df, features_col: str, label_col: Optional[str] = None, *, num_features: int,

@@ -39,6 +39,7 @@ import numpy as np
 
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.canonical import lay_out
+from sparkfs.spark.failures import with_input_diagnosis
 from sparkfs.spark.row_sets import (PARTITION_SHIFT, Block, check_finite, check_user_ids, class_counts_of,
                                     offsets_of_partitions, scale_columns)
 
@@ -130,19 +131,7 @@ class PreparedRows:
 
     def diagnosed(self, action: Callable[[], Any]):
         """Run a Spark action; a failed job is re-diagnosed to name the bad input (NaN, sizes...)."""
-        from sparkfs.spark.failures import resource_failure
-        from sparkfs.spark.stats import diagnose_input
-
-        try:
-            return action()
-        except (InvalidInputError, ValueError):
-            raise
-        except Exception as error:
-            resources = resource_failure(error)
-            if resources is not None:  # out of memory, or the JVM is gone: no scan can help
-                raise resources from error
-            diagnose_input(self.df, self.features_col, self.label_col, self.weight_col)
-            raise
+        return with_input_diagnosis(action, self.df, self.features_col, self.label_col, self.weight_col)
 
     @property
     def has_user_ids(self) -> bool:

@@ -171,3 +171,25 @@ def test_unset_sample_size_draws_a_pool_of_the_default_size_above_it_and_runs_wi
         assert not np.allclose(explicit.featureArray("raw_weights"), reference)  # a search over all the rows
         paper = make(preset="paper").fit(df)  # the papers pick from every instance
         assert paper.summary["n_pool"] == n and paper.summary["pool_sample"] == "every row"
+
+
+def test_selectors_with_a_scaling_equal_the_in_memory_drivers_on_numpy_scaled_data(spark):
+    """``scaling`` other than "none" (the scaled view of ``feature_scale_of``): Lmba with "range"
+    and Simba with "standard" give the in-memory drivers' scores on the data scaled by NumPy here
+    (divided by max - min, by the sample std); feature 1 is 100 times wider, so ignoring the
+    scaling would move the result."""
+    X, y = continuous_data(2)
+    X[:, 1] *= 100.0
+    df = make_df(spark, X, y, 2)
+    ranged = X * (1.0 / (X.max(axis=0) - X.min(axis=0)))
+    standardised = X * (1.0 / X.std(axis=0, ddof=1))
+    lmba = LmbaSelector(numFeatures=1, preset="paper", iterations=6, batchSize=6, scaling="range").fit(df)
+    lmba_scores, lmba_raw = mw.lmba_in_memory(ranged, y, iterations=6, batch_size=6)
+    assert_close(lmba.scores, lmba_scores)
+    assert_close(lmba.featureArray("raw_weights"), lmba_raw)
+    simba_model = SimbaSelector(numFeatures=1, preset="paper", iterations=6, batchSize=6, scaling="standard").fit(df)
+    simba_scores, simba_raw = simba.simba_in_memory(standardised, y, iterations=6, batch_size=6)
+    assert_close(simba_model.scores, simba_scores)
+    assert_close(simba_model.featureArray("raw_weights"), simba_raw)
+    assert not np.allclose(mw.lmba_in_memory(X, y, iterations=6, batch_size=6)[0], lmba_scores)
+    assert not np.allclose(simba.simba_in_memory(X, y, iterations=6, batch_size=6)[0], simba_scores)
