@@ -30,6 +30,7 @@ from sparkfs.errors import DefaultSampleWarning, InvalidInputError, InvalidModel
 from sparkfs.selectors._model_files import checked_labels, checked_model_data, known_class, load_metadata, set_saved_params
 from sparkfs.spark.blocks import is_connect_session
 from sparkfs.spark.failures import with_resource_errors
+from sparkfs.spark.session import observe_driver_memory
 from sparkfs.spark.method_setup import EngineOptions
 from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
 
@@ -281,6 +282,7 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
         label_col = self.getLabelCol() if self.requires_labels else None
         check_columns(dataset, self.getFeaturesCol(), label_col, self._weight_col())
         started = time.perf_counter()
+        observe_driver_memory(dataset.sparkSession)  # for the advice if the JVM dies in the fit
         result = with_resource_errors(lambda: self._score(dataset))
         if self.requires_labels:
             check_supervised(result, type(self).__name__)

@@ -40,9 +40,9 @@ def describe(error: BaseException) -> str:
 
 
 def _memory_now() -> str:
-    from sparkfs.spark.session import applied_settings
+    from sparkfs.spark.session import driver_memory_setting
 
-    memory = applied_settings.get("spark.driver.memory")
+    memory = driver_memory_setting()
     return f" (this session had spark.driver.memory={memory})" if memory else ""
 
 
@@ -92,7 +92,7 @@ def jvm_exit_signal(wait_seconds: float = JVM_EXIT_WAIT_SECONDS) -> Optional[int
 
 def resource_failure(error: BaseException) -> Optional[SparkResourceError]:
     """A :class:`SparkResourceError` naming the setting to change, or None for other failures."""
-    from sparkfs.spark.session import applied_settings, available_memory_bytes, total_memory_bytes
+    from sparkfs.spark.session import available_memory_bytes, driver_memory_setting, total_memory_bytes
 
     links = list(_chain(error))
     text = " ".join(describe(link) for link in links)
@@ -100,7 +100,7 @@ def resource_failure(error: BaseException) -> Optional[SparkResourceError]:
         return None
     if any(pattern in text for pattern in _NOT_MEMORY):
         return None
-    advice = more_memory_advice(applied_settings.get("spark.driver.memory"), total_memory_bytes())
+    advice = more_memory_advice(driver_memory_setting(), total_memory_bytes())
     if any(pattern in text for pattern in _OUT_OF_MEMORY):
         return SparkResourceError(
             "Spark ran out of memory (java.lang.OutOfMemoryError)" + _memory_now() + ". Give it more: " + advice)

@@ -13,6 +13,23 @@ from typing import Dict, Mapping, Optional
 LOCAL_DRIVER_MEMORY_SHARE = 0.5
 #: What the last session built here was given (reported in summaries and failure messages).
 applied_settings: Dict[str, str] = {}
+#: The driver memory of the session the last fit ran on (read while its JVM was alive), for the
+#: advice after a JVM that died: a session the user built (a notebook's) is not in applied_settings.
+observed_driver_memory: Dict[str, Optional[str]] = {"spark.driver.memory": None}
+
+
+def observe_driver_memory(spark) -> None:
+    """Note the session's ``spark.driver.memory`` (None when unset or unreadable); one conf read."""
+    try:
+        value = spark.conf.get("spark.driver.memory", None)
+    except Exception:  # noqa: BLE001 - a session whose conf cannot be read gives no advice, not an error
+        value = None
+    observed_driver_memory["spark.driver.memory"] = value or None
+
+
+def driver_memory_setting() -> Optional[str]:
+    """The driver memory the current session had: set by sparkfs, else read from the session."""
+    return applied_settings.get("spark.driver.memory") or observed_driver_memory["spark.driver.memory"]
 
 
 def ensure_python_workers() -> None:

@@ -69,6 +69,25 @@ def test_a_jvm_killed_by_the_kernel_is_reported_as_that(monkeypatch):
     assert "available now" in str(failure)
 
 
+def test_a_session_the_user_built_gets_advice_above_its_own_driver_memory(monkeypatch):
+    """A notebook's or a benchmark's own session is not in applied_settings: the fit reads its
+    driver memory while the JVM is alive, so a JVM that dies later is not told to take less."""
+    import types
+
+    import sparkfs.spark.failures as failures
+
+    monkeypatch.setattr(failures, "jvm_exit_signal", lambda: None)
+    monkeypatch.setattr(session_module, "applied_settings", {})
+    monkeypatch.setitem(session_module.observed_driver_memory, "spark.driver.memory", None)
+    session_module.observe_driver_memory(types.SimpleNamespace(conf=types.SimpleNamespace(
+        get=lambda key, default=None: {"spark.driver.memory": "10g"}.get(key, default))))
+    failure = str(resource_failure(ConnectionRefusedError(111, "Connection refused")))
+    assert "the Spark JVM stopped during the job (this session had spark.driver.memory=10g)" in failure
+    assert "--driver-memory 20g" in failure or "too little for more than 10g" in failure
+    session_module.observe_driver_memory(types.SimpleNamespace(conf=None))  # unreadable: no claim
+    assert session_module.driver_memory_setting() is None
+
+
 def test_jvm_exit_signal_reads_a_killed_child_process(monkeypatch):
     import signal
     import subprocess
