@@ -8,12 +8,13 @@ from pyspark.ml.param import Param, Params, TypeConverters
 from sparkfs.core import multisurf as ms_math
 from sparkfs.core.options import MultiSURFOptions
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
-from sparkfs.selectors._params import HasDriverBudget, HasQueryRows, HasScaling, in_range, one_of
+from sparkfs.selectors._params import (HasDriverBudget, HasQueryBatchBytes, HasQueryRows, HasScaling, in_range,
+                                       one_of)
 from sparkfs.spark.multisurf import multisurf_statistics
 
 
 
-class _SURFParams(HasQueryRows, HasScaling, HasDriverBudget):
+class _SURFParams(HasQueryRows, HasScaling, HasDriverBudget, HasQueryBatchBytes):
     """The Params of every MultiSURF-family fit (the Relief family's metric, scaling, sampleSize, ...)."""
 
     def __init__(self, *args):
@@ -113,7 +114,7 @@ class MultiSURFSelector(FeatureSelector, _MultiSURFParams):
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", weightCol=None,
                  numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None, variant="multisurf",
                  metric="manhattan", scaling="range", sampleSize=None, seed=0, rowIdCol=None, blockSize=2048,
-                 driverBudgetMB=2048.0, allowManyClasses=False, deterministic=False):
+                 driverBudgetMB=2048.0, queryBatchBytes=None, allowManyClasses=False, deterministic=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
@@ -149,7 +150,7 @@ class TuRFSelector(FeatureSelector, _TuRFParams):
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", weightCol=None,
                  numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None,
                  innerMethod="multisurf", removeFraction=0.5, keepFeatures=100, metric="manhattan", scaling="range",
-                 sampleSize=None, seed=0, rowIdCol=None, blockSize=2048, driverBudgetMB=2048.0,
+                 sampleSize=None, seed=0, rowIdCol=None, blockSize=2048, driverBudgetMB=2048.0, queryBatchBytes=None,
                  allowManyClasses=False, deterministic=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
