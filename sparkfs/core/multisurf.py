@@ -34,11 +34,14 @@ in the scaled units)
   SURF and MultiSURF ``t_q = near(N(q))``; SURF* ``t_q = near(N(q)) - near(F(q))``;
   MultiSURF* ``t_q = near(N(q)) + far(F(q))``. With m sampled queries the mean is over them.
 
-Every part is additive over blocks of rows, which is what the Spark layer's three passes sum:
-the distance moments (:func:`distance_moments`, merged by :func:`merge_moments`) give the
-thresholds; the counts per (query, set, class) (:func:`group_counts`) give each pair's weight in
-S4 (:func:`term_weights`, :func:`pair_coefficients`); and the weighted diff sums
-(:func:`diff_sums`) are the scores' numerators.
+Every part is additive over blocks of rows, which is what the Spark layer's three passes sum
+when the queries are a sample (or do not fit one batch): the distance moments
+(:func:`distance_moments`, merged by :func:`merge_moments`) give the thresholds; the counts per
+(query, set, class) (:func:`group_counts`) give each pair's weight in S4 (:func:`term_weights`,
+:func:`pair_coefficients`); and the weighted diff sums (:func:`diff_sums`) are the scores'
+numerators. When a task sees every row for its queries, :func:`every_row_terms` computes all of
+it from one distance table per chunk of queries (each pair's distance once; the loops over the
+table in Numba, :mod:`sparkfs.core.multisurf_kernel`).
 
 Deviations and additions (scikit-rebate has neither)
 ----------------------------------------------------

@@ -102,9 +102,12 @@ class MultiSURFSelector(FeatureSelector, _MultiSURFParams):
 
     Notes
     -----
-    Three passes per query batch (distance moments, set counts, weighted differences:
-    :mod:`sparkfs.spark.multisurf`), O(m n p) each; no n x n matrix, sparse rows stay sparse. With
-    every row a query the rows are collected to the driver once (within ``driverBudgetMB``).
+    Every row a query (the default up to 1,000 rows) and all rows within one query batch
+    (``queryBatchBytes``): one pass, O(n^2 p), each pair's distance computed once (SURF and SURF*:
+    one pass more for their global threshold). Otherwise three passes per query batch (distance
+    moments, set counts, weighted differences: :mod:`sparkfs.spark.multisurf`), O(m n p) each. No
+    n x n matrix, sparse rows stay sparse. With every row a query the rows are collected to the
+    driver once (within ``driverBudgetMB``).
     """
 
     _model_class = MultiSURFSelectorModel
@@ -140,7 +143,7 @@ class TuRFSelector(FeatureSelector, _TuRFParams):
     Notes
     -----
     Every round is one fit of the inner method on the remaining columns (the tasks slice them):
-    three passes per query batch per round, on one prepared input.
+    one pass (SURF: two) or three per query batch per round (as the inner method), on one prepared input.
     """
 
     _model_class = TuRFSelectorModel

@@ -1,8 +1,24 @@
 """The MultiSURF family (SURF, SURF*, MultiSURF, MultiSURF*) and TuRF on the pair engine.
 
 The definitions are in :mod:`sparkfs.core.multisurf` (T1-T2 thresholds, S1-S4 sets and terms);
-this module feeds them sums over the rows. Why three passes per query batch (each one Spark
-job, each returning a small summary):
+this module feeds them sums over the rows. Two ways, chosen per fit:
+
+**Every row a query, all rows in one query batch** (scikit-rebate's setting, the default up to
+1,000 rows, while the rows fit ``query_batch_bytes``): one pass with the roles turned round. The
+batch shipped to every task is *all* rows (sorted by id, with their labels and weights); a
+task's own block of rows are the queries. A query then meets every row inside one task, so per
+chunk of queries one distance table (queries x all rows) gives its thresholds (T2), its set
+counts and its weighted differences (:func:`~sparkfs.core.multisurf.every_row_terms`): each
+pair's distance is computed once, and the pass returns ``sum_q s_q t_q`` (p,) plus each query's
+thresholds and set sizes. SURF and SURF* take one pass more first (the same kernel, moments
+only): T1 is the mean over *every* query's distances, known only after all of them. A task holds
+all rows, its block and one table of at most :data:`~sparkfs.core.multisurf.TABLE_BYTES`. The
+per-query results depend on the rows only, and the blocks' sums are merged in the engine's
+order, so the canonical layout's bit-for-bit promise holds.
+
+**Otherwise** (a sample of queries, or more rows than one batch holds): three passes per query
+batch (each one Spark job, each returning a small summary), as a query meets only a block of
+rows per task:
 
 1. **distance moments**: per query the weight, mean and spread of its distances to every other
    row (:func:`~sparkfs.core.multisurf.distance_moments`, merged with Chan's update): MultiSURF's
@@ -20,8 +36,8 @@ keeps every summary at O(queries x C) or O(p), so query batches stay as large as
 allows. Each pass recomputes the distances (the O(m n p) part); a task holds its block, the
 query batch and one ``blockSize x blockSize`` distance tile.
 
-TuRF (:func:`~sparkfs.core.multisurf.turf`) runs the three passes once per round on the
-remaining features (the tasks slice the columns), on the same prepared :class:`Rows`.
+TuRF (:func:`~sparkfs.core.multisurf.turf`) runs the passes once per round on the remaining
+features (the tasks slice the columns), on the same prepared :class:`Rows`.
 """
 
 from __future__ import annotations
