@@ -34,11 +34,14 @@ in the scaled units)
   SURF and MultiSURF ``t_q = near(N(q))``; SURF* ``t_q = near(N(q)) - near(F(q))``;
   MultiSURF* ``t_q = near(N(q)) + far(F(q))``. With m sampled queries the mean is over them.
 
-Every part is additive over blocks of rows, which is what the Spark layer's three passes sum:
-the distance moments (:func:`distance_moments`, merged by :func:`merge_moments`) give the
-thresholds; the counts per (query, set, class) (:func:`group_counts`) give each pair's weight in
-S4 (:func:`term_weights`, :func:`pair_coefficients`); and the weighted diff sums
-(:func:`diff_sums`) are the scores' numerators.
+Every part is additive over blocks of rows, which is what the Spark layer's three passes sum
+when the queries are a sample (or do not fit one batch): the distance moments
+(:func:`distance_moments`, merged by :func:`merge_moments`) give the thresholds; the counts per
+(query, set, class) (:func:`group_counts`) give each pair's weight in S4 (:func:`term_weights`,
+:func:`pair_coefficients`); and the weighted diff sums (:func:`diff_sums`) are the scores'
+numerators. When a task sees every row for its queries, :func:`every_row_terms` computes all of
+it from one distance table per chunk of queries (each pair's distance once; the loops over the
+table in Numba, :mod:`sparkfs.core.multisurf_kernel`).
 
 Deviations and additions (scikit-rebate has neither)
 ----------------------------------------------------
@@ -65,7 +68,7 @@ from typing import Optional, Tuple, Union
 import numpy as np
 import scipy.sparse as sp
 
-from sparkfs.core import weighted_diff_kernel
+from sparkfs.core import multisurf_kernel, weighted_diff_kernel
 from sparkfs.core.neighbours import check_metric, pairwise_distances
 
 Matrix = Union[np.ndarray, sp.csr_matrix]
@@ -333,6 +336,126 @@ def multisurf_scores(rows: Matrix, labels, variant: str = "multisurf", *, metric
     terms += constants[:, None]
     scores = scores_of_terms(terms, query_weights)
     return (scores, terms) if return_terms else scores
+
+
+# --------------------------------------------------------------------------------------------
+# Every row a query: one distance table per chunk of queries
+# --------------------------------------------------------------------------------------------
+
+#: Bytes of one chunk's distance table (its queries x every row) in :func:`every_row_terms`.
+TABLE_BYTES = 2**25
+
+
+def own_columns(query_ids, row_ids) -> np.ndarray:
+    """Each query's column among the rows (``row_ids`` sorted), -1 when it is not one of them."""
+    query_ids = np.asarray(query_ids, dtype=np.int64)
+    row_ids = np.asarray(row_ids, dtype=np.int64)
+    if row_ids.size == 0:
+        return np.full(query_ids.shape, -1, dtype=np.int64)
+    position = np.minimum(np.searchsorted(row_ids, query_ids), row_ids.size - 1)
+    return np.where(row_ids[position] == query_ids, position, -1).astype(np.int64)
+
+
+def _others(table: np.ndarray, own_column: np.ndarray) -> np.ndarray:
+    others = np.ones(table.shape, dtype=bool)
+    present = own_column >= 0
+    others[np.flatnonzero(present), own_column[present]] = False
+    return others
+
+
+def _unit_weights(row_weights, size: int) -> np.ndarray:
+    return np.ones(size) if row_weights is None else np.asarray(row_weights, dtype=np.float64)
+
+
+def table_moments(table: np.ndarray, own_column: np.ndarray, row_weights=None) -> DistanceMoments:
+    """:func:`distance_moments` of each query's row of ``table`` without its own column (T2's
+    moments over every other row, when the table holds every row)."""
+    if multisurf_kernel.AVAILABLE:
+        return DistanceMoments(*multisurf_kernel.moments(table, own_column, _unit_weights(row_weights, table.shape[1])))
+    return distance_moments(table, _others(table, own_column), row_weights)
+
+
+def chunk_terms(variant: str, queries: Matrix, rows: Matrix, table: np.ndarray, own_column: np.ndarray, near, far,
+                row_labels, row_weights, query_labels, query_weights, num_classes: int):
+    """S1-S4 for a chunk of queries against *every* row, from their distance table ``table`` (m, n).
+
+    Returns ``(sums, counts)``: ``sum_q s_q t_q`` per feature (p,), the numerator of S4, and the
+    (m, 2, C) counts of :func:`group_counts` (all rows are in the table, so they are totals)."""
+    with_far = variant in FAR_VARIANTS
+    query_weights = _unit_weights(query_weights, table.shape[0])
+    weights_of_rows = _unit_weights(row_weights, table.shape[1])
+    if multisurf_kernel.AVAILABLE:
+        counts = multisurf_kernel.set_counts(table, own_column, near, far, with_far, row_labels, weights_of_rows,
+                                             num_classes)
+    else:
+        codes = pair_sets(table, _others(table, own_column), near, far, with_far)
+        counts = group_counts(codes, row_labels, num_classes, row_weights)
+    weights, constants = term_weights(variant, counts, query_labels)
+    weights *= query_weights[:, None, None]
+    if multisurf_kernel.AVAILABLE and not (sp.issparse(queries) or sp.issparse(rows)):
+        sums = multisurf_kernel.weighted_diffs(queries, rows, table, own_column, near, far, with_far, row_labels,
+                                               weights_of_rows, weights)
+    else:
+        codes = pair_sets(table, _others(table, own_column), near, far, with_far)
+        sums = diff_sums(queries, rows, pair_coefficients(codes, row_labels, weights, row_weights))
+    return sums + np.dot(query_weights, constants), counts
+
+
+def chunk_size(num_rows: int, block_size: int) -> int:
+    """Queries per distance table: at most ``block_size`` and :data:`TABLE_BYTES` of table."""
+    return max(1, min(int(block_size), TABLE_BYTES // (8 * max(int(num_rows), 1))))
+
+
+def every_row_terms(variant: str, queries: Matrix, query_ids, query_labels, query_weights, rows: Matrix, row_ids,
+                    row_labels, row_weights, num_classes: int, metric: str, *, level: Optional[float] = None,
+                    block_size: int = 2048):
+    """The queries' S4 numerators against every row, each pair's distance computed once.
+
+    Per chunk of queries (:func:`chunk_size`): the distance table to all n rows (``row_ids``
+    sorted; a query's own row, if among them, is left out), T2's thresholds from its rows
+    (MultiSURF, MultiSURF*) or SURF's ``level`` (T1, from a first pass: :func:`every_row_moments`),
+    then :func:`chunk_terms` on the same table. Returns a dict: ``sums`` (p,) = ``sum_q s_q t_q``,
+    ``near`` and ``far`` (m,) the thresholds, ``counts`` (m, 2, C).
+    """
+    check_variant(variant)
+    if (level is None) != (variant in PER_QUERY_THRESHOLD_VARIANTS):
+        raise ValueError("SURF's threshold (level) is given for surf and surf-star, and only for them")
+    query_ids = np.asarray(query_ids, dtype=np.int64)
+    num_queries = query_ids.size
+    out = {"sums": np.zeros(queries.shape[1]), "near": np.zeros(num_queries), "far": np.zeros(num_queries),
+           "counts": np.zeros((num_queries, 2, num_classes))}
+    step = chunk_size(rows.shape[0], block_size)
+    for start in range(0, num_queries, step):
+        part = slice(start, min(start + step, num_queries))
+        table = distances(queries[part], rows, metric)
+        own = own_columns(query_ids[part], row_ids)
+        if level is None:
+            near, far = thresholds(variant, table_moments(table, own, row_weights))
+        else:
+            near = far = np.full(part.stop - part.start, float(level))
+        sums, out["counts"][part] = chunk_terms(
+            variant, queries[part], rows, table, own, near, far, row_labels, row_weights,
+            np.asarray(query_labels)[part], None if query_weights is None else np.asarray(query_weights)[part],
+            num_classes)
+        out["sums"] += sums
+        out["near"][part], out["far"][part] = near, far
+    return out
+
+
+def every_row_moments(queries: Matrix, query_ids, rows: Matrix, row_ids, row_weights, metric: str, *,
+                      block_size: int = 2048) -> DistanceMoments:
+    """The queries' :class:`DistanceMoments` against every other row (SURF's first pass: T1 needs
+    every query's distance sum before any set is known)."""
+    query_ids = np.asarray(query_ids, dtype=np.int64)
+    parts = []
+    step = chunk_size(rows.shape[0], block_size)
+    for start in range(0, query_ids.size, step):
+        part = slice(start, min(start + step, query_ids.size))
+        table = distances(queries[part], rows, metric)
+        parts.append(table_moments(table, own_columns(query_ids[part], row_ids), row_weights))
+    if not parts:
+        return DistanceMoments(np.zeros(0), np.zeros(0), np.zeros(0))
+    return DistanceMoments(*(np.concatenate([getattr(m, name) for m in parts]) for name in ("weight", "mean", "m2")))
 
 
 # --------------------------------------------------------------------------------------------

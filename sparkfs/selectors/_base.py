@@ -156,13 +156,14 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
 
     def _engine_options(self) -> EngineOptions:
         """The pair engine's settings from the Params the selector has: ``rowIdCol``, ``weightCol``,
-        ``driverBudgetMB`` and ``deterministic`` (the canonical layout)."""
+        ``driverBudgetMB``, ``queryBatchBytes`` and ``deterministic`` (the canonical layout)."""
         def given(name):
             return self.getOrDefault(name) if self.hasParam(name) and self.isDefined(name) else None
 
-        budget = given("driverBudgetMB")
+        budget, batch_bytes = given("driverBudgetMB"), given("queryBatchBytes")
         return EngineOptions(row_id_col=given("rowIdCol") or None, weight_col=self._weight_col(),
                              driver_budget_mb=None if budget is None else float(budget),
+                             query_batch_bytes=None if batch_bytes is None else int(batch_bytes),
                              canonical=self.getDeterministic())
 
     def _warn_default_sample(self, method: str, situation: str, drawn: str, *, after: str = "",

@@ -196,6 +196,27 @@ class HasDriverBudget(Params):
         return self.getOrDefault(self.driverBudgetMB)
 
 
+class HasQueryBatchBytes(Params):
+    """The ``queryBatchBytes`` Param of the selectors whose passes compare query rows with every
+    row (Relief and MultiSURF families, Lmba, Simba, Parzen-ISE): the engine's query batch budget."""
+
+    queryBatchBytes: Param = Param(
+        Params._dummy(),
+        "queryBatchBytes",
+        "largest bytes of query rows shipped to the tasks per pass (a positive int); every batch of queries is one "
+        "pass over all rows, so a larger budget means fewer passes when the queries are many or wide, and more "
+        "memory per task (the batch is held by every task). Unset = 134217728 (128 MiB). On Spark Connect the "
+        "engine caps it at what a task closure may carry (48 MiB)",
+        typeConverter=TypeConverters.toInt,
+    )
+
+    _param_constraints: Dict[str, Constraint] = {"queryBatchBytes": in_range(1, kind="an int")}
+
+    def getQueryBatchBytes(self) -> Optional[int]:
+        """The budget, or None when unset (the engine's default)."""
+        return self.getOrDefault(self.queryBatchBytes) if self.isDefined(self.queryBatchBytes) else None
+
+
 class HasDeterministic(Params):
     """The ``deterministic`` Param of every selector (and of MarginInstanceWeighter): whether the
     results are the same bits for any partitioning of the same rows, at the price of the canonical

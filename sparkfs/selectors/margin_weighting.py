@@ -13,6 +13,7 @@ from sparkfs.selectors._params import (
     MAX_BLOCK_SIZE,
     MAX_PICKED_INSTANCES,
     HasDriverBudget,
+    HasQueryBatchBytes,
     HasScaling,
     UpperBound,
     in_range,
@@ -56,7 +57,7 @@ def _str(name, doc):
     return Param(Params._dummy(), name, doc, typeConverter=TypeConverters.toString)
 
 
-class _IterativeParams(HasScaling, HasDriverBudget):
+class _IterativeParams(HasScaling, HasDriverBudget, HasQueryBatchBytes):
     iterations: Param = _int("iterations", "instances picked in total (the paper's I); unset = passes x the pool size")
     batchSize: Param = _int("batchSize", "instances per step (one Spark job); 1 = the papers' per-instance update; "
                             "unset (Simba's default) = ceil(pool / 16), 16 steps per pass")
@@ -243,7 +244,8 @@ class LmbaSelector(FeatureSelector, _LmbaParams):
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", numFeatures=None,
                  threshold=None, selectionMode=None, selectionThreshold=None, k=3, c=1.0, iterations=None, batchSize=None, stepSize=None, schedule=None,
                  projection="none", sampleSize=None, seed=0, scaling="none", rowIdCol=None, blockSize=2048,
-                 allowManyClasses=False, batchRule=None, driverBudgetMB=2048.0, preset="default", passes=None,
+                 allowManyClasses=False, batchRule=None, driverBudgetMB=2048.0,
+                 queryBatchBytes=None, preset="default", passes=None,
                  averaging=None, deterministic=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
@@ -287,7 +289,8 @@ class SimbaSelector(FeatureSelector, _SimbaParams):
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", numFeatures=None,
                  threshold=None, selectionMode=None, selectionThreshold=None, iterations=None, batchSize=None, sampleSize=None, seed=0, scaling="none",
-                 rowIdCol=None, blockSize=2048, allowManyClasses=False, driverBudgetMB=2048.0, preset="default",
+                 rowIdCol=None, blockSize=2048, allowManyClasses=False, driverBudgetMB=2048.0,
+                 queryBatchBytes=None, preset="default",
                  passes=None, stepSize=None, schedule=None, batchRule=None, averaging=None, deterministic=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})

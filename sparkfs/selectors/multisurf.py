@@ -8,12 +8,13 @@ from pyspark.ml.param import Param, Params, TypeConverters
 from sparkfs.core import multisurf as ms_math
 from sparkfs.core.options import MultiSURFOptions
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
-from sparkfs.selectors._params import HasDriverBudget, HasQueryRows, HasScaling, in_range, one_of
+from sparkfs.selectors._params import (HasDriverBudget, HasQueryBatchBytes, HasQueryRows, HasScaling, in_range,
+                                       one_of)
 from sparkfs.spark.multisurf import multisurf_statistics
 
 
 
-class _SURFParams(HasQueryRows, HasScaling, HasDriverBudget):
+class _SURFParams(HasQueryRows, HasScaling, HasDriverBudget, HasQueryBatchBytes):
     """The Params of every MultiSURF-family fit (the Relief family's metric, scaling, sampleSize, ...)."""
 
     def __init__(self, *args):
@@ -101,9 +102,12 @@ class MultiSURFSelector(FeatureSelector, _MultiSURFParams):
 
     Notes
     -----
-    Three passes per query batch (distance moments, set counts, weighted differences:
-    :mod:`sparkfs.spark.multisurf`), O(m n p) each; no n x n matrix, sparse rows stay sparse. With
-    every row a query the rows are collected to the driver once (within ``driverBudgetMB``).
+    Every row a query (the default up to 1,000 rows) and all rows within one query batch
+    (``queryBatchBytes``): one pass, O(n^2 p), each pair's distance computed once (SURF and SURF*:
+    one pass more for their global threshold). Otherwise three passes per query batch (distance
+    moments, set counts, weighted differences: :mod:`sparkfs.spark.multisurf`), O(m n p) each. No
+    n x n matrix, sparse rows stay sparse. With every row a query the rows are collected to the
+    driver once (within ``driverBudgetMB``).
     """
 
     _model_class = MultiSURFSelectorModel
@@ -113,7 +117,7 @@ class MultiSURFSelector(FeatureSelector, _MultiSURFParams):
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", weightCol=None,
                  numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None, variant="multisurf",
                  metric="manhattan", scaling="range", sampleSize=None, seed=0, rowIdCol=None, blockSize=2048,
-                 driverBudgetMB=2048.0, allowManyClasses=False, deterministic=False):
+                 driverBudgetMB=2048.0, queryBatchBytes=None, allowManyClasses=False, deterministic=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
@@ -139,7 +143,7 @@ class TuRFSelector(FeatureSelector, _TuRFParams):
     Notes
     -----
     Every round is one fit of the inner method on the remaining columns (the tasks slice them):
-    three passes per query batch per round, on one prepared input.
+    one pass (SURF: two) or three per query batch per round (as the inner method), on one prepared input.
     """
 
     _model_class = TuRFSelectorModel
@@ -149,7 +153,7 @@ class TuRFSelector(FeatureSelector, _TuRFParams):
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", weightCol=None,
                  numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None,
                  innerMethod="multisurf", removeFraction=0.5, keepFeatures=100, metric="manhattan", scaling="range",
-                 sampleSize=None, seed=0, rowIdCol=None, blockSize=2048, driverBudgetMB=2048.0,
+                 sampleSize=None, seed=0, rowIdCol=None, blockSize=2048, driverBudgetMB=2048.0, queryBatchBytes=None,
                  allowManyClasses=False, deterministic=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})

@@ -19,6 +19,7 @@ from sparkfs.selectors._params import (
     MAX_CLUSTERS,
     MAX_PASS_ITERATIONS,
     HasDriverBudget,
+    HasQueryBatchBytes,
     UpperBound,
     in_range,
     one_of,
@@ -47,7 +48,7 @@ def _is_held_out(value) -> bool:
     return value in ("auto", "none") or (isinstance(value, str) and value.isdigit())
 
 
-class _ParzenISEParams(HasDriverBudget):
+class _ParzenISEParams(HasDriverBudget, HasQueryBatchBytes):
     criterion: Param = _param("criterion", "reading of the paper's ISE (docs/parzen_ise.md, section 0): 'marginal' "
                               "(fixed windows, feature by feature) or 'image' (q is p shrunk by w; issue 11's reading)",
                               TypeConverters.toString)
@@ -151,7 +152,8 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
                  rankBy=DEFAULT_RANK_BY, groups="auto", numClusters=3, fuzzifier=2.0, memberships="hard",
                  windowWidth=None, learningRate=0.1, maxIter=100, tol=1e-6, heldOutFeature="auto", landmarks=None, seed=0,
                  varianceFloor=1e-6, fcmTol=1e-6, fcmMaxIter=300, rowIdCol=None, blockSize=1024,
-                 driverBudgetMB=2048.0, allowManyClasses=False, sampleSize=None, deterministic=False):
+                 driverBudgetMB=2048.0,
+                 queryBatchBytes=None, allowManyClasses=False, sampleSize=None, deterministic=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 

@@ -7,8 +7,8 @@ from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
-from sparkfs.selectors._params import (DEFAULT_QUERY_SAMPLE, HasDriverBudget, HasQueryRows, HasScaling, in_range,
-                                       neighbour_bounds, one_of)  # noqa: F401 (DEFAULT_QUERY_SAMPLE: public here)
+from sparkfs.selectors._params import (DEFAULT_QUERY_SAMPLE, HasDriverBudget, HasQueryBatchBytes, HasQueryRows,
+                                       HasScaling, in_range, neighbour_bounds, one_of)  # noqa: F401 (DEFAULT_QUERY_SAMPLE: public here)
 from sparkfs.core.options import ReliefOptions
 from sparkfs.core.relief import VARIANTS as RELIEF_VARIANTS
 from sparkfs.errors import InvalidInputError
@@ -36,7 +36,7 @@ def _valid_sigma(value) -> bool:
     return len(values) > 0 and all(np.isfinite(v) and v > 0 for v in values)
 
 
-class _ReliefParams(HasQueryRows, HasScaling, HasDriverBudget):
+class _ReliefParams(HasQueryRows, HasScaling, HasDriverBudget, HasQueryBatchBytes):
     variant: Param = Param(
         Params._dummy(), "variant",
         "'relief' (margin of eq. 3, I-Relief for multi-class), 'relieff' (Kononenko), 'mrelief' (MAP-Relief, "
@@ -105,6 +105,7 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
                  numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None,
                  variant="relieff", k=10, metric="euclidean", scaling="range",
                  sampleSize=None, seed=0, sigma=None, rowIdCol=None, blockSize=2048, driverBudgetMB=2048.0,
+                 queryBatchBytes=None,
                  allowManyClasses=False, deterministic=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})

@@ -1,8 +1,24 @@
 """The MultiSURF family (SURF, SURF*, MultiSURF, MultiSURF*) and TuRF on the pair engine.
 
 The definitions are in :mod:`sparkfs.core.multisurf` (T1-T2 thresholds, S1-S4 sets and terms);
-this module feeds them sums over the rows. Why three passes per query batch (each one Spark
-job, each returning a small summary):
+this module feeds them sums over the rows. Two ways, chosen per fit:
+
+**Every row a query, all rows in one query batch** (scikit-rebate's setting, the default up to
+1,000 rows, while the rows fit ``query_batch_bytes``): one pass with the roles turned round. The
+batch shipped to every task is *all* rows (sorted by id, with their labels and weights); a
+task's own block of rows are the queries. A query then meets every row inside one task, so per
+chunk of queries one distance table (queries x all rows) gives its thresholds (T2), its set
+counts and its weighted differences (:func:`~sparkfs.core.multisurf.every_row_terms`): each
+pair's distance is computed once, and the pass returns ``sum_q s_q t_q`` (p,) plus each query's
+thresholds and set sizes. SURF and SURF* take one pass more first (the same kernel, moments
+only): T1 is the mean over *every* query's distances, known only after all of them. A task holds
+all rows, its block and one table of at most :data:`~sparkfs.core.multisurf.TABLE_BYTES`. The
+per-query results depend on the rows only, and the blocks' sums are merged in the engine's
+order, so the canonical layout's bit-for-bit promise holds.
+
+**Otherwise** (a sample of queries, or more rows than one batch holds): three passes per query
+batch (each one Spark job, each returning a small summary), as a query meets only a block of
+rows per task:
 
 1. **distance moments**: per query the weight, mean and spread of its distances to every other
    row (:func:`~sparkfs.core.multisurf.distance_moments`, merged with Chan's update): MultiSURF's
@@ -20,8 +36,8 @@ keeps every summary at O(queries x C) or O(p), so query batches stay as large as
 allows. Each pass recomputes the distances (the O(m n p) part); a task holds its block, the
 query batch and one ``blockSize x blockSize`` distance tile.
 
-TuRF (:func:`~sparkfs.core.multisurf.turf`) runs the three passes once per round on the
-remaining features (the tasks slice the columns), on the same prepared :class:`Rows`.
+TuRF (:func:`~sparkfs.core.multisurf.turf`) runs the passes once per round on the remaining
+features (the tasks slice the columns), on the same prepared :class:`Rows`.
 """
 
 from __future__ import annotations
@@ -104,11 +120,14 @@ class _Setup:
     num_classes: int
     block_size: int
     features: Optional[np.ndarray]
+    every_row: bool = False
 
 
 #: Bytes shipped per query with the set-count pass (two thresholds) and, plus the (2, C) pair
 #: weights, with the difference pass.
 _THRESHOLD_BYTES = 16.0
+#: Bytes shipped per row with the one-pass fit (its label and weight).
+_EVERY_ROW_BYTES = 16.0
 
 
 def _moments(rows: Rows, queries: ShippedQueries, setup: _Setup) -> ms_math.DistanceMoments:
@@ -190,22 +209,91 @@ def _difference_sums(rows: Rows, queries: ShippedQueries, setup: _Setup, near, f
 
 
 def _fit_scores(rows: Rows, shipped: ShippedQueries, setup: _Setup, info: Dict[str, Any]):
-    """The three passes and the core's formulas: (scores of ``setup.features``, near, far)."""
+    """The passes and the core's formulas: (scores of ``setup.features``, near, far). Every row a
+    query in one batch: :func:`_every_row_fit`; otherwise the three passes of the module notes."""
     queries = query_rows(shipped)
     query_weights = np.ones(len(queries)) if queries.weights is None else np.asarray(queries.weights, dtype=np.float64)
-    moments = _moments(rows, shipped, setup)
-    total_row_weight = float(np.mean(moments.weight + query_weights))  # every row, each query's own included
-    near, far = ms_math.thresholds(setup.variant, moments, query_weights, total_row_weight)
-    counts = _counts(rows, shipped, setup, near, far)
-    weights, constants = ms_math.term_weights(setup.variant, counts, queries.labels)
-    sums = _difference_sums(rows, shipped, setup, near, far, weights * query_weights[:, None, None])
     mass = query_weights.sum()
     if mass <= 0:
         raise InvalidInputError(f"the instance weights of the {len(queries)} queries sum to 0: no term to average")
-    info["mean_near_rows"] = float(counts[:, ms_math.NEAR].sum(axis=1).mean())
+    if setup.every_row:
+        sums, near, far, near_rows, far_rows = _every_row_fit(rows, shipped, setup, query_weights)
+    else:
+        moments = _moments(rows, shipped, setup)
+        total_row_weight = float(np.mean(moments.weight + query_weights))  # every row, each query's own included
+        near, far = ms_math.thresholds(setup.variant, moments, query_weights, total_row_weight)
+        counts = _counts(rows, shipped, setup, near, far)
+        weights, constants = ms_math.term_weights(setup.variant, counts, queries.labels)
+        sums = _difference_sums(rows, shipped, setup, near, far, weights * query_weights[:, None, None])
+        sums += np.dot(query_weights, constants)
+        near_rows, far_rows = counts[:, ms_math.NEAR].sum(axis=1), counts[:, ms_math.FAR].sum(axis=1)
+    info["mean_near_rows"] = float(near_rows.mean())
     if setup.variant in ms_math.FAR_VARIANTS:
-        info["mean_far_rows"] = float(counts[:, ms_math.FAR].sum(axis=1).mean())
-    return (sums + np.dot(query_weights, constants)) / mass, near, far
+        info["mean_far_rows"] = float(far_rows.mean())
+    return sums / mass, near, far
+
+
+def _every_row_kernel(setup: _Setup, moments_only: bool):
+    """The block kernel of the one-pass fit: the block's rows are the queries, the shipped batch is
+    every row (sorted by id); per-query results go to the query's position among all rows (the
+    other positions stay 0, so the sum merge only places them)."""
+
+    def summarize(block: Block, shipped):
+        features = setup.features
+        everyone = shipped["matrix"] if features is None else shipped["matrix"][:, features]
+        own = block.matrix if features is None else block.matrix[:, features]
+        positions = ms_math.own_columns(block.ids, shipped["ids"])
+        if np.any(positions < 0):
+            raise RuntimeError("a row of the block is not among the shipped rows: the one-pass fit needs every row")
+        size = shipped["ids"].size
+        common = dict(metric=setup.metric, block_size=setup.block_size)
+        if moments_only:
+            moments = ms_math.every_row_moments(own, block.ids, everyone, shipped["ids"], shipped.get("weights"),
+                                                **common)
+            return {name: _placed(size, positions, getattr(moments, name)) for name in ("weight", "mean", "m2")}
+        terms = ms_math.every_row_terms(setup.variant, own, block.ids, block.labels, block.weights, everyone,
+                                        shipped["ids"], shipped["labels"], shipped.get("weights"), setup.num_classes,
+                                        level=shipped.get("level"), **common)
+        counts = terms["counts"]
+        return {"sums": terms["sums"], "near": _placed(size, positions, terms["near"]),
+                "far": _placed(size, positions, terms["far"]),
+                "near_rows": _placed(size, positions, counts[:, ms_math.NEAR].sum(axis=1)),
+                "far_rows": _placed(size, positions, counts[:, ms_math.FAR].sum(axis=1))}
+
+    return summarize
+
+
+def _placed(size: int, positions: np.ndarray, values: np.ndarray) -> np.ndarray:
+    out = np.zeros(size)
+    out[positions] = values
+    return out
+
+
+def _every_row_pass(rows: Rows, shipped: ShippedQueries, name: str, kernel, payload: Dict[str, Any]):
+    """One pass of the one-pass fit: the single batch of every row shipped with ``payload``."""
+    results = list(batched_pass(rows, shipped, name, kernel, sum_merge, payload=lambda batch: payload,
+                                shipped_bytes_per_query=_EVERY_ROW_BYTES))
+    if len(results) != 1 or results[0][1] is None:
+        raise RuntimeError(f"{name}: the one-pass fit needs every row in one query batch")
+    return results[0][1]
+
+
+def _every_row_fit(rows: Rows, shipped: ShippedQueries, setup: _Setup, query_weights: np.ndarray):
+    """Every row a query, all in one batch: one pass computes each pair's distance once and, per
+    chunk of a block's rows (the queries), the thresholds, set counts and weighted differences from
+    that one distance table (:func:`~sparkfs.core.multisurf.every_row_terms`). SURF(*) first runs a
+    pass for T1 (it needs every query's distance sum before any set is known)."""
+    queries = query_rows(shipped)
+    payload: Dict[str, Any] = {"labels": queries.labels}
+    if queries.weights is not None:
+        payload["weights"] = queries.weights
+    if setup.variant not in ms_math.PER_QUERY_THRESHOLD_VARIANTS:
+        summary = _every_row_pass(rows, shipped, "distance moments", _every_row_kernel(setup, True), payload)
+        moments = ms_math.DistanceMoments(summary["weight"], summary["mean"], summary["m2"])
+        payload["level"] = ms_math.surf_threshold(moments, query_weights, float(query_weights.sum()))
+    summary = _every_row_pass(rows, shipped, "thresholds, set counts and weighted differences",
+                              _every_row_kernel(setup, False), payload)
+    return summary["sums"], summary["near"], summary["far"], summary["near_rows"], summary["far_rows"]
 
 
 def _check_classes(class_counts: np.ndarray) -> None:
@@ -253,10 +341,13 @@ def multisurf_statistics(df, features_col: str, label_col: str, *, num_features:
         scaled.check_magnitude(variant)
         info: Dict[str, Any] = {}
         thresholds = {}
+        batches = query_batches(scaled, queries, shipped_bytes_per_query=_THRESHOLD_BYTES + 16.0 * num_classes)
+        every_row = (len(queries) == int(class_counts.sum())
+                     and len(query_batches(scaled, queries, shipped_bytes_per_query=_EVERY_ROW_BYTES)) == 1)
 
         def score_features(features):
             subset = None if features.size == num_features else np.asarray(features, dtype=np.int64)
-            setup = _Setup(variant, options.metric, num_classes, options.block_size, subset)
+            setup = _Setup(variant, options.metric, num_classes, options.block_size, subset, every_row)
             scores, thresholds["near"], thresholds["far"] = _fit_scores(scaled, shipped, setup, info)
             return scores
 
@@ -269,8 +360,8 @@ def multisurf_statistics(df, features_col: str, label_col: str, *, num_features:
                                                             options.turf_fraction, options.turf_keep)
                 info["turf_rounds"] = len(tiers)
         info.update(rows.info)
-        info["query_batches"] = len(query_batches(scaled, queries, shipped_bytes_per_query=_THRESHOLD_BYTES
-                                                  + 16.0 * num_classes))
+        info["query_batches"] = 1 if every_row else len(batches)
+        info["one_pass"] = every_row
         info["transport"] = rows.transport
     return MultiSURFResult(
         scores=scores, variant=variant, metric=options.metric, scaling=options.scaling, n_rows=int(class_counts.sum()),

@@ -144,6 +144,31 @@ def test_sampled_queries_equal_reference(variant):
     close(got, reference_scores(X, y, variant, queries=queries))
 
 
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("variant", ms.VARIANTS)
+def test_one_distance_table_per_chunk_equals_reference(variant, compiled, monkeypatch):
+    """every_row_terms (the one-pass fit: thresholds, counts and differences from one table per
+    chunk of queries, Numba loops or their NumPy fallback) on chunks of 7 queries, dense and
+    sparse, weighted, against the loop reference."""
+    from sparkfs.core import multisurf_kernel
+
+    if compiled and not multisurf_kernel.AVAILABLE:
+        pytest.skip("numba is not installed")
+    monkeypatch.setattr(multisurf_kernel, "AVAILABLE", compiled)
+    X, y = continuous_data(17, n=30, p=5, classes=3, balanced=False)
+    X[np.random.default_rng(4).random(X.shape) < 0.4] = 0.0
+    weights = np.random.default_rng(5).uniform(0.2, 2.0, size=30)
+    ids, mass = np.arange(30), weights.sum()
+    for rows, metric in ((X, "manhattan"), (sp.csr_matrix(X), "euclidean")):
+        level = None
+        if variant not in ms.PER_QUERY_THRESHOLD_VARIANTS:
+            moments = ms.every_row_moments(rows, ids, rows, ids, weights, metric, block_size=7)
+            level = ms.surf_threshold(moments, weights, mass)
+        terms = ms.every_row_terms(variant, rows, ids, y, weights, rows, ids, y, weights, 3, metric, level=level,
+                                   block_size=7)
+        close(terms["sums"] / mass, reference_scores(X, y, variant, metric=metric, weights=weights))
+
+
 def test_moments_merge_over_blocks_equals_whole():
     rng = np.random.default_rng(0)
     table = rng.uniform(size=(4, 30)) + 1e6  # far from 0: the merge must not cancel

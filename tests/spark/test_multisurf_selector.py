@@ -29,10 +29,11 @@ def test_engine_equals_core(spark, variant, partitions, sparse, metric):
         X[np.random.default_rng(1).random(X.shape) < 0.5] = 0.0
     df = make_df(spark, X, y, partitions=partitions, sparse=sparse)
     result = multisurf_statistics(df, "features", "label", num_features=5, num_classes=3, variant=variant,
-                                  metric=metric, scaling="range", block_size=7)  # several tiles per block
+                                  metric=metric, scaling="range", block_size=7)  # several tables per block
     close(result.scores, ms.multisurf_scores(X, y, variant, metric=metric, scale=range_scale(X)))
-    assert result.info["passes"].count("distance moments") == 1
-    assert result.info["passes"].count("weighted differences") == 1
+    passes = result.info["passes"]  # every row a query, one batch: each pair's distance once (SURF: twice, T1 first)
+    assert result.info["one_pass"] and passes.count("thresholds, set counts and weighted differences") == 1
+    assert passes.count("distance moments") == (0 if variant in ms.PER_QUERY_THRESHOLD_VARIANTS else 1)
 
 
 def test_weights_and_sample_equal_reference(spark):
@@ -49,14 +50,16 @@ def test_weights_and_sample_equal_reference(spark):
 def test_selector_fit_summary_and_saved_model(spark, tmp_path):
     X, y = continuous_data(25, n=40, p=7, classes=2)
     df = make_df(spark, X, y, partitions=2)
-    model = MultiSURFSelector(numFeatures=2, variant="surf-star").fit(df)
+    # 1,200 bytes of query rows per batch (21 of 56 bytes): every row a query, in two batches (three passes each)
+    model = MultiSURFSelector(numFeatures=2, variant="surf-star", queryBatchBytes=1200).fit(df)
     close(model.scores, ms.multisurf_scores(X, y, "surf-star", scale=range_scale(X)))
     assert model.summary["method"] == "surf-star" and model.summary["query_sample"] == "every row"
+    assert model.summary["query_batches"] == 2 and model.summary["passes"].count("set counts") == 2
     assert model.selectedFeatures == sorted(np.argsort(-model.scores, kind="mergesort")[:2].tolist())
     model.write().save(str(tmp_path / "model"))
     loaded = type(model).load(str(tmp_path / "model"))
     np.testing.assert_array_equal(loaded.scores, model.scores)
-    assert loaded.getOrDefault("variant") == "surf-star"
+    assert loaded.getOrDefault("variant") == "surf-star" and loaded.getQueryBatchBytes() == 1200
 
 
 def test_command_line_turf_with_weights_and_refusals(spark, tmp_path, capsys):
@@ -93,6 +96,9 @@ def test_command_line_turf_with_weights_and_refusals(spark, tmp_path, capsys):
     code = main(["select", "--input", str(path), "--format", "parquet", "--method", "surf", "--param", "k=10",
                  "--output", str(bad)])
     refused(capsys, code, bad, "unknown param 'k' for method 'surf'")
+    code = main(["select", "--input", str(path), "--format", "parquet", "--method", "multisurf", "--param",
+                 "queryBatchBytes=0", "--output", str(bad)])
+    refused(capsys, code, bad, "'queryBatchBytes' parameter of MultiSURFSelector", "[1, inf)", "Got 0")
 
 
 def test_evaluate_runs_multisurf_in_each_fold(spark, tmp_path, capsys):

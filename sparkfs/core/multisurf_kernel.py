@@ -1,0 +1,139 @@
+"""The MultiSURF family's loops over one distance table, compiled with Numba.
+
+:func:`sparkfs.core.multisurf.chunk_terms` scores a chunk of queries against every row from one
+``(queries, rows)`` distance table, computed once: the per-query moments of the distances (T2),
+the rows inside the thresholds per (query, set, class) (S1, the counts of S2), and the weighted
+differences ``sum_r a[q, r] |x_q - x_r|`` of the pairs inside them (S2-S4's numerators). In NumPy
+each step builds one or more (queries x rows) temporaries (masks, weights, set codes, pair
+coefficients), which cost more than the distances themselves on narrow data; the loops here read
+the table in place and keep O(1) memory per pair. The formulas stay in
+:mod:`sparkfs.core.multisurf` (the thresholds and the term weights are computed there, per
+query, between the loops); these functions only count and sum.
+
+Every loop visits the rows of a query in column order, one query after the other, so the results
+depend on the table and the chunk only (not on threads or partitions). The moments are two-pass
+(mean, then squared deviations), as :func:`~sparkfs.core.multisurf.distance_moments`; they agree
+with it to rounding (a sequential sum instead of NumPy's pairwise one).
+
+Numba is optional: :data:`AVAILABLE` is False when it cannot be imported, and the caller then uses
+the NumPy functions of :mod:`sparkfs.core.multisurf`. The compiled code is cached on disk.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+try:  # pragma: no cover - exercised by whichever environment runs the tests
+    import numba
+
+    AVAILABLE = True
+except ImportError:  # pragma: no cover
+    numba = None
+    AVAILABLE = False
+
+
+def _moments(table, own_column, row_weights, weight, mean, m2):
+    """Per query q: the weight, mean and sum of squared deviations of ``table[q, r]`` over the rows
+    r != ``own_column[q]``, each weighted by ``row_weights[r]``."""
+    num_queries, num_rows = table.shape
+    for q in range(num_queries):
+        own = own_column[q]
+        total_weight = 0.0
+        total = 0.0
+        for r in range(num_rows):
+            if r != own:
+                total_weight += row_weights[r]
+                total += row_weights[r] * table[q, r]
+        level = total / total_weight if total_weight > 0 else 0.0
+        squares = 0.0
+        for r in range(num_rows):
+            if r != own:
+                deviation = table[q, r] - level
+                squares += row_weights[r] * deviation * deviation
+        weight[q] = total_weight
+        mean[q] = level
+        m2[q] = squares
+
+
+def _set_counts(table, own_column, near, far, with_far, row_labels, row_weights, counts):
+    """``counts[q, 0, c]``: weight of the rows of class c with ``d < near[q]``; ``counts[q, 1, c]``
+    (``with_far``): with ``d > far[q]``. The query's own column is in neither."""
+    num_queries, num_rows = table.shape
+    for q in range(num_queries):
+        own = own_column[q]
+        for r in range(num_rows):
+            if r == own:
+                continue
+            distance = table[q, r]
+            if distance < near[q]:
+                counts[q, 0, row_labels[r]] += row_weights[r]
+            elif with_far and distance > far[q]:
+                counts[q, 1, row_labels[r]] += row_weights[r]
+
+
+def _weighted_diffs(queries, rows, table, own_column, near, far, with_far, row_labels, row_weights,
+                    pair_weights, out):
+    """``out[f] += W[q, set(q, r), class(r)] s_r |x_qf - x_rf|`` over the pairs inside a set, in
+    (query, row) order."""
+    num_queries, num_rows = table.shape
+    num_features = queries.shape[1]
+    for q in range(num_queries):
+        own = own_column[q]
+        for r in range(num_rows):
+            if r == own:
+                continue
+            distance = table[q, r]
+            if distance < near[q]:
+                group = 0
+            elif with_far and distance > far[q]:
+                group = 1
+            else:
+                continue
+            coefficient = pair_weights[q, group, row_labels[r]] * row_weights[r]
+            if coefficient != 0.0:
+                for f in range(num_features):
+                    out[f] += coefficient * abs(queries[q, f] - rows[r, f])
+
+
+def _compile(function):
+    try:
+        return numba.njit(cache=True, boundscheck=False, nogil=True)(function)
+    except RuntimeError:  # pragma: no cover - no writable cache location: compile per process
+        return numba.njit(cache=False, boundscheck=False, nogil=True)(function)
+
+
+if AVAILABLE:
+    _moments_compiled = _compile(_moments)
+    _set_counts_compiled = _compile(_set_counts)
+    _weighted_diffs_compiled = _compile(_weighted_diffs)
+
+
+def _floats(values):
+    return np.ascontiguousarray(values, dtype=np.float64)
+
+
+def moments(table: np.ndarray, own_column: np.ndarray, row_weights: np.ndarray):
+    """(weight, mean, m2) per query of ``table`` (m, n) without each query's own column."""
+    size = table.shape[0]
+    weight, mean, m2 = np.zeros(size), np.zeros(size), np.zeros(size)
+    _moments_compiled(_floats(table), np.asarray(own_column, dtype=np.int64), _floats(row_weights), weight, mean, m2)
+    return weight, mean, m2
+
+
+def set_counts(table, own_column, near, far, with_far: bool, row_labels, row_weights, num_classes: int) -> np.ndarray:
+    """Per (query, near/far, class) the weight of the rows inside the thresholds, (m, 2, C)."""
+    counts = np.zeros((table.shape[0], 2, num_classes))
+    _set_counts_compiled(_floats(table), np.asarray(own_column, dtype=np.int64), _floats(near), _floats(far),
+                         bool(with_far), np.asarray(row_labels, dtype=np.int64), _floats(row_weights), counts)
+    return counts
+
+
+def weighted_diffs(queries, rows, table, own_column, near, far, with_far: bool, row_labels, row_weights,
+                   pair_weights) -> np.ndarray:
+    """``sum_q sum_r a[q, r] |x_q - x_r|`` (p,) on dense rows, ``a`` from ``pair_weights`` (m, 2, C)."""
+    out = np.zeros(queries.shape[1])
+    if table.size:
+        _weighted_diffs_compiled(_floats(queries), _floats(rows), _floats(table), np.asarray(own_column, dtype=np.int64),
+                                 _floats(near), _floats(far), bool(with_far), np.asarray(row_labels, dtype=np.int64),
+                                 _floats(row_weights), _floats(pair_weights), out)
+    return out
