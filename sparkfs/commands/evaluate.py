@@ -199,7 +199,9 @@ class _FoldWork:
         finally:
             rows.unpersist()
         # each k on the features the selector picks for k (QFS: not the top k of its scores)
-        return cv.FoldSelection(model.scores, model.selectionsForCounts(self.study.feature_counts))
+        # greedy methods (mrmr, jmi, cmim) pass their tied steps on to ties.csv
+        return cv.FoldSelection(model.scores, model.selectionsForCounts(self.study.feature_counts),
+                                tie_sizes=model.summary.get("tie_sizes"))
 
     def data_for_fold(self, fold, columns):
         from sparkfs.spark.folds import columns_by_position

@@ -26,8 +26,10 @@ Notes
    CMIM (Fleuret 2004, eq. 4): min_{s in S} I(X_j; Y | X_s)
    Each needs only the last selected feature's terms per step (a running sum, mean or minimum),
    so a step is one pass that counts the joint codes of that feature with every candidate.
-5. **Ties.** The candidate with the largest criterion wins; equal criteria go to the larger
-   relevance, then to the lower index. A step won that way is counted in ``tied_steps``.
+5. **Ties.** The candidate with the largest criterion wins; criteria equal to rounding (within
+   ``TIE_RELATIVE_TOLERANCE`` of the largest absolute one, as the other selectors' ties) go to the
+   larger relevance, then to the lower index. A step won that way is counted in ``tied_steps``, and
+   ``tie_sizes`` holds, per position of the order, how many candidates had the winning value.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ from typing import Callable, List, Tuple
 
 import numpy as np
 import scipy.sparse as sp
+
+from sparkfs.core.selection import TIE_RELATIVE_TOLERANCE
 
 CRITERIA = ("mrmr", "jmi", "cmim")
 MRMR_FORMS = ("difference", "quotient")
@@ -126,18 +130,65 @@ def step_information(non_zero_joint: np.ndarray, selected_table: np.ndarray) -> 
     """(I(X_j; X_s), I(X_j; Y | X_s)) of candidates j from their joint counts with the selected s.
 
     ``non_zero_joint``: (m, bins - 1, bins, C) counts of (code of j >= 1, code of s, class);
-    ``selected_table``: (bins, C) counts of (code of s, class) over all rows (note 2)."""
-    joint = np.asarray(non_zero_joint, dtype=np.float64)
-    table_s = np.asarray(selected_table, dtype=np.float64)
-    full = np.concatenate([(table_s[None] - joint.sum(axis=1))[:, None], joint], axis=1)  # (m, B, B, C)
-    redundancy = mutual_information(full.sum(axis=3))
-    total = table_s.sum()
-    n_s, n_sc = table_s.sum(axis=1), table_s  # (B,), (B, C)
-    n_js = full.sum(axis=3, keepdims=True)  # (m, B, B, 1)
+    ``selected_table``: (bins, C) counts of (code of s, class) over all rows (note 2). The same
+    numbers as :func:`pair_step_information` (which it calls) on the same counts."""
+    joint = np.asarray(non_zero_joint)
+    pairs = joint[:, :, 1:, :]
+    keys = np.flatnonzero(pairs)
+    return pair_step_information(keys, pairs.ravel()[keys], joint.sum(axis=2), selected_table)
+
+
+def _information_terms(counts, numerator, denominator) -> np.ndarray:
+    """counts * ln(counts * numerator / denominator) of each cell, 0 where the count is 0."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = n_s[None, None, :, None] * full / (n_js * n_sc[None, None, :, :])
-        terms = np.where(full > 0, full * np.log(ratio), 0.0)
-    return redundancy, terms.sum(axis=(1, 2, 3)) / total
+        return np.where(counts > 0, counts * np.log(counts * numerator / denominator), 0.0)
+
+
+def pair_step_information(pair_keys: np.ndarray, pair_counts: np.ndarray, non_zero_table: np.ndarray,
+                          selected_table: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """(I(X_j; X_s), I(X_j; Y | X_s)) of every feature j (eqs. MI and CMI), visiting only the cells
+    of the (code of j, code of s, class) tables that can be non-zero.
+
+    ``pair_keys``, ``pair_counts``: the sorted distinct flat indices into (p, bins - 1, bins - 1, C) of
+    (j, code of j - 1, code of s - 1, class) over the rows where both codes are non-zero, and their
+    counts; ``non_zero_table``: (p, bins - 1, C) counts of (code of j >= 1, class) over all rows
+    (the relevance pass); ``selected_table``: (bins, C) counts of (code of s, class). The cells with
+    a code 0 follow by subtraction (note 2), so a step needs only the rows where s is non-zero.
+    Each cell's term is that of :func:`mutual_information` (so an exactly independent cell adds an
+    exact 0), summed per feature in a fixed order: equal counts give equal bits."""
+    non_zero = np.asarray(non_zero_table, dtype=np.float64)
+    table_s = np.asarray(selected_table, dtype=np.float64)
+    p, inner, C = non_zero.shape
+    keys, pairs = np.asarray(pair_keys, dtype=np.int64), np.asarray(pair_counts, dtype=np.float64)
+    cells, label = np.divmod(keys, C)  # cells: (j, code j, code s), classes summed
+    feature_code, code_s = np.divmod(cells, inner)  # feature_code: j * inner + code j
+    feature = feature_code // inner
+    size = p * inner * C
+    s_zero = non_zero - np.bincount(feature_code * C + label, pairs, size).reshape(p, inner, C)
+    j_zero = table_s[None, 1:] - np.bincount((feature * inner + code_s) * C + label, pairs, size).reshape(p, inner, C)
+    both_zero = table_s[None, 0] - s_zero.sum(axis=1)  # (p, C)
+    first = np.ones(cells.size, dtype=bool)  # the keys are sorted: a cell's classes are consecutive
+    np.not_equal(cells[1:], cells[:-1], out=first[1:])
+    cell_of_pair = np.cumsum(first) - 1
+    pair_js = np.bincount(cell_of_pair, pairs)
+    cell_feature, cell_j, cell_s = feature[first], feature_code[first], code_s[first]
+    s_zero_js, j_zero_js, both_zero_js = s_zero.sum(axis=2), j_zero.sum(axis=2), both_zero.sum(axis=1)
+    total, n_s = table_s.sum(), table_s.sum(axis=1)
+    n_j = non_zero.sum(axis=2)  # (p, bins - 1); code 0: n_j0
+    n_j0 = total - n_j.sum(axis=1)
+    pair_js_terms = _information_terms(pair_js, total, n_j.ravel()[cell_j] * n_s[1 + cell_s])
+    redundancy = (np.bincount(cell_feature, pair_js_terms, p)
+                  + _information_terms(s_zero_js, total, n_j * n_s[0]).sum(axis=1)
+                  + _information_terms(j_zero_js, total, n_j0[:, None] * n_s[None, 1:]).sum(axis=1)
+                  + _information_terms(both_zero_js, total, n_j0 * n_s[0]))
+    pair_terms = _information_terms(pairs, n_s[1 + code_s], pair_js[cell_of_pair] * table_s[1 + code_s, label])
+    flat = (p, inner * C)  # (code, class) cells of a feature in one axis: one reduction per feature
+    s_zero_terms = _information_terms(s_zero, n_s[0], s_zero_js[:, :, None] * table_s[None, None, 0])
+    j_zero_terms = _information_terms(j_zero, n_s[None, 1:, None], j_zero_js[:, :, None] * table_s[None, 1:, :])
+    conditional = (np.bincount(feature, pair_terms, p) + s_zero_terms.reshape(flat).sum(axis=1)
+                   + j_zero_terms.reshape(flat).sum(axis=1)
+                   + _information_terms(both_zero, n_s[0], both_zero_js[:, None] * table_s[None, 0]).sum(axis=1))
+    return redundancy / total, conditional / total
 
 
 @dataclass
@@ -145,18 +196,23 @@ class GreedyResult:
     order: List[int]  # the selected features, in the order they were chosen
     criterion: List[float]  # the criterion of each when it was chosen (relevance for the first)
     tied_steps: int = 0
+    #: per position of ``order``: how many candidates had the winning criterion (1: no tie)
+    tie_sizes: List[int] = field(default_factory=list)
     info: dict = field(default_factory=dict)
 
 
-def _pick(scores: np.ndarray, relevance: np.ndarray, candidates: np.ndarray) -> Tuple[int, bool]:
-    """The best candidate by (score, relevance, lower index) and whether the score alone tied."""
+def _pick(scores: np.ndarray, relevance: np.ndarray, candidates: np.ndarray) -> Tuple[int, int]:
+    """The best candidate by (score, relevance, lower index) and how many candidates had its score
+    (to rounding: within :data:`TIE_RELATIVE_TOLERANCE` of the largest absolute finite score)."""
     values = scores[candidates]
     best = np.max(values)
-    tied = candidates[values == best]
+    finite = values[np.isfinite(values)]
+    tolerance = TIE_RELATIVE_TOLERANCE * (float(np.abs(finite).max()) if finite.size else 0.0)
+    tied = candidates[values >= best - tolerance] if np.isfinite(best) else candidates[values == best]
     if tied.size == 1:
-        return int(tied[0]), False
+        return int(tied[0]), 1
     top_relevance = np.max(relevance[tied])
-    return int(tied[relevance[tied] == top_relevance][0]), True
+    return int(tied[relevance[tied] == top_relevance][0]), int(tied.size)
 
 
 def greedy_selection(relevance: np.ndarray, step_terms: Callable[[int], Tuple[np.ndarray, np.ndarray]],
@@ -174,7 +230,8 @@ def greedy_selection(relevance: np.ndarray, step_terms: Callable[[int], Tuple[np
     redundancy_sum, jmi_sum = np.zeros(num_features), np.zeros(num_features)
     cmim_min = np.full(num_features, np.inf)
     first, tied = _pick(relevance, relevance, np.arange(num_features))
-    result = GreedyResult(order=[first], criterion=[float(relevance[first])], tied_steps=int(tied))
+    result = GreedyResult(order=[first], criterion=[float(relevance[first])], tied_steps=int(tied > 1),
+                          tie_sizes=[tied])
     chosen[first] = True
     advance()
     while len(result.order) < min(num_select, num_features):
@@ -196,7 +253,8 @@ def greedy_selection(relevance: np.ndarray, step_terms: Callable[[int], Tuple[np
         chosen[best] = True
         result.order.append(best)
         result.criterion.append(float(scores[best]))
-        result.tied_steps += int(tied)
+        result.tied_steps += int(tied > 1)
+        result.tie_sizes.append(tied)
         advance()
     return result
 

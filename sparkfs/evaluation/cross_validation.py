@@ -228,10 +228,13 @@ def feature_counts(num_features_list: Sequence[int], n_features: int) -> List[in
 @dataclass(frozen=True)
 class FoldSelection:
     """What ``rank_fold`` returns for a method whose k-feature selection is not the top k of its
-    scores (module note 8): the (n_features,) ``scores`` and ``subsets``, k -> feature indices."""
+    scores (module note 8): the (n_features,) ``scores`` and ``subsets``, k -> feature indices.
+    ``tie_sizes`` (greedy methods: mRMR, JMI, CMIM): per position of the selection order, how many
+    candidates had the winning criterion (1: no tie); saved so that ``ties.csv`` counts them."""
 
     scores: np.ndarray
     subsets: Mapping[int, np.ndarray]
+    tie_sizes: Optional[Sequence[int]] = None
 
 
 def score_subsets(X_train, y_train, X_test, y_test, ranking: Union[Sequence[int], Mapping[int, Sequence[int]]],
@@ -541,8 +544,10 @@ class EvaluationStudy:
         where = f"repeat {fold.repeat} fold {fold.fold} of {method!r}"
         start = time.perf_counter()
         picked = rank_fold(method, fold)
-        subsets = None
+        subsets, extra = None, {}
         if isinstance(picked, FoldSelection):
+            if picked.tie_sizes is not None:
+                extra["greedy_tie_sizes"] = np.asarray(picked.tie_sizes, dtype=np.int64)
             picked, subsets = picked.scores, picked.subsets
         scores = np.asarray(picked, dtype=np.float64)
         if scores.shape != (self.n_features,):
@@ -563,7 +568,7 @@ class EvaluationStudy:
             predictions = self.classify_above_budget(fold, columns, positions, list(self.classifiers), self.seed)
             rows = [prediction_metrics(name, k, *predictions[(name, k)], n_selected=subsets[k].size)
                     for name in self.classifiers for k in self.feature_counts]
-            return self._arrays(scores, rows, fold, "spark", start, selected)
+            return {**self._arrays(scores, rows, fold, "spark", start, selected), **extra}
         X_train, y_train, X_test, y_test = data_for_fold(fold, columns)
         for name, X, rows in (("X_train", X_train, fold.train), ("X_test", X_test, fold.test)):
             if np.shape(X) != (rows.size, columns.size):
@@ -571,7 +576,7 @@ class EvaluationStudy:
                                  f"({rows.size}, {columns.size})")
         rows = score_subsets(X_train, y_train, X_test, y_test, positions, self.feature_counts, self.classifiers,
                              seed=self.seed)
-        return self._arrays(scores, rows, fold, "scikit-learn", start, selected)
+        return {**self._arrays(scores, rows, fold, "scikit-learn", start, selected), **extra}
 
     def _arrays(self, scores, rows, fold: Fold, engine: str, start: float, selected: float) -> Dict[str, np.ndarray]:
         auc = np.nan if self.probe_mask is None else selection_roc_of_scores(scores, ~self.probe_mask)[2]

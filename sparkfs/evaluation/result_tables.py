@@ -105,22 +105,49 @@ def untested_reason(errors_a, errors_b) -> str:
     return "the same difference in every fold (no variance): no test"
 
 
-def ties_table(results: pd.DataFrame, scores: dict) -> pd.DataFrame:
+def ties_table(results: pd.DataFrame, scores: dict, greedy_ties: Optional[dict] = None) -> pd.DataFrame:
     """Per method and k: in how many folds the top k was decided by ties (the fold's ranking flat,
     or features tied at the cut with some selected by position), from each fold's saved scores.
-    For QFS, whose selection per k is its own min-cut subset, this checks the ranking it reports."""
+    For QFS, whose selection per k is its own min-cut subset, this checks the ranking it reports.
+    For a greedy method (``greedy_ties``: method -> per fold, its tie sizes or None, see
+    :func:`greedy_tie_sizes`) a fold also counts when one of its first k steps was tied, with the
+    number of candidates tied there."""
     from sparkfs.core.selection import select_features, ties_at_cut
 
     rows = []
     for method, fold_scores in scores.items():
+        fold_ties = (greedy_ties or {}).get(method) or [None] * len(fold_scores)
         for k in sorted(set(results.loc[results["method"] == method, "k"].tolist())):
             checks = [ties_at_cut(row, select_features(row, num_features=int(k), warn_if_all=False), by_count=True)
                       for row in fold_scores]
+            tied = [max(check["tied_at_cut"], _largest_greedy_tie(sizes, int(k)))
+                    for check, sizes in zip(checks, fold_ties)]
             rows.append({"method": method, "k": int(k), "folds": len(checks),
                          "folds_flat": sum(check["flat"] for check in checks),
-                         "folds_tied_at_cut": sum(bool(check["tied_at_cut"]) for check in checks),
-                         "most_tied_at_cut": max(check["tied_at_cut"] for check in checks)})
+                         "folds_tied_at_cut": sum(bool(count) for count in tied),
+                         "most_tied_at_cut": max(tied)})
     return pd.DataFrame(rows, columns=["method", "k", "folds", "folds_flat", "folds_tied_at_cut", "most_tied_at_cut"])
+
+
+def _largest_greedy_tie(tie_sizes, k: int) -> int:
+    """The most candidates tied at one of the first k greedy steps (0: none tied)."""
+    if tie_sizes is None:
+        return 0
+    largest = int(np.max(tie_sizes[:k], initial=1))
+    return largest if largest > 1 else 0
+
+
+def greedy_tie_sizes(directory, config: Optional[dict] = None) -> dict:
+    """``{method: [per fold: its greedy tie sizes, or None]}`` (the folds in :func:`load_results`' order)."""
+    directory = Path(directory)
+    config = config or _read_study(directory)
+    sizes: dict = {}
+    for method in config["methods"]:
+        for repeat, fold in config["fold_keys"]:
+            with np.load(fold_path(directory, method, repeat, fold), allow_pickle=False) as stored:
+                sizes.setdefault(method, []).append(stored["greedy_tie_sizes"] if "greedy_tie_sizes" in stored.files
+                                                    else None)
+    return sizes
 
 
 def fold_path(directory: Path, method: str, repeat: int, fold: int) -> Path:
@@ -182,7 +209,8 @@ def write_outputs(directory: Path, config: dict) -> List[Path]:
     pq.write_table(table, buffer)
     written = [atomic_write_bytes(directory / "results.parquet", buffer.getvalue())]
     frames = {"summary.csv": summary, "best.csv": best, "significance.csv": significance_table(results),
-              "timings.csv": timings, "engines.csv": engine_table(results), "ties.csv": ties_table(results, scores)}
+              "timings.csv": timings, "engines.csv": engine_table(results),
+              "ties.csv": ties_table(results, scores, greedy_tie_sizes(directory, config))}
     if not selection_auc.empty:
         frames["selection_auc.csv"] = selection_auc
     for name, frame in frames.items():

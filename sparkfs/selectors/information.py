@@ -117,11 +117,12 @@ class InformationSelector(FeatureSelector, _InformationParams):
                                        engine=EngineOptions(driver_budget_mb=self.getDriverBudgetMB(), canonical=False))
         if result.tied_steps:
             warnings.warn(f"{name}: {result.tied_steps} of {len(result.order)} greedy steps were decided by equal "
-                          "criterion values (then the larger relevance, then the lower index); see "
-                          "summary['tied_steps']", SelectionTieWarning, stacklevel=2)
+                          "criterion values (to rounding; then the larger relevance, then the lower index); see "
+                          "summary['tie_sizes']", SelectionTieWarning, stacklevel=2)
         info = {"method": self.getOrDefault(self.criterion), "selection_order": [int(j) for j in result.order],
                 "selection_criterion": [float(value) for value in result.criterion],
-                "tied_steps": int(result.tied_steps), "bins": self.getOrDefault(self.bins),
+                "tied_steps": int(result.tied_steps), "tie_sizes": [int(size) for size in result.tie_sizes],
+                "bins": self.getOrDefault(self.bins),
                 "discretization": self.getOrDefault(self.discretization), **result.info}
         if self.getOrDefault(self.criterion) == "mrmr":
             info["mrmr_form"] = self.getOrDefault(self.mrmrForm)

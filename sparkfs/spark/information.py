@@ -1,13 +1,19 @@
 """mRMR, JMI and CMIM on Spark (:mod:`sparkfs.core.information`): counts of discretised features.
 
-Passes, each over the prepared rows (:class:`sparkfs.spark.rows.Rows`, plain layout: the counts are
-integers, so they are the same for any partitioning without the canonical order):
+Passes (:class:`sparkfs.spark.rows.Rows`, plain layout: the counts are integers, so they are the
+same for any partitioning without the canonical order):
 
 * the cut points (``discretization="equal-frequency"``): one sample pass (``binSampleSize`` rows
   drawn by content and ``seed``, the same rows for any partitioning), cut points on the driver;
-* relevance: one pass counting (feature, code >= 1, class) over the non-zero entries;
-* each greedy step: one pass counting (feature j, code of j >= 1, code of the last selected
-  feature, class) over the non-zero entries; the rest follows by subtraction (core note 2).
+* the codes: one pass that discretises every block once and keeps its codes persisted for the
+  fit (:meth:`Rows.encode_blocks`; uint8 codes, a dense matrix when most entries are non-zero,
+  else CSR of the non-zero codes; released with the rows, also on failure). Every later pass
+  reads only these codes, not the vector column: a step no longer converts and re-bins the rows;
+* relevance: one pass over the codes counting (feature, code >= 1, class);
+* each greedy step: one pass over the codes counting (feature j, code of j >= 1, code of the last
+  selected feature s >= 1, class) over the rows where s is non-zero only; the cells with a code 0
+  follow by subtraction from the relevance counts and s's own table
+  (:func:`sparkfs.core.information.pair_step_information`), which visits only those cells.
 
 A pass's summary is a dense count array when it has at most :data:`DENSE_COUNT_CELLS` cells, else
 the sorted distinct keys with their counts (a term matrix: only the pairs that occur).
@@ -27,10 +33,11 @@ from sparkfs.progress import steps
 from sparkfs.spark.method_setup import EngineOptions, options_of
 from sparkfs.spark.rows import Rows
 
-#: Count arrays up to this many cells travel dense (int64); larger ones as distinct keys + counts.
-DENSE_COUNT_CELLS = 1 << 23
-#: Candidates per chunk of the driver-side information of a step (bounds its (m, B, B, C) arrays).
-STEP_CHUNK_CELLS = 1 << 22
+#: A pass's counts travel dense (int64) up to this many cells, else as distinct keys + counts.
+DENSE_COUNT_CELLS = 1 << 20
+#: A block keeps its codes as a dense uint8 matrix when more than this share of its entries is
+#: non-zero, else as CSR (row pointers, uint16/int32 columns, uint8 codes of the non-zero entries).
+DENSE_CODES_SHARE = 0.25
 
 
 @dataclass
@@ -40,12 +47,24 @@ class InformationResult:
     relevance: np.ndarray
     tied_steps: int
     num_rows: int
+    tie_sizes: list = field(default_factory=list)
     info: Dict[str, object] = field(default_factory=dict)
 
 
+def _packed(cells: np.ndarray) -> Dict[str, np.ndarray]:
+    """Dense int64 counts as a summary: dense when small, else the non-zero cells (keys, counts)."""
+    cells = cells.astype(np.int64, copy=False)
+    if cells.size <= DENSE_COUNT_CELLS:
+        return {"dense": cells}
+    keys = np.flatnonzero(cells)
+    return {"keys": keys.astype(np.int64), "counts": cells[keys]}
+
+
 def _counted(keys: np.ndarray, num_cells: int) -> Dict[str, np.ndarray]:
-    if num_cells <= DENSE_COUNT_CELLS:
-        return {"dense": np.bincount(keys, minlength=num_cells).astype(np.int64)}
+    """The count summary of ``keys`` (cells in [0, num_cells)): by bincount when the keys are many
+    for the cells, else by sorting only the keys."""
+    if num_cells <= DENSE_COUNT_CELLS or 4 * keys.size >= num_cells:
+        return _packed(np.bincount(keys, minlength=num_cells))
     distinct, counts = np.unique(keys, return_counts=True)
     return {"keys": distinct.astype(np.int64), "counts": counts.astype(np.int64)}
 
@@ -109,49 +128,88 @@ def information_selection(df, features_col: str, label_col: str, *, num_features
         cuts = np.zeros((p, 0))
         if options.discretization == "equal-frequency":
             cuts = info_math.equal_frequency_cuts(rows.sample(options.sample_size, options.seed).matrix, B)
-        with rows.shipped(cuts) as shipped:  # the cuts stay in the tasks for every pass of the selection
-            return _greedy_selection(rows, shipped, class_totals, num_select=options.num_select,
-                                     criterion=options.criterion, form=options.form, bins=B,
-                                     discretization=options.discretization)
+        # the cuts stay shipped while the codes are cached: a lost cached block is recomputed from them
+        with rows.shipped(cuts) as shipped:
+            encoded = rows.encode_blocks("codes (cached)", lambda block: _encoded_codes(
+                block, shipped, B, options.discretization, p), scaled=False)
+            return _greedy_selection(rows, encoded, class_totals, num_select=options.num_select,
+                                     criterion=options.criterion, form=options.form, bins=B)
 
 
-def _greedy_selection(rows: Rows, shipped, class_totals: np.ndarray, *, num_select: int, criterion: str, form: str,
-                      bins: int, discretization: str) -> InformationResult:
-    """The relevance pass, then one joint-count pass per greedy step (``shipped``: the cuts)."""
+def _encoded_codes(block, shipped, bins: int, discretization: str, num_features: int) -> Dict[str, np.ndarray]:
+    """A block's codes as every later pass reads them: ``codes`` (rows, p) uint8 when most entries
+    are non-zero, else CSR of the non-zero codes (``indptr``, ``indices``, ``codes``); ``labels``;
+    ``bad``, the smallest (feature, value) that is no code (``discretization="none"``)."""
+    rows, columns, codes, bad = _codes_of(block, shipped, bins, discretization)
+    keep = codes > 0
+    rows, columns, codes = rows[keep], columns[keep], codes[keep].astype(np.uint8)
+    count = block.labels.size
+    encoded = {"labels": block.labels.astype(np.int64)}
+    if bad:
+        encoded["bad"] = np.asarray(bad, dtype=np.float64)
+    if codes.size > DENSE_CODES_SHARE * count * num_features:
+        dense = np.zeros((count, num_features), dtype=np.uint8)
+        dense[rows, columns] = codes
+        encoded["codes"] = dense
+        return encoded
+    encoded["indptr"] = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=count))]).astype(np.int64)
+    encoded["indices"] = columns.astype(np.uint16 if num_features <= 1 << 16 else np.int32)
+    encoded["codes"] = codes
+    return encoded
+
+
+def _relevance_counts(encoded, p: int, B: int, C: int) -> Dict[str, np.ndarray]:
+    """Counts of (feature, code >= 1, class) of one encoded block, flat over (p, B - 1, C)."""
+    labels, codes = encoded["labels"], encoded["codes"]
+    bad = {"bad": encoded["bad"]} if "bad" in encoded else {}
+    if "indptr" not in encoded:  # dense codes: code 0 counted too, then dropped
+        keys = ((np.arange(p, dtype=np.int64) * B)[None, :] + codes) * C + labels[:, None]
+        cells = np.bincount(keys.ravel(), minlength=p * B * C).reshape(p, B, C)[:, 1:, :]
+        return {**_packed(np.ascontiguousarray(cells).ravel()), **bad}
+    row_of_entry = np.repeat(np.arange(labels.size), np.diff(encoded["indptr"]))
+    keys = (encoded["indices"].astype(np.int64) * (B - 1) + codes - 1) * C + labels[row_of_entry]
+    return {**_counted(keys, p * (B - 1) * C), **bad}
+
+
+def _step_counts(encoded, selected: int, p: int, B: int, C: int) -> Dict[str, np.ndarray]:
+    """Counts of (feature j, code of j >= 1, code of ``selected`` >= 1, class) of one encoded block,
+    flat over (p, B - 1, B - 1, C): only the rows where the selected feature is non-zero."""
+    labels, codes, inner = encoded["labels"], encoded["codes"], B - 1
+    if "indptr" not in encoded:  # dense codes: code 0 of j counted too, then dropped
+        selected_codes = codes[:, selected]
+        rows_s = np.flatnonzero(selected_codes)
+        row_part = (selected_codes[rows_s].astype(np.int64) - 1) * C + labels[rows_s]
+        keys = ((np.arange(p, dtype=np.int64) * B)[None, :] + codes[rows_s]) * (inner * C) + row_part[:, None]
+        cells = np.bincount(keys.ravel(), minlength=p * B * inner * C).reshape(p, B, inner * C)[:, 1:, :]
+        return _packed(np.ascontiguousarray(cells).ravel())
+    indptr, indices = encoded["indptr"], encoded["indices"]
+    hits = np.flatnonzero(indices == selected)
+    rows_s = np.searchsorted(indptr, hits, side="right") - 1
+    starts, lengths = indptr[rows_s], indptr[rows_s + 1] - indptr[rows_s]
+    positions = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
+    row_part = np.repeat((codes[hits].astype(np.int64) - 1) * C + labels[rows_s], lengths)
+    keys = (indices[positions].astype(np.int64) * inner + codes[positions] - 1) * (inner * C) + row_part
+    return _counted(keys, p * inner * inner * C)
+
+
+def _greedy_selection(rows: Rows, encoded, class_totals: np.ndarray, *, num_select: int, criterion: str, form: str,
+                      bins: int) -> InformationResult:
+    """The relevance pass, then one joint-count pass per greedy step, all over the cached codes."""
     p, B, C = rows.num_features, int(bins), rows.num_classes
     relevance_cells = p * (B - 1) * C
-
-    def relevance_block(block):
-        entries, columns, codes, bad = _codes_of(block, shipped, B, discretization)
-        keep = codes > 0
-        keys = (columns[keep] * (B - 1) + codes[keep] - 1) * C + block.labels[entries[keep]]
-        return {**_counted(keys, relevance_cells), **({"bad": np.asarray(bad, dtype=np.float64)} if bad else {})}
-
-    summary = rows.run_pass("relevance", relevance_block, _merge_counts, scaled=False)
+    summary = rows.run_pass("relevance", lambda codes: _relevance_counts(codes, p, B, C), _merge_counts,
+                            scaled=False, over=encoded)
     if summary is not None and "bad" in summary:
         raise InvalidInputError(info_math.not_a_code_message(summary["bad"][0], summary["bad"][1], B))
-    counts = _dense_range(summary, 0, relevance_cells)
-    relevance_tables = info_math.relevance_table(counts.reshape(p, B - 1, C), class_totals)
+    non_zero_table = _dense_range(summary, 0, relevance_cells).reshape(p, B - 1, C)
+    relevance_tables = info_math.relevance_table(non_zero_table, class_totals)
     relevance = info_math.mutual_information(relevance_tables)
-    joint_cells = p * (B - 1) * B * C
 
     def step_terms(selected: int):
-        def joint_block(block):
-            entries, columns, codes, _ = _codes_of(block, shipped, B, discretization)
-            column = block.matrix[:, selected]
-            column = np.asarray(column.todense() if hasattr(column, "todense") else column, dtype=np.float64)
-            selected_codes = np.zeros(column.size, dtype=np.int64)
-            rows_s = np.flatnonzero(column.ravel())
-            if rows_s.size:
-                selected_codes[rows_s] = _codes_of_column(column.ravel()[rows_s], selected, shipped, B,
-                                                          discretization)
-            keep = codes > 0
-            keys = (((columns[keep] * (B - 1) + codes[keep] - 1) * B + selected_codes[entries[keep]]) * C
-                    + block.labels[entries[keep]])
-            return _counted(keys, joint_cells)
-
-        summary = rows.run_pass(None, joint_block, _merge_counts, scaled=False)
-        return _step_information(summary, relevance_tables[selected], p, B, C)
+        step = rows.run_pass(None, lambda codes: _step_counts(codes, selected, p, B, C), _merge_counts,
+                             scaled=False, over=encoded)
+        keys, counts = _cells_of(step)
+        return info_math.pair_step_information(keys, counts, non_zero_table, relevance_tables[selected])
 
     progress = steps(criterion, num_select)
     result = info_math.greedy_selection(relevance, step_terms, num_select, criterion, form,
@@ -159,26 +217,19 @@ def _greedy_selection(rows: Rows, shipped, class_totals: np.ndarray, *, num_sele
     rows.info["passes"].append(f"{max(len(result.order) - 1, 0)} greedy steps")
     return InformationResult(order=result.order, criterion=result.criterion, relevance=relevance,
                              tied_steps=result.tied_steps, num_rows=int(class_totals.sum()),
+                             tie_sizes=list(result.tie_sizes),
                              info={"passes": list(rows.info["passes"]),
                                    "bins_used": _bins_used(relevance_tables)})
 
 
-def _codes_of_column(values, feature: int, shipped, bins: int, discretization: str) -> np.ndarray:
-    if discretization == "none":
-        return values.astype(np.int64)  # checked by the relevance pass
-    return info_math.bin_codes(values, np.full(values.size, feature, dtype=np.int64), shipped.value)
-
-
-def _step_information(summary, selected_table, p: int, B: int, C: int):
-    """(I(X_j; X_s), I(X_j; Y | X_s)) of every feature, in chunks of candidates."""
-    per_feature = (B - 1) * B * C
-    chunk = max(1, STEP_CHUNK_CELLS // (B * B * C))
-    redundancy, conditional = np.empty(p), np.empty(p)
-    for start in range(0, p, chunk):
-        stop = min(p, start + chunk)
-        joint = _dense_range(summary, start * per_feature, stop * per_feature).reshape(stop - start, B - 1, B, C)
-        redundancy[start:stop], conditional[start:stop] = info_math.step_information(joint, selected_table)
-    return redundancy, conditional
+def _cells_of(summary):
+    """(keys, counts) of the non-zero cells of a count summary."""
+    if summary is None:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    if "dense" in summary:
+        keys = np.flatnonzero(summary["dense"])
+        return keys, summary["dense"][keys]
+    return summary["keys"], summary["counts"]
 
 
 def _bins_used(relevance_tables: np.ndarray) -> Dict[str, float]:

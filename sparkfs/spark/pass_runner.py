@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, List, Optional
 import numpy as np
 
 from sparkfs.spark.blocks import (CONNECT_CLOSURE_BYTES, aggregate_partitions, arrow_blocks, cached_blocks,
-                                  encode_block)
+                                  deserialize_summary, encode_block, serialize_summary)
 from sparkfs.spark.canonical import canonical_merge, chunk_regrouper
 from sparkfs.spark.prepared_rows import FEATURES, ROW_ID, PreparedRows, as_block
 from sparkfs.spark.row_sets import Block, RowSet
@@ -51,12 +51,42 @@ class PassRunner:
         self.query_batch_bytes = budget if transport == "context" else min(budget, CONNECT_CLOSURE_BYTES)
         self.cache_blocks = cache_blocks
         self._block_frame = None
+        self._encoded_frames: List[Any] = []
 
     def release(self) -> None:
-        """Unpersist the cached blocks, if any."""
+        """Unpersist the cached blocks and every frame of :meth:`encode_blocks`, if any."""
         if self._block_frame is not None:
             self._block_frame.unpersist()
             self._block_frame = None
+        while self._encoded_frames:
+            self._encoded_frames.pop().unpersist()
+
+    def encode_blocks(self, name: str, encode: Callable[[Block], Dict[str, np.ndarray]], *,
+                      inverse_scale: Optional[np.ndarray] = None):
+        """Run ``encode`` once on every block and keep what it returns (a dict of NumPy arrays, e.g.
+        the block's discretised codes) persisted until :meth:`release`; pass the returned frame to
+        :meth:`run_pass` (``over=``) to summarise those dicts instead of the rows. One job."""
+        from pyspark import StorageLevel
+        from pyspark.sql.types import BinaryType, StructField, StructType
+
+        source, has_weights = self.source, self.source.has_weights
+        frame, columns, blocks_of_batch, regroup = self.pass_source()
+
+        def encode_partition(batches):
+            import pyarrow as pa
+
+            for batch in (batches if regroup is None else regroup(batches)):
+                payloads = [serialize_summary(encode(as_block(block, inverse_scale, has_weights)))
+                            for block in blocks_of_batch(batch)]
+                if payloads:
+                    yield pa.RecordBatch.from_arrays([pa.array(payloads, pa.binary())], names=["block"])
+
+        schema = StructType([StructField("block", BinaryType(), False)])
+        encoded = frame.select(*columns).mapInArrow(encode_partition, schema).persist(StorageLevel.MEMORY_AND_DISK)
+        self._encoded_frames.append(encoded)  # before the job: released even if it fails or is interrupted
+        source.diagnosed(encoded.count)
+        source.info["passes"].append(name)
+        return encoded
 
     def query_batches(self, queries: RowSet, extra_bytes_per_query: float = 0.0) -> List[slice]:
         """Slices of ``queries`` each within the batch budget.
@@ -140,15 +170,23 @@ class PassRunner:
 
     def run_pass(self, name: Optional[str], summarize_block: Callable[[Block], Dict[str, np.ndarray]],
                  merge: Callable[[Dict, Dict], Dict], *,
-                 inverse_scale: Optional[np.ndarray] = None) -> Optional[Dict[str, np.ndarray]]:
+                 inverse_scale: Optional[np.ndarray] = None, over=None) -> Optional[Dict[str, np.ndarray]]:
         """One pass: every Arrow batch of every partition as a :class:`Block` (its features multiplied
         by ``inverse_scale``), summarised and reduced; ``name`` (None: the caller records the pass)
-        goes to ``info["passes"]``."""
+        goes to ``info["passes"]``. ``over``: a frame of :meth:`encode_blocks`, whose dicts are
+        summarised instead (no canonical merge: for integer summaries)."""
         source, has_weights = self.source, self.source.has_weights
 
         def summarize(raw):
             return summarize_block(as_block(raw, inverse_scale, has_weights))
 
+        if over is not None:
+            summary = source.diagnosed(lambda: aggregate_partitions(
+                over, ["block"], summarize_block, merge, num_features=source.num_features, transport=self.transport,
+                blocks_of_batch=encoded_dicts))
+            if name is not None:
+                source.info["passes"].append(name)
+            return summary
         frame, columns, blocks_of_batch, regroup = self.pass_source()
         summary = source.diagnosed(lambda: aggregate_partitions(
             frame, columns, summarize, merge, num_features=source.num_features,
@@ -158,3 +196,9 @@ class PassRunner:
         if name is not None:
             source.info["passes"].append(name)
         return summary
+
+
+def encoded_dicts(batch):
+    """The dicts of a batch of :meth:`PassRunner.encode_blocks`' frame."""
+    for payload in batch.column("block").to_pylist():
+        yield deserialize_summary(payload)

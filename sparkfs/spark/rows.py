@@ -249,11 +249,19 @@ class Rows:
         in the units of these rows (:meth:`PassRunner.keyed_partials`)."""
         return self.runner.keyed_partials(emit_block, self.inverse_scale)
 
+    def encode_blocks(self, name: str, encode: Callable[[Block], Dict[str, np.ndarray]], *, scaled: bool = True):
+        """``encode`` run once per block, its dicts of arrays persisted until :meth:`release`: a frame
+        for :meth:`run_pass` (``over=``), for iterative methods whose passes need only a compact
+        form of the rows (:meth:`PassRunner.encode_blocks`)."""
+        return self.runner.encode_blocks(name, encode, inverse_scale=self.inverse_scale if scaled else None)
+
     def run_pass(self, name: Optional[str], summarize_block: Callable[[Block], Dict[str, np.ndarray]],
-                 merge: Callable[[Dict, Dict], Dict], *, scaled: bool = True) -> Optional[Dict[str, np.ndarray]]:
+                 merge: Callable[[Dict, Dict], Dict], *, scaled: bool = True,
+                 over=None) -> Optional[Dict[str, np.ndarray]]:
         """One pass: every Arrow batch of every partition as a :class:`Block`, summarised and reduced.
 
         ``scaled=False`` hands the blocks the raw features (a view of :meth:`scaled_by` scales them);
-        ``name`` (None: the caller records the pass) goes to ``info["passes"]``."""
-        return self.runner.run_pass(name, summarize_block, merge,
-                                    inverse_scale=self.inverse_scale if scaled else None)
+        ``name`` (None: the caller records the pass) goes to ``info["passes"]``. ``over``: a frame of
+        :meth:`encode_blocks`; ``summarize_block`` then gets its dicts instead of blocks."""
+        return self.runner.run_pass(name, summarize_block, merge, inverse_scale=self.inverse_scale if scaled else None,
+                                    over=over)

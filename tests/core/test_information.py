@@ -147,3 +147,10 @@ def test_given_codes_refuse_what_is_not_a_code():
         im.given_codes(np.array([1.0, 4.0]), np.array([0, 2]), 4)
     with pytest.raises(ValueError, match="feature 0 has the value 0.5"):
         im.given_codes(np.array([0.5]), np.array([0]), 4)
+
+
+def test_criteria_equal_to_rounding_are_a_tie_decided_by_relevance_and_counted():
+    relevance = np.array([1.0, 0.6, 0.5])
+    # mRMR after feature 0: 0.6 - 0.2 = 0.4 against 0.5 - (0.1 - 1e-14), larger by rounding only
+    result = im.greedy_selection(relevance, lambda s: (np.array([0.0, 0.2, 0.1 - 1e-14]), np.zeros(3)), 2, "mrmr")
+    assert result.order == [0, 1] and result.tie_sizes == [1, 2] and result.tied_steps == 1

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from sklearn.feature_selection import f_classif
 
-from sparkfs.evaluation.cross_validation import (EvaluationStudy, fold_plan, fold_seed, mutual_information_scores,
-                                                 random_scores)
+from sparkfs.evaluation.cross_validation import (EvaluationStudy, FoldSelection, fold_plan, fold_seed,
+                                                 mutual_information_scores, random_scores)
 from sparkfs.evaluation.result_tables import write_results
 from sparkfs.evaluation.probes import add_probes
 from sparkfs.evaluation.report import build_report, comparison_sentences, feature_names, mean_selection_roc
@@ -273,8 +273,8 @@ def test_report_renders_in_headless_chromium_without_console_errors(evaluation_d
 
 
 def test_selections_decided_by_ties_are_announced_in_the_report(tmp_path):
-    """A method whose scores are all equal (flat) and one with ties at k = 2 are named in the
-    report's summary; ties.csv counts the folds."""
+    """A method whose scores are all equal (flat), one with ties at k = 2 and a greedy one with a
+    tied step are named in the report's summary; ties.csv counts the folds."""
     rng = np.random.default_rng(1)
     y = np.repeat([0, 1], [12, 12])
     X = rng.standard_normal((y.size, 5))
@@ -283,12 +283,15 @@ def test_selections_decided_by_ties_are_announced_in_the_report(tmp_path):
     def rank_fold(method, fold):
         if method == "flat":
             return np.full(X.shape[1], 0.5)
+        if method == "greedy":  # an mRMR-like order whose 3rd step was a tie of 2 candidates
+            return FoldSelection(np.array([5.0, 4.0, 3.0, 2.0, 1.0]), {1: [0], 2: [0, 1], 4: [0, 1, 2, 3]},
+                                 tie_sizes=[1, 1, 2, 1, 1])
         return np.array([3.0, 1.0, 1.0, 1.0, 0.0])   # ties for the 2nd place
 
     def data_for_fold(fold, columns):
         return X[fold.train][:, columns], y[fold.train], X[fold.test][:, columns], y[fold.test]
 
-    study = EvaluationStudy(tmp_path, fold_plan(y, cv=3, seed=0), ["flat", "tied"], ["knn"], [1, 2, 4],
+    study = EvaluationStudy(tmp_path, fold_plan(y, cv=3, seed=0), ["flat", "tied", "greedy"], ["knn"], [1, 2, 4],
                             {"input": "x.csv", "rows": int(y.size), "classes": [0, 1]}, n_features=X.shape[1])
     study.run(rank_fold, data_for_fold, progress=lambda line: None)
     write_results(tmp_path)
@@ -297,6 +300,8 @@ def test_selections_decided_by_ties_are_announced_in_the_report(tmp_path):
     tied = ties[ties["method"] == "tied"].set_index("k")
     assert tied.loc[2, "folds_tied_at_cut"] == 3 and tied.loc[2, "most_tied_at_cut"] == 3
     assert tied.loc[1, "folds_tied_at_cut"] == 0 and tied.loc[4, "folds_tied_at_cut"] == 0
+    greedy = ties[ties["method"] == "greedy"].set_index("k")  # order scores never tie; the tied step counts
+    assert greedy["folds_tied_at_cut"].tolist() == [0, 0, 3] and greedy.loc[4, "most_tied_at_cut"] == 2
     page = build_report(tmp_path).read_text(encoding="utf-8")
     assert "flat: every feature scored the same in 3 of 3 folds" in page
     assert "tied: at k = 2 the last places were decided by tied scores" in page

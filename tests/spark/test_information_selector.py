@@ -77,9 +77,12 @@ def test_command_line_mrmr_and_refusals(spark, tmp_path, capsys):
     assert summary["method"] == "mrmr" and len(summary["selection_order"]) == 3 and summary["mrmr_form"] == "difference"
     capsys.readouterr()
     bad = tmp_path / "bad"
+    persisted = spark.sparkContext._jsc.getPersistentRDDs().size()
     code = main(["select", "--input", str(path), "--format", "parquet", "--method", "cmim", "--num-features", "3",
                  "--param", "bins=3", "--param", "discretization=none", "--output", str(bad)])
     refused(capsys, code, bad, "feature", "has the value 3.0", "integer code in [0, 3)")
+    # refused after the codes were cached (the relevance pass finds the bad value): they are released
+    assert spark.sparkContext._jsc.getPersistentRDDs().size() == persisted
     code = main(["select", "--input", str(path), "--format", "parquet", "--method", "jmi", "--threshold", "0.1",
                  "--output", str(bad)])
     refused(capsys, code, bad, "no score threshold", "numFeatures")
@@ -90,4 +93,5 @@ def test_ties_between_steps_are_announced(spark):
     y = np.array([1, 1, 0, 0] * 10)
     with pytest.warns(SelectionTieWarning, match="decided by equal criterion values"):
         model = InformationSelector(numFeatures=2, bins=2, discretization="none").fit(make_df(spark, X, y))
-    assert model.summary["tied_steps"] >= 1 and model.selectionOrder[0] == 0  # equal relevance: the lower index
+    assert model.summary["tied_steps"] == 2 and model.selectionOrder[0] == 0  # equal relevance: the lower index
+    assert model.summary["tie_sizes"] == [3, 2]  # three features equally relevant, then two equal criteria
