@@ -27,13 +27,7 @@ import numpy as np
 #: Queries per transposed chunk (the SIMD loop length); 64 measured best for p = 200..500.
 QUERY_CHUNK = 64
 
-try:  # pragma: no cover - exercised by whichever environment runs the tests
-    import numba
-
-    AVAILABLE = True
-except ImportError:  # pragma: no cover
-    numba = None
-    AVAILABLE = False
+from sparkfs.core.numba_jit import AVAILABLE, compile_kernel
 
 
 def _chunk_kernel(query_chunk_t, row_matrix, out, query_start):
@@ -82,16 +76,9 @@ def _all_chunks(query_matrix, row_matrix, out, chunk):
         _chunk_kernel_compiled(query_chunk_t, row_matrix, out, query_start)
 
 
-def _compile(function):
-    try:
-        return numba.njit(cache=True, boundscheck=False, nogil=True)(function)
-    except RuntimeError:  # pragma: no cover - no writable cache location: compile per process
-        return numba.njit(cache=False, boundscheck=False, nogil=True)(function)
-
-
 if AVAILABLE:
-    _chunk_kernel_compiled = _compile(_chunk_kernel)
-    _all_chunks_compiled = _compile(_all_chunks)
+    _chunk_kernel_compiled = compile_kernel(_chunk_kernel)
+    _all_chunks_compiled = compile_kernel(_all_chunks)
 else:  # pragma: no cover
     _chunk_kernel_compiled = None
     _all_chunks_compiled = None

@@ -23,13 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-try:  # pragma: no cover - exercised by whichever environment runs the tests
-    import numba
-
-    AVAILABLE = True
-except ImportError:  # pragma: no cover
-    numba = None
-    AVAILABLE = False
+from sparkfs.core.numba_jit import AVAILABLE, compile_kernel
 
 
 def _moments(table, own_column, row_weights, weight, mean, m2):
@@ -95,17 +89,10 @@ def _weighted_diffs(queries, rows, table, own_column, near, far, with_far, row_l
                     out[f] += coefficient * abs(queries[q, f] - rows[r, f])
 
 
-def _compile(function):
-    try:
-        return numba.njit(cache=True, boundscheck=False, nogil=True)(function)
-    except RuntimeError:  # pragma: no cover - no writable cache location: compile per process
-        return numba.njit(cache=False, boundscheck=False, nogil=True)(function)
-
-
 if AVAILABLE:
-    _moments_compiled = _compile(_moments)
-    _set_counts_compiled = _compile(_set_counts)
-    _weighted_diffs_compiled = _compile(_weighted_diffs)
+    _moments_compiled = compile_kernel(_moments)
+    _set_counts_compiled = compile_kernel(_set_counts)
+    _weighted_diffs_compiled = compile_kernel(_weighted_diffs)
 
 
 def _floats(values):

@@ -15,13 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-try:  # pragma: no cover - exercised by whichever environment runs the tests
-    import numba
-
-    AVAILABLE = True
-except ImportError:  # pragma: no cover
-    numba = None
-    AVAILABLE = False
+from sparkfs.core.numba_jit import AVAILABLE, compile_kernel
 
 
 def _weighted_abs_diffs(queries, rows, coefficients, out, per_query):
@@ -35,14 +29,7 @@ def _weighted_abs_diffs(queries, rows, coefficients, out, per_query):
                     out[target, f] += weight * abs(queries[q, f] - rows[r, f])
 
 
-def _compile(function):
-    try:
-        return numba.njit(cache=True, boundscheck=False, nogil=True)(function)
-    except RuntimeError:  # pragma: no cover - no writable cache location: compile per process
-        return numba.njit(cache=False, boundscheck=False, nogil=True)(function)
-
-
-_compiled = _compile(_weighted_abs_diffs) if AVAILABLE else None
+_compiled = compile_kernel(_weighted_abs_diffs) if AVAILABLE else None
 
 
 def weighted_abs_diffs(queries: np.ndarray, rows: np.ndarray, coefficients: np.ndarray, per_query: bool) -> np.ndarray:

@@ -1,0 +1,24 @@
+"""Numba for the block kernels, when it can be imported.
+
+:data:`AVAILABLE` is False without Numba, and every kernel module then leaves its compiled
+function unset so that its caller takes the NumPy path. :func:`compile_kernel` compiles a plain
+loop function once per process, cached on disk when a cache directory is writable.
+"""
+
+from __future__ import annotations
+
+try:  # pragma: no cover - exercised by whichever environment runs the tests
+    import numba
+
+    AVAILABLE = True
+except ImportError:  # pragma: no cover
+    numba = None
+    AVAILABLE = False
+
+
+def compile_kernel(function):
+    """``function`` compiled in nopython mode (no bounds checks, the GIL released)."""
+    try:
+        return numba.njit(cache=True, boundscheck=False, nogil=True)(function)
+    except RuntimeError:  # pragma: no cover - no writable cache location: compile per process
+        return numba.njit(cache=False, boundscheck=False, nogil=True)(function)
