@@ -196,6 +196,26 @@ def merged_sample_summaries(left: dict, right: dict, size: int, num_features: in
     return _smallest_keys(summary, size, num_features)
 
 
+def sample_key_summary(matrix, ids, labels, weights: Optional[np.ndarray], size: int, seed: int) -> dict:
+    """A block's ``size`` candidates of smallest (key, id) without their rows: the first pass of
+    a sample whose rows would be too large to ship from every block (:meth:`DriverRows.sample`)."""
+    from sparkfs.core.sampling import content_sample_keys, smallest_key_positions
+
+    keys = content_sample_keys(matrix, np.asarray(labels, dtype=np.float64), weights, seed)
+    ids = np.asarray(ids, dtype=np.int64)
+    keep = smallest_key_positions(keys, ids, size) if keys.size > size else slice(None)
+    return {"keys": keys[keep], "ids": ids[keep]}
+
+
+def merged_key_summaries(left: dict, right: dict, size: int) -> dict:
+    """The ``size`` candidates of smallest (key, id) of two :func:`sample_key_summary` results."""
+    from sparkfs.core.sampling import smallest_key_positions
+
+    keys, ids = np.concatenate([left["keys"], right["keys"]]), np.concatenate([left["ids"], right["ids"]])
+    keep = smallest_key_positions(keys, ids, size) if keys.size > size else slice(None)
+    return {"keys": keys[keep], "ids": ids[keep]}
+
+
 def sample_of_summary(summary: dict, num_features: int) -> RowSet:
     """The merged candidates as a :class:`RowSet` sorted by id (checked finite)."""
     from sparkfs.spark.blocks import matrix_from_summary

@@ -224,6 +224,27 @@ def test_rows_sample_counts_and_statistics_do_not_depend_on_partitions(frames):
         assert_close(got.std, X.std(axis=0, ddof=1))
 
 
+@pytest.mark.parametrize("sparse,partitions", [(True, 3), (False, 1)])
+def test_a_wide_sample_takes_its_rows_in_a_second_pass_with_the_same_bits(frames, monkeypatch, sparse, partitions):
+    """Above SAMPLE_IN_ONE_PASS_BYTES the sample first finds its ids, then ships only those rows
+    (one pass would ship up to the whole sample from every block): the same rows, the same bits."""
+    import sparkfs.spark.driver_rows as driver_rows
+
+    df, X, y = frames("real", sparse, partitions)
+    samples = []
+    for threshold in (2**40, 1):  # one pass, then two
+        monkeypatch.setattr(driver_rows, "SAMPLE_IN_ONE_PASS_BYTES", threshold)
+        with Rows(df, "features", num_features=5, label_col="label", num_classes=3) as rows:
+            samples.append(rows.sample(9, seed=11))
+            passes = list(rows.info["passes"])
+        assert ("sample keys" in passes) == (threshold == 1) and "query sample" in passes
+    one, two = samples
+    np.testing.assert_array_equal(one.ids, two.ids)
+    np.testing.assert_array_equal(one.labels, two.labels)
+    dense = [m.toarray() if hasattr(m, "toarray") else np.asarray(m) for m in (one.matrix, two.matrix)]
+    assert dense[0].tobytes() == dense[1].tobytes() and np.array_equal(dense[0], X[one.ids])
+
+
 def test_transport_switch_and_bad_values(spark, frames):
     df, X, y = frames("integer", False, 1)
     with pytest.raises(ValueError, match="The 'transport' parameter must be a str among"):
