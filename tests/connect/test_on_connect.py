@@ -113,10 +113,10 @@ def test_relieff_with_small_classes_on_connect(spark, results_dir, variant):
     lambda: ReliefSelector(numFeatures=2, k=3),
     lambda: ReliefSelector(numFeatures=2, variant="prelief", sampleSize=20, sigma=0.2),
     lambda: UnivariateTestSelector(numFeatures=2, test="anova"),
-    lambda: LmbaSelector(numFeatures=2, batchSize=10, preset="paper"),
-    lambda: SimbaSelector(numFeatures=2, batchSize=10, preset="paper"),
-    lambda: ParzenISERanker(numFeatures=2, groups="clusters", numClusters=2, maxIter=3, heldOutFeature=0,
-                            fcmMaxIter=6),
+    lambda: LmbaSelector(numFeatures=2, batchSize=10, iterations=20, preset="paper"),   # two steps of 10
+    lambda: SimbaSelector(numFeatures=2, batchSize=10, iterations=20, preset="paper"),
+    lambda: ParzenISERanker(numFeatures=2, groups="clusters", numClusters=2, maxIter=2, heldOutFeature=0,
+                            fcmMaxIter=3),
     lambda: InformationSelector(numFeatures=2, criterion="jmi", bins=4),
 ], ids=["lfs", "lfs-arrow", "qfs", "relieff", "prelief", "anova", "lmba", "simba", "parzen-ise", "jmi"])
 def test_selector_fit_transform_save_load_on_connect(spark, tmp_path, make_selector):
@@ -125,9 +125,10 @@ def test_selector_fit_transform_save_load_on_connect(spark, tmp_path, make_selec
     model = make_selector().fit(df)
     if isinstance(model, (LmbaSelectorModel, SimbaSelectorModel)):  # equal to the in-memory driver
         in_memory = mw.lmba_in_memory if isinstance(model, LmbaSelectorModel) else simba.simba_in_memory
-        np.testing.assert_allclose(model.featureArray("raw_weights"), in_memory(X, y, batch_size=10)[1], rtol=1e-9)
+        np.testing.assert_allclose(model.featureArray("raw_weights"), in_memory(X, y, batch_size=10, iterations=20)[1],
+                                   rtol=1e-9)
     elif isinstance(model, ParzenISERankerModel):  # unsupervised: equal to the in-memory model
-        _, want = parzen_ise_in_memory(X, num_clusters=2, max_iter=3, fixed_feature=0, fcm_max_iter=6)
+        _, want = parzen_ise_in_memory(X, num_clusters=2, max_iter=2, fixed_feature=0, fcm_max_iter=3)
         np.testing.assert_allclose(model.scores, want["scores"], rtol=1e-8)  # the default rankBy's scores
         assert model.summary["groups"] == "fcm"
     elif isinstance(model, InformationSelectorModel):  # equal to the core on all rows' codes

@@ -1,7 +1,8 @@
 """Faults in the cluster: a task that fails on its first attempt is retried by Spark, and the
 result equals the fault-free one exactly (issue 13). Runs in a child process on ``local[2,3]``
 (two threads, up to three attempts per task), with the engine's test-only fault hook, and with a
-Python worker killed from outside by SIGKILL while a pass runs (issue 21)."""
+Python worker killed from outside by SIGKILL while a pass runs (issue 21). Both happen in one child
+(one JVM start for the two tests): first the injected faults, then the kills."""
 
 import json
 import os
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -79,35 +81,28 @@ CHILD = textwrap.dedent("""
                 if os.path.exists(armed):
                     os.remove(armed)
         results[name] = runs
-    print("RESULT " + json.dumps(results))
+    df.unpersist()
+    print("RESULT " + json.dumps(results), flush=True)
 """)
 
 
-def test_a_task_failing_once_is_retried_and_gives_the_same_scores(tmp_path):
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
-    finished = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path)], capture_output=True, text=True, env=env,
-                              timeout=600)
-    assert finished.returncode == 0, finished.stderr[-3000:]
-    line = next(line for line in finished.stdout.splitlines() if line.startswith("RESULT "))
+def test_a_task_failing_once_is_retried_and_gives_the_same_scores(faulty_child):
+    assert faulty_child.returncode == 0, faulty_child.log[-3000:]
+    line = next(line for line in faulty_child.stdout_lines if line.startswith("RESULT "))
     results = json.loads(line[len("RESULT "):])
-    faults = [path.name for path in tmp_path.iterdir() if path.name.startswith("fault-")]
+    faults = [path.name for path in faulty_child.folder.iterdir() if path.name.startswith("fault-")]
     assert len(faults) >= 4, faults  # every faulty fit lost tasks, and Spark retried them
-    assert "injected fault" in finished.stderr
+    assert "injected fault" in faulty_child.log[:faulty_child.kill_phase_starts]
+    assert set(results) == {"relieff", "lmba"}
     for name, (clean, retried) in results.items():
         assert np.array_equal(np.asarray(clean), np.asarray(retried)), name
 
 
 # A Python worker killed from outside (SIGKILL) while a pass runs ---------------------------------
 
-KILL_CHILD = textwrap.dedent("""
-    import json, os, sys
-    import numpy as np
-    from pyspark.ml.linalg import Vectors
-    from pyspark.sql import SparkSession
-    from sparkfs import ReliefSelector
-
+# the second phase of the same child, in the same session (the fault hook is disarmed by then)
+KILL_CHILD = CHILD + textwrap.dedent("""
     killed = os.path.join(sys.argv[1], "killed")
-    spark = SparkSession.builder.master("local[2,3]").config("spark.ui.enabled", "false").getOrCreate()
     rng = np.random.default_rng(8)
     X = rng.normal(size=(3000, 60))
     y = (X[:, 0] - X[:, 1] > 0).astype(float)
@@ -171,17 +166,31 @@ def _busy_python_workers(root: int) -> list:
     return [pid for pid in workers if before[pid] is not None and (_proc_field(pid, "cpu") or 0) > before[pid]]
 
 
-def test_a_python_worker_killed_mid_pass_is_retried_and_gives_the_same_scores(tmp_path):
+@pytest.fixture(scope="module")
+def faulty_child(tmp_path_factory):
+    """One child for both tests: the injected faults (RESULT line), then a clean fit (CLEAN line)
+    and fits disturbed by SIGKILLs of busy Python workers sent from here. Returns what the tests
+    check; the kill phase reads only the log written after the CLEAN line (the injected faults
+    also log "Lost task")."""
+    folder = tmp_path_factory.mktemp("faults")
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
-    log = tmp_path / "stderr.txt"  # a file, not a pipe: Spark's log must never block the child
+    log = folder / "stderr.txt"  # a file, not a pipe: Spark's log must never block the child
     with open(log, "w") as stderr:
-        child = subprocess.Popen([sys.executable, "-c", KILL_CHILD, str(tmp_path)], stdout=subprocess.PIPE,
+        child = subprocess.Popen([sys.executable, "-c", KILL_CHILD, str(folder)], stdout=subprocess.PIPE,
                                  stderr=stderr, text=True, env=env, start_new_session=True)
+    lines, start, kills, task_lost = [], None, [], False
+
+    def kill_phase_log():
+        return log.read_text()[start:]
+
     try:
-        clean_line = child.stdout.readline()
-        assert clean_line.startswith("CLEAN "), log.read_text()[-3000:]
-        kills, task_lost, deadline = [], False, time.monotonic() + 90
-        while not task_lost and child.poll() is None and time.monotonic() < deadline:
+        for line in child.stdout:
+            lines.append(line)
+            if line.startswith("CLEAN "):
+                start = len(log.read_text())
+                break
+        deadline = time.monotonic() + 90
+        while start is not None and not task_lost and child.poll() is None and time.monotonic() < deadline:
             busy = _busy_python_workers(child.pid)
             if busy:  # kill it; an idle worker's death fails no task: then try the next busy one
                 os.kill(busy[0], signal.SIGKILL)
@@ -189,25 +198,32 @@ def test_a_python_worker_killed_mid_pass_is_retried_and_gives_the_same_scores(tm
                 # wait for Spark to report the lost task before another kill: on a loaded machine the
                 # log lags, and killing the same task's retries 3 times would fail the job (local[2,3])
                 waited = time.monotonic() + 5
-                while "Lost task" not in log.read_text() and time.monotonic() < waited and child.poll() is None:
+                while "Lost task" not in kill_phase_log() and time.monotonic() < waited and child.poll() is None:
                     time.sleep(0.2)
-            task_lost = "Lost task" in log.read_text()
+            task_lost = "Lost task" in kill_phase_log()
         if task_lost:
-            (tmp_path / "killed").write_text(" ".join(map(str, kills)))  # the child stops after this fit
-        out = child.communicate(timeout=120)[0]
+            (folder / "killed").write_text(" ".join(map(str, kills)))  # the child stops after this fit
+        lines += child.communicate(timeout=600)[0].splitlines()
     finally:
         if child.poll() is None:
             os.killpg(child.pid, signal.SIGKILL)
             child.wait()
-    err = log.read_text()
-    assert kills and task_lost, f"killed {kills}; no task was lost: {err[-3000:]}"
-    assert child.returncode == 0, err[-3000:]
+    return SimpleNamespace(folder=folder, stdout_lines=lines, log=log.read_text(), kill_phase_starts=start or 0,
+                           kills=kills, task_lost=task_lost, returncode=child.returncode,
+                           left_behind=_left_in_session(child.pid))
+
+
+def test_a_python_worker_killed_mid_pass_is_retried_and_gives_the_same_scores(faulty_child):
+    lines, err = faulty_child.stdout_lines, faulty_child.log[faulty_child.kill_phase_starts:]
+    clean_line = next((line for line in lines if line.startswith("CLEAN ")), "")
+    assert clean_line, faulty_child.log[-3000:]
+    assert faulty_child.kills and faulty_child.task_lost, f"killed {faulty_child.kills}; no task was lost: {err[-3000:]}"
+    assert faulty_child.returncode == 0, err[-3000:]
     assert "Python worker exited unexpectedly" in err  # the task died with its worker; Spark retried it
     clean = np.asarray(json.loads(clean_line[len("CLEAN "):]))
-    disturbed = [np.asarray(json.loads(line[len("DISTURBED "):])) for line in out.splitlines()
-                 if line.startswith("DISTURBED ")]
+    disturbed = [np.asarray(json.loads(line[len("DISTURBED "):])) for line in lines if line.startswith("DISTURBED ")]
     assert disturbed and all(np.array_equal(clean, scores) for scores in disturbed)
-    assert _left_in_session(child.pid) == []  # no worker, daemon or JVM left behind
+    assert faulty_child.left_behind == []  # no worker, daemon or JVM left behind
 
 
 def _left_in_session(session: int, grace: float = 10.0) -> list:

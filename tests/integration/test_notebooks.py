@@ -94,13 +94,31 @@ def _text(outputs):
     return "".join(output.get("text", "") for output in outputs if output.get("output_type") == "stream")
 
 
+def _pcmac_subset(shared_data, folder, every=3):
+    """Every ``every``-th PCMAC post, saved in the layout the notebook reads (CSR arrays, shape, y):
+    the real vocabulary and sparsity at a third of the rows (test time)."""
+    import numpy as np
+    import scipy.sparse
+
+    with np.load(shared_data / "PCMAC.npz") as stored:
+        counts = scipy.sparse.csr_matrix((stored["data"], stored["indices"], stored["indptr"]),
+                                         shape=tuple(stored["shape"]))[::every]
+        y = stored["y"][::every]
+    path = folder / "PCMAC_subset.npz"
+    np.savez(path, data=counts.data, indices=counts.indices, indptr=counts.indptr, shape=np.array(counts.shape), y=y)
+    return path, counts.shape
+
+
 @pytest.mark.spark  # the kernel starts its own JVM
-def test_notebooks_run_headless_in_one_kernel(shared_data):
+def test_notebooks_run_headless_in_one_kernel(shared_data, tmp_path):
     """Every notebook, in one kernel of this interpreter (one Spark start); the term matrix one on
-    the PCMAC newsgroup counts, passed as papermill would, through an injected parameters cell."""
+    a third of the PCMAC newsgroup counts with 2 folds, passed as papermill would, through an
+    injected parameters cell."""
     pytest.importorskip("nbclient")
     from jupyter_client.manager import KernelManager
     from nbformat.v4 import new_code_cell, new_notebook
+
+    term_counts, (n_documents, n_terms) = _pcmac_subset(shared_data, tmp_path)
 
     kernel_manager = KernelManager(kernel_name="python3")
     kernel_manager.start_kernel(cwd=str(NOTEBOOK_DIR))
@@ -113,7 +131,7 @@ def test_notebooks_run_headless_in_one_kernel(shared_data):
             notebook = nbformat.read(str(path), as_version=4)
             if path.name == "term_matrix.ipynb":
                 position = next(i for i, cell in enumerate(notebook.cells) if "parameters" in cell.metadata.get("tags", []))
-                injected = new_code_cell(f"TERM_COUNTS = {str(shared_data / 'PCMAC.npz')!r}",
+                injected = new_code_cell(f"TERM_COUNTS = {str(term_counts)!r}\nFOLDS = 2",
                                          metadata={"tags": ["injected-parameters"]})
                 notebook.cells.insert(position + 1, injected)
             outputs = _execute(notebook, kernel_manager)
@@ -123,7 +141,7 @@ def test_notebooks_run_headless_in_one_kernel(shared_data):
                                         .get("outputs", []))
             if path.name == "term_matrix.ipynb":
                 text = _text(outputs)
-                assert "1943 documents x 3289 terms" in text and "test accuracy" in text
+                assert f"{n_documents} documents x {n_terms} terms" in text and "test accuracy" in text
                 assert "first section: Recommendation" in text
     finally:
         stop = new_notebook(cells=[new_code_cell("from pyspark.sql import SparkSession\n"
