@@ -100,6 +100,11 @@ def resource_failure(error: BaseException) -> Optional[SparkResourceError]:
         return None
     if any(pattern in text for pattern in _NOT_MEMORY):
         return None
+    if "spark.driver.maxResultSize" in text:
+        return SparkResourceError(
+            "a job's results were larger than spark.driver.maxResultSize, Spark's cap on what a job sends to the "
+            "driver: raise it (spark.driver.maxResultSize=4g, say, in the job config's spark.conf or spark-submit's "
+            "--conf; it must stay below the driver memory), or lower sampleSize or driverBudgetMB")
     advice = more_memory_advice(driver_memory_setting(), total_memory_bytes())
     if any(pattern in text for pattern in _OUT_OF_MEMORY):
         return SparkResourceError(

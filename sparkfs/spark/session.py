@@ -148,7 +148,8 @@ def _defaults_file_sets(key: str) -> bool:
 
 def local_memory_settings(master: str, conf: Mapping[str, object], environ: Mapping[str, str],
                           memory_bytes: Optional[int], defaults_file_sets: bool = False) -> Dict[str, str]:
-    """The driver memory to give a new local session, when the user gave none.
+    """The driver memory to give a new local session, when the user gave none, and half of it as
+    ``spark.driver.maxResultSize`` (the results a job may send to the driver) unless set.
 
     Applies only to a ``local[...]`` master, and not when the user set ``spark.driver.memory``
     (``conf``, ``--driver-memory``), ``SPARK_DRIVER_MEMORY`` or a spark-defaults.conf entry:
@@ -159,7 +160,13 @@ def local_memory_settings(master: str, conf: Mapping[str, object], environ: Mapp
     if defaults_file_sets:
         return {}
     memory = default_local_driver_memory(memory_bytes)
-    return {"spark.driver.memory": memory} if memory else {}
+    if not memory:
+        return {}
+    settings = {"spark.driver.memory": memory}
+    if "spark.driver.maxResultSize" not in conf:
+        # Spark's 1g would refuse a query sample that driverBudgetMB (2048 by default) allows
+        settings["spark.driver.maxResultSize"] = f"{max(1, int(memory[:-1]) // 2)}g"
+    return settings
 
 
 #: Settings a Spark Connect client cannot change: the server's JVMs are already running (they are

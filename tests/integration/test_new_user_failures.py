@@ -27,8 +27,10 @@ def test_local_driver_memory_is_half_the_given_memory_unless_the_user_set_one():
     assert session_module.default_local_driver_memory(gib) == "1g"
     assert session_module.default_local_driver_memory(None) is None
     settings = session_module.local_memory_settings
-    assert settings("local[*]", {}, {}, 24 * gib) == {"spark.driver.memory": "12g"}
-    assert settings("local-cluster[2,1,1024]", {}, {}, 24 * gib) == {"spark.driver.memory": "12g"}
+    assert settings("local[*]", {}, {}, 24 * gib) == {"spark.driver.memory": "12g", "spark.driver.maxResultSize": "6g"}
+    assert settings("local-cluster[2,1,1024]", {}, {}, 24 * gib)["spark.driver.memory"] == "12g"
+    assert settings("local[*]", {}, {}, 2 * gib) == {"spark.driver.memory": "1g", "spark.driver.maxResultSize": "1g"}
+    assert settings("local[*]", {"spark.driver.maxResultSize": "2g"}, {}, 24 * gib) == {"spark.driver.memory": "12g"}
     assert settings("local[2]", {"spark.driver.memory": "3g"}, {}, 24 * gib) == {}
     assert settings("local[2]", {}, {"SPARK_DRIVER_MEMORY": "2g"}, 24 * gib) == {}
     assert settings("local[2]", {}, {}, 24 * gib, defaults_file_sets=True) == {}
@@ -67,6 +69,13 @@ def test_a_jvm_killed_by_the_kernel_is_reported_as_that(monkeypatch):
     failure = resource_failure(ConnectionRefusedError(111, "Connection refused"))
     assert "killed by the operating system" in str(failure) and "spark.driver.memory=11g" in str(failure)
     assert "available now" in str(failure)
+
+
+def test_results_above_max_result_size_name_that_setting():
+    spark_text = ("Job aborted due to stage failure: Total size of serialized results of 16 tasks (1849.2 MiB) is "
+                  "bigger than spark.driver.maxResultSize (1024.0 MiB)")
+    failure = str(resource_failure(RuntimeError(spark_text)))
+    assert "larger than spark.driver.maxResultSize" in failure and "lower sampleSize or driverBudgetMB" in failure
 
 
 def test_a_session_the_user_built_gets_advice_above_its_own_driver_memory(monkeypatch):
