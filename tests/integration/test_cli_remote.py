@@ -71,35 +71,55 @@ def _alive(pid) -> bool:
     return True
 
 
-@pytest.fixture(scope="module")
-def connect_url(tmp_path_factory):
-    """``sc://localhost:PORT`` of a local Connect server (local[2]) started for this module, stopped
-    (and its JVM made sure gone) afterwards, whatever the tests did."""
-    state = tmp_path_factory.mktemp("connect-server")
-    env, port = _server_env(state), _free_port()
-    sbin = Path(env["SPARK_HOME"], "sbin")
-    if not (sbin / "start-connect-server.sh").exists():
-        pytest.skip(f"no {sbin}/start-connect-server.sh in the installed pyspark")
+def _start_server(state: Path, env: dict, sbin: Path, port: int):
+    """Start a local Connect server on ``port``; (its pid, None) once it accepts, else (pid, why)."""
     subprocess.run([str(sbin / "start-connect-server.sh"), "--master", "local[2]",
                     "--conf", f"spark.connect.grpc.binding.port={port}", "--conf", "spark.ui.enabled=false",
                     "--conf", "spark.sql.shuffle.partitions=2"],
                    env=env, capture_output=True, timeout=120)
     pid = _server_pid(state)
-    try:
-        deadline = time.monotonic() + 90
-        while not _accepts(port) and time.monotonic() < deadline and pid is not None and _alive(pid):
-            time.sleep(0.5)
-        if not _accepts(port):
-            logs = "".join(path.read_text()[-1500:] for path in state.glob("*.out"))
-            pytest.skip(f"the local Spark Connect server did not start on port {port}: {logs or 'no log'}")
-        yield f"sc://localhost:{port}"
-    finally:
-        subprocess.run([str(sbin / "stop-connect-server.sh")], env=env, capture_output=True, timeout=120)
-        deadline = time.monotonic() + 30
-        while pid is not None and _alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.5)
-        if pid is not None and _alive(pid):  # the server we started did not stop: no stray Java left
-            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 90
+    while not _accepts(port) and time.monotonic() < deadline and pid is not None and _alive(pid):
+        time.sleep(0.5)
+    if _accepts(port):
+        return pid, None
+    logs = "".join(path.read_text() for path in state.glob("*.out"))
+    causes = [line for line in logs.splitlines() if "Exception" in line or "Error" in line][:3]
+    return pid, " | ".join(causes) or logs[-1500:] or "no log"
+
+
+def _stop_server(state: Path, env: dict, sbin: Path, pid) -> None:
+    subprocess.run([str(sbin / "stop-connect-server.sh")], env=env, capture_output=True, timeout=120)
+    deadline = time.monotonic() + 30
+    while pid is not None and _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    if pid is not None and _alive(pid):  # the server we started did not stop: no stray Java left
+        os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="module")
+def connect_url(tmp_path_factory):
+    """``sc://localhost:PORT`` of a local Connect server (local[2]) started for this module, stopped
+    (and its JVM made sure gone) afterwards, whatever the tests did. A server that does not come
+    up is tried once more on another port (a free port can be taken between the probe and the
+    server's bind) before the module is skipped with the server's own error lines."""
+    failures = []
+    for _ in range(2):
+        state = tmp_path_factory.mktemp("connect-server")
+        env, port = _server_env(state), _free_port()
+        sbin = Path(env["SPARK_HOME"], "sbin")
+        if not (sbin / "start-connect-server.sh").exists():
+            pytest.skip(f"no {sbin}/start-connect-server.sh in the installed pyspark")
+        pid, why = _start_server(state, env, sbin, port)
+        if why is None:
+            try:
+                yield f"sc://localhost:{port}"
+            finally:
+                _stop_server(state, env, sbin, pid)
+            return
+        _stop_server(state, env, sbin, pid)
+        failures.append(f"port {port}: {why}")
+    pytest.skip("the local Spark Connect server did not start: " + "; ".join(failures))
 
 
 def _cli(*args, env_extra=None, cwd):
