@@ -94,14 +94,14 @@ def check_output(args) -> str:
 
 def _checked_request(args) -> Dict[str, Any]:
     """The methods, classifiers, sizes, params and probe distribution, refused before any Spark work."""
-    from sparkfs.evaluation import cross_validation as cv
+    from sparkfs.evaluation import baselines, cross_validation as cv
     from sparkfs.methods import METHODS, build_selector
 
     methods = _names(args.methods, "--methods")
     classifiers = _names(args.classifiers, "--classifiers")
-    unknown = [m for m in methods if m not in METHODS and m not in cv.BASELINE_METHODS]
+    unknown = [m for m in methods if m not in METHODS and m not in baselines.BASELINE_METHODS]
     if unknown:
-        raise ValueError(f"unknown method(s) {unknown}: use `sparkfs methods` names or {', '.join(cv.BASELINE_METHODS)}")
+        raise ValueError(f"unknown method(s) {unknown}: use `sparkfs methods` names or {', '.join(baselines.BASELINE_METHODS)}")
     bad = [c for c in classifiers if c not in cv.CLASSIFIER_NAMES]
     if bad:
         raise ValueError(f"unknown classifier(s) {bad}: use {', '.join(cv.CLASSIFIER_NAMES)}")
@@ -137,7 +137,7 @@ def _load(args, spark, path: str, request: Dict[str, Any], vector_size: Optional
 
 
 def _description(args, request: Dict[str, Any], labels: np.ndarray, names: List[str]) -> Dict[str, Any]:
-    from sparkfs.evaluation import cross_validation as cv
+    from sparkfs.evaluation import baselines
 
     methods = request["methods"]
     return {
@@ -146,7 +146,7 @@ def _description(args, request: Dict[str, Any], labels: np.ndarray, names: List[
         "feature_names": names, "params": request["params"], "test_input": args.test_input,
         "probes": {"count": args.probes, "distribution": args.probe_distribution} if args.probes else None,
         "command": "sparkfs " + " ".join(shlex.quote(part) for part in getattr(args, "argv", [])),
-        "baselines": [m for m in methods if m in cv.BASELINE_METHODS or m in ("anova", "chi2", "chi2-categorical")],
+        "baselines": [m for m in methods if m in baselines.BASELINE_METHODS or m in ("anova", "chi2", "chi2-categorical")],
     }
 
 
@@ -172,16 +172,16 @@ class _FoldWork:
                 for key, (keys, classes) in predicted.items()}
 
     def rank_fold(self, method, fold):
-        from sparkfs.evaluation import cross_validation as cv
+        from sparkfs.evaluation import baselines, cross_validation as cv
         from sparkfs.methods import build_selector
         from sparkfs.spark.folds import columns_by_position, training_rows
 
         labels, n_features = self.train.labels, self.n_features
-        if method in cv.BASELINE_METHODS:
+        if method in baselines.BASELINE_METHODS:
             if not cv.fits_driver_budget(fold.train.size, n_features, self.study.driver_budget_cells):
                 raise InvalidInputError(f"the baseline {method} needs the {fold.train.size} x {n_features} training "
                                         "rows on the driver, above the evaluation's driver budget")
-            return cv.baseline_scores(method, columns_by_position(self.train, np.arange(n_features))[fold.train],
+            return baselines.baseline_scores(method, columns_by_position(self.train, np.arange(n_features))[fold.train],
                                       labels[fold.train], seed=cv.fold_seed(self.args.seed, fold))
         params = self.params[method]
         selector = build_selector(method, params)

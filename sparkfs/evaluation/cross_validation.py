@@ -2,8 +2,8 @@
 classifiers on the top-k features, resumable per (method, fold).
 
 :func:`fold_plan` draws the folds; :func:`score_subsets` runs the five classifiers of
-:func:`make_classifier` on the top-k features; :func:`mutual_information_scores` and
-:func:`random_scores` are driver-side baselines. :class:`EvaluationStudy` calls the caller's
+:func:`make_classifier` on the top-k features (the driver-side baselines are in
+:mod:`sparkfs.evaluation.baselines`). :class:`EvaluationStudy` calls the caller's
 ``rank_fold(method, fold)`` for every (method, fold) not yet on disk, classifies, and saves each
 result at once (``folds/<method>/repeat-000-fold-003.npz``, atomically); :func:`write_results`
 turns the saved files into tables and plots, :func:`sparkfs.evaluation.report.build_report`
@@ -73,7 +73,6 @@ from pathlib import Path
 from typing import Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
-from sklearn.feature_selection import mutual_info_classif
 from sklearn.metrics import accuracy_score, f1_score
 from sklearn.model_selection import StratifiedKFold
 from sklearn.multiclass import OneVsRestClassifier
@@ -89,26 +88,18 @@ from sparkfs.evaluation.report import atomic_write_bytes, selection_roc_of_score
 from sparkfs.evaluation.recommendation import fit_recommended_on_all_rows, recommendation_table
 from sparkfs.evaluation.result_tables import fold_path, write_outputs, best_k_table, load_results
 from sparkfs.evaluation.stability_runs import StudyMismatchError, plan_hash, staging_leftovers
+from sparkfs.evaluation.param_checks import invalid_parameter as _invalid, is_int as _is_int
 from sparkfs.io.output_safety import check_study_directory, marker
 
 CLASSIFIER_NAMES = ("knn", "svm", "rbf-svm", "nb", "tree")
 #: The classifiers that also run on Spark (pyspark.ml) when a fold's reduced data exceed the
 #: driver budget (module note 7); pyspark.ml has no kNN and no kernel SVM.
 SPARK_CLASSIFIERS = ("svm", "nb", "tree")
-BASELINE_METHODS = ("mutual-info", "random")
 #: Largest (training + test rows) x columns of reduced data brought to the driver (400 MB of float64).
 DEFAULT_DRIVER_BUDGET_CELLS = 50_000_000
 #: ``repeat`` and ``fold`` of the fold that trains on all rows (the recommended methods' final fit).
 ALL_ROWS = -1
 _METHOD_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
-
-
-def _is_int(value) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
-
-def _invalid(parameter: str, owner: str, constraint: str, value) -> ValueError:
-    return ValueError(f"The '{parameter}' parameter of {owner} must be {constraint}. Got {value!r} instead.")
 
 
 def _labels(values, parameter: str, owner: str) -> np.ndarray:
@@ -297,32 +288,6 @@ def prediction_metrics(classifier: str, k: int, y_true, y_pred, *, n_selected: O
     return {"classifier": classifier, "k": int(k), "n_selected": int(k if n_selected is None else n_selected),
             "accuracy": float(accuracy_score(y_true, y_pred)),
             "macro_f1": float(f1_score(y_true, y_pred, average="macro", zero_division=0.0))}
-
-
-# Baselines -------------------------------------------------------------------------------------
-
-
-def mutual_information_scores(X, y, seed: int = 0) -> np.ndarray:
-    """Estimated mutual information between each feature and the class (sklearn's kNN estimator
-    of Kraskov et al., 3 neighbours, continuous features), seeded; larger = better."""
-    return mutual_info_classif(np.asarray(X, dtype=np.float64), np.asarray(y), discrete_features=False,
-                               n_neighbors=3, random_state=seed)
-
-
-def random_scores(n_features: int, seed: int = 0) -> np.ndarray:
-    """A seeded random ranking: i.i.d. uniform scores (the chance level of any selector)."""
-    if not _is_int(n_features) or n_features < 1:
-        raise _invalid("n_features", "random_scores", "an int in the range [1, inf)", n_features)
-    return np.random.default_rng(seed).random(int(n_features))
-
-
-def baseline_scores(method: str, X_train, y_train, seed: int = 0) -> np.ndarray:
-    """Scores of the baseline ``method`` (one of :data:`BASELINE_METHODS`) on training rows."""
-    if method == "mutual-info":
-        return mutual_information_scores(X_train, y_train, seed)
-    if method == "random":
-        return random_scores(np.asarray(X_train).shape[1], seed)
-    raise _invalid("method", "baseline_scores", f"a str among {BASELINE_METHODS}", method)
 
 
 def fits_driver_budget(n_rows: int, n_columns: int, budget_cells: int = DEFAULT_DRIVER_BUDGET_CELLS) -> bool:

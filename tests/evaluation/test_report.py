@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from sklearn.feature_selection import f_classif
 
-from sparkfs.evaluation.cross_validation import (EvaluationStudy, FoldSelection, fold_plan, fold_seed,
-                                                 mutual_information_scores, random_scores)
+from sparkfs.evaluation.cross_validation import (EvaluationStudy, FoldSelection, fold_plan, fold_seed)
+from sparkfs.evaluation.baselines import mutual_information_scores, random_scores
 from sparkfs.evaluation.result_tables import write_results
 from sparkfs.evaluation.probes import add_probes
 from sparkfs.evaluation.report import build_report, comparison_sentences, feature_names, mean_selection_roc

@@ -4,7 +4,7 @@
 import pytest
 
 from sparkfs.cli import main
-from sparkfs.evaluation.cross_validation import BASELINE_METHODS
+from sparkfs.evaluation.baselines import BASELINE_METHODS
 from sparkfs.methods import COLUMN_AND_SELECTION_PARAMS, EVALUATE_ONLY, METHOD_FACTS, METHODS, build_selector
 
 
