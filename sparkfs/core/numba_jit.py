@@ -16,9 +16,11 @@ except ImportError:  # pragma: no cover
     AVAILABLE = False
 
 
-def compile_kernel(function):
-    """``function`` compiled in nopython mode (no bounds checks, the GIL released)."""
+def compile_kernel(function, inline: bool = False):
+    """``function`` compiled in nopython mode (no bounds checks, the GIL released); ``inline``:
+    a helper that the kernels calling it take in at compile time (no call per element)."""
+    options = {"boundscheck": False, "nogil": True, "inline": "always" if inline else "never"}
     try:
-        return numba.njit(cache=True, boundscheck=False, nogil=True)(function)
+        return numba.njit(cache=True, **options)(function)
     except RuntimeError:  # pragma: no cover - no writable cache location: compile per process
-        return numba.njit(cache=False, boundscheck=False, nogil=True)(function)
+        return numba.njit(cache=False, **options)(function)
