@@ -1,4 +1,5 @@
-"""Spark failures that are not about the input: out of memory, a JVM that stopped.
+"""Spark failures that are not about the input: out of memory, a JVM that stopped, executors
+without sparkfs's Python environment.
 
 They reach the user as what they are, with the setting to change, instead of the last symptom
 (a ``ConnectionRefusedError`` once the JVM is gone, or a long Java stack trace). Any other failed
@@ -7,6 +8,7 @@ job of a pass is re-diagnosed to name the bad input (:func:`with_input_diagnosis
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Iterator, Optional
 
 from sparkfs.errors import SparkMasterError, SparkResourceError, SparkStartError
@@ -90,14 +92,111 @@ def jvm_exit_signal(wait_seconds: float = JVM_EXIT_WAIT_SECONDS) -> Optional[int
     return -code if code is not None and code < 0 else None
 
 
-def resource_failure(error: BaseException) -> Optional[SparkResourceError]:
-    """A :class:`SparkResourceError` naming the setting to change, or None for other failures."""
+#: How to give the executors a Python with sparkfs (README, "On a cluster"; docs/cluster.md).
+SHIP_ENVIRONMENT = ("build the executors' environment with `make pack` and ship it with the job: --conf "
+                    "spark.archives=dist/sparkfs-env.tar.gz#environment --conf "
+                    "spark.pyspark.python=./environment/bin/python (docs/cluster.md)")
+_CANNOT_RUN = re.compile(r'Cannot run program "([^"]*)"[^\n]*?error=\d+, ([^\n]*)')
+_NO_MODULE = re.compile(r"No module named '([\w.]+)'")
+_VERSION_MISMATCH = re.compile(r"Python in worker has different version:? ([\d.]+) than that in driver:? ([\d.]+)")
+_MISSING_FILE = re.compile(r"File (file:\S+) does not exist")
+
+
+class ExecutorEnvironmentError(SparkStartError):
+    """The executors cannot run the configured Python, cannot import sparkfs (or a dependency), or
+    cannot see an input that exists on the driver; the message names what and how to fix it."""
+
+
+def _executors_python(python: Optional[str]) -> str:
+    """The Python the executors were told to run: the running session's (``pythonExec``, from
+    ``PYSPARK_PYTHON``), else ``python3``, Spark's default."""
+    if python is None:
+        try:
+            from pyspark import SparkContext
+
+            python = getattr(SparkContext._active_spark_context, "pythonExec", None)
+        except Exception:  # noqa: BLE001 - best effort: the name only completes the message
+            python = None
+    return f"{python or 'python3'} (spark.pyspark.python / PYSPARK_PYTHON)"
+
+
+def _from_executors(links) -> str:
+    """The text of the errors of ``links`` that came from Spark (a Py4J or a worker's Python
+    exception), not a driver-side ImportError of this process."""
+    return " ".join(describe(link) for link in links
+                    if not isinstance(link, ImportError) and type(link).__module__.startswith(("py4j", "pyspark")))
+
+
+def executor_environment_failure(error: BaseException, master: Optional[str] = None,
+                                 python: Optional[str] = None) -> Optional[ExecutorEnvironmentError]:
+    """An :class:`ExecutorEnvironmentError` when ``error`` says the executors lack what sparkfs needs,
+    else None. Recognised in the driver's copy of the executors' failure:
+
+    - ``Cannot run program ".../python": error=2`` (the executors' Python does not exist there:
+      a path on the driver's machine, or ``./environment/bin/python`` without ``spark.archives``);
+    - ``No module named 'sparkfs'`` (or numpy, numba, pyarrow...) from a Python worker;
+    - a worker's Python of another minor version than the driver's;
+    - ``File file:/... does not exist`` with a ``master`` that is not local: a path of the driver's
+      file system that the executors do not have.
+
+    ``master`` and ``python`` default to the running session's (its master, ``pythonExec``).
+    """
+    text = _from_executors(list(_chain(error)))
+    if not text:
+        return None
+    cannot_run = _CANNOT_RUN.search(text)
+    if cannot_run:
+        return ExecutorEnvironmentError(
+            f"the executors cannot start their Python, {_executors_python(python or cannot_run.group(1))}: "
+            f"{cannot_run.group(2).strip()}. A path on the driver's machine does not exist on the executors' "
+            f"nodes; {SHIP_ENVIRONMENT}")
+    no_module = _NO_MODULE.search(text)
+    if no_module:
+        return ExecutorEnvironmentError(
+            f"the executors' Python, {_executors_python(python)}, cannot import {no_module.group(1)} "
+            f"(ModuleNotFoundError: No module named '{no_module.group(1)}'): {SHIP_ENVIRONMENT}")
+    mismatch = _VERSION_MISMATCH.search(text)
+    if mismatch:
+        return ExecutorEnvironmentError(
+            f"the executors' Python, {_executors_python(python)}, is Python {mismatch.group(1)} and the driver's "
+            f"{mismatch.group(2)}: the two must be the same minor version; build the pack with the driver's "
+            f"Python, or run the driver with the executors' one; {SHIP_ENVIRONMENT}")
+    missing = _MISSING_FILE.search(text)
+    if missing and not _is_local(master):
+        return ExecutorEnvironmentError(
+            f"the executors cannot read {missing.group(1)}: it exists on the driver (it was checked there) but not "
+            f"on the executors' nodes (master {master}). On a cluster the input must be on storage every node "
+            "reads by the same path: HDFS (hdfs://...), S3 (s3a://...), a Databricks volume, or a shared file "
+            "system mounted at the same path on every node (docs/cluster.md)")
+    return None
+
+
+def _is_local(master: Optional[str]) -> bool:
+    """Whether ``master`` (default: the running session's) runs the executors on this machine;
+    True when unknown, so that nothing is claimed about other nodes."""
+    if master is None:
+        try:
+            from pyspark import SparkContext
+
+            master = getattr(SparkContext._active_spark_context, "master", None)
+        except Exception:  # noqa: BLE001 - no session: nothing known
+            master = None
+    return master is None or master.startswith("local")
+
+
+def resource_failure(error: BaseException):
+    """A :class:`SparkResourceError` naming the setting to change, an
+    :class:`ExecutorEnvironmentError` (:func:`executor_environment_failure`), or None for other
+    failures."""
     from sparkfs.spark.session import available_memory_bytes, driver_memory_setting, total_memory_bytes
 
     links = list(_chain(error))
     text = " ".join(describe(link) for link in links)
     if any(isinstance(link, (SparkMasterError, SparkStartError)) for link in links):
         return None
+    environment = executor_environment_failure(error)
+    if environment is not None:
+        return environment
     if any(pattern in text for pattern in _NOT_MEMORY):
         return None
     if "spark.driver.maxResultSize" in text:
@@ -151,7 +250,7 @@ def with_resource_errors(action: Callable[[], Any]):
 
     try:
         return action()
-    except (InvalidInputError, ValueError, SparkResourceError):
+    except (InvalidInputError, ValueError, SparkResourceError, ExecutorEnvironmentError):
         raise
     except Exception as error:
         resources = resource_failure(error)

@@ -32,14 +32,62 @@ def driver_memory_setting() -> Optional[str]:
     return applied_settings.get("spark.driver.memory") or observed_driver_memory["spark.driver.memory"]
 
 
-def ensure_python_workers() -> None:
-    """Make Spark's Python workers run this interpreter (the venv's), not the system python3.
+#: Masters whose executors run on this machine (``local``, ``local[N]``, ``local[*]``,
+#: ``local-cluster[N,C,M]``): there the driver's interpreter is a right default for the Python workers.
+LOCAL_MASTER_PREFIX = "local"
 
-    Without it, pandas/Arrow UDFs fail with ``No module named 'pandas'`` when sparkfs runs from
-    a virtual environment that is not activated. An explicit user setting is left alone.
+
+def python_workers_environ(master: Optional[str], conf: Mapping[str, object], environ: Mapping[str, str],
+                           executable: str, under_submit: bool) -> Dict[str, str]:
+    """The ``PYSPARK_PYTHON`` (and ``PYSPARK_DRIVER_PYTHON``) a new session this process starts
+    must see, as a mapping of environment variables to set while it starts (empty: leave them).
+
+    PySpark's driver takes the executors' Python from ``PYSPARK_PYTHON`` alone
+    (``SparkContext.pythonExec``); ``spark.pyspark.python`` is read only by ``spark-submit``, which
+    puts it into ``PYSPARK_PYTHON`` before it starts the driver's Python. So:
+
+    - under ``spark-submit`` nothing is set: it has already applied ``spark.pyspark.python`` or the
+      user's ``PYSPARK_PYTHON``;
+    - ``spark.pyspark.python`` in ``conf`` (``--conf``, the job config) becomes ``PYSPARK_PYTHON``,
+      as ``spark-submit`` does (it wins over the variable there too): that is how
+      ``spark.archives=env.tar.gz#environment`` with ``spark.pyspark.python=./environment/bin/python``
+      reaches the executors;
+    - else a ``PYSPARK_PYTHON`` the user set stands;
+    - else, with a local master only, this interpreter (a venv's, not the system python3, which
+      lacks pandas); on any other master the executors' own ``python3``, as Spark's default: a
+      path on this machine means nothing on another.
     """
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    if under_submit:
+        return {}
+    if conf.get("spark.pyspark.python"):
+        return {"PYSPARK_PYTHON": str(conf["spark.pyspark.python"])}
+    if environ.get("PYSPARK_PYTHON") or not (master or "").startswith(LOCAL_MASTER_PREFIX):
+        return {}
+    settings = {"PYSPARK_PYTHON": executable}
+    if not environ.get("PYSPARK_DRIVER_PYTHON"):
+        settings["PYSPARK_DRIVER_PYTHON"] = executable
+    return settings
+
+
+class _with_environ:
+    """Set environment variables while a session is built (then restore them): the executors'
+    Python is read once, when the SparkContext starts, and must not leak into the next session
+    this process starts (a notebook's, a test's)."""
+
+    def __init__(self, settings: Mapping[str, str]):
+        self.settings = dict(settings)
+
+    def __enter__(self):
+        self.saved = {name: os.environ.get(name) for name in self.settings}
+        os.environ.update(self.settings)
+
+    def __exit__(self, *exc):
+        for name, value in self.saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        return False
 
 
 def _meminfo_bytes(meminfo_text: str, field: str) -> Optional[int]:
@@ -379,10 +427,10 @@ def get_spark(master: Optional[str] = None, app_name: str = "sparkfs", conf: Opt
     over ``SPARK_REMOTE``, and a ``master`` of the form ``sc://...`` is taken as a remote. Under
     ``spark-submit`` the master and configuration come from the submit command and are not
     overridden unless given here. A new local session gets half the memory available now as
-    driver memory unless the user set one (:func:`local_memory_settings`). A master Spark refuses
-    is a :class:`SparkMasterError` (:func:`master_rejection`).
+    driver memory unless the user set one (:func:`local_memory_settings`). Its Python workers run
+    this interpreter with a local master only (:func:`python_workers_environ`). A master Spark
+    refuses is a :class:`SparkMasterError` (:func:`master_rejection`).
     """
-    ensure_python_workers()
     under_submit = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit owns the master and the JVM
     if remote is None and master is None and not under_submit and os.environ.get("SPARK_REMOTE"):
         remote = os.environ["SPARK_REMOTE"]
@@ -419,8 +467,10 @@ def _classic_session(master: Optional[str], app_name: str, conf: Dict[str, objec
         applied_settings.clear()
         applied_settings.update({key: str(value) for key, value in settings.items()
                                  if key.startswith(("spark.driver.", "spark.executor."))})
+    workers = python_workers_environ(master, conf, os.environ, sys.executable, under_submit) if active is None else {}
     try:
-        return builder.getOrCreate()
+        with _with_environ(workers):
+            return builder.getOrCreate()
     except Exception as error:
         rejected = master_rejection(master, error) if active is None else None
         if rejected is None:
