@@ -22,7 +22,7 @@ from urllib.parse import urlparse
 from sparkfs.errors import InvalidInputError
 from sparkfs.io.libsvm import DEFAULT_DRIVER_BUDGET_MB, check_vector_size, read_libsvm
 from sparkfs.io.libsvm import display_path
-from sparkfs.io.table_input import check_csv_header, csv_header, local_columns, read_csv, typed_columns
+from sparkfs.io.table_input import check_csv_header, csv_header, index_columns, local_columns, read_csv, typed_columns
 
 FORMATS = ("libsvm", "parquet", "csv")
 ASSEMBLED_COL = "__sparkfs_features"   # the vector of the numeric columns when `features` is one of them
@@ -231,7 +231,8 @@ def _read_csv(spark, path: str, label_col: str, features_col: str, weight_col: O
     check_input_columns(names, path, label_col=label_col if require_label else None, weight_col=weight_col,
                         features_col=features_col if require_features else None)
     other = [c for c in (label_col, weight_col) if c and c in names]
-    features = [name for name in names if name not in other]
+    index = index_columns(names, "csv", path, [label_col, weight_col, features_col])
+    features = [name for name in names if name not in other and name not in index]
     if not features:
         raise InvalidInputError("the input has no numeric feature columns")
     # A column named like the features column is a numeric feature like any other: the vector
@@ -295,6 +296,8 @@ def read_dataset(
         return Dataset(df, features_col, label_col, vector_names(df, features_col, first[0].size))
     # A column named like the features column that is not a vector (`features` of integers) is a
     # numeric feature like any other: the assembled vector takes a private name, so it cannot clash.
+    index = index_columns(df.columns, "parquet", path, [label_col, weight_col, features_col])
+    df = df.drop(*index) if index else df
     vector_col = ASSEMBLED_COL if features_col in df.columns else features_col
     assembled, names = _assemble(df, label_col if label_col in df.columns else None, vector_col, weight_col)
     return Dataset(assembled, vector_col, label_col, names)

@@ -27,7 +27,10 @@ from __future__ import annotations
 
 import csv
 import glob
+import json
+import logging
 import os
+import re
 from functools import partial
 from typing import Dict, List, Optional, Tuple
 
@@ -37,6 +40,12 @@ from sparkfs.errors import InvalidInputError
 from sparkfs.io.stores import local_path_of
 
 _HIDDEN = ("_", ".")                        # Spark skips these files in a directory input
+#: What pandas names an index it writes as a column (``to_parquet`` of an index without a name).
+PANDAS_INDEX_NAME = re.compile(r"^__index_level_\d+__$")
+#: What pandas names a CSV's unnamed first column when it reads one (``Unnamed: 0``), as a
+#: re-saved ``to_csv`` index is.
+PANDAS_UNNAMED_NAME = re.compile(r"^Unnamed: \d+$")
+log = logging.getLogger("sparkfs")
 
 
 def _local_files(path: str) -> Optional[List[str]]:
@@ -59,7 +68,9 @@ def _local_files(path: str) -> Optional[List[str]]:
 
 
 def _csv_header_of_file(file: str) -> Optional[List[str]]:
-    with open(file, newline="", encoding="utf-8", errors="replace") as handle:
+    """The first line's fields; a UTF-8 byte-order mark (spreadsheets write one) is not part of
+    the first name."""
+    with open(file, newline="", encoding="utf-8-sig", errors="replace") as handle:
         return next(csv.reader(handle), None)
 
 
@@ -93,14 +104,60 @@ def csv_header(spark, path: str) -> Optional[List[str]]:
     if header is not None:
         return header
     first = spark.read.option("header", "false").csv(path).first()
-    return None if first is None else [name for name in first if name is not None]
+    if first is None:
+        return None
+    names = [name for name in first if name is not None]
+    return [names[0].lstrip("\ufeff"), *names[1:]] if names else names
+
+
+def _parquet_pandas_index(path: str) -> List[str]:
+    """The columns a local Parquet input's pandas metadata names as its index (``to_parquet``
+    with an index, named or not); [] without that metadata or for a URI."""
+    files = _local_files(path)
+    if not files:
+        return []
+    try:
+        import pyarrow.parquet as pq
+
+        metadata = pq.read_schema(files[0]).metadata or {}
+        pandas = json.loads(metadata.get(b"pandas", b"{}"))
+    except (OSError, ValueError):
+        return []
+    return [name for name in pandas.get("index_columns", []) if isinstance(name, str)]
+
+
+def index_columns(names: List[str], fmt: str, path: str, named: List[Optional[str]]) -> List[str]:
+    """The columns of a CSV or Parquet input that are a pandas index, not features: Parquet
+    columns the pandas metadata lists as the index or named ``__index_level_N__``; a CSV's
+    first column when its header name is empty (``to_csv``'s default) or ``Unnamed: N``. A
+    column the user named (label, weight, features) is never one. Each is announced in one line.
+    (A CSV column without a name anywhere but first is refused by :func:`check_csv_header`.)"""
+    if fmt == "parquet":
+        pandas_index = set(_parquet_pandas_index(path))
+        found = [name for name in names if name in pandas_index or PANDAS_INDEX_NAME.match(name)]
+        writer = "a pandas index (DataFrame.to_parquet writes it as a column)"
+    else:
+        first = names[0] if names else ""
+        found = [first] if names and (not first.strip() or PANDAS_UNNAMED_NAME.match(first)) else []
+        writer = "the index pandas' DataFrame.to_csv writes (an unnamed first column)"
+    found = [name for name in found if name not in named]
+    if found:
+        log.warning("%s: column(s) %s left out of the features: %s; write the file with index=False to keep "
+                    "it out", path, found, writer)
+    return found
 
 
 def check_csv_header(names: Optional[List[str]], path: str) -> None:
     """Refuse a CSV header Spark would misread silently: duplicate names (Spark renames them, names
-    compared ignoring case as Spark does) or one column holding ';' or tabs (another separator)."""
+    compared ignoring case as Spark does), one column holding ';' or tabs (another separator), or a
+    column without a name other than the first (the first is a pandas index: :func:`index_columns`)."""
     if not names:
         return
+    unnamed = [position for position, name in enumerate(names) if not name.strip() and position > 0]
+    if unnamed:
+        raise InvalidInputError(
+            f"column {unnamed[0] + 1} of the CSV header of {path} has no name: give every column a name (only the "
+            "first may be unnamed: it is read as the index pandas' DataFrame.to_csv writes, and left out)")
     if len(names) == 1 and (";" in names[0] or "\t" in names[0]):
         separator = "';'" if ";" in names[0] else "tab"
         raise InvalidInputError(
