@@ -32,6 +32,15 @@ SIZES = {"tiny": (2_000, 5_000), "S": (100_000, 50_000), "M": (1_000_000, 100_00
 _TOKENS_PER_NONZERO = 1.17
 
 
+def informative_terms(num_terms: int, num_classes: int = 20, informative_share: float = 0.03) -> np.ndarray:
+    """The class-informative terms of :func:`term_corpus`, (classes, terms per class): every k-th
+    frequency rank (so some are frequent, most are rare), dealt to the classes in turn."""
+    num_informative = max(num_classes, int(round(informative_share * num_terms)))
+    informative = np.linspace(0, num_terms - 1, num_informative).astype(np.int64)
+    per_class = num_informative // num_classes
+    return informative[:per_class * num_classes].reshape(per_class, num_classes).T
+
+
 def term_corpus(num_docs: int, num_terms: int, *, num_classes: int = 20, nonzeros_per_row: float = 100.0,
                 informative_share: float = 0.03, class_share: float = 0.1,
                 seed: int = 0) -> Tuple[sp.csr_matrix, np.ndarray]:
@@ -50,11 +59,8 @@ def term_corpus(num_docs: int, num_terms: int, *, num_classes: int = 20, nonzero
     zipf_cdf = np.cumsum(zipf / zipf.sum())
     terms = np.minimum(np.searchsorted(zipf_cdf, rng.random(num_tokens), side="right"), num_terms - 1)
 
-    # informative terms: every k-th rank (so some are frequent, most are rare), dealt to the classes
-    num_informative = max(num_classes, int(round(informative_share * num_terms)))
-    informative = np.linspace(0, num_terms - 1, num_informative).astype(np.int64)
-    per_class = num_informative // num_classes
-    class_terms = informative[:per_class * num_classes].reshape(per_class, num_classes).T  # (C, per_class)
+    class_terms = informative_terms(num_terms, num_classes, informative_share)  # (C, per_class)
+    per_class = class_terms.shape[1]
     within_cdf = np.cumsum(1.0 / (np.arange(per_class) + 2.7))
     within_cdf /= within_cdf[-1]
     from_class = rng.random(num_tokens) < class_share

@@ -31,6 +31,15 @@ DEFAULT_CANDIDATES = 500
 #: final statistics reach the driver, bounded by driverMemoryMB): on the 100,000 x 50,000 term
 #: matrix (20 classes) 1,000 candidates take 160 MiB per task; 2,000 took a Python worker to 3.5 GB.
 DEFAULT_GRAM_TASK_BYTES = 256 * 2**20
+#: ``preset`` values: sparkfs's default (each feature standardised before theta) or the paper's
+#: setting (the data as given), each filling in ``scaling`` when it is not set explicitly.
+PRESETS = ("default", "paper")
+#: The scaling each preset gives when ``scaling`` is not set. Why "standard" by default: on
+#: term matrices the paper's gamma = -0.5 on raw values rewards a term's frequency (theta_j =
+#: between-class spread - gamma * total spread), so frequent terms win and LFS ranks near chance;
+#: on standardised features its ranking is anova's. Measured on every shared set in
+#: benchmarks/results/lfs_scaling.md (docs/results.md says what it changes on the paper's tables).
+PRESET_SCALING = {"default": "standard", "paper": "none"}
 
 
 def _to_gamma(value):
@@ -75,7 +84,14 @@ class _FisherMarkovParams(HasScaling, HasStatsEngine):
         "their peak; more candidates are refused",
         typeConverter=TypeConverters.toFloat,
     )
+    preset: Param = Param(
+        Params._dummy(), "preset",
+        "'default' (each feature standardised before theta: scaling='standard') or 'paper' (the data as given, "
+        "scaling='none', as the paper's equations are written); a scaling set explicitly overrides it",
+        typeConverter=TypeConverters.toString,
+    )
     _param_constraints = {
+        "preset": one_of(*PRESETS),
         "degree": (lambda v: v in (1, 2), "an int among {1, 2}"),
         "kernel": one_of("qfs", "qfs-prime"),
         "gamma": (lambda v: v == "auto" or (isinstance(v, float) and math.isfinite(v)), "a finite float or 'auto'"),
@@ -85,8 +101,14 @@ class _FisherMarkovParams(HasScaling, HasStatsEngine):
 
     def __init__(self, *args):
         super().__init__(*args)
-        self._setDefault(degree=1, kernel="qfs", gamma=-0.5, scaling="none", center=False,
+        self._setDefault(degree=1, kernel="qfs", gamma=-0.5, scaling="standard", preset="default", center=False,
                          candidates=500, driverMemoryMB=1024.0)
+
+    def scalingInUse(self) -> str:
+        """``scaling`` when set explicitly, else the preset's (:data:`PRESET_SCALING`)."""
+        if self.isSet(self.scaling):
+            return self.getOrDefault(self.scaling)
+        return PRESET_SCALING[self.getOrDefault(self.preset)]
 
 
 class FisherMarkovSelectorModel(FeatureSelectorModel, _FisherMarkovParams):
@@ -148,12 +170,16 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
     numFeatures : int, default 50
     weightCol : str, optional
         Per-instance weights: n, n_i and every sum become weighted.
-    scaling : {"none", "range", "standard"}, default "none"
+    scaling : {"none", "range", "standard"}, default "standard" ("none" with ``preset="paper"``)
         Applied analytically to the one-pass statistics (:mod:`sparkfs.core.scaling`; "standard"
         divides by the sample std, ddof = 1, as Spark's Summarizer). The paper does not say how its
         data were scaled; its Synthetic-2 finding (x1, x2 first at gamma = -0.5) holds on
         [0, 1]-scaled data ("range") and not on raw data, where gamma = -0.5 rewards variance
-        (theta_j = between-class variance - gamma * total variance).
+        (theta_j = between-class variance - gamma * total variance). On term matrices raw values
+        make frequent terms win (near chance on a tf-idf corpus); standardised, the ranking is
+        anova's: hence the default (``benchmarks/results/lfs_scaling.md``).
+    preset : {"default", "paper"}, default "default"
+        The scaling when ``scaling`` is not set: "standard", or the paper's data as given ("none").
     degree, kernel, center, candidates, driverMemoryMB : see the Params.
 
     Notes
@@ -179,7 +205,7 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features",
                  numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None,
                  weightCol=None, degree=1, kernel="qfs", gamma=-0.5,
-                 statsEngine="auto", scaling="none", center=False, candidates=500, driverMemoryMB=1024.0,
+                 statsEngine="auto", scaling="standard", preset="default", center=False, candidates=500, driverMemoryMB=1024.0,
                  allowManyClasses=False, deterministic=False):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
@@ -200,9 +226,9 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
         fit refuses fewer than two classes after it), so LFS takes a single pass."""
         moments = class_moments(
             dataset, self.getFeaturesCol(), self.getLabelCol(), self._weight_col(),
-            engine=self.statsEngineInUse(), extremes=self.getScaling() != "none",
+            engine=self.statsEngineInUse(), extremes=self.scalingInUse() != "none",
         )
-        scaling = self.getScaling()
+        scaling = self.scalingInUse()
         class_sums, class_sum_squares = moments.class_sums, moments.class_sum_squares
         offset = scale = None  # "none": no shift (QFS keeps sparse rows sparse), no rescaling
         if scaling != "none":
@@ -218,7 +244,8 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
             label_values=moments.label_values,
             class_counts=moments.class_counts.tolist(),
             n_rows=moments.n_rows,
-            info={"method": "lfs", "gamma": gamma, "scaling": scaling, "stats_engine": self.statsEngineInUse()},
+            info={"method": "lfs", "gamma": gamma, "scaling": scaling, "preset": self.getOrDefault(self.preset),
+                  "stats_engine": self.statsEngineInUse()},
         )
         if self.getOrDefault(self.degree) == 2:
             check_supervised(result, type(self).__name__)
@@ -316,7 +343,7 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
         info = {"method": "qfs" if kernel == "qfs" else "qfs-prime", "gamma": gamma,
                 "gamma_max_exact": bound.gamma_max, "candidates": int(candidate_count),
                 "candidates_rule": candidate_rule,
-                "centered": bool(self.getOrDefault(self.center)) or self.getScaling() == "standard"}
+                "centered": bool(self.getOrDefault(self.center)) or self.scalingInUse() == "standard"}
         if self.isSet(self.threshold):
             solution = solve_qfs(unary, pairwise, self.getThreshold())
         else:

@@ -21,7 +21,7 @@ def test_spark_theta_equals_literal_reference(spark, engine, partitions, sparse)
         dense = rng.normal(size=(40, 12)) * np.linspace(0.5, 4, 12) + np.linspace(-3, 3, 12)
         X, y = dense, rng.integers(0, 3, 40)
     df = make_df(spark, X, y, partitions=partitions)
-    model = FisherMarkovSelector(numFeatures=4, statsEngine=engine).fit(df)
+    model = FisherMarkovSelector(numFeatures=4, preset="paper", statsEngine=engine).fit(df)
     expected = theta_eq19_literal(dense, y, -0.5)
     np.testing.assert_allclose(model.scores, expected, rtol=1e-9, atol=1e-12)
     assert model.selectedFeatures == sorted(np.argsort(-expected, kind="stable")[:4].tolist())
@@ -33,7 +33,7 @@ def test_weighted_theta(spark, engine):
     rng = np.random.default_rng(2)
     X, y, w = rng.normal(size=(30, 5)), rng.integers(0, 2, 30), rng.uniform(0.2, 2.0, 30)
     df = make_df(spark, X, y, partitions=3, weights=w)
-    model = FisherMarkovSelector(weightCol="weight", gamma=0.25, statsEngine=engine).fit(df)
+    model = FisherMarkovSelector(weightCol="weight", preset="paper", gamma=0.25, statsEngine=engine).fit(df)
     np.testing.assert_allclose(model.scores, theta_eq19_literal(X, y, 0.25, w), rtol=1e-9)
 
 
@@ -87,7 +87,7 @@ def test_synthetic_2_informative_features_rank_first(spark, seed):
     df = make_df(spark, X, y, partitions=3)
     model = FisherMarkovSelector(numFeatures=2, scaling="range").fit(df)
     assert model.selectedFeatures == [0, 1]
-    raw = FisherMarkovSelector(numFeatures=2).fit(df)
+    raw = FisherMarkovSelector(numFeatures=2, preset="paper").fit(df)
     assert set(raw.selectedFeatures).isdisjoint({0, 1})
 
 
@@ -137,3 +137,39 @@ def test_save_and_load_round_trip(spark, tmp_path):
     assert loaded.labelValues == ["a", "b"]
     assert loaded.getOrDefault("gamma") == -1.0 and loaded.uid == model.uid
     assert loaded.summary == model.summary
+
+
+def _term_like(seed=0, docs=240):
+    """Terms 0-4 frequent and large, the same in every class; terms 5-9 rare and small, each
+    twice as frequent in one class: what a term matrix looks like to LFS."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, docs)
+    X = np.zeros((docs, 20))
+    X[:, :5] = rng.poisson(20.0, size=(docs, 5)) * (rng.random((docs, 5)) < 0.9)
+    for term in range(5, 10):
+        rate = np.where(y == term % 2, 0.6, 0.1)
+        X[:, term] = (rng.random(docs) < rate) * rng.uniform(0.1, 0.3, docs)
+    X[:, 10:] = (rng.random((docs, 10)) < 0.2) * rng.uniform(0.1, 0.3, (docs, 10))
+    return X, y
+
+
+def test_default_standardises_each_feature_and_ranks_term_data_as_anova(spark):
+    """Issue 32: the default (preset 'default' = scaling 'standard') is eq. (19) on (x - mean) / s,
+    s the sample std, and on term-like data finds the informative rare terms where the paper's
+    setting (raw values) ranks the frequent uninformative ones first."""
+    from sparkfs.selectors.baseline import UnivariateTestSelector
+
+    X, y = _term_like()
+    df = make_df(spark, X, y, partitions=3)
+    default = FisherMarkovSelector(numFeatures=5).fit(df)
+    standardised = (X - X.mean(axis=0)) / X.std(axis=0, ddof=1)
+    np.testing.assert_allclose(default.scores, theta_eq19_literal(standardised, y, -0.5), rtol=1e-9, atol=1e-9)
+    assert default.summary["scaling"] == "standard" and default.summary["preset"] == "default"
+    assert default.selectedFeatures == [5, 6, 7, 8, 9]
+    anova = UnivariateTestSelector(test="anova", numFeatures=5).fit(df)
+    assert anova.selectedFeatures == default.selectedFeatures
+    paper = FisherMarkovSelector(numFeatures=5, preset="paper").fit(df)
+    assert paper.summary["scaling"] == "none" and paper.selectedFeatures == [0, 1, 2, 3, 4]
+    np.testing.assert_allclose(paper.scores, theta_eq19_literal(X, y, -0.5), rtol=1e-9, atol=1e-9)
+    explicit = FisherMarkovSelector(numFeatures=5, preset="paper", scaling="standard").fit(df)
+    np.testing.assert_array_equal(explicit.scores, default.scores)

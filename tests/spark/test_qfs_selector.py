@@ -45,7 +45,7 @@ def test_qfs_selection_is_the_brute_force_optimum(spark, partitions, sparse, ker
     values = unary + 0.5 * np.diag(pairwise) + 0.5 * np.sort(pairwise, axis=1)[:, ::-1][:, :4].sum(1)
     beta = float(np.median(values))
     expected, _ = brute_force_best(unary, pairwise, beta)
-    model = FisherMarkovSelector(degree=2, kernel=kernel, gamma=gamma, threshold=beta).fit(
+    model = FisherMarkovSelector(degree=2, preset="paper", kernel=kernel, gamma=gamma, threshold=beta).fit(
         make_df(spark, X, y, partitions=partitions))
     assert set(model.selectedFeatures) == expected
     assert model.summary["certified_optimal"] and model.summary["n_violating_pairs"] == 0
@@ -76,7 +76,7 @@ def test_selections_for_counts_are_the_best_subsets_of_each_size(spark, tmp_path
     df = make_df(spark, X, y, partitions=3)
     gamma = -0.5
     unary, pairwise = literal_unary_eq19(X, y, gamma), literal_pairwise_eq29(X, y, gamma)
-    model = FisherMarkovSelector(degree=2, gamma=gamma, numFeatures=4).fit(df)
+    model = FisherMarkovSelector(degree=2, preset="paper", gamma=gamma, numFeatures=4).fit(df)
     counts = list(range(1, 9))
     selections = model.selectionsForCounts(counts)
     assert sorted(selections) == counts
@@ -84,7 +84,7 @@ def test_selections_for_counts_are_the_best_subsets_of_each_size(spark, tmp_path
     for k in counts:
         chosen = selections[k]
         if k in (2, 5):  # as a fit with numFeatures=k (two refits: suite time)
-            refit = FisherMarkovSelector(degree=2, gamma=gamma, numFeatures=k).fit(df)
+            refit = FisherMarkovSelector(degree=2, preset="paper", gamma=gamma, numFeatures=k).fit(df)
             assert sorted(chosen.tolist()) == refit.selectedFeatures
             assert refit.summary["requested_reachable"] == (chosen.size == k)
         assert np.all(np.diff(model.scores[chosen]) <= 0)  # best theta_j first
@@ -116,10 +116,10 @@ def test_synthetic_2_qfs_selects_x1_x2(spark):
     X, y = synthetic_2(600, np.random.default_rng(0))
     df = make_df(spark, X, y, partitions=3)
     for gamma in (0.0, "auto"):
-        model = FisherMarkovSelector(degree=2, numFeatures=2, gamma=gamma).fit(df)
+        model = FisherMarkovSelector(degree=2, preset="paper", numFeatures=2, gamma=gamma).fit(df)
         assert model.selectedFeatures == [0, 1]
         assert model.summary["requested_reachable"] and model.summary["certified_optimal"]
-    paper_gamma = FisherMarkovSelector(degree=2, numFeatures=2, gamma=-0.5).fit(df)
+    paper_gamma = FisherMarkovSelector(degree=2, preset="paper", numFeatures=2, gamma=-0.5).fit(df)
     assert not paper_gamma.summary["requested_reachable"]
     assert paper_gamma.summary["nearest_sizes"] == [0, 50]
 
