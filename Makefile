@@ -9,7 +9,7 @@ TEST_STAMP := $(VENV)/.installed-test
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: demo test test-fast venv bench clean
+.PHONY: demo test test-fast venv bench clean pack dist
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -45,3 +45,15 @@ clean:
 # with a JVM start failing the test at once (tests/conftest.py). `make test` stays the full suite.
 test-fast: $(TEST_STAMP)
 	SPARKFS_TEST_TIER=fast $(PY) -m pytest -q -m "not spark" $(PYTEST_ARGS)
+
+# The executors' Python environment for a cluster (README, "On a cluster"; docs/cluster.md):
+# sparkfs from a wheel plus its runtime dependencies, without pyspark (the cluster's Spark has its own).
+# Use it with --conf spark.archives=dist/sparkfs-env.tar.gz#environment --conf spark.pyspark.python=./environment/bin/python
+pack: $(TEST_STAMP)
+	$(PY) tools/pack_env.py --output dist/sparkfs-env.tar.gz
+
+# The wheel and the sdist in dist/, checked (twine check): what a cluster or Databricks installs from.
+dist: $(TEST_STAMP)
+	rm -f dist/sparkfs-[0-9]*.whl dist/sparkfs-[0-9]*.tar.gz
+	$(PY) -m build --outdir dist .
+	$(PY) -m twine check --strict dist/sparkfs-[0-9]*.whl dist/sparkfs-[0-9]*.tar.gz
