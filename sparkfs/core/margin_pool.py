@@ -19,6 +19,17 @@ same block kernels (:func:`sparkfs.core.neighbours.local_neighbour_table`,
 :func:`sparkfs.core.margin_weighting.lmba_block_terms`) on the pool: CSR stays CSR, distances use
 the same GEMM identity, shift and tie rule (distance, then row id).
 
+The order of the pool
+---------------------
+Both loops visit the pool by :func:`sparkfs.core.margin_weighting.instance_order`, a seeded
+permutation of the pool's *positions*, so the order the pool is given in decides which instance is
+picked when. The Spark layer gives the pool in :func:`content_order` (by each row's seeded content
+key, the key the pool was drawn by) unless the row ids are the user's (``rowIdCol``: their order,
+as the papers' tables were run), and numbers it 0..m-1 in that order: then the visit order and the
+neighbour ties among the pool (distance, then id) depend on the rows' content and the seed only,
+not on the order the rows arrived in (another file layout). Rows of identical content share a key;
+they are interchangeable, so which of them comes first changes nothing.
+
 Memory: the pool (m rows, dense or CSR), one ``block_size x block_size`` distance block, and per
 step the batch's dense rows and neighbours (batch x D doubles).
 """
@@ -36,6 +47,7 @@ from sparkfs.core import simba
 from sparkfs.core.margin_runs import IterateAverage, MarginRun
 from sparkfs.core.neighbours import PAD_ID, local_neighbour_table
 from sparkfs.core.relief import miss_neighbours
+from sparkfs.core.sampling import content_sample_keys
 
 
 @dataclass
@@ -46,6 +58,15 @@ class PoolRun:
     ranked: np.ndarray
     steps: int
     left_out: int
+
+
+def content_order(matrix, labels, ids, seed: int, weights=None) -> np.ndarray:
+    """The positions of the rows sorted by ``(content key, id)``: the order Lmba and Simba visit a pool
+    whose ids are not the user's (module notes). The key is
+    :func:`sparkfs.core.sampling.content_sample_keys` of the rows' unscaled content (features, label,
+    weight) and ``seed``, the key the pool was drawn by; ``ids`` only order rows of identical content."""
+    keys = content_sample_keys(matrix, labels, weights, seed)
+    return np.lexsort((np.asarray(ids, dtype=np.int64), keys)).astype(np.int64)
 
 
 def _dense(matrix) -> np.ndarray:
@@ -95,8 +116,9 @@ def _loop_order(labels, run: MarginRun, seed: int):
 def lmba_in_pool(matrix, labels, ids, *, num_classes: int, k: int, c: float, run: MarginRun, projection: str,
                  seed: int, block_size: int = 2048) -> PoolRun:
     """Lmba (Li & Lu 2009, Section 3.1) with the pool as the whole data: targets, theta and the
-    hinge rows among the pool's rows (module notes). ``matrix`` holds the pool's scaled rows,
-    sorted by ``ids``; ``labels`` are class indices 0..num_classes-1."""
+    hinge rows among the pool's rows (module notes). ``matrix`` holds the pool's scaled rows in the
+    order they are visited in, ``ids`` increasing along it (the user's ids, or 0..m-1 in
+    :func:`content_order`: they break distance ties); ``labels`` are class indices 0..num_classes-1."""
     matrix, labels, ids = _checked_pool(matrix, labels, ids)
     size = ids.size
     table = local_neighbour_table(matrix, ids, matrix, ids, labels, num_classes=num_classes, k=k,
@@ -125,7 +147,8 @@ def lmba_in_pool(matrix, labels, ids, *, num_classes: int, k: int, c: float, run
 def simba_in_pool(matrix, labels, ids, *, num_classes: int, run: MarginRun, seed: int,
                   block_size: int = 2048) -> PoolRun:
     """Simba (Gilad-Bachrach et al. 2004, Algorithm 1) with the pool as the whole data: each
-    batch's nearest hit and miss in the current weighted metric among the pool's rows."""
+    batch's nearest hit and miss in the current weighted metric among the pool's rows. ``matrix``,
+    ``labels`` and ``ids`` as :func:`lmba_in_pool`."""
     matrix, labels, ids = _checked_pool(matrix, labels, ids)
     pickable, order, betas = _loop_order(labels, run, seed)
     w = np.ones(matrix.shape[1])

@@ -156,7 +156,8 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
 
     def _engine_options(self) -> EngineOptions:
         """The pair engine's settings from the Params the selector has: ``rowIdCol``, ``weightCol``,
-        ``driverBudgetMB``, ``queryBatchBytes`` and ``deterministic`` (the canonical layout)."""
+        ``driverBudgetMB``, ``queryBatchBytes`` and ``deterministic`` (the canonical layout, and rows
+        without ``rowIdCol`` numbered in content order: the same bits for any file layout)."""
         def given(name):
             return self.getOrDefault(name) if self.hasParam(name) and self.isDefined(name) else None
 
@@ -164,7 +165,8 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
         return EngineOptions(row_id_col=given("rowIdCol") or None, weight_col=self._weight_col(),
                              driver_budget_mb=None if budget is None else float(budget),
                              query_batch_bytes=None if batch_bytes is None else int(batch_bytes),
-                             canonical=self.getDeterministic())
+                             canonical=self.getDeterministic(),
+                             row_order="content" if self.getDeterministic() else "input")
 
     def _warn_default_sample(self, method: str, situation: str, drawn: str, *, after: str = "",
                              advice: str = CHOOSE_SAMPLE, stacklevel: int = 3) -> None:

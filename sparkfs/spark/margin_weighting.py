@@ -33,6 +33,21 @@ the pool's sample pass the whole loop runs on the driver among the pool's rows
 (:mod:`sparkfs.core.margin_pool`), with no Spark job per step; the result's ``info`` says
 ``neighbours_among``: "pool" or "every row".
 
+The order of the pool
+---------------------
+Both loops pick instances by a seeded permutation of the pool's positions
+(:func:`sparkfs.core.margin_weighting.instance_order`), so the pool's order decides the run. Without
+``row_id_col`` the pool is put in :func:`sparkfs.core.margin_pool.content_order` (by the seeded
+content key it was drawn by; rows of identical content, interchangeable, by id) and, within the
+pool, numbered 0..m-1 in that order, so the visit order and the pool's neighbour ties depend on the
+rows' content and the seed only: the same rows written as 1 or 7 files (read in other orders, with
+other positional ids) give the same selection and scores to rounding (to the same bits with the
+canonical layout, whose ids are then content ranks: :mod:`sparkfs.spark.prepared_rows`). With
+``row_id_col`` the pool is visited in the user's id order, as the papers' runs are reproduced
+(``docs/lmba_simba.md``). The result's ``info["visit_order"]`` says which: "content" or "row id".
+With every row searched, distance ties between rows of different content still go to the smaller
+row id (positional without ``row_id_col``): only data with exact ties can see the row order there.
+
 The loop's settings come in one :class:`sparkfs.core.margin_runs.MarginRun` (default: the
 papers' run). ``run.iterations`` counts picked instances (the paper's I, default passes x the pool
 size); a step picks ``run.batch(pool size)`` of them, so there are ceil(I / batch) steps (jobs).
@@ -51,7 +66,7 @@ import scipy.sparse as sp
 from sparkfs import progress
 from sparkfs.core import margin_weighting as mw
 from sparkfs.core import simba
-from sparkfs.core.margin_pool import lmba_in_pool, simba_in_pool
+from sparkfs.core.margin_pool import content_order, lmba_in_pool, simba_in_pool
 from sparkfs.core.margin_runs import IterateAverage, MarginRun
 from sparkfs.core.neighbours import PAD_ID
 from sparkfs.core.relief import miss_neighbours
@@ -102,10 +117,25 @@ def _check_classes(class_counts: np.ndarray, method: str) -> None:
         raise InvalidInputError(f"class {single[0]} has a single row: a picked instance of it has no nearest hit")
 
 
-def _prepare(rows: Rows, sample_size, seed, scaling, method) -> Tuple[RowSet, Rows]:
+@dataclass
+class Pool:
+    """The pool in the order it is visited (module notes), the ids the loop within the pool numbers
+    it by (increasing along that order), and which order it is: "content" or "row id"."""
+
+    rows: RowSet
+    ids: np.ndarray
+    visit_order: str
+
+
+def _prepare(rows: Rows, sample_size, seed, scaling, method) -> Tuple[Pool, Rows]:
     """The pool, and the rows the passes run on (a scaled view with ``scaling``)."""
-    pool = rows.sample(sample_size, seed)
+    drawn = rows.sample(sample_size, seed)  # sorted by row id
     _check_classes(rows.class_counts, method)
+    if rows.has_user_ids:
+        pool = Pool(drawn, drawn.ids, "row id")
+    else:  # content order: the same for any order the rows arrive in; numbered by rank in the pool
+        ordered = drawn.take(content_order(drawn.matrix, drawn.labels, drawn.ids, seed, drawn.weights))
+        pool = Pool(ordered, np.arange(len(ordered), dtype=np.int64), "content")
     scaled = rows if scaling == "none" else rows.scaled_by(feature_scale_of(rows, scaling)[0])
     scaled.check_magnitude(method)
     return pool, scaled
@@ -165,23 +195,24 @@ def lmba_statistics(df, features_col: str, label_col: str, *, num_features: int,
                      cache_blocks=True, fewer_rows_hint=POOL_HINT) as rows:
         pool, scaled = _prepare(rows, options.sample_size, seed, options.scaling, "Lmba")
         if within_pool:
-            found = lmba_in_pool(scaled.scaled(pool.matrix), pool.labels, pool.ids, num_classes=num_classes, k=k, c=c,
-                                 run=run, projection=projection, seed=seed, block_size=block_size)
+            found = lmba_in_pool(scaled.scaled(pool.rows.matrix), pool.rows.labels, pool.ids, num_classes=num_classes,
+                                 k=k, c=c, run=run, projection=projection, seed=seed, block_size=block_size)
             ranked, steps, extra = found.ranked, found.steps, {"pool_left_out": found.left_out}
         else:
-            ranked, steps = _lmba_over_rows(scaled, pool, k=k, c=c, run=run, projection=projection, seed=seed,
+            ranked, steps = _lmba_over_rows(scaled, pool.rows, k=k, c=c, run=run, projection=projection, seed=seed,
                                             block_size=block_size)
             extra = {}
-        info = {"passes": len(rows.info["passes"]), "transport": rows.transport}
+        info = {"passes": len(rows.info["passes"]), "transport": rows.transport, "row_ids": rows.info["row_ids"],
+                "visit_order": pool.visit_order}
         info.update(neighbours_among="pool" if within_pool else "every row", **extra)
         class_counts = rows.class_counts
-    return MarginWeightingResult(mw.lmba_ranking_weights(ranked), ranked, int(class_counts.sum()), len(pool), steps,
-                                 class_counts, info)
+    return MarginWeightingResult(mw.lmba_ranking_weights(ranked), ranked, int(class_counts.sum()), len(pool.rows),
+                                 steps, class_counts, info)
 
 
 def _lmba_over_rows(rows: Rows, pool: RowSet, *, k, c, run: MarginRun, projection, seed, block_size):
-    """The loop with every row searched: targets in one pass, then one Spark job per step.
-    Returns (the ranked w, steps)."""
+    """The loop with every row searched: targets in one pass, then one Spark job per step; ``pool``
+    in the order it is visited. Returns (the ranked w, steps)."""
     num_features = rows.num_features
     positions = np.arange(len(pool))
     table = nearest(rows, pool, k, metric="euclidean", block_size=block_size)
@@ -240,17 +271,18 @@ def simba_statistics(df, features_col: str, label_col: str, *, num_features: int
                      cache_blocks=True, fewer_rows_hint=POOL_HINT) as rows:
         pool, scaled = _prepare(rows, options.sample_size, seed, options.scaling, "Simba")
         if within_pool:
-            found = simba_in_pool(scaled.scaled(pool.matrix), pool.labels, pool.ids, num_classes=num_classes, run=run,
-                                  seed=seed, block_size=block_size)
+            found = simba_in_pool(scaled.scaled(pool.rows.matrix), pool.rows.labels, pool.ids,
+                                  num_classes=num_classes, run=run, seed=seed, block_size=block_size)
             ranked, steps, extra = found.ranked, found.steps, {"pool_left_out": found.left_out}
         else:
-            ranked, steps = _simba_over_rows(scaled, pool, run=run, seed=seed, block_size=block_size)
+            ranked, steps = _simba_over_rows(scaled, pool.rows, run=run, seed=seed, block_size=block_size)
             extra = {}
-        info = {"passes": len(rows.info["passes"]), "transport": rows.transport}
+        info = {"passes": len(rows.info["passes"]), "transport": rows.transport, "row_ids": rows.info["row_ids"],
+                "visit_order": pool.visit_order}
         info.update(neighbours_among="pool" if within_pool else "every row", **extra)
         class_counts = rows.class_counts
-    return MarginWeightingResult(simba.simba_final_weights(ranked), ranked, int(class_counts.sum()), len(pool), steps,
-                                 class_counts, info)
+    return MarginWeightingResult(simba.simba_final_weights(ranked), ranked, int(class_counts.sum()), len(pool.rows),
+                                 steps, class_counts, info)
 
 
 def _simba_over_rows(rows: Rows, pool: RowSet, *, run: MarginRun, seed, block_size):

@@ -1,7 +1,7 @@
 """What the Spark function of every method on the pair engine starts with.
 
-* :class:`EngineOptions`: the engine's settings (row ids, instance weights, transport, query
-  batch budget, driver budget, canonical layout), frozen and validated once, shared by every
+* :class:`EngineOptions`: the engine's settings (row ids and how rows without them are numbered,
+  instance weights, transport, query batch budget, driver budget, canonical layout), frozen and validated once, shared by every
   method; the method's own options are one object of :mod:`sparkfs.core.options`.
 * :func:`options_of`: the keyword form (``relief_statistics(df, ..., variant="relieff", k=3)``)
   for scripts and tests, split into the two objects.
@@ -22,6 +22,7 @@ import numpy as np
 from sparkfs.core.options import check_int, invalid
 from sparkfs.core.relief import feature_scale
 from sparkfs.spark.blocks import TRANSPORTS
+from sparkfs.spark.prepared_rows import ROW_ORDERS
 from sparkfs.spark.rows import Rows, RowSet
 
 #: How to bring fewer rows to the driver when the queries are every row (the selectors' Param).
@@ -38,9 +39,13 @@ class EngineOptions:
     query_batch_bytes: Optional[int] = None
     driver_budget_mb: Optional[float] = None
     canonical: bool = True
+    row_order: str = "input"
 
     def __post_init__(self):
         owner = "EngineOptions"
+        if self.row_order not in ROW_ORDERS:
+            raise invalid("row_order", owner, "a str among {" + ", ".join(repr(o) for o in ROW_ORDERS) + "}",
+                          self.row_order)
         if self.transport not in TRANSPORTS:
             raise invalid("transport", owner, "a str among {" + ", ".join(repr(t) for t in TRANSPORTS) + "}",
                           self.transport)
@@ -61,7 +66,7 @@ class EngineOptions:
                     weight_col=self.weight_col, row_id_col=self.row_id_col, transport=self.transport,
                     query_batch_bytes=self.query_batch_bytes, cache_blocks=cache_blocks,
                     driver_budget_mb=self.driver_budget_mb, fewer_rows_hint=fewer_rows_hint,
-                    canonical=self.canonical)
+                    canonical=self.canonical, row_order=self.row_order)
 
 
 def options_of(options_class, options, engine: Optional[EngineOptions], settings: Dict[str, Any], owner: str):

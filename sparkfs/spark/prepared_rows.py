@@ -11,18 +11,40 @@ Row ids and determinism
 -----------------------
 Rows need a stable id to exclude a query from its own neighbours, to break distance ties
 (smaller id first) and to order the sums of the canonical layout (:mod:`sparkfs.spark.canonical`).
-With ``row_id_col`` (unique, non-null integers) the ids are the user's and *everything* --
-sample, ties, sums -- is independent of the row order and of the partitioning: the same bits.
-Without it, a row's id is its **position in the DataFrame's row order** (0..n-1: rows per
-partition counted JVM-side, then ``offset[partition] + index within partition`` from
-``monotonically_increasing_id``). That position does not change when the same ordered data are
-split into more or fewer partitions (``coalesce``, another ``maxPartitionBytes``, another
-``parallelize(numSlices)``), so results are the same bits for 1 or several partitions. Rows that
-arrive in *another order* (a ``repartition``, or the same rows written as other files: Spark packs
-files into partitions by size) get other positions: the sample stays the same rows (it is drawn
-by content, :mod:`sparkfs.spark.driver_rows`), but the sums run in another order (scores equal to
-rounding) and distance ties between rows of different content break otherwise -- pass
-``row_id_col`` for the same bits.
+Three kinds of id, recorded in ``info["row_ids"]``:
+
+* **the user's** (``row_id_col``: unique, non-null integers): *everything* -- sample, ties, sums --
+  is independent of the row order and of the partitioning: the same bits.
+* **the position in input order** (``row_order="input"``, the default; "position in input order"):
+  0..n-1 from rows per partition counted JVM-side, then ``offset[partition] + index within
+  partition`` from ``monotonically_increasing_id``. A position does not change when the same
+  ordered data are split into more or fewer partitions (``coalesce``, another
+  ``maxPartitionBytes``, another ``parallelize(numSlices)``), so results are the same bits for 1 or
+  several partitions. Rows that arrive in *another order* (a ``repartition``, or the same rows
+  written as other files: Spark packs files into partitions by size) get other positions: the
+  sample stays the same rows (it is drawn by content, :mod:`sparkfs.spark.driver_rows`), but the
+  sums run in another order (scores equal to rounding) and distance ties between rows of different
+  content break otherwise.
+* **the rank in content order** (``row_order="content"``, what the selectors ask for with
+  ``deterministic=True``; "content order (deterministic)"): the selected columns are sorted by a
+  96-bit hash of each row's content -- Spark SQL's ``xxhash64`` and ``hash`` (Murmur3) of the
+  features vector (``VectorUDT``: its stored type, size, indices and values), the class index and
+  the weight -- before the monotonic id is taken, so the same offsets give contiguous ids 0..n-1 in
+  hash order. Any order and any file layout of the same rows get the same ids, up to the order
+  among rows of equal hash, and those are identical rows (equal features, label and weight:
+  unequal rows sharing 96 bits of hash is a chance of about n^2 / 2^97, 6e-12 for 10^9 rows).
+  Identical rows are interchangeable for every use of an id: two rows that trade ids leave every
+  block, chunk and sum holding the same values at the same places, the sample draws the same
+  content, and a tie between them picks the same vector. So with the canonical layout every
+  floating-point sum is taken over the same values in the same order for any file layout: the
+  same bits without a ``row_id_col``. DataFrame API only (``orderBy`` on two hash columns; Spark
+  Connect too). Price: one sort (a sampling job for the range bounds and one shuffle of the rows)
+  when the input is prepared, and the sorted columns are always persisted (their ids must not
+  change between passes).
+
+The ids are not positions in the input with ``row_order="content"``: values computed per row id
+cannot be attached back to the input by position (:mod:`sparkfs.spark.row_values`); the methods
+that do so (the instance weights) keep positional ids.
 The input must be deterministic across passes: an input that is not cached and reads no cached
 data is persisted for the lifetime of the object (like Spark ML's iterative estimators) and
 unpersisted at the end; cache the input yourself to share it between calls.
@@ -33,7 +55,7 @@ indices 0..C-1 (doubles like 2.0 accepted); weights must be finite and >= 0.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -49,6 +71,13 @@ LABEL = "__sparkfs_label"
 WEIGHT = "__sparkfs_weight"
 ROW_ID = "__sparkfs_row_id"
 MONOTONIC_ID = "__sparkfs_monotonic_id"
+#: Columns of the content hash that orders rows with ``row_order="content"``.
+CONTENT_HASHES: Tuple[str, str] = ("__sparkfs_content_xxhash64", "__sparkfs_content_murmur3")
+#: How rows without a ``row_id_col`` are numbered: by position in input order, or by rank in content order.
+ROW_ORDERS = ("input", "content")
+#: ``info["row_ids"]`` of each kind of id.
+CONTENT_ORDER_IDS = "content order (deterministic)"
+POSITION_IDS = "position in input order"
 
 
 def as_block(raw, inverse_scale, has_weights: bool) -> Block:
@@ -77,16 +106,29 @@ def reads_cached_data(df) -> bool:
         return False
 
 
+def in_content_order(selected):
+    """``selected`` (the prepared columns but the id) sorted by a 96-bit hash of each row's content:
+    Spark SQL's ``xxhash64`` then ``hash`` of every column (module notes). One range-partitioned sort."""
+    from pyspark.sql import functions as F
+
+    columns = selected.columns
+    long_hash, short_hash = CONTENT_HASHES
+    hashed = selected.select(*columns, F.xxhash64(*columns).alias(long_hash), F.hash(*columns).alias(short_hash))
+    return hashed.orderBy(long_hash, short_hash).select(*columns)
+
+
 class PreparedRows:
     """The input's columns selected once and persisted; counts, row ids and the pass input.
 
     Parameters are those of :class:`sparkfs.spark.rows.Rows` of the same names; ``info`` is the
-    dict whose ``"passes"`` list records every pass run here.
+    dict whose ``"passes"`` list records every pass run here. ``row_order`` ("input" or "content")
+    numbers the rows when there is no ``row_id_col`` (module notes).
     """
 
     def __init__(self, df, features_col: str, *, num_features: int, label_col: Optional[str] = None,
                  num_classes: Optional[int] = None, weight_col: Optional[str] = None,
-                 row_id_col: Optional[str] = None, canonical: bool = True, info: Optional[Dict[str, Any]] = None):
+                 row_id_col: Optional[str] = None, canonical: bool = True, row_order: str = "input",
+                 info: Optional[Dict[str, Any]] = None):
         from pyspark import StorageLevel
         from pyspark.sql import functions as F
 
@@ -95,22 +137,30 @@ class PreparedRows:
                 raise InvalidInputError(f"column '{name}' not found; the input has columns {df.columns}")
         if label_col is not None and num_classes is None:
             raise ValueError("num_classes is required with label_col")
+        if row_order not in ROW_ORDERS:
+            raise ValueError(f"row_order must be one of {ROW_ORDERS}; got {row_order!r}")
         self.df = df
         self.features_col, self.label_col, self.weight_col, self.row_id_col = features_col, label_col, weight_col, row_id_col
         self.num_features = int(num_features)
         self.num_classes = int(num_classes) if label_col is not None else 1
         self.canonical = bool(canonical)
-        self.info = info if info is not None else {"row_ids": row_id_col or "position in input order", "passes": []}
+        content_ids = row_id_col is None and row_order == "content"
+        self.row_order = "content" if content_ids else "input"
+        ids = row_id_col or (CONTENT_ORDER_IDS if content_ids else POSITION_IDS)
+        self.info = info if info is not None else {"row_ids": ids, "passes": []}
         columns = [F.col(features_col).alias(FEATURES)]
         columns.append(F.col(label_col).cast("double").alias(LABEL) if label_col else F.lit(0.0).alias(LABEL))
         if weight_col:
             columns.append(F.col(weight_col).cast("double").alias(WEIGHT))
         if row_id_col:
-            columns.append(F.col(row_id_col).cast("long").alias(ROW_ID))
+            base = df.select(*columns, F.col(row_id_col).cast("long").alias(ROW_ID))
+        elif content_ids:
+            base = in_content_order(df.select(*columns)).withColumn(MONOTONIC_ID, F.monotonically_increasing_id())
         else:
-            columns.append(F.monotonically_increasing_id().alias(MONOTONIC_ID))
-        base = df.select(*columns)
-        self._persisted = not reads_cached_data(df)
+            base = df.select(*columns, F.monotonically_increasing_id().alias(MONOTONIC_ID))
+        # The sorted rows are persisted even from a cached input: a sort run again may number rows of
+        # equal hash otherwise, and it would cost a shuffle per pass.
+        self._persisted = content_ids or not reads_cached_data(df)
         if self._persisted:
             # Every pass must see the same rows in the same partitions (positional ids, sample).
             base = base.persist(StorageLevel.MEMORY_AND_DISK)

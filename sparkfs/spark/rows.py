@@ -85,6 +85,10 @@ class Rows:
         Lay the rows out by row id once (one shuffle, :mod:`sparkfs.spark.canonical`) so that
         every pass sums in an order fixed by the row ids: bit-identical results for any
         partitioning. False skips the shuffle; results then agree to rounding only.
+    row_order : {"input", "content"}, default "input"
+        Without ``row_id_col``: number the rows by their position in input order, or by their rank
+        in content order (one sort; with ``canonical``, the same bits for any order and file layout
+        of the same rows: :mod:`sparkfs.spark.prepared_rows`).
     """
 
     def __init__(self, df, features_col: str, *, num_features: int, label_col: Optional[str] = None,
@@ -92,10 +96,10 @@ class Rows:
                  row_id_col: Optional[str] = None, transport: str = "auto",
                  query_batch_bytes: Optional[int] = None, cache_blocks: bool = False,
                  driver_budget_mb: Optional[float] = None, fewer_rows_hint: str = "use fewer rows",
-                 canonical: bool = True):
+                 canonical: bool = True, row_order: str = "input"):
         self.input = PreparedRows(df, features_col, num_features=num_features, label_col=label_col,
                                   num_classes=num_classes, weight_col=weight_col, row_id_col=row_id_col,
-                                  canonical=canonical)
+                                  canonical=canonical, row_order=row_order)
         self.transport = resolve_transport(df.sparkSession, transport)
         self.driver_rows = DriverRows(self.input, transport=self.transport, driver_budget_mb=driver_budget_mb,
                                       fewer_rows_hint=fewer_rows_hint)

@@ -1,13 +1,18 @@
-"""The same rows stored as 1 and as 7 Parquet files (issue 21, item 5): what holds, exactly.
+"""The same rows stored as 1 and as 7 Parquet files (issues 21 and 32): what holds, exactly.
 
 Spark packs files into partitions by size (largest first), so the 7-file read delivers the rows
 in another order than the 1-file read (checked below), and positional row ids differ. Then:
 
 * the sample is the same set of rows (it is drawn by the rows' content and the seed);
-* scores are equal to rounding (1e-12 relative) and the selection is the same, on continuous data;
-* with ``rowIdCol`` and ``deterministic=True`` scores are the same bits (Lmba and Simba, which visit their pool in row-id
-  order, need it for results that do not depend on the row order).
+* by default (no ``rowIdCol``, not deterministic) scores are equal to rounding and the selection is
+  the same, on continuous data: ReliefF, and Lmba and Simba, which visit their pool in an order
+  keyed by content (within the default pool, and with every row searched);
+* with ``deterministic=True`` and no ``rowIdCol`` (rows numbered in content order) the same bits;
+* with ``rowIdCol`` and ``deterministic=True`` the same bits (Lmba and Simba then visit their pool
+  in the user's id order, the papers' runs).
 """
+
+import warnings
 
 import numpy as np
 import pyarrow as pa
@@ -16,7 +21,8 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from sparkfs import LmbaSelector, ParzenISERanker, ReliefSelector  # noqa: E402
+from sparkfs import (DefaultSampleWarning, LmbaSelector, ParzenISERanker, ReliefSelector, SimbaSelector,  # noqa: E402
+                     UnivariateTestSelector)
 from sparkfs.spark.relief import relief_statistics  # noqa: E402
 
 ROWS, FEATURES = 1200, 6
@@ -86,8 +92,59 @@ def test_parzen_ise_fcm_start_and_landmarks_follow_the_content(layouts):
 
 
 def test_lmba_with_a_row_id_column_gives_the_same_bits(layouts):
-    # Without rowIdCol the pool is the same rows, but Lmba visits it in row-id order (by position):
-    # another row order visits other instances first (docs/architecture.md, Determinism).
+    # With rowIdCol the pool is visited in the user's id order (the papers' runs).
     scores = [LmbaSelector(numFeatures=2, k=2, sampleSize=40, iterations=8, batchSize=4, seed=5,
                            rowIdCol="tag", deterministic=True).fit(frame).scores for frame, _ in layouts.values()]
     assert np.array_equal(scores[0], scores[1])
+
+
+def _fits(layouts, make):
+    return [make().fit(frame.select("features", "label")) for frame, _ in layouts.values()]
+
+
+def _assert_same_selection_and_close(models, what):
+    np.testing.assert_allclose(models[1].scores, models[0].scores, rtol=1e-9, atol=0, err_msg=what)
+    assert models[0].selectedFeatures == models[1].selectedFeatures, what
+
+
+#: Every row searched (sampleSize set: one Spark job per step), kept short.
+EVERY_ROW = dict(sampleSize=60, iterations=24, batchSize=8, seed=5)
+
+
+def test_defaults_give_the_same_selection_and_scores_to_rounding(layouts):
+    """No rowIdCol, not deterministic: ReliefF; Lmba and Simba within the default pool (sampleSize
+    unset on more than DEFAULT_POOL rows) and with every row searched (sampleSize set)."""
+    from sparkfs.selectors.margin_weighting import DEFAULT_POOL
+
+    assert ROWS > DEFAULT_POOL
+    _assert_same_selection_and_close(_fits(layouts, lambda: ReliefSelector(numFeatures=3, sampleSize=150, seed=3)),
+                                     "relieff")
+    for make in (LmbaSelector, SimbaSelector):
+        with pytest.warns(DefaultSampleWarning):
+            pooled = _fits(layouts, lambda: make(numFeatures=3, iterations=200, seed=5))
+        assert [model.summary["neighbours_among"] for model in pooled] == ["pool", "pool"]
+        assert pooled[0].summary["visit_order"] == "content"
+        _assert_same_selection_and_close(pooled, f"{make.__name__} within the pool")
+        searched = _fits(layouts, lambda: make(numFeatures=3, **EVERY_ROW))
+        assert [model.summary["neighbours_among"] for model in searched] == ["every row", "every row"]
+        _assert_same_selection_and_close(searched, f"{make.__name__} over every row")
+
+
+def test_deterministic_without_a_row_id_column_gives_the_same_bits(layouts):
+    """deterministic=True numbers rows in content order: the same bits for either layout (ReliefF,
+    Lmba and Simba within the pool and over every row; anova's exact sums need no row ids)."""
+    makes = {
+        "relieff": lambda: ReliefSelector(numFeatures=3, sampleSize=150, seed=3, deterministic=True),
+        "lmba pool": lambda: LmbaSelector(numFeatures=3, iterations=200, seed=5, deterministic=True),
+        "lmba every row": lambda: LmbaSelector(numFeatures=3, deterministic=True, **EVERY_ROW),
+        "simba every row": lambda: SimbaSelector(numFeatures=3, deterministic=True, **EVERY_ROW),
+        "anova": lambda: UnivariateTestSelector(numFeatures=3, deterministic=True),
+    }
+    for what, make in makes.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DefaultSampleWarning)
+            models = _fits(layouts, make)
+        assert np.array_equal(models[0].scores, models[1].scores), what
+        assert models[0].selectedFeatures == models[1].selectedFeatures, what
+        if what.startswith(("lmba", "simba")):
+            assert models[0].summary["row_ids"] == "content order (deterministic)", what

@@ -1,6 +1,12 @@
 """Lmba and Simba on Spark vs the per-instance references of tests/core/test_lmba_simba.py
 (written from the papers' steps), dense and sparse rows, 1 and 3 partitions; mini-batches do not
-depend on the partitioning; the selectors through the common API."""
+depend on the partitioning; the selectors through the common API.
+
+Without ``rowIdCol`` the Spark layer visits its pool in content order
+(:func:`sparkfs.core.margin_pool.content_order`), so the references pick their instances in that
+order too: :func:`visited` (the rows' positions in it) maps the references' instance order to
+positions, or permutes the rows the in-memory drivers run on. With ``rowIdCol`` the pool is visited
+in id order (the last test)."""
 
 import numpy as np
 import pytest
@@ -10,6 +16,7 @@ pytest.importorskip("pyspark")
 from sparkfs import LmbaSelector, LmbaSelectorModel, SimbaSelector  # noqa: E402
 from sparkfs.core import margin_weighting as mw  # noqa: E402
 from sparkfs.core import simba  # noqa: E402
+from sparkfs.core.margin_pool import content_order  # noqa: E402
 from sparkfs.core.margin_runs import MarginRun  # noqa: E402
 from sparkfs.spark.margin_weighting import lmba_statistics, simba_statistics  # noqa: E402
 from tests.core.test_lmba_simba import continuous_data, grid_data, reference_lmba, reference_simba  # noqa: E402
@@ -22,6 +29,12 @@ def assert_close(got, ref):
     assert np.max(np.abs(np.asarray(got) - ref)) <= REL_TOL * max(np.max(np.abs(ref)), 1e-300)
 
 
+def visited(X, y, seed):
+    """Positions of the rows in the order the Spark layer visits a pool of all of them without
+    ``rowIdCol`` (positional ids 0..n-1; the seed is the selector's)."""
+    return content_order(X, y, np.arange(len(y)), seed)
+
+
 @pytest.mark.parametrize("sparse,partitions", [(False, 1), (True, 3)])
 @pytest.mark.parametrize("k,c,projection", [(3, 1.0, "none"), (1, 0.5, "clip")])
 def test_lmba_batch_1_equals_the_papers_steps(spark, sparse, partitions, k, c, projection):
@@ -30,7 +43,7 @@ def test_lmba_batch_1_equals_the_papers_steps(spark, sparse, partitions, k, c, p
     result = lmba_statistics(make_df(spark, X, y, partitions, sparse=sparse), "features", "label", num_features=5,
                              num_classes=3, k=k, c=c, run=MarginRun(iterations=steps, batch_size=1, step_size=0.5),
                              projection=projection, seed=4)
-    order = mw.instance_order(len(y), steps, 1, 4)
+    order = visited(X, y, 4)[mw.instance_order(len(y), steps, 1, 4)]  # ties (grid data) by position, as Spark
     expected = reference_lmba(X, y, k, c, order, np.full(steps, 0.5), projection)
     assert_close(result.raw_weights, expected)
     assert result.steps == steps
@@ -42,7 +55,7 @@ def test_simba_batch_1_equals_the_algorithm(spark, sparse, partitions):
     steps = 8
     result = simba_statistics(make_df(spark, X, y, partitions, sparse=sparse), "features", "label", num_features=5,
                               num_classes=3, run=MarginRun(iterations=steps, batch_size=1), seed=2)
-    final, raw = reference_simba(X, y, mw.instance_order(len(y), steps, 1, 2))
+    final, raw = reference_simba(X, y, visited(X, y, 2)[mw.instance_order(len(y), steps, 1, 2)])
     assert_close(result.raw_weights, raw)
     assert_close(result.scores, final)
 
@@ -61,7 +74,8 @@ def test_simba_fetches_the_neighbours_when_their_vectors_exceed_the_budget(spark
                                run=MarginRun(iterations=6, batch_size=3), seed=4)
     assert fetched.info["passes"] > carried.info["passes"]
     assert_close(fetched.raw_weights, carried.raw_weights)
-    assert_close(fetched.raw_weights, simba.simba_in_memory(X, y, iterations=6, batch_size=3, seed=4)[1])
+    pool = visited(X, y, 4)
+    assert_close(fetched.raw_weights, simba.simba_in_memory(X[pool], y[pool], iterations=6, batch_size=3, seed=4)[1])
 
 
 def test_mini_batches_do_not_depend_on_partitions_and_equal_the_in_memory_driver(spark):
@@ -72,6 +86,8 @@ def test_mini_batches_do_not_depend_on_partitions_and_equal_the_in_memory_driver
                                    run=MarginRun(iterations=12, batch_size=4), seed=1).raw_weights for parts in (1, 3)]
     assert_close(lmba_runs[1], lmba_runs[0])
     assert_close(simba_runs[1], simba_runs[0])
+    pool = visited(X, y, 1)
+    X, y = X[pool], y[pool]
     assert_close(lmba_runs[0], mw.lmba_in_memory(X, y, iterations=12, batch_size=4, seed=1)[1])
     summed = [lmba_statistics(make_df(spark, X, y, parts, sparse=parts == 3), "features", "label", num_features=5,
                               num_classes=2, run=MarginRun(iterations=12, batch_size=4, batch_rule="sum"),
@@ -109,6 +125,8 @@ def test_default_loop_the_paper_preset_and_the_summary(spark):
     X, y = continuous_data(2)
     df = make_df(spark, X, y, 2)
     n = len(y)
+    pool = visited(X, y, 0)  # the references on the rows in the selectors' visit order (seed 0)
+    X, y = X[pool], y[pool]
 
     def loop(run):
         return dict(schedule=run.schedule, step_size=run.step_size, passes=run.passes, batch_size=run.batch(n),
@@ -153,6 +171,7 @@ def test_unset_sample_size_draws_a_pool_of_the_default_size_above_it_and_runs_wi
     y = (X[:, 0] > 0).astype(float)
     df = make_df(spark, X, y, partitions=2).cache()
     drawn = np.sort(smallest_key_positions(content_sample_keys(X, y, None, 0), np.arange(n), DEFAULT_POOL))
+    drawn = drawn[content_order(X[drawn], y[drawn], drawn, 0)]  # the pool in its visit order
     loop = dict(iterations=80, batch_size=16, seed=0)
     references = (mw.lmba_in_memory(X[drawn], y[drawn], schedule=LMBA_DEFAULT_RUN.schedule, **loop)[1],
                   simba.simba_in_memory(X[drawn], y[drawn], schedule=SIMBA_DEFAULT_RUN.schedule, **loop)[1])
@@ -181,6 +200,8 @@ def test_selectors_with_a_scaling_equal_the_in_memory_drivers_on_numpy_scaled_da
     X, y = continuous_data(2)
     X[:, 1] *= 100.0
     df = make_df(spark, X, y, 2)
+    pool = visited(X, y, 0)  # the content key of the unscaled rows
+    X, y = X[pool], y[pool]
     ranged = X * (1.0 / (X.max(axis=0) - X.min(axis=0)))
     standardised = X * (1.0 / X.std(axis=0, ddof=1))
     lmba = LmbaSelector(numFeatures=1, preset="paper", iterations=6, batchSize=6, scaling="range").fit(df)
@@ -193,3 +214,18 @@ def test_selectors_with_a_scaling_equal_the_in_memory_drivers_on_numpy_scaled_da
     assert_close(simba_model.featureArray("raw_weights"), simba_raw)
     assert not np.allclose(mw.lmba_in_memory(X, y, iterations=6, batch_size=6)[0], lmba_scores)
     assert not np.allclose(simba.simba_in_memory(X, y, iterations=6, batch_size=6)[0], simba_scores)
+
+
+def test_with_a_row_id_column_the_pool_is_visited_in_id_order(spark):
+    """rowIdCol: the papers' order (the user's ids, here the positions reversed), equal to the
+    in-memory drivers on the rows in id order; the summary says which order ran."""
+    X, y = continuous_data(2)
+    df = make_df(spark, X, y, 2, row_ids=np.arange(len(y))[::-1])
+    X, y = X[::-1], y[::-1]
+    lmba = LmbaSelector(numFeatures=1, preset="paper", iterations=6, rowIdCol="row_id").fit(df)
+    assert_close(lmba.featureArray("raw_weights"), mw.lmba_in_memory(X, y, iterations=6)[1])
+    assert lmba.summary["visit_order"] == "row id"
+    simba_model = SimbaSelector(numFeatures=1, preset="paper", iterations=5, rowIdCol="row_id").fit(df)
+    assert_close(simba_model.featureArray("raw_weights"), simba.simba_in_memory(X, y, iterations=5)[1])
+    default = LmbaSelector(numFeatures=1, preset="paper", iterations=6).fit(df)
+    assert default.summary["visit_order"] == "content"
