@@ -9,7 +9,11 @@ default, as a user's ``sparkfs select`` gets) measures, in that one session:
 * ``ufs``: Spark ML's ``UnivariateFeatureSelector`` (ANOVA, continuous features, categorical label,
   the top 1,000) fitted on the same cached input;
 * the method: ``sparkfs select --method M --num-features 1000`` through ``sparkfs.cli.main`` with
-  nothing else set: its wall time and the ``fit`` stage's time (from the stage log).
+  nothing else set: its wall time and the ``fit`` stage's time (from the stage log);
+* its **quality** (issue 32): the generators know the class-informative features (the term
+  corpus's informative terms, :func:`term_corpus.informative_terms`; the dense Parquet's first 20
+  columns), so the table says how many of them the method ranks in its top 1,000 (dense: in its
+  top 20), beside what chance would give.
 
 The parent samples the child's process tree every half second for the peak resident memory of the
 driver (the child's Python), the JVM and the Python workers (their sum and the largest), stops a
@@ -42,13 +46,44 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 RESULTS = Path(__file__).resolve().parent / "results"
-SELECT_METHODS = ["lfs", "anova", "chi2", "relieff", "prelief", "lmba", "simba", "qfs", "svm-rfe", "parzen-ise"]
+SELECT_METHODS = ["lfs", "anova", "chi2", "relieff", "mrelief", "prelief", "multisurf", "lmba", "simba", "qfs",
+                  "svm-rfe", "parzen-ise", "mrmr"]
 #: Dense Parquet: the shape of the ECBDL14 protein set (benchmarks/big_input_defaults.py).
 DENSE_ROWS = 250_000
 TOP_K = 1000
 
 
+#: The dense Parquet's class-informative columns (big_input_defaults.write_parquet shifts f0..f19).
+DENSE_INFORMATIVE = 20
+
+
 # ---- data ---------------------------------------------------------------------------------------
+
+def informative_features(size: str):
+    """(0-based indices of the class-informative features, the top ranks to look in, features)."""
+    import numpy as np
+
+    if size == "dense":
+        from big_input_defaults import FEATURES
+
+        return np.arange(DENSE_INFORMATIVE), DENSE_INFORMATIVE, FEATURES
+    from term_corpus import SIZES, informative_terms
+
+    num_terms = SIZES[size][1]
+    return informative_terms(num_terms).ravel(), TOP_K, num_terms
+
+
+def quality(size: str, features_path: Path) -> dict:
+    """Informative features among the method's top ranks, and what a random ranking would find."""
+    import numpy as np
+    import pandas as pd
+
+    informative, top, num_features = informative_features(size)
+    table = pd.read_parquet(features_path)
+    ranked = table.sort_values("rank", kind="mergesort")["index"].to_numpy()[:top]
+    return {"informative_in_top": int(np.isin(ranked, informative).sum()), "top": int(top),
+            "informative": int(informative.size), "chance": top * informative.size / num_features}
+
 
 def prepare(size: str, workdir: Path) -> dict:
     """Write the input of ``size`` once (LIBSVM + a Parquet copy for the floor, or dense Parquet)."""
@@ -169,16 +204,18 @@ def child(method: str, size: str, data: dict, output: str) -> dict:
         arguments += ["--label-col", "label"]
     code = main(arguments)
     wall = time.perf_counter() - begin
-    summary = {}
+    summary, found = {}, None
     if code == 0:
         summary = json.loads(Path(output, "summary.json").read_text())
+        found = quality(size, Path(output, "features.parquet"))
     said = {key: summary[key] for key in ("n_queries", "query_sample", "n_pool", "neighbours_among", "steps",
                                            "iterations", "batch_size", "candidates", "candidates_rule", "row_sample",
                                            "sample_rows", "convergence", "elimination") if key in summary}
     if "ties" in summary:
         said["tied_at_cut"] = summary["ties"].get("tied_at_cut")
     return {"exit": code, "wall": wall, "fit": stages.seconds.get("fit"), "read": stages.seconds.get("read"),
-            "bare": bare, "bare_uncached": bare_uncached, "ufs": ufs, "session": session_seconds, "said": said}
+            "bare": bare, "bare_uncached": bare_uncached, "ufs": ufs, "session": session_seconds, "said": said,
+            "quality": found}
 
 
 # ---- parent: run, sample memory, write the table ------------------------------------------------
@@ -268,11 +305,22 @@ def _ratio(value, base):
     return f"{value / base:.1f}x" if value and base else "-"
 
 
+def _quality_cell(found) -> str:
+    if not found:
+        return "-"
+    times = found["informative_in_top"] / found["chance"] if found["chance"] else float("inf")
+    return f"{found['informative_in_top']} ({times:.0f}x chance)"
+
+
 def table_lines(size: str, floor: float, results: list) -> list:
-    lines = [f"## {size}", "", f"Floor (pyarrow into SciPy, one per-class sum): {floor:.2f} s.", "",
-             "| method | outcome | wall s | fit s | fit / bare pass | fit / uncached bare pass | fit / Spark ML ANOVA | "
+    informative, top, num_features = informative_features(size)
+    chance = top * informative.size / num_features
+    lines = [f"## {size}", "", f"Floor (pyarrow into SciPy, one per-class sum): {floor:.2f} s. Quality: the "
+             f"{informative.size:,} class-informative features the generator made, found in each method's top {top:,} "
+             f"(chance {chance:.1f}).", "",
+             "| method | outcome | informative in top | wall s | fit s | fit / bare pass | fit / uncached bare pass | fit / Spark ML ANOVA | "
              "fit / floor | bare pass s | ANOVA s | driver MB | JVM MB | workers MB (largest) | what the default did |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for result in results:
         peaks = result["peaks_mb"]
         if result.get("stopped_after"):
@@ -283,7 +331,7 @@ def table_lines(size: str, floor: float, results: list) -> list:
             outcome = f"exit {result.get('exit', '?')}: {result['error'][:160]}"
         fit = result.get("fit")
         lines.append(
-            f"| {result['method']} | {outcome} | {result.get('wall', 0):.1f} | {fit or 0:.1f} | "
+            f"| {result['method']} | {outcome} | {_quality_cell(result.get('quality'))} | {result.get('wall', 0):.1f} | {fit or 0:.1f} | "
             f"{_ratio(fit, result.get('bare'))} | {_ratio(fit, result.get('bare_uncached'))} | "
             f"{_ratio(fit, result.get('ufs'))} | {_ratio(fit, floor)} | "
             f"{result.get('bare', 0):.2f} | {result.get('ufs', 0):.1f} | {peaks['driver']:.0f} | {peaks['jvm']:.0f} | "
