@@ -1,5 +1,12 @@
 """Lmba and its baseline Simba (Li & Lu 2009; Gilad-Bachrach, Navot & Tishby 2004): iterative
-margin-based feature weighting, one Spark job per mini-batch step."""
+margin-based feature weighting, one Spark job per mini-batch step.
+
+The order instances are picked in is a seeded permutation of the pool; without ``rowIdCol`` the
+pool is first put in an order keyed by its rows' content (the key it was drawn by), so the same
+rows in any order or file layout give the same selection and scores to rounding (the same bits
+with ``deterministic=True``); with ``rowIdCol`` the pool is visited in the user's id order, as the
+papers' runs (``preset="paper"`` reproduces Table 1 with it). The summary's ``visit_order`` says
+which ("content" or "row id"): :mod:`sparkfs.spark.margin_weighting`."""
 
 from __future__ import annotations
 
@@ -66,7 +73,9 @@ class _IterativeParams(HasScaling, HasDriverBudget, HasQueryBatchBytes):
                              f"{DEFAULT_POOL:,} rows drawn by `seed` and the whole loop run among them on the driver "
                              "(announced; the cost is quadratic in the rows; a value >= the rows uses every row)")
     seed: Param = _int("seed", "seed of the pool and of the order in which instances are picked")
-    rowIdCol: Param = _str("rowIdCol", "column of unique integer row ids; unset = row position")
+    rowIdCol: Param = _str("rowIdCol", "column of unique integer row ids, the order the pool is visited in (the "
+                           "papers' runs); unset = row position, and the pool visited in an order keyed by its "
+                           "rows' content (the same for any file layout)")
     blockSize: Param = _int("blockSize", "rows per block of the distance computation")
     preset: Param = _str("preset", "'default' (sparkfs's loop: see docs/lmba_simba.md, section E) or 'paper' (the "
                          "papers' run: schedule='constant', stepSize=1, passes=1, batchSize=1, averaging='none'); "

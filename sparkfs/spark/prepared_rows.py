@@ -40,11 +40,17 @@ Three kinds of id, recorded in ``info["row_ids"]``:
   same bits without a ``row_id_col``. DataFrame API only (``orderBy`` on two hash columns; Spark
   Connect too). Price: one sort (a sampling job for the range bounds and one shuffle of the rows)
   when the input is prepared, and the sorted columns are always persisted (their ids must not
-  change between passes).
+  change between passes). Measured with ``local[2]`` on the shared 2-core machine (load average 8
+  from other jobs; two runs of each, alternating), the preparation -- counts and the canonical
+  layout -- by position against by content rank: a cached dense 300,000 x 50 frame 6.7-12.2 s
+  against 12.9-25.6 s (1.9-2.1x), a cached sparse 100,000 x 20,000 frame of 50 non-zeros a row
+  2.1-4.8 s against 5.5-6.8 s (1.4-2.6x). The passes that follow cost the same (the same laid-out
+  rows); a fit pays the sort once.
 
 The ids are not positions in the input with ``row_order="content"``: values computed per row id
 cannot be attached back to the input by position (:mod:`sparkfs.spark.row_values`); the methods
 that do so (the instance weights) keep positional ids.
+
 The input must be deterministic across passes: an input that is not cached and reads no cached
 data is persisted for the lifetime of the object (like Spark ML's iterative estimators) and
 unpersisted at the end; cache the input yourself to share it between calls.
@@ -204,7 +210,8 @@ class PreparedRows:
 
     @property
     def partition_offsets(self) -> Optional[Dict[int, int]]:
-        """Rows before each partition (positional ids only; None with user ids)."""
+        """Rows before each partition of :attr:`base` (None with user ids; with
+        ``row_order="content"`` the partitions of the sorted rows, not of the input)."""
         if self.has_user_ids:
             return None
         if self.offsets is None:

@@ -45,3 +45,20 @@ def test_a_class_alone_in_the_pool_is_never_picked_and_a_pool_without_two_classe
     assert found.left_out == 1 and found.steps == MarginRun(batch_size=4).steps(len(y) - 1)
     with pytest.raises(ValueError, match=r"the pool of 3 rows holds 3 class\(es\), 0 with two rows or more"):
         pickable_positions([0, 1, 2])
+
+
+def test_content_order_does_not_depend_on_the_order_the_rows_come_in():
+    """The pool's visit order without user ids (module notes): the same rows in any order, dense or
+    CSR, come out in the same order; identical rows (3 and 7 here) are adjacent; the seed moves it."""
+    from sparkfs.core.margin_pool import content_order
+
+    X, y = continuous_data(2)
+    X[X < -0.5] = 0.0
+    X[3], y[3] = X[7], y[7]
+    shuffled = np.random.default_rng(9).permutation(len(y))
+    ordered = content_order(X, y, np.arange(len(y)), 5)
+    again = shuffled[content_order(sp.csr_matrix(X[shuffled]), y[shuffled], np.arange(len(y)), 5)]
+    np.testing.assert_array_equal(X[again], X[ordered])
+    np.testing.assert_array_equal(y[again], y[ordered])
+    assert abs(int(np.flatnonzero(ordered == 3)[0]) - int(np.flatnonzero(ordered == 7)[0])) == 1
+    assert not np.array_equal(content_order(X, y, np.arange(len(y)), 6), ordered)
