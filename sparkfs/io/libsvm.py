@@ -236,7 +236,9 @@ def _split_features(features, token_lines, vector_size: Optional[int]) -> Tuple[
         bad = int(np.argmax(out_of_range))
         index = int(indices[bad])
         if index < 1:
-            problem = f"index {index}: indices are 1-based"
+            problem = (f"index {index}: indices are 1-based (LIBSVM's and Spark's convention; a file from "
+                       "scikit-learn's dump_svmlight_file is 0-based unless written with zero_based=False: write "
+                       "it so, or add 1 to every index)")
         elif vector_size is None:
             problem = f"index {index} is above {MAX_INDEX}, the largest size of a Spark vector"
         else:

@@ -22,7 +22,8 @@ from urllib.parse import urlparse
 from sparkfs.errors import InvalidInputError
 from sparkfs.io.libsvm import DEFAULT_DRIVER_BUDGET_MB, check_vector_size, read_libsvm
 from sparkfs.io.libsvm import display_path
-from sparkfs.io.table_input import check_csv_header, csv_header, index_columns, local_columns, read_csv, typed_columns
+from sparkfs.io.table_input import (array_column_as_vector, check_csv_header, csv_header, index_columns, local_columns,
+                                    read_csv, typed_columns)
 
 FORMATS = ("libsvm", "parquet", "csv")
 ASSEMBLED_COL = "__sparkfs_features"   # the vector of the numeric columns when `features` is one of them
@@ -248,6 +249,12 @@ def _read_csv(spark, path: str, label_col: str, features_col: str, weight_col: O
     return Dataset(frame, vector_col, label_col, features)
 
 
+def _is_numeric_array(data_type) -> bool:
+    from pyspark.sql.types import ArrayType, NumericType
+
+    return isinstance(data_type, ArrayType) and isinstance(data_type.elementType, NumericType)
+
+
 def read_dataset(
     spark,
     path: str,
@@ -285,6 +292,8 @@ def read_dataset(
     df = spark.read.parquet(path)   # the schema from the footer: the columns are checked before any data is read
     check_input_columns(df.columns, path, label_col=label_col if require_label else None, weight_col=weight_col,
                         features_col=features_col if require_features else None)
+    if features_col in df.columns and _is_numeric_array(df.schema[features_col].dataType):
+        df = array_column_as_vector(df, features_col, path)
     if features_col in df.columns and isinstance(df.schema[features_col].dataType, VectorUDT):
         keep = [c for c in (features_col, label_col, weight_col) if c and c in df.columns]
         df = df.select(*keep)

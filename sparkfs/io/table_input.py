@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import csv
 import glob
+import gzip
 import json
 import logging
 import os
@@ -69,8 +70,12 @@ def _local_files(path: str) -> Optional[List[str]]:
 
 def _csv_header_of_file(file: str) -> Optional[List[str]]:
     """The first line's fields; a UTF-8 byte-order mark (spreadsheets write one) is not part of
-    the first name."""
-    with open(file, newline="", encoding="utf-8-sig", errors="replace") as handle:
+    the first name, and a gzip-compressed file (``data.csv.gz``) is read decompressed, as Spark's
+    text reader reads it."""
+    with open(file, "rb") as probe:
+        compressed = probe.read(2) == b"\x1f\x8b"   # gzip's magic bytes: Spark reads such a file decompressed
+    opener = gzip.open if compressed else open
+    with opener(file, "rt", newline="", encoding="utf-8-sig", errors="replace") as handle:
         return next(csv.reader(handle), None)
 
 
@@ -341,3 +346,31 @@ def typed_columns(frame, vector_col: str, features: List[str], other: List[str])
                          *[F.col(name).try_cast(kind).alias(name) if kind != "string" else F.col(name)
                            for name, kind in zip(other, types)])
     return typed, found["rows"]
+
+
+def array_column_as_vector(frame, column: str, path: str):
+    """``frame`` with a numeric array column (what pandas and pyarrow write for a column of lists or
+    arrays) turned into the vector column sparkfs reads, when every row holds an array of one size;
+    refused naming the sizes found (and a file holding the rarest size) otherwise. One aggregate."""
+    from pyspark.ml.functions import array_to_vector
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, DoubleType
+
+    element = frame.schema[column].dataType.elementType
+    sizes = (frame.select(F.size(F.col(column)).alias("size"), F.col("_metadata.file_path").alias("file"))
+             .groupBy("size").agg(F.count(F.lit(1)).alias("rows"), F.first("file").alias("file")).collect())
+    if not sizes:
+        raise InvalidInputError(f"the input has no rows: {path}")
+    by_size = {row["size"]: (row["rows"], row["file"]) for row in sizes}
+    if -1 in by_size:  # F.size of a null array
+        raise InvalidInputError(f"{by_size[-1][0]} row(s) have a null array in the features column '{column}' of "
+                                f"{path} (e.g. in {by_size[-1][1]})")
+    if len(by_size) > 1:
+        listed = ", ".join(f"size {size}: {rows} row(s)" for size, (rows, _) in sorted(by_size.items()))
+        rarest = min(by_size, key=lambda size: by_size[size][0])
+        raise InvalidInputError(f"the arrays in the features column '{column}' of {path} have different sizes "
+                                f"({listed}; size {rarest} e.g. in {by_size[rarest][1]}): every row needs one value "
+                                "per feature")
+    if not isinstance(element, DoubleType):
+        frame = frame.withColumn(column, F.col(column).cast(ArrayType(DoubleType())))
+    return frame.withColumn(column, array_to_vector(F.col(column)))
