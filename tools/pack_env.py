@@ -95,6 +95,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--output", default=str(ROOT / "dist" / "sparkfs-env.tar.gz"))
     parser.add_argument("--venv", default=str(ROOT / "dist" / ".pack-venv"))
+    parser.add_argument("--python-prefix", help="the prefix of the nodes' Python (e.g. /usr), same minor version as "
+                        "this one, when it is not at this one's path there (venv-pack's --python-prefix)")
     args = parser.parse_args()
     started = time.monotonic()
     output, venv = Path(args.output), Path(args.venv)
@@ -107,7 +109,8 @@ def main() -> int:
         run(*pip, *runtime_requirements(ROOT / "pyproject.toml"))
         run(*pip, "--no-deps", "--no-warn-conflicts", wheel)  # its pyspark is the cluster's
     prune(venv)
-    run(sys.executable, "-m", "venv_pack", "--quiet", "--force", "--prefix", venv, "--output", output)
+    prefix = ["--python-prefix", args.python_prefix] if args.python_prefix else []
+    run(sys.executable, "-m", "venv_pack", "--quiet", "--force", "--prefix", venv, "--output", output, *prefix)
     check_archive(output)
     print(f"pack_env: {output} ({output.stat().st_size / 2**20:.0f} MiB) in {time.monotonic() - started:.0f} s")
     return 0
