@@ -101,11 +101,12 @@ def test_transform_refuses_existing_output_column(spark, small_df):
 
 def test_scaling_param_is_declared_once_with_each_selectors_default():
     """One `scaling` Param (sparkfs.selectors._params.HasScaling): same doc and check everywhere,
-    defaults unchanged (Fisher-Markov "none", Relief "range")."""
+    each selector's default (Fisher-Markov "standard" since issue 32, "none" with preset="paper";
+    Relief "range")."""
     from sparkfs import FisherMarkovSelector, ReliefSelector
     from sparkfs.core.scaling import SCALINGS
 
-    selectors = {FisherMarkovSelector: "none", ReliefSelector: "range"}
+    selectors = {FisherMarkovSelector: "standard", ReliefSelector: "range"}
     assert len({cls().getParam("scaling").doc for cls in selectors}) == 1
     for cls, default in selectors.items():
         selector = cls()
@@ -117,6 +118,9 @@ def test_scaling_param_is_declared_once_with_each_selectors_default():
             r"\{'none', 'range', 'standard'\}. Got 'log' instead.$"
         )):
             cls(scaling="log").validate_params()
+    paper = FisherMarkovSelector(preset="paper")
+    assert paper.scalingInUse() == "none" and FisherMarkovSelector().scalingInUse() == "standard"
+    assert FisherMarkovSelector(preset="paper", scaling="range").scalingInUse() == "range"
     with pytest.raises(ValueError, match="The 'scaling' parameter of ReliefSelector"):
         build_selector("relieff", {"scaling": "minmax"})
 
