@@ -19,6 +19,8 @@ nothing else: the rules are :mod:`sparkfs.io.output_safety`'s.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import io
 import json
 import logging
@@ -28,7 +30,13 @@ from typing import Any, Dict, Iterable, List, Optional
 
 import numpy as np
 
+try:
+    import fcntl
+except ImportError:  # Windows: no lock (replace_lock's doc)
+    fcntl = None
+
 from sparkfs import progress
+from sparkfs.errors import SparkResourceError
 from sparkfs.io.output_safety import (OutputExistsError, check_location, check_replaceable, marker,  # noqa: F401
                                      remove_replaced)
 from sparkfs.io.stores import HadoopStore, LocalStore, is_local_path, local_path_of, open_store
@@ -40,16 +48,27 @@ class OutputNotWritableError(ValueError):
     """The output directory cannot be created where it is asked for."""
 
 
+class OutputWriteError(SparkResourceError, OSError):
+    """Writing the output failed on its file system (a full disk, a quota, an I/O error): exit 1,
+    the message names the file; nothing is left of the staging directory. ``errno`` is the
+    cause's (``errno.ENOSPC`` for a full disk) when known."""
+
+
 # The stores live in sparkfs.io.stores; these names stay for callers and tests of this module.
 _LocalStore, _HadoopStore, _open_store = LocalStore, HadoopStore, open_store
 
 
 def _check_local_writable(target: str) -> None:
-    """Create and remove a scratch directory next to ``target`` (in its nearest existing parent),
-    so an unwritable place is refused before any work, not after it."""
+    """Refuse, before any work, a local output that cannot be created: one below an existing
+    file (``afile.txt/sub``), or whose nearest existing parent refuses a new directory (a
+    scratch directory is created and removed there)."""
     parent = os.path.dirname(target)
-    while parent and not os.path.isdir(parent):
+    while parent and not os.path.lexists(parent):
         parent = os.path.dirname(parent) if os.path.dirname(parent) != parent else ""
+    if parent and not os.path.isdir(parent):
+        what = "a symbolic link to nothing" if not os.path.exists(parent) else "a file"
+        raise OutputNotWritableError(f"output directory {target} cannot be created: {parent} is {what}, not a "
+                                     "directory; choose another --output")
     probe = os.path.join(parent or ".", f".sparkfs-write-check-{uuid.uuid4().hex}")
     try:
         os.mkdir(probe)
@@ -137,18 +156,14 @@ def write_output_files(path: str, tables: Dict[str, Any], summary: Dict[str, Any
     with ``overwrite`` an existing directory is replaced only if that command wrote it and it
     holds nothing else, and the old one is removed file by file (the module doc of
     :mod:`sparkfs.io.output_safety`).
-    """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    # Serialise first: an unserialisable summary or table fails before anything is written.
-    payloads = {}
-    for name, table in tables.items():
-        parquet_sink = io.BytesIO()
-        pq.write_table(pa.Table.from_pandas(table, preserve_index=False), parquet_sink)
-        payloads[name] = parquet_sink.getvalue()
-    document = {**marker(command), **summary}
-    payloads["summary.json"] = json.dumps(document, indent=2, default=_json_default).encode("utf-8")
+    Concurrent writers of one output (two ``--overwrite`` runs at once) are serialised by
+    :func:`replace_lock` around the check and the renames: each replaces the output in turn, the
+    last one's stays, and neither leaves a hidden old output. A write that fails (a full disk, a
+    quota) raises :class:`OutputWriteError` naming the file; the staging directory is removed and
+    an existing output is left as it was.
+    """
+    payloads = _serialised(tables, summary, command)
     progress.check_interrupted()
     store = open_store(path, spark)
     try:
@@ -157,21 +172,89 @@ def write_output_files(path: str, tables: Dict[str, Any], summary: Dict[str, Any
         staging = store.path(store.parent(target), f".{store.name(target)}.tmp-{uuid.uuid4().hex}")
         try:
             for name, payload in payloads.items():
-                store.write(store.path(staging, name), payload)
+                _write_file(store, store.path(staging, name), payload, target)
             progress.check_interrupted()  # Ctrl-C while staging: the staging directory goes, nothing appears
-            if store.exists(target):
-                retired = store.path(store.parent(target), f"{store.name(staging)}.old")
-                store.rename(target, retired)
-                store.rename(staging, target)
-                _remove_retired(store, retired, command)
-            else:
-                store.rename(staging, target)
+            with replace_lock(store, target):
+                check_replaceable(store, command, overwrite)  # another writer may have finished meanwhile
+                _put_in_place(store, staging, target, command)
         except BaseException:
             store.delete_staging(staging)
             raise
         return store.uri(target)
     finally:
         store.close()
+
+
+def _serialised(tables: Dict[str, Any], summary: Dict[str, Any], command: str) -> Dict[str, bytes]:
+    """Every file's bytes, before anything is written: an unserialisable summary or table fails first."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    payloads = {}
+    for name, table in tables.items():
+        parquet_sink = io.BytesIO()
+        pq.write_table(pa.Table.from_pandas(table, preserve_index=False), parquet_sink)
+        payloads[name] = parquet_sink.getvalue()
+    document = {**marker(command), **summary}
+    payloads["summary.json"] = json.dumps(document, indent=2, default=_json_default).encode("utf-8")
+    return payloads
+
+
+_WRITE_FAILURES = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "the disk quota is exceeded"}
+
+
+def _write_file(store, file_path, payload: bytes, target) -> None:
+    """``store.write``, with an OS or Hadoop failure (a full disk above all) named with its path."""
+    try:
+        store.write(file_path, payload)
+    except OSError as error:
+        known = _WRITE_FAILURES.get(error.errno)
+        advice = "; free space there or choose another --output" if known else ""
+        failure = OutputWriteError(f"cannot write the output {store.uri(target)}: "
+                                   f"{known or error.strerror or error} while writing {store.uri(file_path)} "
+                                   f"({len(payload):,} bytes); nothing was written{advice}")
+        failure.errno = error.errno
+        raise failure from None
+
+
+def _put_in_place(store, staging, target, command: str) -> None:
+    """Rename the staging directory to ``target``; an existing output is first retired beside it,
+    then removed, and put back if the final rename fails (so no hidden old output is left)."""
+    if not store.exists(target):
+        store.rename(staging, target)
+        return
+    retired = store.path(store.parent(target), f"{store.name(staging)}.old")
+    store.rename(target, retired)
+    try:
+        store.rename(staging, target)
+    except BaseException:
+        if not store.exists(target):
+            store.rename(retired, target)
+        raise
+    _remove_retired(store, retired, command)
+
+
+@contextlib.contextmanager
+def replace_lock(store, target):
+    """Serialise the writers of one output: an exclusive ``flock`` on the output's parent
+    directory (nothing is created, so nothing is left behind, even after a kill), held while the
+    output is checked and renamed into place.
+
+    Only a local output (a path or a ``file:`` URI) on a system with ``fcntl`` (Linux, macOS) is
+    locked; a store reached through Hadoop (HDFS, object stores) has no such lock, and two
+    concurrent writers of one output there can still collide (one fails; the README says so).
+    Locks on network file systems hold only as far as the file system honours ``flock``.
+    """
+    local = local_path_of(store.uri(store.parent(target)))
+    if fcntl is None or local is None:
+        yield
+        return
+    descriptor = os.open(local, os.O_RDONLY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # releases the lock
 
 
 def _remove_retired(store, retired, command: str) -> None:

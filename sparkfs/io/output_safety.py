@@ -195,16 +195,18 @@ def check_replaceable(store, command: str, overwrite: bool) -> None:
     if not store.exists(target):
         return
     where = store.uri(target)
+    # A link or a file is no output sparkfs wrote, with or without --overwrite: said once, and
+    # --overwrite (which would refuse it too) is not suggested.
+    if store.is_symlink(target):
+        raise UnsafeOutputError(f"output {where} is a symbolic link, not an output directory sparkfs wrote; sparkfs "
+                                "replaces only a directory it wrote, not a link: choose another --output")
+    if not store.is_dir(target):
+        raise UnsafeOutputError(f"output {where} is a file, not an output directory sparkfs wrote; sparkfs never "
+                                "replaces a file with a directory: choose another --output (a new directory)")
     if not overwrite:
         raise OutputExistsError(f"output directory {where} already exists; pass --overwrite (--if-exists overwrite) "
                                 f"to replace it (only an output of sparkfs {command} can be replaced), or "
                                 "--if-exists skip to keep a complete one and do nothing")
-    if store.is_symlink(target):
-        raise UnsafeOutputError(f"--overwrite: {where} is a symbolic link; sparkfs replaces only a directory it "
-                                "wrote, not a link: choose another --output")
-    if not store.is_dir(target):
-        raise UnsafeOutputError(f"--overwrite: {where} is a file, not a directory written by sparkfs; sparkfs never "
-                                "replaces a file with a directory: choose another --output")
     tag, missing = _marker_in(store, target, kind)
     if tag is None:
         raise UnsafeOutputError(f"--overwrite: {where} is not an output of sparkfs {command} ({missing}); replacing "

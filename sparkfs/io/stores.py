@@ -14,6 +14,7 @@ process created under a fresh random name. Nothing here removes a tree it did no
 
 from __future__ import annotations
 
+import errno
 import os
 import posixpath
 import shutil
@@ -212,11 +213,16 @@ class HadoopStore:
             stream.close()
 
     def write(self, path, payload: bytes) -> None:
-        stream = self.fs.create(path, False)
+        """Create ``path`` with ``payload``; a Java failure (through Py4J) is raised as an OSError
+        naming the Java exception, with ``errno.ENOSPC`` / ``EDQUOT`` for a full disk or a quota."""
         try:
-            stream.write(bytearray(payload))
-        finally:
-            stream.close()
+            stream = self.fs.create(path, False)
+            try:
+                stream.write(bytearray(payload))
+            finally:
+                stream.close()
+        except Exception as error:  # noqa: BLE001 - py4j's Py4JJavaError, read as an OSError below
+            raise java_write_failure(error) from None
 
     def rename(self, source, destination) -> None:
         if not self.fs.rename(source, destination):
@@ -239,6 +245,28 @@ class HadoopStore:
 
     def close(self) -> None:
         self.fs.close()
+
+
+#: Java exceptions (and messages) of a full disk or quota, as raised by Hadoop's file systems.
+_JAVA_NO_SPACE = ("No space left on device", "DiskOutOfSpaceException", "DSQuotaExceededException")
+_JAVA_QUOTA = ("QuotaExceededException", "Disk quota exceeded")
+
+
+def java_write_failure(error: BaseException) -> OSError:
+    """An OSError for a failed Hadoop write: ENOSPC or EDQUOT when the Java exception says so, its
+    first line (``java.io.IOException: ...``) as the reason either way."""
+    try:
+        java = error.java_exception.toString() if hasattr(error, "java_exception") else str(error)
+    except Exception:  # noqa: BLE001 - the JVM is gone: its text cannot be read
+        java = type(error).__name__
+    lines = str(java).strip().splitlines()
+    first = lines[0] if lines else type(error).__name__
+    text = str(java)
+    if any(mark in text for mark in _JAVA_NO_SPACE):
+        return OSError(errno.ENOSPC, first)
+    if any(mark in text for mark in _JAVA_QUOTA):
+        return OSError(errno.EDQUOT, first)
+    return OSError(errno.EIO, first)
 
 
 def open_store(path: str, spark=None):
