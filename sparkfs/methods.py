@@ -53,6 +53,11 @@ class MethodFacts:
     paper: str
     #: "tested" on a local Spark Connect session (tests/connect), or "untested".
     connect: str
+    #: What its default does on a term matrix, measured (benchmarks/results/scale.md, quality
+    #: column), and where to go instead when it does badly there.
+    term_matrices: str = "not measured on the term corpus"
+    #: Other measured advice: data on which to prefer another method.
+    caution: str = ""
 
 
 def labels_of(method: str) -> str:
@@ -127,6 +132,8 @@ def method_params(method: str) -> List[str]:
     lines = [f"{method}: {type(selector).__name__}" + (f" with {fixed}" if fixed else ""), f"  {facts.paper}",
              f"  labels {labels_of(method)}; weights {'yes' if selector.takesWeights() else 'no'}; Spark Connect "
              f"{facts.connect}",
+             f"  on term matrices: {facts.term_matrices}",
+             *([f"  caution: {facts.caution}"] if facts.caution else []),
              "params (--param NAME=VALUE):"]
     for param in sorted(selector.params, key=lambda p: p.name):
         if param.name in COLUMN_AND_SELECTION_PARAMS or param.name in fixed:

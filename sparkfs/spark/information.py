@@ -35,6 +35,11 @@ from sparkfs.spark.rows import Rows
 
 #: A pass's counts travel dense (int64) up to this many cells, else as distinct keys + counts.
 DENSE_COUNT_CELLS = 1 << 20
+#: mRMR (difference form) runs first among the max(PRUNED_MIN, PRUNED_PER_SELECTED x k) features
+#: of largest relevance, growing PRUNED_GROWTH-fold while that is not provably the full run.
+PRUNED_MIN, PRUNED_PER_SELECTED, PRUNED_GROWTH = 2000, 4, 4
+#: Criterion values this close (relative) count as tied in the greedy pick (core/information.py).
+TIE_TOLERANCE = 1e-9
 #: A block keeps its codes as a dense uint8 matrix when more than this share of its entries is
 #: non-zero, else as CSR (row pointers, uint16/int32 columns, uint8 codes of the non-zero entries).
 DENSE_CODES_SHARE = 0.25
@@ -171,16 +176,20 @@ def _relevance_counts(encoded, p: int, B: int, C: int) -> Dict[str, np.ndarray]:
     return {**_counted(keys, p * (B - 1) * C), **bad}
 
 
-def _step_counts(encoded, selected: int, p: int, B: int, C: int) -> Dict[str, np.ndarray]:
-    """Counts of (feature j, code of j >= 1, code of ``selected`` >= 1, class) of one encoded block,
-    flat over (p, B - 1, B - 1, C): only the rows where the selected feature is non-zero."""
+def _step_counts(encoded, selected: int, candidate_slot: np.ndarray, B: int, C: int) -> Dict[str, np.ndarray]:
+    """Counts of (candidate j, code of j >= 1, code of ``selected`` >= 1, class) of one encoded
+    block, flat over (candidates, B - 1, B - 1, C): only the rows where the selected feature is
+    non-zero. ``candidate_slot`` maps each feature to its slot among the candidates (-1: not one)."""
     labels, codes, inner = encoded["labels"], encoded["codes"], B - 1
+    candidates = np.flatnonzero(candidate_slot >= 0)
+    m = candidates.size
     if "indptr" not in encoded:  # dense codes: code 0 of j counted too, then dropped
         selected_codes = codes[:, selected]
         rows_s = np.flatnonzero(selected_codes)
         row_part = (selected_codes[rows_s].astype(np.int64) - 1) * C + labels[rows_s]
-        keys = ((np.arange(p, dtype=np.int64) * B)[None, :] + codes[rows_s]) * (inner * C) + row_part[:, None]
-        cells = np.bincount(keys.ravel(), minlength=p * B * inner * C).reshape(p, B, inner * C)[:, 1:, :]
+        block = codes[rows_s] if m == candidate_slot.size else codes[np.ix_(rows_s, candidates)]
+        keys = ((np.arange(m, dtype=np.int64) * B)[None, :] + block) * (inner * C) + row_part[:, None]
+        cells = np.bincount(keys.ravel(), minlength=m * B * inner * C).reshape(m, B, inner * C)[:, 1:, :]
         return _packed(np.ascontiguousarray(cells).ravel())
     indptr, indices = encoded["indptr"], encoded["indices"]
     hits = np.flatnonzero(indices == selected)
@@ -188,13 +197,37 @@ def _step_counts(encoded, selected: int, p: int, B: int, C: int) -> Dict[str, np
     starts, lengths = indptr[rows_s], indptr[rows_s + 1] - indptr[rows_s]
     positions = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
     row_part = np.repeat((codes[hits].astype(np.int64) - 1) * C + labels[rows_s], lengths)
-    keys = (indices[positions].astype(np.int64) * inner + codes[positions] - 1) * (inner * C) + row_part
-    return _counted(keys, p * inner * inner * C)
+    slots = candidate_slot[indices[positions]]
+    kept = slots >= 0
+    keys = (slots[kept].astype(np.int64) * inner + codes[positions[kept]] - 1) * (inner * C) + row_part[kept]
+    return _counted(keys, m * inner * inner * C)
+
+
+def mrmr_candidate_count(num_features: int, num_select: int) -> int:
+    """Features of largest relevance mRMR (difference form) first runs among: max(PRUNED_MIN,
+    PRUNED_PER_SELECTED x num_select), at most every feature."""
+    return min(int(num_features), max(PRUNED_MIN, PRUNED_PER_SELECTED * int(num_select)))
+
+
+def exact_among(criterion_values, outside_relevance: float) -> bool:
+    """Whether a greedy mRMR (difference form) run among candidates is the run over every feature:
+    each step's chosen criterion beats, beyond rounding, the largest relevance left out, which
+    bounds every left-out feature's criterion (relevance - mean redundancy <= relevance)."""
+    values = np.asarray(criterion_values[1:], dtype=np.float64)
+    margin = TIE_TOLERANCE * np.maximum(np.abs(values), abs(outside_relevance))
+    return bool(np.all(values - margin > outside_relevance))
 
 
 def _greedy_selection(rows: Rows, encoded, class_totals: np.ndarray, *, num_select: int, criterion: str, form: str,
                       bins: int) -> InformationResult:
-    """The relevance pass, then one joint-count pass per greedy step, all over the cached codes."""
+    """The relevance pass, then one joint-count pass per greedy step, all over the cached codes.
+
+    mRMR in the difference form first runs among the :func:`mrmr_candidate_count` features of
+    largest relevance (the counts of a step only for them): a left-out feature's criterion is at
+    most its relevance, so when every step's choice beats the largest relevance left out
+    (:func:`exact_among`) the run is the one over every feature, exactly; else the candidates grow
+    (x4) and the run starts again. JMI, CMIM and the quotient form have no such bound: every
+    feature is a candidate."""
     p, B, C = rows.num_features, int(bins), rows.num_classes
     relevance_cells = p * (B - 1) * C
     summary = rows.run_pass("relevance", lambda codes: _relevance_counts(codes, p, B, C), _merge_counts,
@@ -204,22 +237,51 @@ def _greedy_selection(rows: Rows, encoded, class_totals: np.ndarray, *, num_sele
     non_zero_table = _dense_range(summary, 0, relevance_cells).reshape(p, B - 1, C)
     relevance_tables = info_math.relevance_table(non_zero_table, class_totals)
     relevance = info_math.mutual_information(relevance_tables)
+    prunable = criterion == "mrmr" and form == "difference"
+    count = mrmr_candidate_count(p, num_select) if prunable else p
+    by_relevance = np.argsort(-relevance, kind="mergesort")
+    rounds = []
+    while True:
+        candidates = np.sort(by_relevance[:count])
+        result = _greedy_among(rows, encoded, candidates, relevance, non_zero_table, relevance_tables,
+                               num_select=num_select, criterion=criterion, form=form, bins=B)
+        outside = float(relevance[by_relevance[count]]) if count < p else -np.inf
+        rounds.append(int(count))
+        if count >= p or exact_among(result.criterion, outside):
+            break
+        count = min(p, PRUNED_GROWTH * count)
+    rows.info["passes"].append(f"{sum(min(num_select, r) - 1 for r in rounds)} greedy steps")
+    info = {"passes": list(rows.info["passes"]), "bins_used": _bins_used(relevance_tables)}
+    if prunable:
+        info["candidates"] = rounds[-1]
+        info["candidate_rounds"] = rounds
+        info["candidates_rule"] = ("every feature" if rounds[-1] >= p else
+                                   "the features of largest relevance; every step's choice beat the largest "
+                                   "relevance left out, so the selection is the one over every feature")
+    return InformationResult(order=[int(candidates[j]) for j in result.order], criterion=result.criterion,
+                             relevance=relevance, tied_steps=result.tied_steps, num_rows=int(class_totals.sum()),
+                             tie_sizes=list(result.tie_sizes), info=info)
 
-    def step_terms(selected: int):
-        step = rows.run_pass(None, lambda codes: _step_counts(codes, selected, p, B, C), _merge_counts,
-                             scaled=False, over=encoded)
+
+def _greedy_among(rows: Rows, encoded, candidates: np.ndarray, relevance, non_zero_table, relevance_tables, *,
+                  num_select: int, criterion: str, form: str, bins: int):
+    """The greedy search among ``candidates`` (sorted feature indices), one pass per step; its order
+    holds positions in ``candidates``."""
+    p, C = rows.num_features, rows.num_classes
+    candidate_slot = np.full(p, -1, dtype=np.int64)
+    candidate_slot[candidates] = np.arange(candidates.size)
+    candidate_table = non_zero_table[candidates]
+
+    def step_terms(position: int):
+        selected = int(candidates[position])
+        step = rows.run_pass(None, lambda codes: _step_counts(codes, selected, candidate_slot, bins, C),
+                             _merge_counts, scaled=False, over=encoded)
         keys, counts = _cells_of(step)
-        return info_math.pair_step_information(keys, counts, non_zero_table, relevance_tables[selected])
+        return info_math.pair_step_information(keys, counts, candidate_table, relevance_tables[selected])
 
-    progress = steps(criterion, num_select)
-    result = info_math.greedy_selection(relevance, step_terms, num_select, criterion, form,
-                                        advance=progress.advance)
-    rows.info["passes"].append(f"{max(len(result.order) - 1, 0)} greedy steps")
-    return InformationResult(order=result.order, criterion=result.criterion, relevance=relevance,
-                             tied_steps=result.tied_steps, num_rows=int(class_totals.sum()),
-                             tie_sizes=list(result.tie_sizes),
-                             info={"passes": list(rows.info["passes"]),
-                                   "bins_used": _bins_used(relevance_tables)})
+    progress = steps(criterion, min(num_select, candidates.size))
+    return info_math.greedy_selection(relevance[candidates], step_terms, num_select, criterion, form,
+                                      advance=progress.advance)
 
 
 def _cells_of(summary):

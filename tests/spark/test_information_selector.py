@@ -95,3 +95,29 @@ def test_ties_between_steps_are_announced(spark):
         model = InformationSelector(numFeatures=2, bins=2, discretization="none").fit(make_df(spark, X, y))
     assert model.summary["tied_steps"] == 2 and model.selectionOrder[0] == 0  # equal relevance: the lower index
     assert model.summary["tie_sizes"] == [3, 2]  # three features equally relevant, then two equal criteria
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_mrmr_among_the_most_relevant_is_the_run_over_every_feature(spark, monkeypatch, sparse):
+    """Issue 32: mRMR (difference form) runs among the features of largest relevance, which is the
+    run over every feature when each step's choice beats the largest relevance left out. Here the
+    most relevant features are near copies of one another, so the first candidate set cannot prove
+    that, the candidates grow, and the order is the reference's over every feature."""
+    import sparkfs.spark.information as information
+
+    rng = np.random.default_rng(11)
+    labels = rng.integers(0, 3, 240)
+    base = (labels + (rng.random(240) < 0.2) * rng.integers(1, 3, 240)) % 3
+    copies = np.column_stack([np.where(rng.random(240) < 0.05, (base + 1) % 3, base) for _ in range(6)])
+    weak = np.column_stack([np.where(rng.random(240) < 0.5, labels, rng.integers(0, 3, 240)) for _ in range(3)])
+    noise = rng.integers(0, 3, size=(240, 11))
+    codes = np.column_stack([copies, weak, noise]) + 0
+    expected, _ = reference_greedy(codes, labels, 4, "mrmr", "difference")
+    monkeypatch.setattr(information, "PRUNED_MIN", 3)
+    monkeypatch.setattr(information, "PRUNED_PER_SELECTED", 1)
+    model = InformationSelector(numFeatures=4, bins=3, discretization="none").fit(
+        make_df(spark, codes, labels, partitions=2, sparse=sparse))
+    assert model.selectionOrder == expected
+    assert model.summary["candidate_rounds"][0] == 4 and len(model.summary["candidate_rounds"]) > 1
+    full = InformationSelector(numFeatures=4, bins=3, discretization="none", criterion="jmi")
+    assert "candidates" not in full.fit(make_df(spark, codes, labels)).summary
