@@ -27,7 +27,9 @@ from sparkfs.core.selection import (rank_features, select_by_p_values, select_fe
                                     ties_at_cut, ties_warning)
 from sparkfs.selectors._params import InputShape, SelectorParams, UpperBound
 from sparkfs.errors import DefaultSampleWarning, InvalidInputError, InvalidModelError, SelectionTieWarning
-from sparkfs.selectors._model_files import checked_labels, checked_model_data, known_class, load_metadata, set_saved_params
+from sparkfs.selectors._model_files import (CHECKSUM_ALGORITHM, CHECKSUM_KEY, check_checksums, checked_labels,
+                                            checked_model_data, known_class, load_metadata, set_saved_params,
+                                            write_checksums)
 from sparkfs.spark.blocks import is_connect_session
 from sparkfs.spark.failures import with_resource_errors
 from sparkfs.spark.session import observe_driver_memory
@@ -495,7 +497,7 @@ class _SelectorModelWriter(MLWriter):
         import pandas as pd
 
         model = self.instance
-        extra = {"labelValues": model._label_values, "summary": model._summary}
+        extra = {"labelValues": model._label_values, "summary": model._summary, CHECKSUM_KEY: CHECKSUM_ALGORITHM}
         mode = "overwrite" if self.shouldOverwrite else "errorifexists"
         if self.shouldOverwrite and is_connect_session(self.sparkSession):
             metadata = DefaultParamsWriter._get_metadata_to_save(model, self.sparkSession, extra)
@@ -507,6 +509,7 @@ class _SelectorModelWriter(MLWriter):
                    "selected": model.get_support()}
         columns.update({f"array_{name}": values for name, values in model._feature_arrays.items()})
         self.sparkSession.createDataFrame(pd.DataFrame(columns)).coalesce(1).write.mode(mode).parquet(f"{path}/data")
+        write_checksums(path, self.sparkSession, mode)  # last: it hashes metadata/ and data/ as written
 
 
 class ParamsReader(MLReader):
@@ -525,7 +528,11 @@ class ParamsReader(MLReader):
 
 
 class _SelectorModelReader(MLReader):
-    """Models: metadata/ and data/ checked (:mod:`sparkfs.selectors._model_files`) before the model is built."""
+    """Models: metadata/ and data/ checked (:mod:`sparkfs.selectors._model_files`) before the model is built,
+    then every file against the model's checksum manifest (``checksums/``, SHA-256 of each file of
+    metadata/ and data/, written at save), so damage that reads as valid values is refused too, with
+    the file named. A model saved before the manifest (no ``fileChecksums`` in its metadata) still
+    loads, with the other checks only."""
 
     def __init__(self, cls):
         super().__init__()
@@ -541,6 +548,7 @@ class _SelectorModelReader(MLReader):
             raise InvalidModelError(f"{path}/data: cannot be read as Parquet ({str(error).splitlines()[0][:200]}); "
                                     "this saved selector or model is not loaded") from None
         data = checked_model_data(frame, metadata, path, model_class._scores_may_be_infinite)
+        check_checksums(path, metadata, self.sparkSession)  # after the checks that name a value
         model = model_class(label_values=labels, summary=metadata.get("summary", {}), **data)
         set_saved_params(model, metadata, path)
         return model

@@ -178,3 +178,84 @@ def checked_model_data(frame, metadata: Dict[str, Any], path: str, infinite_scor
             arrays[column[len("array_"):]] = values
     return {"scores": scores, "selected_features": np.flatnonzero(selected.to_numpy()[order]),
             "feature_arrays": arrays}
+
+
+# Checksums of a model's own files ----------------------------------------------------------------
+#
+# Hadoop's ``.crc`` files catch damage only while they are there (a copy with ``cp``, ``aws s3 cp``
+# or a zip drops them), and two flipped bytes in a score or a param can still be read as valid
+# values. So a model carries a manifest of its own: ``checksums/`` (one JSON line, written by
+# Spark like ``metadata/``) with the SHA-256 of every file of ``metadata/`` and ``data/`` that
+# Spark reads (files whose names start with ``.`` or ``_``, such as ``.crc`` and ``_SUCCESS``,
+# are not read and not listed). The metadata says that the manifest exists (:data:`CHECKSUM_KEY`),
+# so removing the manifest is noticed too. Models saved before the manifest (no such key) load
+# unchecked, as before: refusing them would strand every model saved until now, and their other
+# checks (:func:`checked_model_data`, :func:`set_saved_params`) still apply.
+
+CHECKSUM_FILE = "checksums"
+#: The metadata key saying the model carries :data:`CHECKSUM_FILE` (its value names the algorithm).
+CHECKSUM_KEY = "fileChecksums"
+CHECKSUM_ALGORITHM = "sha256"
+
+
+def _file_digests(path: str, spark) -> Dict[str, str]:
+    """``part/file name`` -> SHA-256 of every file Spark reads in ``metadata/`` and ``data/``;
+    the hashes are computed where the files are read, only they reach the driver."""
+    from pyspark.sql import functions as F
+
+    digests = {}
+    for part in (METADATA_FILE, DATA_FILE):
+        rows = (spark.read.format("binaryFile").load(f"{path}/{part}")
+                .select("path", F.sha2(F.col("content"), 256).alias("digest")).collect())
+        for row in rows:
+            digests[f"{part}/{str(row['path']).rstrip('/').rsplit('/', 1)[-1]}"] = str(row["digest"])
+    return digests
+
+
+def write_checksums(path: str, spark, mode: str) -> None:
+    """Write ``path/checksums`` for the ``metadata/`` and ``data/`` just saved."""
+    manifest = {"algorithm": CHECKSUM_ALGORITHM, "files": _file_digests(path, spark)}
+    spark.createDataFrame([(json.dumps(manifest, sort_keys=True),)], ["value"]).coalesce(1).write.mode(mode).text(
+        f"{path}/{CHECKSUM_FILE}")
+
+
+def _read_manifest(path: str, spark) -> Dict[str, str]:
+    try:
+        text = spark.read.text(f"{path}/{CHECKSUM_FILE}").first()
+    except Exception as error:  # missing (removed) or unreadable
+        raise _refuse(path, CHECKSUM_FILE, "is missing or cannot be read although the metadata says the model "
+                      f"carries it ({str(error).splitlines()[0][:200]})") from None
+    try:
+        manifest = json.loads(text[0]) if text is not None else None
+    except ValueError:
+        manifest = None
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+        raise _refuse(path, CHECKSUM_FILE, "is not a manifest sparkfs wrote (damaged or edited)")
+    return files
+
+
+def check_checksums(path: str, metadata: Dict[str, Any], spark) -> None:
+    """Refuse a model whose files differ from the manifest written when it was saved: a file
+    changed, missing or added, named. A model without :data:`CHECKSUM_KEY` in its metadata (saved
+    before the manifest) is not checked (see the section's comment)."""
+    algorithm = metadata.get(CHECKSUM_KEY)
+    if algorithm is None:
+        return
+    if algorithm != CHECKSUM_ALGORITHM:
+        raise _refuse(path, METADATA_FILE, f"names the checksum algorithm {algorithm!r}, which this sparkfs does not "
+                      f"know (it writes {CHECKSUM_ALGORITHM!r})")
+    expected = _read_manifest(path, spark)
+    try:
+        found = _file_digests(path, spark)
+    except Exception as error:  # a file Hadoop's own checksum refuses, or unreadable
+        raise _refuse(path, CHECKSUM_FILE, f"its files cannot be read to check them "
+                      f"({str(error).splitlines()[0][:200]})") from None
+    for name in sorted(set(expected) | set(found)):
+        if name not in found:
+            raise _refuse(path, name, "is missing (the model's checksum manifest lists it)")
+        if name not in expected:
+            raise _refuse(path, name, "was not written with the model (its checksum manifest does not list it)")
+        if found[name] != expected[name]:
+            raise _refuse(path, name, f"has changed since the model was saved: its SHA-256 is {found[name][:16]}..., "
+                          f"the model's manifest says {expected[name][:16]}... (damaged or edited)")
