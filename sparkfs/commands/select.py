@@ -15,8 +15,8 @@ from sparkfs.interruption import install_handlers
 from sparkfs.io.config import DEFAULTS, ConfigError, check_config, load_config, merge_config, parse_param
 from sparkfs.io.output import check_output_early, check_output_free, features_table, write_selection_output
 from sparkfs.io.readers import check_input_early, read_dataset, selector_budget
-from sparkfs.job_options import (configure_log_format, decide_if_exists, log_line, run_fields, run_id_of,
-                                 skip_if_complete, utc_now, versions, with_run_id)
+from sparkfs.job_options import (configure_log_format, decide_if_exists, input_fingerprint, log_line, run_fields,
+                                 run_id_of, skip_if_complete, utc_now, versions, with_run_id)
 
 _INSTANCE_WEIGHT = "__sparkfs_instance_weight"
 
@@ -183,9 +183,11 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
         check_output_free(output_conf["path"], bool(output_conf["overwrite"]), spark=spark, inputs=inputs)
     if not selector.requires_labels and not input_conf.get("label_named"):
         selector.useWithoutLabels()  # no label column named: the method's unsupervised mode
+    fingerprints = [input_fingerprint(path, spark) for path in inputs if path]  # before the read: what it reads
     dataset, frame = _read_input(spark, config, selector)
     with stage("fit"):
         model = _fit_announcing_ties(selector, frame)
+    _refuse_changed_inputs(fingerprints[:1], inputs[:1], spark)  # the data; a config edited later changes nothing
     if model.numInputFeatures != dataset.num_features:
         raise InvalidInputError(
             f"the model has {model.numInputFeatures} scores but the input declares {dataset.num_features} features"
@@ -201,8 +203,29 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
         "seconds": round(time.perf_counter() - started, 3),
         **versions(spark),  # with the memory settings a session started here was given
         **run_fields(config.get("run_id") or run_id_of(None), started_at, inputs, spark),
+        "input_files": fingerprints,  # taken before the read, checked unchanged after the fit
     }
     return _write(spark, output_conf, model, dataset, summary)
+
+
+def _refuse_changed_inputs(before, inputs, spark) -> None:
+    """Refuse the run (exit 2, nothing written) when an input's size or modification time changed
+    between the fingerprint taken before the read and the one taken after the fit: the rows read
+    may be any mix of the old and new file, and the summary would record data it did not read."""
+    for path, old in zip([path for path in inputs if path], before):
+        if old is None or old.get("size_bytes") is None:  # not reachable (e.g. on Spark Connect): not checked
+            continue
+        try:
+            new = input_fingerprint(path, spark)
+        except OSError:
+            new = {"size_bytes": "gone", "modified_at": "gone"}
+        if new == old:
+            continue
+        size = f"{new['size_bytes']:,} bytes" if isinstance(new["size_bytes"], int) else new["size_bytes"]
+        raise InvalidInputError(
+            f"input {old['path']} changed while it was read (size {old['size_bytes']:,} bytes -> {size}, modified "
+            f"{old['modified_at']} -> {new['modified_at']}): the result would mix the old and new contents, so "
+            "nothing was written; run again once the file is complete (or read a copy)")
 
 
 def _params_in_effect(selector) -> Dict[str, Any]:
