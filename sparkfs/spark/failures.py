@@ -48,6 +48,12 @@ def _memory_now() -> str:
     return f" (this session had spark.driver.memory={memory})" if memory else ""
 
 
+def usable_memory_bytes(machine_bytes: int) -> int:
+    """What a driver JVM may be given on a machine of ``machine_bytes``: the total less a margin
+    for the OS, the Python driver and its workers (an eighth, at least 2 GiB)."""
+    return machine_bytes - max(2 << 30, machine_bytes // 8)
+
+
 def more_memory_advice(current: Optional[str], machine_bytes: Optional[int]) -> str:
     """The driver memory to try next: twice what the session had (8g when unknown), never less;
     when that exceeds the machine, say so instead of suggesting it."""
@@ -55,7 +61,7 @@ def more_memory_advice(current: Optional[str], machine_bytes: Optional[int]) -> 
 
     had = memory_setting_bytes(current)
     suggested = max(8 << 30, 2 * had) if had else 8 << 30
-    if machine_bytes and suggested > machine_bytes:
+    if machine_bytes and suggested > usable_memory_bytes(machine_bytes):
         return (f"this machine has {machine_bytes / (1 << 30):.0f} GiB, too little for more than "
                 f"{current or 'the current setting'}: run on a cluster (spark.executor.memory), or lower "
                 "sampleSize or blockSize")
@@ -209,18 +215,99 @@ def resource_failure(error: BaseException):
         return SparkResourceError(
             "Spark ran out of memory (java.lang.OutOfMemoryError)" + _memory_now() + ". Give it more: " + advice)
     if any(pattern in text for pattern in _JVM_GONE):
-        if jvm_exit_signal() == 9:
-            free = available_memory_bytes()
-            free_text = f"{free / (1 << 30):.1f} GiB are available now" if free else "the free memory is unknown"
-            return SparkResourceError(
-                "the Spark JVM was killed by the operating system (SIGKILL: most often the kernel's out-of-memory "
-                "killer, when the machine as a whole ran out of memory)" + _memory_now() + f"; {free_text}. Stop "
+        signal_number = jvm_exit_signal()
+        killer = oom_killed(kernel_log(), _jvm_pid()) if signal_number == 9 else None
+        return SparkResourceError(stopped_jvm_message(signal_number, killer, _memory_now(), advice,
+                                                      available_memory_bytes()))
+    return None
+
+
+#: The kernel's out-of-memory killer, as it logs a kill (``dmesg``): "Out of memory: Killed process
+#: 1234 (java)", or "oom-kill:... pid=1234" / "Memory cgroup out of memory: Killed process 1234".
+_OOM_KILL = re.compile(r"(?:out of memory|oom)[^\n]*?(?:Killed process |pid=)(\d+)", re.IGNORECASE)
+
+
+def kernel_log() -> Optional[str]:
+    """The kernel's log where this process may read it (``dmesg``, else ``/dev/kmsg``), or None."""
+    import os
+    import subprocess
+
+    try:
+        done = subprocess.run(["dmesg"], capture_output=True, text=True, timeout=5)
+        if done.returncode == 0 and done.stdout:
+            return done.stdout
+    except (OSError, subprocess.SubprocessError):
+        pass
+    try:  # the records so far, without waiting for new ones
+        descriptor = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    records = []
+    try:
+        while len(records) < 100000:
+            try:
+                records.append(os.read(descriptor, 8192).decode("utf-8", "replace"))
+            except BlockingIOError:
+                break
+            except OSError:  # EPIPE: a record overwritten while reading; go on
+                continue
+    finally:
+        os.close(descriptor)
+    return "".join(records) or None
+
+
+def oom_killed(log_text: Optional[str], pid: Optional[int]) -> Optional[bool]:
+    """Whether the kernel log shows the out-of-memory killer ending ``pid``: True, False (the log
+    was read and says nothing of it), or None (no log, or no pid to look for)."""
+    if log_text is None or pid is None:
+        return None
+    return any(int(found) == pid for found in _OOM_KILL.findall(log_text))
+
+
+def _jvm_pid() -> Optional[int]:
+    try:
+        from pyspark import SparkContext
+
+        process = getattr(SparkContext._gateway, "proc", None) if SparkContext._gateway is not None else None
+        return getattr(process, "pid", None)
+    except Exception:  # noqa: BLE001 - best effort diagnosis
+        return None
+
+
+def _signal_name(number: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def stopped_jvm_message(signal_number: Optional[int], oom_killer: Optional[bool], memory_now: str, advice: str,
+                        available: Optional[int]) -> str:
+    """What to say of a driver JVM that stopped (its connection broke) without an
+    OutOfMemoryError in the error's text. ``signal_number``: the signal that ended it, when known
+    (:func:`jvm_exit_signal`); ``oom_killer``: what the kernel log says of a SIGKILL
+    (:func:`oom_killed`). Only an OOM kill, or an unknown end, speaks of memory; a signal from
+    outside (SIGTERM, SIGHUP, SIGINT, or a SIGKILL the kernel log does not show as its own) is
+    named as that, with no advice about memory."""
+    free_text = f"{available / (1 << 30):.1f} GiB are available now" if available else "the free memory is unknown"
+    if signal_number == 9 and oom_killer is not False:
+        who = ("the kernel's out-of-memory killer (the kernel log shows it)" if oom_killer else
+               "most often the kernel's out-of-memory killer, when the machine as a whole ran out of memory; the "
+               "kernel log is not readable here to tell")
+        return (f"the Spark JVM was killed by the operating system (SIGKILL: {who}){memory_now}; {free_text}. Stop "
                 "other memory-hungry processes (other Spark sessions), or set --driver-memory below the available "
                 "memory, or lower sampleSize or blockSize")
-        return SparkResourceError(
-            "the Spark JVM stopped during the job" + _memory_now() + " (most often java.lang.OutOfMemoryError: "
-            "see the Java messages above). Give it more memory: " + advice)
-    return None
+    if signal_number is not None:
+        shown = f"{_signal_name(signal_number)}, signal {signal_number}"
+        also = "; the kernel log shows no out-of-memory kill of it" if signal_number == 9 else ""
+        return (f"the Spark JVM was killed by a signal from outside sparkfs ({shown}: another process, a user, a "
+                f"scheduler or a shutdown){also}{memory_now}. This is not a lack of memory: nothing was written; "
+                "run again")
+    return ("the Spark JVM stopped during the job" + memory_now + " (how it ended is not known here: a "
+            "java.lang.OutOfMemoryError in the Java messages above means memory, give it more: " + advice +
+            "; otherwise those messages name the cause)")
 
 
 def with_input_diagnosis(action: Callable[[], Any], df, features_col: str, label_col: Optional[str],
