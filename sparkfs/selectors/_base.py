@@ -548,7 +548,7 @@ class _SelectorModelReader(MLReader):
             raise InvalidModelError(f"{path}/data: cannot be read as Parquet ({str(error).splitlines()[0][:200]}); "
                                     "this saved selector or model is not loaded") from None
         data = checked_model_data(frame, metadata, path, model_class._scores_may_be_infinite)
-        check_checksums(path, metadata, self.sparkSession)  # after the checks that name a value
         model = model_class(label_values=labels, summary=metadata.get("summary", {}), **data)
         set_saved_params(model, metadata, path)
+        check_checksums(path, metadata, self.sparkSession)  # last: the checks that name a value speak first
         return model
