@@ -70,3 +70,15 @@ def test_an_unknown_method_is_refused_with_the_names(capsys):
     assert main(["methods", "relief-f"]) == 2
     err = capsys.readouterr().err
     assert "unknown method 'relief-f'" in err and "relieff" in err and "mutual-info" in err
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_each_method_says_what_it_does_on_term_matrices(capsys, method):
+    """Issue 32: `sparkfs methods NAME` says what the method's default did on the term corpus of
+    benchmarks/results/scale.md (or that it was not measured), and the table names what to use."""
+    assert main(["methods", method]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("  on term matrices: "))
+    text = METHOD_FACTS[method].term_matrices
+    assert text in line and text.upper() != text and ("of its top 1,000" in text or "not" in text)
+    assert main(["methods"]) == 0
+    assert "On term matrices (counts, tf-idf) use `anova`, `chi2` or `lfs`" in capsys.readouterr().out
