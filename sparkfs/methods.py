@@ -90,7 +90,10 @@ METHOD_FACTS: Dict[str, MethodFacts] = {
     "relief": MethodFacts("Yang & Hu 2012, eq. 3 (the margin of the nearest hit and miss; I-Relief for multi-class)",
                           "untested", "not measured; see relieff"),
     "relieff": MethodFacts(_RELIEF + " (k neighbours per class)", "tested",
-                           f"446 of its top 1,000 are informative on {_S} (15x chance, 1,000 sampled queries); {_BEST}",
+                           f"446 of its top 1,000 are informative on {_S} (15x chance, 1,000 sampled queries); on the shared "
+                           "text sets its range scaling puts a linear SVM on its top 100 6-12 points of error behind "
+                           "anova's on 3 of 5 (level on 2), --param scaling=none 1.4-5.1 points on those 3 "
+                           f"(benchmarks/results/scale.md); {_BEST}",
                            f"no noise column in its top 15 in 20 of 20 draws ({_WAVEFORM})"),
     "mrelief": MethodFacts("Yang & Hu 2012, MAP-Relief (eq. 16)", "untested",
                            f"0 of its top 1,000 are informative on {_S}, below chance: eq. 16 weighs the miss term by "
@@ -130,8 +133,8 @@ METHOD_FACTS: Dict[str, MethodFacts] = {
                         "not measured; a pass per selected feature over every feature (no candidate bound, unlike "
                         "mrmr): slow for a top 1,000"),
     "multisurf": MethodFacts("Urbanowicz et al. 2018 (MultiSURF), scikit-rebate's definition", "tested",
-                             f"did not finish within 600 s on {_S} on a loaded 2-core machine (1,000 sampled queries); "
-                             "prefer relieff, prelief or anova there",
+                             f"969 of its top 1,000 are informative on {_S} (1,000 sampled queries; 199 s, where a loaded "
+                             f"machine stopped it at 600 s); {_BEST}",
                              f"5.2 noise columns in its top 15 on average, none clean of 20 draws (scikit-rebate's own "
                              f"MultiSURF does the same): prefer relieff where many columns may be noise ({_WAVEFORM})"),
     "multisurf-star": MethodFacts("Granizo-Mackenzie & Moore 2013 (MultiSURF*), scikit-rebate's definition", "tested",
