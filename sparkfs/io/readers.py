@@ -22,8 +22,9 @@ from urllib.parse import urlparse
 from sparkfs.errors import InvalidInputError
 from sparkfs.io.libsvm import DEFAULT_DRIVER_BUDGET_MB, check_vector_size, read_libsvm
 from sparkfs.io.libsvm import display_path
-from sparkfs.io.table_input import (array_column_as_vector, check_csv_header, csv_header, index_columns, local_columns,
-                                    read_csv, typed_columns)
+from sparkfs.io.table_input import (array_column_as_vector, check_csv_header, check_parquet_types, csv_header,
+                                    index_columns, local_columns, read_csv, typed_columns,
+                                    unreadable_parquet_message)
 
 FORMATS = ("libsvm", "parquet", "csv")
 ASSEMBLED_COL = "__sparkfs_features"   # the vector of the numeric columns when `features` is one of them
@@ -108,6 +109,8 @@ def check_input_early(path: str, fmt: str, *, label_col: Optional[str], weight_c
         return
     if fmt == "csv":
         check_csv_header(columns, path)
+    else:
+        check_parquet_types(path)
     check_input_columns(columns, path, label_col=label_col, weight_col=weight_col, features_col=features_col)
 
 
@@ -289,7 +292,14 @@ def read_dataset(
 
     if fmt == "csv":
         return _read_csv(spark, path, label_col, features_col, weight_col, require_label, require_features)
-    df = spark.read.parquet(path)   # the schema from the footer: the columns are checked before any data is read
+    check_parquet_types(path)
+    try:
+        df = spark.read.parquet(path)   # the schema from the footer: the columns are checked before any data is read
+    except Exception as error:  # a type Spark cannot read (a URI input: not looked at before)
+        message = unreadable_parquet_message(path, error)
+        if message is None:
+            raise
+        raise InvalidInputError(message) from None
     check_input_columns(df.columns, path, label_col=label_col if require_label else None, weight_col=weight_col,
                         features_col=features_col if require_features else None)
     if features_col in df.columns and _is_numeric_array(df.schema[features_col].dataType):

@@ -374,3 +374,37 @@ def array_column_as_vector(frame, column: str, path: str):
     if not isinstance(element, DoubleType):
         frame = frame.withColumn(column, F.col(column).cast(ArrayType(DoubleType())))
     return frame.withColumn(column, array_to_vector(F.col(column)))
+
+
+def check_parquet_types(path: str) -> None:
+    """Refuse, before Spark reads it, a local Parquet input with a date or time column (pandas'
+    ``datetime64`` writes ``timestamp[ns]``, which Spark cannot even read): features are numbers,
+    and no time column can be one silently."""
+    files = _local_files(path)
+    if not files:
+        return
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        schema = pq.read_schema(files[0])
+    except (OSError, ValueError):
+        return
+    timed = [field.name for field in schema
+             if pa.types.is_timestamp(field.type) or pa.types.is_date(field.type) or pa.types.is_time(field.type)
+             or pa.types.is_duration(field.type)]
+    if timed:
+        raise InvalidInputError(
+            f"column(s) {timed} of {path} hold dates or times ({schema.field(timed[0]).type}): sparkfs reads numeric "
+            "features; drop them, or cast them to numbers (e.g. seconds since 1970) before writing the file")
+
+
+def unreadable_parquet_message(path: str, error: BaseException) -> Optional[str]:
+    """The message of a Parquet input Spark refuses to read for a column type (a URI input, which
+    :func:`check_parquet_types` cannot look at first); None for any other error."""
+    text = str(error)
+    if "PARQUET_TYPE_ILLEGAL" not in text and "PARQUET_TYPE_NOT_SUPPORTED" not in text:
+        return None
+    detail = text.split("\n")[0][:200]
+    return (f"{path} has a column type Spark cannot read ({detail}); a pandas datetime64 column is the usual "
+            "cause: drop it, or cast it to numbers before writing the file")

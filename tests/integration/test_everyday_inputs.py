@@ -81,3 +81,30 @@ def test_scikit_learn_svmlight_file(spark, tmp_path, capsys, zero_based):
     else:
         assert code == 0
         assert json.loads((tmp_path / "out" / "summary.json").read_text())["selected_names"] == ["f2"]
+
+
+def test_a_pandas_timestamp_column_is_refused_by_name_before_spark(tmp_path, capsys, monkeypatch):
+    """Issue 34 item 3: pandas writes datetime64 as timestamp[ns], which Spark cannot read
+    (PARQUET_TYPE_ILLEGAL, no column named, exit 1): refused by name from the footer, exit 2."""
+    from sparkfs.spark import session as session_module
+
+    def refuse_to_start(*args, **kwargs):
+        raise AssertionError("Spark was started before the Parquet footer's types were checked")
+
+    monkeypatch.setattr(session_module, "get_spark", refuse_to_start)
+    X, y = _frame()
+    frame = pd.DataFrame({"x0": X[:, 0], "x1": X[:, 1], "label": y})
+    frame["when"] = pd.date_range("2026-01-01", periods=len(frame), freq="h")
+    frame.to_parquet(tmp_path / "timed.parquet", index=False)
+    code = _select(tmp_path / "timed.parquet", "parquet", tmp_path / "out")
+    refused(capsys, code, tmp_path / "out", "column(s) ['when']", "dates or times", "timestamp[ns]", "cast them")
+
+
+def test_spark_refusing_a_column_type_is_named_as_bad_input():
+    from sparkfs.io.table_input import unreadable_parquet_message
+
+    error = RuntimeError("[PARQUET_TYPE_ILLEGAL] Illegal Parquet type: INT64 (TIMESTAMP(NANOS,false)).\nJVM stack")
+    message = unreadable_parquet_message("s3://bucket/data.parquet", error)
+    assert message.startswith("s3://bucket/data.parquet has a column type Spark cannot read ([PARQUET_TYPE_ILLEGAL]")
+    assert "datetime64" in message and "JVM stack" not in message
+    assert unreadable_parquet_message("x", RuntimeError("something else")) is None
