@@ -18,7 +18,7 @@ def test_evaluate_on_connect_both_engines(spark, tmp_path):
     pd.DataFrame(X, columns=[f"g{i}" for i in range(6)]).assign(label=y).to_csv(path, index=False)
     # one method (several methods share the study's loop, tests/integration/test_evaluate_cli.py)
     base = ["evaluate", "--input", str(path), "--format", "csv", "--label-col", "label", "--methods", "lfs",
-            "--num-features", "1,3", "--cv", "2"]
+            "--num-features", "1,3", "--cv", "2", "--param", "lfs.preset=paper"]   # the reference: eq. 19, raw data
     driver, on_spark = tmp_path / "driver", tmp_path / "spark"
     assert main([*base, "--classifiers", "knn,nb", "--output", str(driver)]) == 0
     results = pd.read_parquet(driver / "results.parquet")
@@ -33,7 +33,8 @@ def test_evaluate_on_connect_both_engines(spark, tmp_path):
     # pyspark.ml through Connect fits slowly (every iteration is a server job): nb only, one method,
     # one k (the classifiers share one fold path, sparkfs.spark.classifiers.fold_predictions; svm,
     # nb and tree are each checked in tests/integration/test_evaluate_cli.py)
-    assert main([*base[:8], "lfs", "--num-features", "3", "--cv", "2", "--classifiers", "nb",
+    assert main([*base[:8], "lfs", "--num-features", "3", "--cv", "2", "--param", "lfs.preset=paper",
+                 "--classifiers", "nb",
                  "--driver-budget-mb", "0.0001", "--output", str(on_spark)]) == 0
     spark_results = pd.read_parquet(on_spark / "results.parquet")
     assert set(spark_results["engine"]) == {"spark"} and len(spark_results) == 2

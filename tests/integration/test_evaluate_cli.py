@@ -41,7 +41,8 @@ def test_evaluate_outputs_report_and_the_fold_numbers(spark, small_csv, tmp_path
     out = tmp_path / "eval"
     command = ["evaluate", "--input", path, "--format", "csv", "--label-col", "label", "--master", "local[2]",
                "--methods", "lfs,qfs,mutual-info,random", "--classifiers", "knn,nb", "--num-features", "1,2,4",
-               "--cv", "3", "--param", "lfs.gamma=-0.5", "--param", "qfs.gamma=0", "--output", str(out)]
+               "--cv", "3", "--param", "lfs.gamma=-0.5", "--param", "qfs.gamma=0", "--param", "lfs.preset=paper",
+               "--param", "qfs.preset=paper", "--output", str(out)]   # the references below: eq. 19/29 on raw data
     assert main(command) == 0
     printed = capsys.readouterr()
     results = pd.read_parquet(out / "results.parquet")

@@ -65,6 +65,9 @@ def test_a_jvm_killed_by_the_kernel_is_reported_as_that(monkeypatch):
     import sparkfs.spark.failures as failures
 
     monkeypatch.setattr(failures, "jvm_exit_signal", lambda: 9)
+    # a SIGKILL is the kernel's only where its log shows the OOM killer ending the JVM (issue 34 item 5)
+    monkeypatch.setattr(failures, "kernel_log", lambda: "Out of memory: Killed process 4242 (java)")
+    monkeypatch.setattr(failures, "_jvm_pid", lambda: 4242)
     monkeypatch.setitem(session_module.applied_settings, "spark.driver.memory", "11g")
     failure = resource_failure(ConnectionRefusedError(111, "Connection refused"))
     assert "killed by the operating system" in str(failure) and "spark.driver.memory=11g" in str(failure)
