@@ -97,6 +97,9 @@ def main() -> int:
     parser.add_argument("--venv", default=str(ROOT / "dist" / ".pack-venv"))
     parser.add_argument("--python-prefix", help="the prefix of the nodes' Python (e.g. /usr), same minor version as "
                         "this one, when it is not at this one's path there (venv-pack's --python-prefix)")
+    parser.add_argument("--compress-level", type=int, default=4, choices=range(10), metavar="0-9",
+                        help="gzip level of the archive (default 4, venv-pack's; 1 packs in 60%% of the time, "
+                             "9%% larger)")
     args = parser.parse_args()
     started = time.monotonic()
     output, venv = Path(args.output), Path(args.venv)
@@ -110,7 +113,8 @@ def main() -> int:
         run(*pip, "--no-deps", "--no-warn-conflicts", wheel)  # its pyspark is the cluster's
     prune(venv)
     prefix = ["--python-prefix", args.python_prefix] if args.python_prefix else []
-    run(sys.executable, "-m", "venv_pack", "--quiet", "--force", "--prefix", venv, "--output", output, *prefix)
+    run(sys.executable, "-m", "venv_pack", "--quiet", "--force", "--prefix", venv, "--output", output,
+        "--compress-level", args.compress_level, *prefix)
     check_archive(output)
     print(f"pack_env: {output} ({output.stat().st_size / 2**20:.0f} MiB) in {time.monotonic() - started:.0f} s")
     return 0

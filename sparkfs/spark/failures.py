@@ -76,9 +76,10 @@ def more_memory_advice(current: Optional[str], machine_bytes: Optional[int]) -> 
 JVM_EXIT_WAIT_SECONDS = 10.0
 
 
-def jvm_exit_signal(wait_seconds: float = JVM_EXIT_WAIT_SECONDS) -> Optional[int]:
+def jvm_exit_signal(wait_seconds: Optional[float] = None) -> Optional[int]:
     """The signal that ended the JVM this Python process started (9 for the kernel's
-    out-of-memory killer), or None: still running after ``wait_seconds``, exited normally, or not
+    out-of-memory killer), or None: still running after ``wait_seconds`` (default
+    :data:`JVM_EXIT_WAIT_SECONDS`), exited normally, or not
     our child (under spark-submit, or on Spark Connect). Called only once the connection to the
     JVM has broken, so the wait is spent only on the way to an error message."""
     import subprocess
@@ -90,7 +91,7 @@ def jvm_exit_signal(wait_seconds: float = JVM_EXIT_WAIT_SECONDS) -> Optional[int
         if process is None:
             return None
         try:
-            code = process.wait(timeout=wait_seconds)
+            code = process.wait(timeout=JVM_EXIT_WAIT_SECONDS if wait_seconds is None else wait_seconds)
         except subprocess.TimeoutExpired:
             return None
     except Exception:  # noqa: BLE001 - best effort diagnosis

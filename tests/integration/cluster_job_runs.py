@@ -1,6 +1,6 @@
 """Test helper run under ``spark-submit`` (not collected by pytest): runs ``jobs/select_features.py``
-once per argument list in one driver, so the local-cluster executors start once for all the
-selector families.
+once per argument list in one driver, so the cluster's executors (and their packed environment)
+start once for all the selector families (tests/integration/test_cluster.py).
 
     spark-submit tests/integration/cluster_job_runs.py RUNS.json RESULTS.json
 

@@ -172,67 +172,6 @@ def test_sparse_text_set_lfs(spark, tmp_path, shared_data):
     np.testing.assert_allclose(table["score"], theta, rtol=1e-9, atol=1e-12)
 
 
-CLUSTER_RUNS = {
-    "lfs": [],
-    # the neighbour engine across executor JVMs: broadcast queries, tree merge, Numba L1 kernel
-    "relieff": ["--param", "metric=manhattan", "--param", "scaling=range", "--param", "k=5"],
-    # an iterative method: one job per step across executor JVMs, cached blocks
-    "lmba": ["--param", "k=2", "--param", "batchSize=128", "--param", "iterations=256"],
-    # the baselines' family (Spark ML's ANOVATest in the JVM)
-    "anova": [],
-    # unsupervised: FCM passes, group moments, ISE pair sums per query batch
-    "parzen-ise": ["--param", "maxIter=2", "--param", "fcmMaxIter=5", "--param", "heldOutFeature=none"],
-    # SVM-RFE: the label pass, the column summary and the rows collected from executor JVMs
-    "svm-rfe": ["--param", "step=0.5"],
-}
-
-
-@pytest.fixture(scope="module")
-def cluster_job(tmp_path_factory, breast_libsvm):
-    """jobs/select_features.py under spark-submit on a 2-executor local cluster (separate executor
-    JVMs), once per family in one driver (tests/integration/cluster_job_runs.py), each with a config
-    file and overriding flags. Returns the folder of outputs, the exit codes and the driver's log."""
-    folder = tmp_path_factory.mktemp("cluster")
-    runs = {}
-    for method, params in CLUSTER_RUNS.items():
-        config = folder / f"{method}.yaml"
-        config.write_text(f"input: {{path: {breast_libsvm[0]}, format: libsvm}}\nmethod: {method}\n"
-                          f"selection: {{num_features: 2}}\noutput: {{path: {folder / method}}}\n")
-        runs[method] = ["--config", str(config), "--num-features", "4", *params]
-    (folder / "runs.json").write_text(json.dumps(runs))
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
-    spark_submit = Path(sys.executable).parent / "spark-submit"
-    finished = subprocess.run(
-        [str(spark_submit), "--master", "local-cluster[2,1,1024]", "--conf", "spark.default.parallelism=3",
-         str(REPO / "tests" / "integration" / "cluster_job_runs.py"), str(folder / "runs.json"),
-         str(folder / "exit_codes.json")],
-        capture_output=True, text=True, env=env, timeout=900,
-    )
-    assert finished.returncode == 0, finished.stderr[-3000:]
-    exit_codes = json.loads((folder / "exit_codes.json").read_text())
-    # spark-submit merges the Python driver's stderr into its stdout; the job writes its logs to the JVM's stderr
-    assert "stage=" not in finished.stdout and "sparkfs: error" not in finished.stdout, finished.stdout[-3000:]
-    return folder, exit_codes, finished.stderr
-
-
-@pytest.mark.parametrize("method", list(CLUSTER_RUNS))
-def test_spark_submit_job(spark, tmp_path, cluster_job, breast_libsvm, method):
-    """Each family on local-cluster[2,1,1024] gives the scores of the in-process local[2] run."""
-    folder, exit_codes, log_text = cluster_job
-    assert exit_codes[method] == 0, log_text[-3000:]
-    assert log_text.count("stage=fit status=done") >= len(CLUSTER_RUNS)
-    params = CLUSTER_RUNS[method]
-    table, summary = _read_output(folder / method)
-    assert summary["method"] == method and table["selected"].sum() == 4
-    for name, value in (text.split("=") for text in params[1::2]):
-        assert str(summary["params"][name]) == value
-    assert _run(["--input", breast_libsvm[0], "--format", "libsvm", "--method", method, "--num-features", "4",
-                 *params, "--output", str(tmp_path / "local-out")]) == 0
-    local_table, _ = _read_output(tmp_path / "local-out")
-    np.testing.assert_allclose(table["score"], local_table["score"], rtol=1e-10, atol=1e-15)
-    assert table["selected"].tolist() == local_table["selected"].tolist()
-
-
 def test_uri_output_through_hadoop_file_system(spark, breast_libsvm, tmp_path, capsys):
     path, _ = breast_libsvm
     uri = f"file://{tmp_path}/uri-out"

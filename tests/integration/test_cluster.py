@@ -22,6 +22,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytestmark = pytest.mark.spark
@@ -56,7 +57,8 @@ def _newest_source() -> float:
 def packed_environment():
     """dist/sparkfs-env.tar.gz, built by tools/pack_env.py (make pack) when missing or stale."""
     if not ARCHIVE.exists() or ARCHIVE.stat().st_mtime < _newest_source():
-        built = subprocess.run([sys.executable, str(REPO / "tools" / "pack_env.py"), "--output", str(ARCHIVE)],
+        built = subprocess.run([sys.executable, str(REPO / "tools" / "pack_env.py"), "--output", str(ARCHIVE),
+                                "--compress-level", "1"],
                                capture_output=True, text=True, timeout=1200)
         assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-3000:]
     return ARCHIVE
@@ -235,35 +237,99 @@ def test_the_cli_recipe_gives_local_selection(spark, cluster, packed_environment
     _same_as_local(tmp_path / "cluster", arguments, tmp_path / "local", "lfs", 10)
 
 
-#: Run under spark-submit in one application (the executors and their environment start once).
+#: Run under spark-submit in one application (the executors and their environment start once),
+#: compared with local[2] to the bit (--deterministic).
 SUBMIT_RUNS = {
     "relieff": ("relieff", 10, "--param", "sampleSize=300"),   # broadcast queries, the Numba kernel
     "mrmr": ("mrmr", 5),                                       # cached codes, one pass per chosen feature
+}
+#: Every selector family in the same application, through jobs/select_features.py with a config
+#: file and overriding flags, on breast-w; compared with local[2] to rounding (1e-10).
+FAMILY_RUNS = {
+    "lfs": [],
+    # the neighbour engine across executor JVMs: broadcast queries, tree merge, Numba L1 kernel
+    "relieff": ["--param", "metric=manhattan", "--param", "scaling=range", "--param", "k=5"],
+    # an iterative method: one job per step across executor JVMs, cached blocks
+    "lmba": ["--param", "k=2", "--param", "batchSize=128", "--param", "iterations=256"],
+    # the baselines' family (Spark ML's ANOVATest in the JVM)
+    "anova": [],
+    # unsupervised: FCM passes, group moments, ISE pair sums per query batch
+    "parzen-ise": ["--param", "maxIter=2", "--param", "fcmMaxIter=5", "--param", "heldOutFeature=none"],
+    # SVM-RFE: the label pass, the column summary and the rows collected from executor JVMs
+    "svm-rfe": ["--param", "step=0.5"],
 }
 # svm-rfe with solver=spark (one job per L-BFGS step) ran over 5 minutes here on a loaded 2-core
 # machine, too long for the suite: not part of this run.
 
 
-def test_spark_submit_with_archives_gives_local_selection(spark, cluster, packed_environment, digits, tmp_path):
+@pytest.fixture(scope="module")
+def breast(tmp_path_factory, shared_data):
+    """breast-w as LIBSVM, outside the checkout."""
+    from sklearn.datasets import dump_svmlight_file
+
+    data = np.load(shared_data / "breast_w.npz")
+    path = tmp_path_factory.mktemp("cluster-breast") / "breast.libsvm"
+    dump_svmlight_file(data["X"], data["y"], str(path), zero_based=False)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def submitted(cluster, packed_environment, digits, breast, tmp_path_factory):
     """Spark's own recipe, `PYSPARK_PYTHON=./environment/bin/python spark-submit --archives
-    env.tar.gz#environment jobs/select_features.py ...`, one application for two families."""
-    runs = {name: [*_select_args(digits, *run)[1:], "--output", str(tmp_path / name)]
+    env.tar.gz#environment ...`: one application runs jobs/select_features.py for every run above
+    (tests/integration/cluster_job_runs.py). Returns the folder, the exit codes and the driver's log."""
+    folder = tmp_path_factory.mktemp("submitted")
+    runs = {name: [*_select_args(digits, *run)[1:], "--output", str(folder / name)]
             for name, run in SUBMIT_RUNS.items()}
-    (tmp_path / "runs.json").write_text(json.dumps(runs))
+    for method, params in FAMILY_RUNS.items():
+        config = folder / f"{method}.yaml"
+        config.write_text(f"input: {{path: {breast}, format: libsvm}}\nmethod: {method}\n"
+                          f"selection: {{num_features: 2}}\noutput: {{path: {folder / ('family-' + method)}}}\n")
+        runs[f"family-{method}"] = ["--config", str(config), "--num-features", "4", *params]
+    (folder / "runs.json").write_text(json.dumps(runs))
     environ = _without_local_python({"PYSPARK_DRIVER_PYTHON": sys.executable, "SPARK_HOME": str(_pyspark_home()),
                                      "PYSPARK_PYTHON": "./environment/bin/python"})
     finished = subprocess.run(
         [str(Path(sys.executable).parent / "spark-submit"), "--master", cluster.url,
          "--archives", f"{packed_environment}#environment", "--conf", "spark.ui.enabled=false",
-         str(REPO / "tests" / "integration" / "cluster_job_runs.py"), str(tmp_path / "runs.json"),
-         str(tmp_path / "exit_codes.json")],
-        capture_output=True, text=True, env=environ, timeout=900, cwd=tmp_path)
-    assert finished.returncode == 0, finished.stdout[-3000:] + finished.stderr[-3000:]
-    exit_codes = json.loads((tmp_path / "exit_codes.json").read_text())
-    assert exit_codes == dict.fromkeys(SUBMIT_RUNS, 0), finished.stdout[-3000:] + finished.stderr[-3000:]
+         "--conf", "spark.default.parallelism=3",
+         str(REPO / "tests" / "integration" / "cluster_job_runs.py"), str(folder / "runs.json"),
+         str(folder / "exit_codes.json")],
+        capture_output=True, text=True, env=environ, timeout=900, cwd=folder)
+    log = finished.stdout[-3000:] + finished.stderr[-3000:]
+    assert finished.returncode == 0, log
+    # spark-submit merges the Python driver's stderr into its stdout; the job logs to the JVM's stderr
+    assert "stage=" not in finished.stdout and "sparkfs: error" not in finished.stdout, finished.stdout[-3000:]
+    return folder, json.loads((folder / "exit_codes.json").read_text()), finished.stderr
+
+
+def test_spark_submit_with_archives_gives_local_selection(spark, submitted, digits, tmp_path):
+    """MRMR and ReliefF in the spark-submit application give local[2]'s selection to the last bit."""
+    folder, exit_codes, log = submitted
+    assert {name: exit_codes[name] for name in SUBMIT_RUNS} == dict.fromkeys(SUBMIT_RUNS, 0), log[-3000:]
+    assert log.count("stage=fit status=done") >= len(SUBMIT_RUNS) + len(FAMILY_RUNS)
     for name, (method, k, *params) in SUBMIT_RUNS.items():
-        _same_as_local(tmp_path / name, _select_args(digits, method, k, *params), tmp_path / f"{name}-local",
+        _same_as_local(folder / name, _select_args(digits, method, k, *params), tmp_path / f"{name}-local",
                        method, k)
+
+
+@pytest.mark.parametrize("method", list(FAMILY_RUNS))
+def test_each_family_on_the_cluster_gives_local_scores(spark, submitted, breast, method, tmp_path):
+    """Each family, with its config file and overriding flags, gives the in-process local[2] scores."""
+    from sparkfs.cli import main
+
+    folder, exit_codes, log = submitted
+    assert exit_codes[f"family-{method}"] == 0, log[-3000:]
+    params = FAMILY_RUNS[method]
+    table, summary = _output(folder / f"family-{method}")
+    assert summary["method"] == method and table["selected"].sum() == 4
+    for name, value in (text.split("=") for text in params[1::2]):
+        assert str(summary["params"][name]) == value
+    assert main(["select", "--master", "local[2]", "--input", breast, "--format", "libsvm", "--method", method,
+                 "--num-features", "4", *params, "--output", str(tmp_path / "local")]) == 0
+    local_table, _ = _output(tmp_path / "local")
+    np.testing.assert_allclose(table["score"], local_table["score"], rtol=1e-10, atol=1e-15)
+    assert table["selected"].tolist() == local_table["selected"].tolist()
 
 
 def test_without_the_environment_the_executors_python_is_named(cluster, digits, tmp_path):

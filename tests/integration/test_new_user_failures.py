@@ -14,6 +14,14 @@ from sparkfs.spark import session as session_module
 from sparkfs.spark.failures import resource_failure
 
 
+@pytest.fixture
+def running_jvm_not_waited_for(monkeypatch):
+    """The shared session's JVM is alive: a message built here need not wait 10 s for it to exit."""
+    from sparkfs.spark import failures
+
+    monkeypatch.setattr(failures, "JVM_EXIT_WAIT_SECONDS", 0.01)
+
+
 def _run(args):
     return main(["select", "--master", "local[2]", *args])
 
@@ -162,7 +170,7 @@ class _JavaError(Exception):
     pass
 
 
-def test_out_of_memory_and_a_stopped_jvm_are_named_with_the_setting():
+def test_out_of_memory_and_a_stopped_jvm_are_named_with_the_setting(running_jvm_not_waited_for):
     heap = _JavaError("An error occurred while calling o35.collectToPython.\n: org.apache.spark.SparkException: "
                       "Job aborted ... java.lang.OutOfMemoryError: Java heap space")
     failure = resource_failure(heap)
@@ -180,7 +188,8 @@ def test_out_of_memory_and_a_stopped_jvm_are_named_with_the_setting():
     assert resource_failure(RuntimeError("Table or view not found")) is None
 
 
-def test_cli_reports_a_dead_jvm_as_memory_not_connection_refused(tmp_path, capsys, monkeypatch):
+def test_cli_reports_a_dead_jvm_as_memory_not_connection_refused(tmp_path, capsys, monkeypatch,
+                                                                running_jvm_not_waited_for):
     import sparkfs.cli as cli
 
     def dies(config, spark=None):
@@ -330,7 +339,8 @@ class _DeadJvmError(Exception):
         raise ConnectionRefusedError(111, "Connection refused")
 
 
-def test_an_error_whose_text_needs_the_dead_jvm_is_still_reported(tmp_path, capsys, monkeypatch):
+def test_an_error_whose_text_needs_the_dead_jvm_is_still_reported(tmp_path, capsys, monkeypatch,
+                                                                 running_jvm_not_waited_for):
     import sparkfs.cli as cli
 
     def dies(config, spark=None):
