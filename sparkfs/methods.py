@@ -90,13 +90,15 @@ METHOD_FACTS: Dict[str, MethodFacts] = {
     "relief": MethodFacts("Yang & Hu 2012, eq. 3 (the margin of the nearest hit and miss; I-Relief for multi-class)",
                           "untested", "not measured; see relieff"),
     "relieff": MethodFacts(_RELIEF + " (k neighbours per class)", "tested",
-                           f"446 of its top 1,000 are informative on {_S} (15x chance, 1,000 sampled queries); on the shared "
-                           "text sets its range scaling puts a linear SVM on its top 100 6-12 points of error behind "
-                           "anova's on 3 of 5 (level on 2), --param scaling=none 1.4-5.1 points on those 3 "
+                           f"750 of its top 1,000 are informative on {_S} (25x chance, 1,000 sampled queries; its "
+                           "default takes cosine distances on term-like data, 446 with range scaling); on the shared "
+                           "text sets a linear SVM on its top 100 is within 0.93 points of error of anova's (ahead "
+                           "on 2 of 5; 6-12 points behind on 3 with range scaling, --param preset=paper) "
                            f"(benchmarks/results/scale.md); {_BEST}",
                            f"no noise column in its top 15 in 20 of 20 draws ({_WAVEFORM})"),
     "mrelief": MethodFacts("Yang & Hu 2012, MAP-Relief (eq. 16)", "untested",
-                           f"0 of its top 1,000 are informative on {_S}, below chance: eq. 16 weighs the miss term by "
+                           f"0 of its top 1,000 are informative on {_S} (with range scaling and with the cosine "
+                           "distance of its default on term-like data), below chance: eq. 16 weighs the miss term by "
                            "P(y) (0.05 with 20 classes), so the within-class spread of a class's own terms makes their "
                            f"margins negative; do not use it on many-class term data ({_BEST})"),
     "prelief": MethodFacts("Yang & Hu 2012, Parzen-Relief (eq. 14)", "tested",
@@ -188,7 +190,8 @@ def method_params(method: str) -> List[str]:
             continue
         default = selector.getOrDefault(param) if selector.hasDefault(param) else None
         allowed = constraints.get(param.name, (None, "any value its type converts"))[1]
-        lines += [f"  {param.name} (default {default!r}; {allowed})", f"      {param.doc}"]
+        note = selector.paramNote(param.name)
+        lines += [f"  {param.name} (default {default!r}; {allowed})", f"      {param.doc}" + (f". {note}" if note else "")]
     modes = [CLI_SELECTION_MODES[mode] for mode in selector.selectionModes()]
     lines += ["selection (flags; config file: the selection: section):",
               "  --num-features K (default 50): the top K by score; or --threshold T: every score above T",

@@ -29,6 +29,7 @@ from sparkfs.core.neighbours import METRICS
 from sparkfs.core.parzen_ise_options import DEFAULT_CRITERION as PARZEN_CRITERION
 from sparkfs.core.parzen_ise_options import DEFAULT_RANK_BY as PARZEN_RANK_BY
 from sparkfs.core.parzen_ise_options import check_options as check_parzen_options
+from sparkfs.core.relief import METRICS as RELIEF_METRICS
 from sparkfs.core.relief import VARIANTS as RELIEF_VARIANTS
 from sparkfs.core.scaling import SCALINGS
 
@@ -111,11 +112,15 @@ class ReliefOptions:
     sigma: Sigma = None
     block_size: int = 2048
     return_query_margins: bool = False
+    #: The neighbour variants' metric and scaling chosen from the data instead
+    #: (:func:`sparkfs.core.relief.default_distance`: cosine on term-like data), as ReliefSelector's
+    #: ``preset="default"`` does when neither is set.
+    distance_from_data: bool = False
 
     def __post_init__(self):
         owner = "relief_statistics"
         check_choice("variant", owner, self.variant, RELIEF_VARIANTS)
-        check_choice("metric", owner, self.metric, METRICS)
+        check_choice("metric", owner, self.metric, RELIEF_METRICS)
         check_int("k", owner, self.k, 1)
         _check_common(self, owner)
         if self.sigma is not None:

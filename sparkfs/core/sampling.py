@@ -19,7 +19,7 @@ draws of copies dependent (a larger variance of sample means than a simple rando
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import numpy as np
 import scipy.sparse as sp
@@ -30,6 +30,7 @@ class ColumnStatistics(NamedTuple):
     maximum: np.ndarray
     mean: np.ndarray
     std: np.ndarray  # sample standard deviation (ddof = 1), as Spark's Summarizer
+    non_zeros: Optional[np.ndarray] = None  # rows whose value is not 0, per feature
 
 
 def _splitmix64(values: np.ndarray) -> np.ndarray:
@@ -132,4 +133,11 @@ def column_statistics(matrix) -> ColumnStatistics:
         centred = matrix - mean
         squares = np.einsum("ij,ij->j", centred, centred)
     std = np.sqrt(squares / (n_rows - 1)) if n_rows > 1 else np.zeros(matrix.shape[1])
-    return ColumnStatistics(minimum, maximum, mean, std)
+    if sp.issparse(matrix):  # CSC here: stored values per column, less the stored zeros
+        stored_per_column = np.diff(matrix.indptr)
+        columns = np.repeat(np.arange(matrix.shape[1]), stored_per_column)
+        non_zeros = stored_per_column - np.bincount(columns, weights=matrix.data == 0, minlength=matrix.shape[1])
+    else:
+        non_zeros = np.count_nonzero(matrix, axis=0)
+    non_zeros = np.asarray(non_zeros, dtype=np.float64)
+    return ColumnStatistics(minimum, maximum, mean, std, non_zeros)

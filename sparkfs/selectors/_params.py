@@ -133,6 +133,26 @@ class HasScaling(Params):
         return self.getOrDefault(self.scaling)
 
 
+#: ``preset`` values: sparkfs's defaults (each chosen by a measurement named in the selector's
+#: docs) or the paper's settings.
+PRESETS = ("default", "paper")
+
+
+class HasPreset(Params):
+    """``preset``, declared once: which defaults fill the Params it governs when they are not set.
+    Each selector says which Params those are and what each preset gives them."""
+
+    preset: Param = Param(Params._dummy(), "preset",
+                          "'default' (sparkfs's defaults, chosen by measurement) or 'paper' (the paper's settings); "
+                          "a Param the preset governs, set explicitly, overrides it (the selector's docs list them)",
+                          typeConverter=TypeConverters.toString)
+    _param_constraints: Dict[str, Constraint] = {"preset": one_of(*PRESETS)}
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self._setDefault(preset="default")
+
+
 #: Query rows the Relief and MultiSURF families use when ``sampleSize`` is unset and the input has
 #: more rows: every pass costs O(queries x rows x features).
 DEFAULT_QUERY_SAMPLE = 1000
@@ -144,7 +164,8 @@ class HasQueryRows(Params):
     ``metric`` default (Relief: Euclidean; MultiSURF: Manhattan, scikit-rebate's)."""
 
     metric: Param = Param(Params._dummy(), "metric",
-                          "neighbour distance: 'euclidean' or 'manhattan' (with scaling='range', scikit-rebate's)",
+                          "neighbour distance: 'euclidean' or 'manhattan' (with scaling='range', scikit-rebate's); "
+                          "the Relief family also 'cosine' (rows divided by their norm, then Euclidean)",
                           typeConverter=TypeConverters.toString)
     sampleSize: Param = Param(Params._dummy(), "sampleSize",
                               "number of query rows drawn by `seed` (Relief's m); unset = every row up to "
@@ -391,6 +412,15 @@ class SelectorParams(HasDeterministic, HasFeaturesCol, HasLabelCol, HasOutputCol
         for klass in reversed(type(self).__mro__):
             merged.update(getattr(klass, "_param_constraints", {}) or {})
         return merged
+
+    def paramNote(self, name: str) -> str:
+        """What a Param declared once for several selectors means for this one (``_param_notes``
+        of the class or its bases, e.g. which Params ``preset`` fills in); "" when nothing."""
+        for klass in type(self).__mro__:
+            note = (getattr(klass, "_param_notes", None) or {}).get(name)
+            if note:
+                return note
+        return ""
 
     def validate_params(self) -> None:
         """Check every Param against its constraint; the message reads like scikit-learn's."""

@@ -20,7 +20,7 @@ from sparkfs.core.qfs import (
 )
 from sparkfs.core.scaling import feature_scaling, sample_std
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult, check_supervised
-from sparkfs.selectors._params import HasScaling, HasStatsEngine, in_range, one_of
+from sparkfs.selectors._params import HasPreset, HasScaling, HasStatsEngine, in_range, one_of
 from sparkfs.spark.stats import class_moments, with_label_index
 
 #: QFS candidates when ``candidates`` is unset: this many, or the features a count rule asks for
@@ -31,9 +31,6 @@ DEFAULT_CANDIDATES = 500
 #: final statistics reach the driver, bounded by driverMemoryMB): on the 100,000 x 50,000 term
 #: matrix (20 classes) 1,000 candidates take 160 MiB per task; 2,000 took a Python worker to 3.5 GB.
 DEFAULT_GRAM_TASK_BYTES = 256 * 2**20
-#: ``preset`` values: sparkfs's default (each feature standardised before theta) or the paper's
-#: setting (the data as given), each filling in ``scaling`` when it is not set explicitly.
-PRESETS = ("default", "paper")
 #: The scaling each preset gives when ``scaling`` is not set. Why "standard" by default: on
 #: term matrices the paper's gamma = -0.5 on raw values rewards a term's frequency (theta_j =
 #: between-class spread - gamma * total spread), so frequent terms win and LFS ranks near chance;
@@ -49,7 +46,7 @@ def _to_gamma(value):
     return TypeConverters.toFloat(value)
 
 
-class _FisherMarkovParams(HasScaling, HasStatsEngine):
+class _FisherMarkovParams(HasScaling, HasStatsEngine, HasPreset):
     degree: Param = Param(
         Params._dummy(), "degree", "polynomial kernel degree: 1 = LFS (eq. 19-20), 2 = QFS (eq. 27-31)",
         typeConverter=TypeConverters.toInt,
@@ -84,14 +81,10 @@ class _FisherMarkovParams(HasScaling, HasStatsEngine):
         "their peak; more candidates are refused",
         typeConverter=TypeConverters.toFloat,
     )
-    preset: Param = Param(
-        Params._dummy(), "preset",
-        "'default' (each feature standardised before theta: scaling='standard') or 'paper' (the data as given, "
-        "scaling='none', as the paper's equations are written); a scaling set explicitly overrides it",
-        typeConverter=TypeConverters.toString,
-    )
+    _param_notes = {"preset": "Here: 'default' standardises each feature before theta (scaling='standard'), "
+                              "'paper' takes the data as given (scaling='none'), as the paper's equations are "
+                              "written; scaling set explicitly overrides it"}
     _param_constraints = {
-        "preset": one_of(*PRESETS),
         "degree": (lambda v: v in (1, 2), "an int among {1, 2}"),
         "kernel": one_of("qfs", "qfs-prime"),
         "gamma": (lambda v: v == "auto" or (isinstance(v, float) and math.isfinite(v)), "a finite float or 'auto'"),

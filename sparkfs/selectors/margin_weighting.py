@@ -20,6 +20,7 @@ from sparkfs.selectors._params import (
     MAX_BLOCK_SIZE,
     MAX_PICKED_INSTANCES,
     HasDriverBudget,
+    HasPreset,
     HasQueryBatchBytes,
     HasScaling,
     UpperBound,
@@ -43,8 +44,6 @@ LMBA_DEFAULT_RUN = MarginRun(schedule="decay", step_size=1.0, passes=3, batch_si
                              averaging="none")
 SIMBA_DEFAULT_RUN = MarginRun(schedule="constant", step_size=1.0, passes=3, batch_size=None, batches_per_pass=16,
                               batch_rule="replay", averaging="none")
-#: ``preset`` values: sparkfs's defaults, or the papers' run (:data:`sparkfs.core.margin_runs.PAPER`).
-PRESETS = ("default", "paper")
 #: Params a preset fills in (when not set explicitly) and the MarginRun field each one feeds.
 RUN_PARAMS = {"schedule": "schedule", "stepSize": "step_size", "passes": "passes", "batchSize": "batch_size",
               "batchRule": "batch_rule", "averaging": "averaging"}
@@ -64,7 +63,7 @@ def _str(name, doc):
     return Param(Params._dummy(), name, doc, typeConverter=TypeConverters.toString)
 
 
-class _IterativeParams(HasScaling, HasDriverBudget, HasQueryBatchBytes):
+class _IterativeParams(HasScaling, HasDriverBudget, HasQueryBatchBytes, HasPreset):
     iterations: Param = _int("iterations", "instances picked in total (the paper's I); unset = passes x the pool size")
     batchSize: Param = _int("batchSize", "instances per step (one Spark job); 1 = the papers' per-instance update; "
                             "unset (Simba's default) = ceil(pool / 16), 16 steps per pass")
@@ -77,9 +76,6 @@ class _IterativeParams(HasScaling, HasDriverBudget, HasQueryBatchBytes):
                            "papers' runs); unset = row position, and the pool visited in an order keyed by its "
                            "rows' content (the same for any file layout)")
     blockSize: Param = _int("blockSize", "rows per block of the distance computation")
-    preset: Param = _str("preset", "'default' (sparkfs's loop: see docs/lmba_simba.md, section E) or 'paper' (the "
-                         "papers' run: schedule='constant', stepSize=1, passes=1, batchSize=1, averaging='none'); "
-                         "schedule, stepSize, passes, batchSize, batchRule, averaging set explicitly override it")
     passes: Param = _int("passes", "passes over the pool (a new instance order each) when iterations is unset; "
                          "1 = the papers")
     stepSize: Param = Param(Params._dummy(), "stepSize", "beta of the update (Lmba's Step 3(d); Simba: w += beta "
@@ -91,13 +87,16 @@ class _IterativeParams(HasScaling, HasDriverBudget, HasQueryBatchBytes):
                             "summed gradients); the same for batchSize=1. See docs/lmba_batch_rule.md")
     averaging: Param = _str("averaging", "'none' (rank by the last w, the papers) or 'iterates' (rank by the mean of "
                             "w over every step: Polyak-Ruppert averaging)")
+    _param_notes = {"preset": "Here: 'default' is sparkfs's loop (docs/lmba_simba.md, section E), 'paper' (the "
+                              "papers' run: schedule='constant', stepSize=1, passes=1, batchSize=1, "
+                              "averaging='none'); schedule, stepSize, passes, batchSize, batchRule, averaging set "
+                              "explicitly override it"}
     _param_constraints = {
         "iterations": in_range(1, MAX_PICKED_INSTANCES, kind="an int"),
         "batchSize": in_range(1, MAX_PICKED_INSTANCES, kind="an int"),
         "sampleSize": in_range(1, kind="an int"),
         "seed": (lambda v: isinstance(v, int), "an int"),
         "blockSize": in_range(1, MAX_BLOCK_SIZE, kind="an int"),
-        "preset": one_of(*PRESETS),
         "passes": in_range(1, MAX_POOL_PASSES, kind="an int"),
         "stepSize": in_range(0.0, low_open=True),
         "schedule": one_of(*SCHEDULES),

@@ -165,12 +165,14 @@ def chunk_column_moments(matrix) -> dict:
         deviations = csr.data - mean[csr.indices]
         m2 = np.bincount(csr.indices, weights=deviations * deviations, minlength=num_features)
         m2 += (rows - stored) * mean * mean  # the implicit zeros, each (0 - mean)^2
+        non_zeros = np.bincount(csr.indices, weights=csr.data != 0, minlength=num_features)
         return {"rows": np.array([rows], dtype=np.float64), "min": csr.min(axis=0).toarray().ravel(),
-                "max": csr.max(axis=0).toarray().ravel(), "mean": mean, "m2": m2}
+                "max": csr.max(axis=0).toarray().ravel(), "mean": mean, "m2": m2, "non_zeros": non_zeros}
     dense = np.asarray(matrix, dtype=np.float64)
     mean = dense.mean(axis=0)
     return {"rows": np.array([dense.shape[0]], dtype=np.float64), "min": dense.min(axis=0),
-            "max": dense.max(axis=0), "mean": mean, "m2": ((dense - mean) ** 2).sum(axis=0)}
+            "max": dense.max(axis=0), "mean": mean, "m2": ((dense - mean) ** 2).sum(axis=0),
+            "non_zeros": np.count_nonzero(dense, axis=0).astype(np.float64)}
 
 
 def merged_column_moments(left: dict, right: dict) -> dict:
@@ -180,4 +182,5 @@ def merged_column_moments(left: dict, right: dict) -> dict:
     delta = right["mean"] - left["mean"]
     return {"rows": np.array([rows]), "min": np.minimum(left["min"], right["min"]),
             "max": np.maximum(left["max"], right["max"]), "mean": left["mean"] + delta * (n_right / rows),
-            "m2": left["m2"] + right["m2"] + delta * delta * (n_left * n_right / rows)}
+            "m2": left["m2"] + right["m2"] + delta * delta * (n_left * n_right / rows),
+            "non_zeros": left["non_zeros"] + right["non_zeros"]}

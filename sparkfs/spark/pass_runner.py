@@ -21,7 +21,7 @@ from sparkfs.spark.blocks import (CONNECT_CLOSURE_BYTES, aggregate_partitions, a
                                   deserialize_summary, encode_block, serialize_summary)
 from sparkfs.spark.canonical import canonical_merge, chunk_regrouper
 from sparkfs.spark.prepared_rows import FEATURES, ROW_ID, PreparedRows, as_block
-from sparkfs.spark.row_sets import Block, RowSet
+from sparkfs.spark.row_sets import Block, PassUnits, RowSet
 
 #: Default largest query batch handed to the tasks at once with a SparkContext (broadcast).
 DEFAULT_QUERY_BATCH_BYTES = 128 * 2**20
@@ -62,7 +62,7 @@ class PassRunner:
             self._encoded_frames.pop().unpersist()
 
     def encode_blocks(self, name: str, encode: Callable[[Block], Dict[str, np.ndarray]], *,
-                      inverse_scale: Optional[np.ndarray] = None):
+                      units: Optional[PassUnits] = None):
         """Run ``encode`` once on every block and keep what it returns (a dict of NumPy arrays, e.g.
         the block's discretised codes) persisted until :meth:`release`; pass the returned frame to
         :meth:`run_pass` (``over=``) to summarise those dicts instead of the rows. One job."""
@@ -76,7 +76,7 @@ class PassRunner:
             import pyarrow as pa
 
             for batch in (batches if regroup is None else regroup(batches)):
-                payloads = [serialize_summary(encode(as_block(block, inverse_scale, has_weights)))
+                payloads = [serialize_summary(encode(as_block(block, units, has_weights)))
                             for block in blocks_of_batch(batch)]
                 if payloads:
                     yield pa.RecordBatch.from_arrays([pa.array(payloads, pa.binary())], names=["block"])
@@ -132,11 +132,11 @@ class PassRunner:
             source.info["passes"].append("blocks (cached)")
         return self._block_frame, ["block"], cached_blocks(num_features), None
 
-    def keyed_partials(self, emit_block: Callable[[Block], Any], inverse_scale: Optional[np.ndarray] = None):
+    def keyed_partials(self, emit_block: Callable[[Block], Any], units: Optional[PassUnits] = None):
         """A lazy DataFrame ``(key long, partition long, values array<double>)`` of per-key partials.
 
-        ``emit_block(block)`` returns ``(keys (r,), values (r, p))`` for one block (its features
-        multiplied by ``inverse_scale``); the caller sums the partials per key (see
+        ``emit_block(block)`` returns ``(keys (r,), values (r, p))`` for one block (in the pass's
+        ``units``); the caller sums the partials per key (see
         :func:`sparkfs.spark.neighbours.pair_sums`). Nothing runs until the caller materialises it
         (it must inside the ``with`` blocks of what it ships).
         """
@@ -155,7 +155,7 @@ class PassRunner:
             for block in (block for batch in batches for block in blocks_of_batch(batch)):
                 if canonical:  # a chunk's first row id orders the partials (module notes of canonical)
                     partition = int(np.asarray(block[ROW_ID])[0])
-                keys, values = emit_block(as_block(block, inverse_scale, has_weights))
+                keys, values = emit_block(as_block(block, units, has_weights))
                 values = np.ascontiguousarray(values, dtype=np.float64)
                 offsets = np.arange(keys.size + 1, dtype=np.int32) * num_features
                 yield pa.RecordBatch.from_arrays(
@@ -170,15 +170,15 @@ class PassRunner:
 
     def run_pass(self, name: Optional[str], summarize_block: Callable[[Block], Dict[str, np.ndarray]],
                  merge: Callable[[Dict, Dict], Dict], *,
-                 inverse_scale: Optional[np.ndarray] = None, over=None) -> Optional[Dict[str, np.ndarray]]:
-        """One pass: every Arrow batch of every partition as a :class:`Block` (its features multiplied
-        by ``inverse_scale``), summarised and reduced; ``name`` (None: the caller records the pass)
+                 units: Optional[PassUnits] = None, over=None) -> Optional[Dict[str, np.ndarray]]:
+        """One pass: every Arrow batch of every partition as a :class:`Block` (in the pass's
+        ``units``: :class:`sparkfs.spark.row_sets.PassUnits`), summarised and reduced; ``name`` (None: the caller records the pass)
         goes to ``info["passes"]``. ``over``: a frame of :meth:`encode_blocks`, whose dicts are
         summarised instead (no canonical merge: for integer summaries)."""
         source, has_weights = self.source, self.source.has_weights
 
         def summarize(raw):
-            return summarize_block(as_block(raw, inverse_scale, has_weights))
+            return summarize_block(as_block(raw, units, has_weights))
 
         if over is not None:
             summary = source.diagnosed(lambda: aggregate_partitions(

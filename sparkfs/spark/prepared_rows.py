@@ -68,8 +68,8 @@ import numpy as np
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.canonical import lay_out
 from sparkfs.spark.failures import with_input_diagnosis
-from sparkfs.spark.row_sets import (PARTITION_SHIFT, Block, check_finite, check_user_ids, class_counts_of,
-                                    offsets_of_partitions, scale_columns)
+from sparkfs.spark.row_sets import (PARTITION_SHIFT, Block, PassUnits, check_finite, check_user_ids,
+                                    class_counts_of, offsets_of_partitions)
 
 #: Column names of the prepared input (what the passes' Arrow batches hold).
 FEATURES = "__sparkfs_features"
@@ -86,8 +86,9 @@ CONTENT_ORDER_IDS = "content order (deterministic)"
 POSITION_IDS = "position in input order"
 
 
-def as_block(raw, inverse_scale, has_weights: bool) -> Block:
-    """An Arrow batch's columns (see blocks.batch_to_block) as a checked, scaled :class:`Block`."""
+def as_block(raw, units: Optional[PassUnits], has_weights: bool) -> Block:
+    """An Arrow batch's columns (see blocks.batch_to_block) as a checked :class:`Block` in the
+    pass's ``units`` (None: as stored)."""
     matrix = raw[FEATURES]
     check_finite(matrix)
     weights = None
@@ -95,7 +96,7 @@ def as_block(raw, inverse_scale, has_weights: bool) -> Block:
         weights = np.asarray(raw[WEIGHT], dtype=np.float64)
         if not (np.all(np.isfinite(weights)) and np.all(weights >= 0)):
             raise InvalidInputError("instance weights must be finite and >= 0")
-    return Block(scale_columns(matrix, inverse_scale), np.asarray(raw[ROW_ID], dtype=np.int64),
+    return Block(matrix if units is None else units.apply(matrix), np.asarray(raw[ROW_ID], dtype=np.int64),
                  np.asarray(raw[LABEL], dtype=np.float64).astype(np.int64), weights)
 
 

@@ -18,7 +18,7 @@ with fewer than k + 1 rows are reported (``info["short_classes"]``). A class wit
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Dict, Optional
 
 import numpy as np
@@ -172,18 +172,37 @@ def relief_statistics(df, features_col: str, label_col: str, *, num_features: in
                            engine=engine, sample_size=options.sample_size, seed=options.seed,
                            check_classes=_check_class_sizes) as (rows, queries):
         class_counts = rows.class_counts
+        options, distance_rule = _distance_of(rows, options)
         needs_sigma = options.variant == "prelief" and sigma is None
         scale, statistics = feature_scale_of(rows, options.scaling, need_statistics=needs_sigma)
         if needs_sigma:
             sigma = relief_math.default_parzen_sigma((statistics.maximum - statistics.minimum) / scale)
-        scaled = rows.scaled_by(scale)
+        neighbours = options.variant in relief_math.NEIGHBOUR_VARIANTS
+        scaled = rows.scaled_by(scale, unit_rows=neighbours and options.metric == "cosine")
         scaled.check_magnitude(options.variant)
         sums, table, priors = _margin_sums(rows, scaled, queries, options, sigma, engine.weight_col is not None)
         info = dict(rows.info)
+        if distance_rule:
+            info["distance_rule"] = distance_rule
         info["query_batches"] = len(rows.query_batches(queries))
         info["transport"] = rows.transport
     return _result(options, queries, class_counts, priors, sums, table, scale, sigma, info,
                    weighted=engine.weight_col is not None)
+
+
+def _distance_of(rows: Rows, options: ReliefOptions):
+    """``(options, rule)``: with ``distance_from_data`` (neighbour variants), the metric and scaling
+    of :func:`sparkfs.core.relief.default_distance` from the column statistics (the pass every fit
+    runs for its magnitude check) and the rule's words for the summary; else as given, rule None."""
+    if not options.distance_from_data or options.variant not in relief_math.NEIGHBOUR_VARIANTS:
+        return options, None
+    statistics, num_rows = rows.column_statistics(), int(rows.class_counts.sum())
+    metric, scaling = relief_math.default_distance(statistics.minimum, statistics.non_zeros, num_rows)
+    share = float(statistics.non_zeros.sum()) / max(1.0, float(num_rows) * rows.num_features)
+    kind = "term-like" if (metric, scaling) == relief_math.TERM_LIKE_DISTANCE else "not term-like"
+    rule = (f"{kind} data ({'no' if statistics.minimum.min() >= 0 else 'some'} negative values, "
+            f"{100 * share:.1f}% non-zero): metric={metric}, scaling={scaling}")
+    return replace(options, metric=metric, scaling=scaling, distance_from_data=False), rule
 
 
 def _margin_sums(rows: Rows, scaled: Rows, queries, options: ReliefOptions, sigma, weighted: bool):
@@ -196,7 +215,8 @@ def _margin_sums(rows: Rows, scaled: Rows, queries, options: ReliefOptions, sigm
                            sigma=sigma, exclude_self=True, per_query=per_query, block_size=options.block_size)
         return sums, None, priors
     with ShippedQueries(scaled, queries) as shipped:  # one broadcast per batch for both passes
-        table = nearest(scaled, shipped, options.k, metric=options.metric, block_size=options.block_size)
+        search_metric = "euclidean" if options.metric == "cosine" else options.metric  # on unit rows
+        table = nearest(scaled, shipped, options.k, metric=search_metric, block_size=options.block_size)
         if not weighted:
             pairs = relief_math.margin_pairs(variant, table, queries.labels, priors)
         else:

@@ -69,6 +69,36 @@ def scale_columns(matrix, inverse_scale: Optional[np.ndarray]):
     return matrix * inverse_scale
 
 
+def unit_length_rows(matrix):
+    """Every row divided by its Euclidean norm (CSR stays CSR; a row of zeros stays zeros): the
+    rows whose Euclidean distances order neighbours as their cosine similarities do,
+    ``||a - b||^2 = 2 - 2 cos(a, b)``."""
+    if sp.issparse(matrix):
+        matrix = sp.csr_matrix(matrix, copy=True)
+        norms = np.sqrt(np.add.reduceat(matrix.data * matrix.data, matrix.indptr[:-1])
+                        if matrix.nnz else np.zeros(matrix.shape[0]))
+        lengths = np.diff(matrix.indptr)
+        norms = np.where(lengths > 0, norms, 0.0)  # reduceat reads the next row's first value for an empty row
+        divisors = np.where(norms > 0, norms, 1.0)
+        matrix.data /= np.repeat(divisors, lengths)
+        return matrix
+    matrix = np.asarray(matrix, dtype=np.float64)
+    norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
+    return matrix / np.where(norms > 0, norms, 1.0)[:, None]
+
+
+class PassUnits(NamedTuple):
+    """The units a pass sees the rows in: each feature multiplied by ``inverse_scale`` (None: as
+    stored), then, with ``unit_rows``, each row divided by its Euclidean norm (the cosine metric)."""
+
+    inverse_scale: Optional[np.ndarray] = None
+    unit_rows: bool = False
+
+    def apply(self, matrix):
+        matrix = scale_columns(matrix, self.inverse_scale)
+        return unit_length_rows(matrix) if self.unit_rows else matrix
+
+
 def check_finite(matrix) -> None:
     values = matrix.data if sp.issparse(matrix) else matrix
     if not np.all(np.isfinite(values)):

@@ -41,6 +41,7 @@ from sparkfs.spark.pass_runner import DEFAULT_QUERY_BATCH_BYTES, PassRunner
 from sparkfs.spark.prepared_rows import FEATURES, PreparedRows
 from sparkfs.spark.row_sets import (  # noqa: F401  (Block, RowSet, scale_columns, check_finite are public here)
     Block,
+    PassUnits,
     RowSet,
     check_finite,
     scale_columns,
@@ -117,6 +118,8 @@ class Rows:
         self._scaled_cache = None
         #: 1 / scale of the passes: None here; a view of :meth:`scaled_by` has its own.
         self.inverse_scale: Optional[np.ndarray] = None
+        #: Rows divided by their Euclidean norm after the scale (the cosine metric): a view's choice.
+        self.unit_rows = False
 
     # -- lifetime and shipping -------------------------------------------------------------
 
@@ -190,18 +193,19 @@ class Rows:
     # -- statistics and scaling --------------------------------------------------------------
 
     def column_statistics(self) -> ColumnStatistics:
-        """min, max, mean, sample std per feature (from the collected rows if on the driver)."""
+        """min, max, mean, sample std and non-zero count per feature (from the collected rows if on
+        the driver)."""
         if self._statistics is not None:
             return self._statistics
         if self.driver_rows.all_rows is not None:
             self._statistics = driver_column_statistics(self.driver_rows.all_rows.matrix)
             return self._statistics
-        minimum, maximum, mean, std = self.diagnosed(self._statistics_pass)
+        minimum, maximum, mean, std, non_zeros = self.diagnosed(self._statistics_pass)
         if minimum.shape[0] != self.num_features:
             raise InvalidInputError(f"feature vectors have size {minimum.shape[0]}, not num_features={self.num_features}")
         if not (np.all(np.isfinite(minimum)) and np.all(np.isfinite(maximum))):
             raise InvalidInputError("feature vectors contain NaN or infinite values")
-        self._statistics = ColumnStatistics(minimum, maximum, mean, std)
+        self._statistics = ColumnStatistics(minimum, maximum, mean, std, non_zeros)
         self.info["passes"].append("column statistics")
         return self._statistics
 
@@ -214,10 +218,10 @@ class Rows:
                                            merged_column_moments)
             rows = moments["rows"][0]
             std = np.sqrt(moments["m2"] / (rows - 1)) if rows > 1 else np.zeros_like(moments["m2"])
-            return moments["min"], moments["max"], moments["mean"], std
-        metrics = Summarizer.metrics("min", "max", "mean", "std")
+            return moments["min"], moments["max"], moments["mean"], std, moments["non_zeros"]
+        metrics = Summarizer.metrics("min", "max", "mean", "std", "numNonZeros")
         summary = self.input.base.select(metrics.summary(F.col(FEATURES)).alias("s")).first()["s"]
-        return tuple(summary[name].toArray() for name in ("min", "max", "mean", "std"))
+        return tuple(summary[name].toArray() for name in ("min", "max", "mean", "std", "numNonZeros"))
 
     def check_magnitude(self, owner: str) -> None:
         """Refuse values (in the units of the passes) whose squares overflow: one JVM pass unless
@@ -225,21 +229,30 @@ class Rows:
         statistics = self.column_statistics()
         check_magnitude(statistics.minimum, statistics.maximum, self.inverse_scale, owner)
 
-    def scaled_by(self, scale: Optional[np.ndarray]) -> "Rows":
+    def scaled_by(self, scale: Optional[np.ndarray], *, unit_rows: bool = False) -> "Rows":
         """A view of these rows whose passes (and :meth:`scaled`) see every feature divided by
-        ``scale`` (None or all ones: unscaled). The view shares the prepared input, its counts,
+        ``scale`` (None or all ones: unscaled) and, with ``unit_rows``, then every row divided by its
+        Euclidean norm. The view shares the prepared input, its counts,
         statistics and cached blocks with ``self``; ``self`` and other views keep their own scale.
         The view owns nothing: release the rows it was made from (:mod:`sparkfs.spark.scaled_rows`)."""
         from sparkfs.spark.scaled_rows import ScaledRows
 
-        return ScaledRows(self, scale)
+        return ScaledRows(self, scale, unit_rows=unit_rows)
+
+    @property
+    def units(self) -> Optional[PassUnits]:
+        """The units the passes see the rows in (None: as stored)."""
+        if self.inverse_scale is None and not self.unit_rows:
+            return None
+        return PassUnits(self.inverse_scale, self.unit_rows)
 
     def scaled(self, matrix):
         """A driver-side matrix in the units the passes use (the last one is kept: no re-scaling)."""
-        if self.inverse_scale is None:
+        units = self.units
+        if units is None:
             return matrix
         if self._scaled_cache is None or self._scaled_cache[0] is not matrix:
-            self._scaled_cache = (matrix, scale_columns(matrix, self.inverse_scale))
+            self._scaled_cache = (matrix, units.apply(matrix))
         return self._scaled_cache[1]
 
     # -- the passes --------------------------------------------------------------------------
@@ -251,13 +264,13 @@ class Rows:
     def keyed_partials(self, emit_block: Callable[[Block], Any]):
         """A lazy DataFrame ``(key long, partition long, values array<double>)`` of per-key partials
         in the units of these rows (:meth:`PassRunner.keyed_partials`)."""
-        return self.runner.keyed_partials(emit_block, self.inverse_scale)
+        return self.runner.keyed_partials(emit_block, self.units)
 
     def encode_blocks(self, name: str, encode: Callable[[Block], Dict[str, np.ndarray]], *, scaled: bool = True):
         """``encode`` run once per block, its dicts of arrays persisted until :meth:`release`: a frame
         for :meth:`run_pass` (``over=``), for iterative methods whose passes need only a compact
         form of the rows (:meth:`PassRunner.encode_blocks`)."""
-        return self.runner.encode_blocks(name, encode, inverse_scale=self.inverse_scale if scaled else None)
+        return self.runner.encode_blocks(name, encode, units=self.units if scaled else None)
 
     def run_pass(self, name: Optional[str], summarize_block: Callable[[Block], Dict[str, np.ndarray]],
                  merge: Callable[[Dict, Dict], Dict], *, scaled: bool = True,
@@ -267,5 +280,5 @@ class Rows:
         ``scaled=False`` hands the blocks the raw features (a view of :meth:`scaled_by` scales them);
         ``name`` (None: the caller records the pass) goes to ``info["passes"]``. ``over``: a frame of
         :meth:`encode_blocks`; ``summarize_block`` then gets its dicts instead of blocks."""
-        return self.runner.run_pass(name, summarize_block, merge, inverse_scale=self.inverse_scale if scaled else None,
+        return self.runner.run_pass(name, summarize_block, merge, units=self.units if scaled else None,
                                     over=over)

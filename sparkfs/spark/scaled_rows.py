@@ -2,7 +2,7 @@
 
 ``rows.scaled_by(scale)`` returns a :class:`ScaledRows`: every pass run through it (and
 :meth:`~sparkfs.spark.rows.Rows.scaled` of a driver-side matrix) sees each feature divided by
-``scale``, while ``rows`` itself and every other view keep theirs. Nothing is copied or run:
+``scale`` (and, with ``unit_rows``, every row then divided by its Euclidean norm), while ``rows`` itself and every other view keep theirs. Nothing is copied or run:
 the view shares the prepared input, the counts, the column statistics, the collected rows and the
 cached blocks with the rows it was made from (whatever one of them computes, the others reuse),
 and passes' names go to the same ``info["passes"]``.
@@ -21,7 +21,7 @@ import numpy as np
 from sparkfs.spark.rows import Rows
 
 #: Attributes a view holds itself; every other attribute is read from and written to its rows.
-_OWN = frozenset({"_unscaled", "inverse_scale", "scale", "_scaled_cache"})
+_OWN = frozenset({"_unscaled", "inverse_scale", "scale", "unit_rows", "_scaled_cache"})
 
 
 class ScaledRows(Rows):
@@ -33,9 +33,11 @@ class ScaledRows(Rows):
         The prepared rows (a view: the rows it was made from).
     scale : array (p,) or None
         Positive finite divisors; None, or all ones, leaves the features as they are.
+    unit_rows : bool
+        Then divide every row by its Euclidean norm (the cosine metric of the Relief family).
     """
 
-    def __init__(self, rows: Rows, scale: Optional[np.ndarray]):  # noqa: super().__init__ is not called: shared state
+    def __init__(self, rows: Rows, scale: Optional[np.ndarray], *, unit_rows: bool = False):  # noqa: super().__init__ is not called: shared state
         unscaled = rows._unscaled if isinstance(rows, ScaledRows) else rows
         inverse = None
         if scale is not None:
@@ -47,6 +49,7 @@ class ScaledRows(Rows):
         object.__setattr__(self, "_unscaled", unscaled)
         object.__setattr__(self, "scale", scale)
         object.__setattr__(self, "inverse_scale", inverse)
+        object.__setattr__(self, "unit_rows", bool(unit_rows))
         object.__setattr__(self, "_scaled_cache", None)
 
     def __getattr__(self, name):

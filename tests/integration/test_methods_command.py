@@ -49,7 +49,9 @@ def test_relieff_params_show_the_values_they_take(capsys):
     assert main(["methods", "relieff"]) == 0
     out = capsys.readouterr().out
     assert "k (default 10; an int in the range [1, inf))" in out
-    assert "metric (default 'euclidean'; a str among {'euclidean', 'manhattan'})" in out
+    assert "metric (default 'euclidean'; a str among {'euclidean', 'manhattan', 'cosine'})" in out
+    assert "With preset='default' and neither metric nor scaling set, 'cosine' on term-like data" in out
+    assert "on term-like data (no negative value, at most 10% non-zero) metric='cosine'" in out
     assert "variant" not in out.split("params")[1]  # fixed by the method name
 
 
@@ -57,6 +59,7 @@ def test_lmba_and_simba_show_their_loop_and_the_paper_preset(capsys):
     assert main(["methods", "lmba"]) == 0
     lmba = capsys.readouterr().out
     assert "preset (default 'default'; a str among {'default', 'paper'})" in lmba
+    assert "Here: 'default' is sparkfs's loop" in lmba
     assert "'paper' (the papers' run: schedule='constant', stepSize=1, passes=1, batchSize=1" in lmba
     assert "passes (default 3; an int in the range [1, 100])" in lmba and "schedule (default 'decay';" in lmba
     assert "batchSize (default 8;" in lmba and "averaging (default 'none'; a str among {'none', 'iterates'})" in lmba
