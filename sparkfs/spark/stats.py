@@ -355,10 +355,20 @@ def label_counts(df, label_col: str):
     return labels, np.array([counts[label] for label in labels], dtype=np.int64)
 
 
+#: Classes above which the label index is a lookup in a literal map instead of a CASE WHEN: a CASE
+#: of 2,000 branches makes generated code beyond the JVM's 64 KB method limit (Spark then logs a
+#: 240-line compiler trace and falls back to interpreting it, issue 34).
+CASE_WHEN_CLASSES = 64
+
+
 def with_label_index(df, label_col: str, label_values, output_col: str = "__label_index"):
-    """Add a double column with each row's class index 0..C-1 (JVM-side CASE WHEN, no UDF)."""
+    """Add a double column with each row's class index 0..C-1 (JVM-side CASE WHEN, or a literal map
+    above :data:`CASE_WHEN_CLASSES` classes; no UDF)."""
     from pyspark.sql import functions as F
 
+    if len(label_values) > CASE_WHEN_CLASSES:
+        pairs = [part for position, value in enumerate(label_values) for part in (F.lit(value), F.lit(float(position)))]
+        return df.withColumn(output_col, F.element_at(F.create_map(*pairs), F.col(label_col)))
     index = None
     for position, value in enumerate(label_values):
         condition = F.col(label_col) == F.lit(value)
