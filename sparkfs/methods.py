@@ -148,6 +148,27 @@ METHOD_FACTS: Dict[str, MethodFacts] = {
     "turf": MethodFacts("Moore & White 2007 (TuRF around innerMethod), scikit-rebate's TURF", "tested",
                         "not measured; it runs its inner method several times"),
 }
+#: The code path each method runs (methods of a family differ only in a formula or a fixed Param).
+#: The per-method tests (the bad-input matrix, the partition property) run one method of every
+#: family; tests/test_method_registry.py fails when a family is missing from one of them, so a
+#: method of a new family is tested as soon as it is added here.
+FAMILIES: Dict[str, str] = {
+    "lfs": "fisher-markov-linear", "qfs": "fisher-markov-quadratic", "qfs-prime": "fisher-markov-quadratic",
+    "relief": "relief-neighbours", "relieff": "relief-neighbours", "mrelief": "relief-neighbours",
+    "prelief": "relief-kernels", "lmba": "lmba", "simba": "simba",
+    "anova": "univariate", "chi2": "univariate", "chi2-categorical": "univariate",
+    "parzen-ise": "parzen-ise", "svm-rfe": "svm-rfe",
+    "mrmr": "information", "jmi": "information", "cmim": "information",
+    "multisurf": "multisurf", "multisurf-star": "multisurf", "surf": "multisurf", "surf-star": "multisurf",
+    "turf": "turf",
+}
+
+
+def family_of(method: str) -> str:
+    """The code path of ``method`` (:data:`FAMILIES`)."""
+    return FAMILIES[method]
+
+
 #: Methods only ``sparkfs evaluate`` runs (driver-side baselines on each training fold).
 EVALUATE_ONLY: Dict[str, str] = {
     "mutual-info": "scikit-learn's mutual_info_classif on the fold's rows (evaluate only)",

@@ -20,6 +20,9 @@ METHODS = {
     "parzen-ise": ["--label-col", "label", "--param", "maxIter=1", "--param", "fcmMaxIter=3"],
     "svm-rfe": ["--param", "step=0.5"],
     "multisurf": [],
+    "prelief": [],
+    "mrmr": [],
+    "turf": ["--param", "keepFeatures=2"],
 }
 SCHEMA = StructType([StructField("features", VectorUDT()), StructField("label", DoubleType())])
 
@@ -80,7 +83,10 @@ REFUSED = {
 #: (case, method) pairs that are not bad input for that method.
 ACCEPTED = {("single_class", "parzen-ise"): "an unsupervised method takes a single class",
             ("huge", "relieff"): "relieff's default range scaling brings 1e300 values to [0, 1] before any square",
-            ("huge", "multisurf"): "multisurf's default range scaling brings 1e300 values to [0, 1] before any sum"}
+            ("huge", "multisurf"): "multisurf's default range scaling brings 1e300 values to [0, 1] before any sum",
+            ("huge", "prelief"): "prelief's default range scaling brings 1e300 values to [0, 1] before any kernel",
+            ("huge", "turf"): "turf's inner multisurf scales by the range, as multisurf",
+            ("huge", "mrmr"): "mrmr codes values into equal-width bins between the exact extremes: no squares"}
 
 
 @pytest.mark.parametrize("method", sorted(METHODS))

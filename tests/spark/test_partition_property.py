@@ -29,9 +29,12 @@ FAMILIES = {method: {**params, "deterministic": True} for method, params in {
     "svm-rfe": {"step": 0.5, "eliminateAll": True},   # every round, not only down to numFeatures
     "anova": {},
     "multisurf-star": {},  # near and far sets: every pass of the MultiSURF family
+    "mrmr": {},            # equal-width codes from the exact column extremes, counts per pass
+    "turf": {"keepFeatures": 2},  # MultiSURF rounds on fewer features each
 }.items()}
 #: The families whose scores must not differ in a single bit.
-BIT_IDENTICAL = {"lfs", "qfs", "relieff", "prelief", "lmba", "simba", "parzen-ise", "svm-rfe", "anova", "multisurf-star"}
+BIT_IDENTICAL = {"lfs", "qfs", "relieff", "prelief", "lmba", "simba", "parzen-ise", "svm-rfe", "anova", "multisurf-star",
+                 "mrmr", "turf"}
 
 
 @st.composite
