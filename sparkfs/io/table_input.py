@@ -32,7 +32,7 @@ import json
 import logging
 import os
 import re
-from functools import partial
+from functools import lru_cache, partial
 from typing import Dict, List, Optional, Tuple
 
 import numpy as np
@@ -94,12 +94,25 @@ def local_columns(path: str, fmt: str) -> Optional[List[str]]:
                     return header
             return None
         if fmt == "parquet":
-            import pyarrow.parquet as pq
-
-            return list(pq.read_schema(files[0]).names)
+            return list(parquet_schema(files[0]).names)
     except (OSError, ValueError):  # not a Parquet file, say: Spark's own reader says what is wrong
         return None
     return None
+
+
+@lru_cache(maxsize=8)
+def _footer_schema(file: str, size: int, modified_ns: int):
+    """A local Parquet file's schema from its footer, read once per (file, size, mtime): the column
+    names, the pandas index and the type check all use it before Spark reads the file."""
+    import pyarrow.parquet as pq
+
+    return pq.read_schema(file)
+
+
+def parquet_schema(file: str):
+    """:func:`_footer_schema` of ``file`` (OSError or ValueError when it is not readable Parquet)."""
+    status = os.stat(file)
+    return _footer_schema(file, status.st_size, status.st_mtime_ns)
 
 
 def csv_header(spark, path: str) -> Optional[List[str]]:
@@ -122,9 +135,7 @@ def _parquet_pandas_index(path: str) -> List[str]:
     if not files:
         return []
     try:
-        import pyarrow.parquet as pq
-
-        metadata = pq.read_schema(files[0]).metadata or {}
+        metadata = parquet_schema(files[0]).metadata or {}
         pandas = json.loads(metadata.get(b"pandas", b"{}"))
     except (OSError, ValueError):
         return []
@@ -383,11 +394,10 @@ def check_parquet_types(path: str) -> None:
     files = _local_files(path)
     if not files:
         return
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+    import pyarrow as pa
 
-        schema = pq.read_schema(files[0])
+    try:
+        schema = parquet_schema(files[0])
     except (OSError, ValueError):
         return
     timed = [field.name for field in schema
