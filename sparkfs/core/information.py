@@ -215,6 +215,28 @@ def _pick(scores: np.ndarray, relevance: np.ndarray, candidates: np.ndarray) -> 
     return int(tied[relevance[tied] == top_relevance][0]), int(tied.size)
 
 
+#: mRMR (difference form) runs first among the max(PRUNED_MIN, PRUNED_PER_SELECTED x k) features
+#: of largest relevance, growing PRUNED_GROWTH-fold while that is not provably the full run
+#: (:func:`exact_among`; docs/information.md).
+PRUNED_MIN, PRUNED_PER_SELECTED, PRUNED_GROWTH = 2000, 4, 4
+
+
+def mrmr_candidate_count(num_features: int, num_select: int) -> int:
+    """Features of largest relevance mRMR (difference form) first runs among: max(PRUNED_MIN,
+    PRUNED_PER_SELECTED x num_select), at most every feature."""
+    return min(int(num_features), max(PRUNED_MIN, PRUNED_PER_SELECTED * int(num_select)))
+
+
+def exact_among(criterion_values, outside_relevance: float) -> bool:
+    """Whether a greedy mRMR (difference form) run among candidates is the run over every feature:
+    each step's chosen criterion beats, beyond rounding (:data:`TIE_RELATIVE_TOLERANCE`), the largest
+    relevance left out, which bounds every left-out feature's criterion (relevance - mean
+    redundancy <= relevance, as mutual information is >= 0)."""
+    values = np.asarray(criterion_values[1:], dtype=np.float64)
+    margin = TIE_RELATIVE_TOLERANCE * np.maximum(np.abs(values), abs(outside_relevance))
+    return bool(np.all(values - margin > outside_relevance))
+
+
 def greedy_selection(relevance: np.ndarray, step_terms: Callable[[int], Tuple[np.ndarray, np.ndarray]],
                      num_select: int, criterion: str, form: str = "difference",
                      advance: Callable[[], None] = lambda: None) -> GreedyResult:

@@ -35,11 +35,6 @@ from sparkfs.spark.rows import Rows
 
 #: A pass's counts travel dense (int64) up to this many cells, else as distinct keys + counts.
 DENSE_COUNT_CELLS = 1 << 20
-#: mRMR (difference form) runs first among the max(PRUNED_MIN, PRUNED_PER_SELECTED x k) features
-#: of largest relevance, growing PRUNED_GROWTH-fold while that is not provably the full run.
-PRUNED_MIN, PRUNED_PER_SELECTED, PRUNED_GROWTH = 2000, 4, 4
-#: Criterion values this close (relative) count as tied in the greedy pick (core/information.py).
-TIE_TOLERANCE = 1e-9
 #: A block keeps its codes as a dense uint8 matrix when more than this share of its entries is
 #: non-zero, else as CSR (row pointers, uint16/int32 columns, uint8 codes of the non-zero entries).
 DENSE_CODES_SHARE = 0.25
@@ -203,29 +198,14 @@ def _step_counts(encoded, selected: int, candidate_slot: np.ndarray, B: int, C: 
     return _counted(keys, m * inner * inner * C)
 
 
-def mrmr_candidate_count(num_features: int, num_select: int) -> int:
-    """Features of largest relevance mRMR (difference form) first runs among: max(PRUNED_MIN,
-    PRUNED_PER_SELECTED x num_select), at most every feature."""
-    return min(int(num_features), max(PRUNED_MIN, PRUNED_PER_SELECTED * int(num_select)))
-
-
-def exact_among(criterion_values, outside_relevance: float) -> bool:
-    """Whether a greedy mRMR (difference form) run among candidates is the run over every feature:
-    each step's chosen criterion beats, beyond rounding, the largest relevance left out, which
-    bounds every left-out feature's criterion (relevance - mean redundancy <= relevance)."""
-    values = np.asarray(criterion_values[1:], dtype=np.float64)
-    margin = TIE_TOLERANCE * np.maximum(np.abs(values), abs(outside_relevance))
-    return bool(np.all(values - margin > outside_relevance))
-
-
 def _greedy_selection(rows: Rows, encoded, class_totals: np.ndarray, *, num_select: int, criterion: str, form: str,
                       bins: int) -> InformationResult:
     """The relevance pass, then one joint-count pass per greedy step, all over the cached codes.
 
-    mRMR in the difference form first runs among the :func:`mrmr_candidate_count` features of
+    mRMR in the difference form first runs among the :func:`sparkfs.core.information.mrmr_candidate_count` features of
     largest relevance (the counts of a step only for them): a left-out feature's criterion is at
     most its relevance, so when every step's choice beats the largest relevance left out
-    (:func:`exact_among`) the run is the one over every feature, exactly; else the candidates grow
+    (:func:`sparkfs.core.information.exact_among`) the run is the one over every feature, exactly; else the candidates grow
     (x4) and the run starts again. JMI, CMIM and the quotient form have no such bound: every
     feature is a candidate."""
     p, B, C = rows.num_features, int(bins), rows.num_classes
@@ -238,7 +218,7 @@ def _greedy_selection(rows: Rows, encoded, class_totals: np.ndarray, *, num_sele
     relevance_tables = info_math.relevance_table(non_zero_table, class_totals)
     relevance = info_math.mutual_information(relevance_tables)
     prunable = criterion == "mrmr" and form == "difference"
-    count = mrmr_candidate_count(p, num_select) if prunable else p
+    count = info_math.mrmr_candidate_count(p, num_select) if prunable else p
     by_relevance = np.argsort(-relevance, kind="mergesort")
     rounds = []
     while True:
@@ -247,9 +227,9 @@ def _greedy_selection(rows: Rows, encoded, class_totals: np.ndarray, *, num_sele
                                num_select=num_select, criterion=criterion, form=form, bins=B)
         outside = float(relevance[by_relevance[count]]) if count < p else -np.inf
         rounds.append(int(count))
-        if count >= p or exact_among(result.criterion, outside):
+        if count >= p or info_math.exact_among(result.criterion, outside):
             break
-        count = min(p, PRUNED_GROWTH * count)
+        count = min(p, info_math.PRUNED_GROWTH * count)
     rows.info["passes"].append(f"{sum(min(num_select, r) - 1 for r in rounds)} greedy steps")
     info = {"passes": list(rows.info["passes"]), "bins_used": _bins_used(relevance_tables)}
     if prunable:

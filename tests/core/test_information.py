@@ -154,3 +154,15 @@ def test_criteria_equal_to_rounding_are_a_tie_decided_by_relevance_and_counted()
     # mRMR after feature 0: 0.6 - 0.2 = 0.4 against 0.5 - (0.1 - 1e-14), larger by rounding only
     result = im.greedy_selection(relevance, lambda s: (np.array([0.0, 0.2, 0.1 - 1e-14]), np.zeros(3)), 2, "mrmr")
     assert result.order == [0, 1] and result.tie_sizes == [1, 2] and result.tied_steps == 1
+
+
+def test_the_pruned_mrmr_run_is_exact_only_when_every_step_beats_the_largest_relevance_left_out():
+    from sparkfs.core.information import PRUNED_MIN, exact_among, mrmr_candidate_count
+
+    assert mrmr_candidate_count(50_000, 1_000) == 4_000 and mrmr_candidate_count(50_000, 10) == PRUNED_MIN
+    assert mrmr_candidate_count(300, 1_000) == 300
+    # the first step's criterion is the relevance itself (no redundancy yet): not compared
+    assert exact_among([9.0, 0.5, 0.31], outside_relevance=0.3)
+    assert not exact_among([9.0, 0.5, 0.29], outside_relevance=0.3)
+    assert not exact_among([9.0, 0.5, 0.3 * (1 + 1e-12)], outside_relevance=0.3)  # a tie to rounding
+    assert exact_among([9.0], outside_relevance=5.0)

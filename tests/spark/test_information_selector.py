@@ -103,7 +103,7 @@ def test_mrmr_among_the_most_relevant_is_the_run_over_every_feature(spark, monke
     run over every feature when each step's choice beats the largest relevance left out. Here the
     most relevant features are near copies of one another, so the first candidate set cannot prove
     that, the candidates grow, and the order is the reference's over every feature."""
-    import sparkfs.spark.information as information
+    import sparkfs.core.information as information
 
     rng = np.random.default_rng(11)
     labels = rng.integers(0, 3, 240)
