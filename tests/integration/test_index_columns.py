@@ -104,3 +104,25 @@ def test_byte_order_mark_is_not_part_of_the_first_name(spark, tmp_path):
     (tmp_path / "out").rename(tmp_path / "first_out")
     _, names = _selected(tmp_path / "featurefirst.csv", "csv", tmp_path)
     assert names == ["x0", "x1", "x2"]
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_polars_files_have_no_index_and_every_column_is_read(spark, tmp_path, capsys, fmt):
+    """polars writes no index (nor pandas metadata): every column but the label is a feature, and
+    the scores are those of the same table written by pandas without an index."""
+    import polars as pl
+
+    frame = _frame()
+    table = pl.from_pandas(frame)
+    path = tmp_path / f"data.{fmt}"
+    (table.write_parquet if fmt == "parquet" else table.write_csv)(path)
+    summary, names = _selected(path, fmt, tmp_path)
+    assert names == ["x0", "x1", "x2"] and summary["selected_names"] == ["x1"]
+    assert "left out" not in capsys.readouterr().err
+    polars_scores = pd.read_parquet(tmp_path / "out" / "features.parquet").sort_values("name")["score"].to_numpy()
+    (frame.to_parquet if fmt == "parquet" else frame.to_csv)(tmp_path / f"pandas.{fmt}", index=False)
+    out = tmp_path / "pandas-out"
+    assert main(["select", "--master", "local[2]", "--method", "anova", "--input", str(tmp_path / f"pandas.{fmt}"),
+                 "--format", fmt, "--num-features", "1", "--output", str(out)]) == 0
+    pandas_scores = pd.read_parquet(out / "features.parquet").sort_values("name")["score"].to_numpy()
+    np.testing.assert_allclose(polars_scores, pandas_scores, rtol=1e-12)
