@@ -184,9 +184,13 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
     if not selector.requires_labels and not input_conf.get("label_named"):
         selector.useWithoutLabels()  # no label column named: the method's unsupervised mode
     fingerprints = [input_fingerprint(path, spark) for path in inputs if path]  # before the read: what it reads
-    dataset, frame = _read_input(spark, config, selector)
-    with stage("fit"):
-        model = _fit_announcing_ties(selector, frame)
+    try:
+        dataset, frame = _read_input(spark, config, selector)
+        with stage("fit"):
+            model = _fit_announcing_ties(selector, frame)
+    except Exception:  # a file truncated or replaced during the read fails in Spark: name it instead
+        _refuse_if_inputs_changed_quietly(fingerprints[:1], inputs[:1], spark)
+        raise
     _refuse_changed_inputs(fingerprints[:1], inputs[:1], spark)  # the data; a config edited later changes nothing
     if model.numInputFeatures != dataset.num_features:
         raise InvalidInputError(
@@ -226,6 +230,17 @@ def _refuse_changed_inputs(before, inputs, spark) -> None:
             f"input {old['path']} changed while it was read (size {old['size_bytes']:,} bytes -> {size}, modified "
             f"{old['modified_at']} -> {new['modified_at']}): the result would mix the old and new contents, so "
             "nothing was written; run again once the file is complete (or read a copy)")
+
+
+def _refuse_if_inputs_changed_quietly(before, inputs, spark) -> None:
+    """After a failed read or fit: :func:`_refuse_changed_inputs` when the input can still be
+    looked at; if that look fails too (a stopped JVM), the original failure is the one to report."""
+    try:
+        _refuse_changed_inputs(before, inputs, spark)
+    except InvalidInputError:
+        raise
+    except Exception:  # noqa: BLE001 - the caller re-raises the failure that brought us here
+        return
 
 
 def _params_in_effect(selector) -> Dict[str, Any]:

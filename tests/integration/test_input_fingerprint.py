@@ -51,3 +51,31 @@ def test_the_summary_records_the_fingerprint_taken_before_the_read(spark, data, 
     assert summary["input_files"][0] == before
     snapshot(root)  # the output is complete: nothing hidden beside it
     assert sorted(path.name for path in root.iterdir()) == ["out", "small.libsvm"]
+
+
+def test_an_input_truncated_during_the_read_is_named_not_a_spark_failure(spark, tmp_path, capsys, monkeypatch):
+    """A Parquet file cut short after Spark planned the read makes the job fail in Spark (its footer
+    is gone); that used to be exit 1 and a Java trace (a scheduler retries it): now exit 2 naming it."""
+    import numpy as np
+    import pandas as pd
+
+    source = tmp_path / "data.parquet"
+    rng = np.random.default_rng(0)
+    pd.DataFrame(rng.normal(size=(400, 4)), columns=list("abcd")).assign(label=np.arange(400) % 2).to_parquet(
+        source, index=False)
+    real_read = select_command._read_input
+
+    def read_then_truncate(*args, **kwargs):
+        read = real_read(*args, **kwargs)
+        with open(source, "r+b") as cut:
+            cut.truncate(source.stat().st_size // 2)
+        return read
+
+    monkeypatch.setattr(select_command, "_read_input", read_then_truncate)
+    output = tmp_path / "out"
+    code = main(["select", "--master", "local[2]", "--input", str(source), "--format", "parquet", "--label-col",
+                 "label", "--method", "anova", "--num-features", "2", "--output", str(output)])
+    error = capsys.readouterr().err
+    assert code == 2, error[-3000:]
+    assert f"sparkfs: error: input {source} changed while it was read (size " in error
+    assert "Py4JJavaError" not in error and not output.exists()
