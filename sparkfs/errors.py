@@ -29,6 +29,12 @@ class DefaultSampleWarning(UserWarning):
     the summary records it."""
 
 
+class LargeWorkWarning(UserWarning):
+    """A run within its bounds whose memory is large enough to say so beforehand (for example
+    ReliefF's neighbour table with thousands of classes): the message names the size and the Params
+    that lower it."""
+
+
 class ParamBoundError(ValueError):
     """A Param whose work or memory the input would make too large (rows, classes, features or the
     driver budget set the bound), refused after the first cheap pass and before any heavy one; the

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
@@ -14,7 +16,7 @@ from sparkfs.core.options import ReliefOptions
 from sparkfs.core.relief import METRICS as RELIEF_METRICS
 from sparkfs.core.relief import NEIGHBOUR_VARIANTS
 from sparkfs.core.relief import VARIANTS as RELIEF_VARIANTS
-from sparkfs.errors import InvalidInputError
+from sparkfs.errors import InvalidInputError, LargeWorkWarning
 from sparkfs.spark.relief import relief_statistics
 
 
@@ -76,6 +78,10 @@ class _ReliefParams(HasQueryRows, HasScaling, HasDriverBudget, HasQueryBatchByte
         cosine and no scaling on term-like data, else the defaults euclidean and range)."""
         return (self.getOrDefault(self.preset) == "default" and not self.isSet(self.metric)
                 and not self.isSet(self.scaling) and self.getOrDefault(self.variant) in NEIGHBOUR_VARIANTS)
+
+
+#: Neighbour tables above this size are announced before the search (LargeWorkWarning).
+LARGE_TABLE_BYTES = 128 * 2**20
 
 
 class ReliefSelectorModel(FeatureSelectorModel, _ReliefParams):
@@ -180,6 +186,21 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
             sigma=tuple(sigma) if isinstance(sigma, list) else sigma, block_size=self.getOrDefault(self.blockSize),
             distance_from_data=self.distanceFromData())
 
+    def _announce_a_large_table(self, queries: int, num_classes: int) -> None:
+        """Warn (:class:`LargeWorkWarning`) when the neighbour table (queries x classes x k ids and
+        distances, within driverBudgetMB) is above :data:`LARGE_TABLE_BYTES`: every task builds one for
+        its rows and the driver merges them, so the run holds several times its size (ReliefF with
+        2,000 classes and 1,000 queries: a 305 MiB table, 4.9 GB across the processes here)."""
+        if self.getOrDefault(self.variant) not in NEIGHBOUR_VARIANTS:
+            return
+        k = self.getOrDefault(self.k)
+        size = 16 * queries * num_classes * k
+        if size > LARGE_TABLE_BYTES:
+            warnings.warn(f"{type(self).__name__}: the neighbour table of {queries:,} queries x {num_classes:,} classes "
+                          f"x k={k} neighbours takes {size / 2**20:,.0f} MiB, built in every task and merged on the "
+                          "driver (several times that in memory); a smaller sampleSize or k lowers it",
+                          LargeWorkWarning, stacklevel=3)
+
     def _compute_scores(self, prepared: PreparedInput) -> ScoreResult:
         labels, counts = prepared.label_values, prepared.class_counts
         sample_size, sample_rule = self._query_sample_rule(int(counts.sum()))
@@ -187,6 +208,7 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
             self._warn_default_sample(
                 f"{type(self).__name__} ({self.getOrDefault(self.variant)})", f"the input has {int(counts.sum()):,} rows",
                 f"{sample_size:,} query rows were drawn", after=" (the search costs queries x rows x features)")
+        self._announce_a_large_table(min(sample_size or int(counts.sum()), int(counts.sum())), len(labels))
         result = relief_statistics(prepared.indexed, self.getFeaturesCol(), prepared.label_col,
                                    num_features=prepared.num_features, num_classes=len(labels),
                                    options=self._options(sample_size), engine=self._engine_options())

@@ -51,3 +51,25 @@ def test_relieff_with_2000_classes_prints_no_compiler_trace(tmp_path):
         assert word not in ran.stderr, ran.stderr[-3000:]
     summary = pd.read_json(out / "summary.json", typ="series")
     assert summary["n_classes"] == 2000
+
+
+def test_a_large_neighbour_table_is_announced_before_the_search(spark, monkeypatch):
+    """The table is within driverBudgetMB (else refused) but large: a LargeWorkWarning names its size
+    and the Params that lower it (ReliefF with 2,000 classes took 4.9 GB across the processes)."""
+    import sparkfs.selectors.relief as relief_module
+    from sparkfs import ReliefSelector
+    from sparkfs.errors import LargeWorkWarning
+    from tests.helpers import make_df
+
+    rng = np.random.default_rng(2)
+    X, y = rng.normal(size=(40, 3)), np.arange(40) % 4
+    monkeypatch.setattr(relief_module, "LARGE_TABLE_BYTES", 16 * 40 * 4 * 3 - 1)  # just below 40 x 4 x k=3
+    with pytest.warns(LargeWorkWarning, match=r"the neighbour table of 40 queries x 4 classes x k=3 neighbours "
+                                               r"takes 0 MiB, built in every task.*a smaller sampleSize or k"):
+        ReliefSelector(numFeatures=1, k=3).fit(make_df(spark, X, y))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LargeWorkWarning)
+        ReliefSelector(numFeatures=1, k=3, sampleSize=39).fit(make_df(spark, X, y))  # 39 queries: below
+        ReliefSelector(numFeatures=1, variant="prelief").fit(make_df(spark, X, y))  # no neighbour table
