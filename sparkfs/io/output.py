@@ -25,6 +25,7 @@ import io
 import json
 import logging
 import os
+import shutil
 import uuid
 from typing import Any, Dict, Iterable, List, Optional
 
@@ -58,10 +59,24 @@ class OutputWriteError(SparkResourceError, OSError):
 _LocalStore, _HadoopStore, _open_store = LocalStore, HadoopStore, open_store
 
 
+#: Free bytes a local output's file system must have before any work: the smallest output (a
+#: features table and a summary) takes tens of KiB; below this even that would likely fail.
+MIN_FREE_BYTES = 1 << 20
+
+
+def _free_bytes(folder: str) -> Optional[int]:
+    """Free bytes for this user on ``folder``'s file system, or None when it cannot be told."""
+    try:
+        return shutil.disk_usage(folder).free
+    except OSError:
+        return None
+
+
 def _check_local_writable(target: str) -> None:
     """Refuse, before any work, a local output that cannot be created: one below an existing
-    file (``afile.txt/sub``), or whose nearest existing parent refuses a new directory (a
-    scratch directory is created and removed there)."""
+    file (``afile.txt/sub``), whose nearest existing parent refuses a new directory (a
+    scratch directory is created and removed there), or whose file system has less than
+    :data:`MIN_FREE_BYTES` free."""
     parent = os.path.dirname(target)
     while parent and not os.path.lexists(parent):
         parent = os.path.dirname(parent) if os.path.dirname(parent) != parent else ""
@@ -76,6 +91,11 @@ def _check_local_writable(target: str) -> None:
     except OSError as error:
         raise OutputNotWritableError(f"output directory {target} is not writable: cannot create a directory in "
                                      f"{parent or '.'} ({error.strerror})") from None
+    free = _free_bytes(parent or ".")
+    if free is not None and free < MIN_FREE_BYTES:
+        raise OutputNotWritableError(f"output directory {target}: the file system of {parent or '.'} has {free:,} "
+                                     f"bytes free, less than the {MIN_FREE_BYTES:,} an output needs; free space "
+                                     "there or choose another --output")
 
 
 def check_output_free(path: str, overwrite: bool, spark=None, *, command: str = "select",
@@ -170,6 +190,7 @@ def write_output_files(path: str, tables: Dict[str, Any], summary: Dict[str, Any
         target = store.target
         check_replaceable(store, command, overwrite)  # again: the directory may have changed since the start
         staging = store.path(store.parent(target), f".{store.name(target)}.tmp-{uuid.uuid4().hex}")
+        _check_room_for(store, payloads, target)
         try:
             for name, payload in payloads.items():
                 _write_file(store, store.path(staging, name), payload, target)
@@ -198,6 +219,21 @@ def _serialised(tables: Dict[str, Any], summary: Dict[str, Any], command: str) -
     document = {**marker(command), **summary}
     payloads["summary.json"] = json.dumps(document, indent=2, default=_json_default).encode("utf-8")
     return payloads
+
+
+def _check_room_for(store, payloads: Dict[str, bytes], target) -> None:
+    """A local output whose file system has less free space than its files' bytes is refused
+    before anything is written (the same failure as a full disk during the write)."""
+    if not isinstance(store, LocalStore):
+        return
+    needed = sum(len(payload) for payload in payloads.values())
+    free = _free_bytes(os.path.dirname(store.target) or ".")
+    if free is not None and free < needed:
+        failure = OutputWriteError(f"cannot write the output {store.uri(target)}: its {len(payloads)} files take "
+                                   f"{needed:,} bytes and its file system has {free:,} free; nothing was written; "
+                                   "free space there or choose another --output")
+        failure.errno = errno.ENOSPC
+        raise failure
 
 
 _WRITE_FAILURES = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "the disk quota is exceeded"}

@@ -107,6 +107,37 @@ def test_the_early_check_passes_a_new_output_in_a_writable_place(layout):
         check_output_early(str(layout / "afile.txt" / "x"), True)
 
 
+def _free_space(monkeypatch, free):
+    import collections
+    import shutil
+
+    usage = collections.namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**12, 10**12 - free, free))
+
+
+def test_a_file_system_without_room_is_refused_before_spark(layout, capsys, no_spark, monkeypatch):
+    _free_space(monkeypatch, 4096)
+    output = layout / "out"
+    error = _refused(_select(str(layout / "small.libsvm"), output), capsys, layout)
+    assert f"output directory {output}: the file system of {layout} has 4,096 bytes free, less than the " \
+           "1,048,576 an output needs; free space there or choose another --output" in error
+
+
+def test_an_output_larger_than_the_free_space_is_refused_before_writing(tmp_path, monkeypatch):
+    import pandas as pd
+
+    target = tmp_path / "out"
+    table = pd.DataFrame({"index": range(5000), "score": [1.0] * 5000})
+    write_output_files(str(target), {"features.parquet": table}, {"run": 1})
+    before = snapshot(tmp_path)
+    _free_space(monkeypatch, 2000)
+    with pytest.raises(OutputWriteError, match=r"its 2 files take [\d,]+ bytes and its file system has 2,000 free; "
+                                               "nothing was written") as raised:
+        write_output_files(str(target), {"features.parquet": table}, {"run": 2}, overwrite=True)
+    assert raised.value.errno == errno.ENOSPC
+    assert snapshot(tmp_path) == before
+
+
 # A full disk during the write ------------------------------------------------------------------
 
 
