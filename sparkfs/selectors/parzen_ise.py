@@ -24,13 +24,25 @@ from sparkfs.selectors._params import (
     in_range,
     one_of,
 )
+from sparkfs.core.parzen_ise_sparse import sparse_pair_plan
 from sparkfs.spark.parzen_ise import parzen_ise_on_sample, parzen_ise_statistics
+from sparkfs.spark.parzen_ise_sparse import (SPARSE_FEATURE_ROWS, SPARSE_LANDMARKS, SPARSE_PAIR_BUDGET,
+                                             SparsePairSettings, feature_nonzero_counts, stores_sparse)
 
 #: Kernel evaluations (rows x rows x features) one evaluation of the criterion may take before the
 #: default fits on a sample: 5e8 is about a minute for a whole fit on this 2-core machine.
 DEFAULT_PAIR_BUDGET = 5 * 10**8
 #: The smallest default sample (when even it exceeds the budget, it is still used).
 MIN_DEFAULT_SAMPLE = 100
+#: The sparse pair sums' budget, cap and landmarks (marginal criterion on sparse vectors, sampleSize and
+#: landmarks unset): every row when the plan's pairs are within the budget (docs/parzen_ise.md).
+SPARSE_SETTINGS = SparsePairSettings()
+
+
+def default_sparse_plan(counts, n_rows: int):
+    """The sparse pair plan of the default on these non-zero counts (:data:`SPARSE_SETTINGS`)."""
+    return sparse_pair_plan(counts, n_rows, pair_budget=SPARSE_SETTINGS.pair_budget,
+                            feature_rows=SPARSE_SETTINGS.feature_rows, landmarks=SPARSE_SETTINGS.landmarks)
 
 
 def _param(name, doc, converter):
@@ -72,13 +84,18 @@ class _ParzenISEParams(HasDriverBudget, HasQueryBatchBytes):
     tol: Param = _param("tol", "stop when no weight moves more than tol x the weights' spread", TypeConverters.toFloat)
     heldOutFeature: Param = _param("heldOutFeature", "feature held at weight 0: 'auto' (the paper's second strategy), "
                                    "'none', or its 0-based index", _held_out)
-    landmarks: Param = _param("landmarks", "rows sampled for the inner sums; unset = every row",
+    landmarks: Param = _param("landmarks", "rows sampled for the inner sums (every feature, dense pass); unset = "
+                              "every row (on sparse vectors with criterion='marginal': every pair of every feature "
+                              f"exact while the stored pairs sum_k m_k^2 <= {SPARSE_PAIR_BUDGET:.1e}, else the "
+                              f"features with more than {SPARSE_FEATURE_ROWS} non-zeros estimated against "
+                              f"{SPARSE_LANDMARKS} seeded rows, announced; docs/parzen_ise.md)",
                               TypeConverters.toInt)
     sampleSize: Param = _param("sampleSize", "rows the whole fit runs on, drawn by `seed` and fitted on the driver; "
                                "unset = every row while rows x rows x features <= "
-                               f"{DEFAULT_PAIR_BUDGET:.0e} (or landmarks is set), else the largest sample within "
-                               f"that, at least {MIN_DEFAULT_SAMPLE} (announced); a value >= the rows uses every row",
-                               TypeConverters.toInt)
+                               f"{DEFAULT_PAIR_BUDGET:.0e} (or landmarks is set, or, for criterion='marginal' on "
+                               "sparse vectors, the sparse pair sums fit their budget), else the largest sample "
+                               f"within that, at least {MIN_DEFAULT_SAMPLE} (announced); a value >= the rows uses "
+                               "every row", TypeConverters.toInt)
     seed: Param = _param("seed", "seed of the FCM start, the landmarks and the sample", TypeConverters.toInt)
     varianceFloor: Param = _param("varianceFloor", "group variances floored at this share of the feature's variance",
                                   TypeConverters.toFloat)
@@ -165,30 +182,58 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
                                     f"columns are {dataset.columns}")
         return groups == "labels" or (groups == "auto" and present)
 
-    def _row_sample(self, n_rows: int, num_features: int):
-        """(rows to fit on or None for every row, how it was chosen): ``sampleSize`` when set;
-        unset, every row when landmarks is set or n x n x d is within DEFAULT_PAIR_BUDGET, else
-        the largest sample within it (at least MIN_DEFAULT_SAMPLE)."""
+    def _row_sample(self, frame, n_rows: int, num_features: int):
+        """(rows to fit on or None for every row, how it was chosen, the sparse pairs that did not fit or
+        None): ``sampleSize`` when set; unset, every row when landmarks is set or n x n x d is within
+        DEFAULT_PAIR_BUDGET, or, for the marginal criterion on sparse vectors, when the sparse pair
+        plan (:func:`sparkfs.core.parzen_ise_sparse.sparse_pair_plan`, from one count pass) is within
+        its budget; else the largest sample within DEFAULT_PAIR_BUDGET (at least MIN_DEFAULT_SAMPLE)."""
         if self.isDefined(self.sampleSize):
             size = self.getOrDefault(self.sampleSize)
-            return (None if size >= n_rows else size), "sampleSize"
+            return (None if size >= n_rows else size), "sampleSize", None
         if self.isDefined(self.landmarks) or n_rows * n_rows * num_features <= DEFAULT_PAIR_BUDGET:
-            return None, "every row"
+            return None, "every row", None
+        sparse_pairs = None
+        if self.getOrDefault(self.criterion) == "marginal" and stores_sparse(frame, self.getFeaturesCol()):
+            plan = default_sparse_plan(feature_nonzero_counts(frame, self.getFeaturesCol()), n_rows)
+            if plan.pairs <= SPARSE_SETTINGS.pair_budget:
+                return None, "every row", None
+            sparse_pairs = plan.pairs
         size = max(MIN_DEFAULT_SAMPLE, math.isqrt(DEFAULT_PAIR_BUDGET // max(num_features, 1)))
-        return (None, "every row") if size >= n_rows else (size, "default")
+        return (None, "every row", None) if size >= n_rows else (size, "default", sparse_pairs)
 
     def _fit_rows(self, frame, label_col, num_features, num_classes, n_rows, options: ParzenISEOptions):
         """The Spark fit over every row, or the fit on a row sample on the driver (announced)."""
-        sample, rule = self._row_sample(n_rows, num_features)
+        sample, rule, sparse_pairs = self._row_sample(frame, n_rows, num_features)
         engine = self._engine_options()
         if sample is None:
-            return parzen_ise_statistics(frame, self.getFeaturesCol(), label_col, num_features=num_features,
-                                         num_classes=num_classes, options=options, engine=engine), rule
+            result = parzen_ise_statistics(frame, self.getFeaturesCol(), label_col, num_features=num_features,
+                                           num_classes=num_classes, options=options, engine=engine,
+                                           sparse_pairs=SPARSE_SETTINGS)
+            self._announce_estimate(result.info.get("sparse_pairs"), n_rows, rule)
+            return result, rule
         if rule == "default":
-            self._warn_default_sample(type(self).__name__, f"every pair of the {n_rows:,} rows meets in each of the {num_features:,} features (rows x rows x features above {DEFAULT_PAIR_BUDGET:.0e})", f"the fit runs on {sample:,} rows drawn", after=", on the driver", advice=CHOOSE_SAMPLE + " or landmarks to use every row", stacklevel=4)  # noqa: E501
+            situation = (f"every pair of the {n_rows:,} rows meets in each of the {num_features:,} features (rows x "
+                         f"rows x features above {DEFAULT_PAIR_BUDGET:.0e})")
+            if sparse_pairs is not None:
+                situation += (f", and even the sparse pair sums take {sparse_pairs:.2e} pairs (above "
+                              f"{SPARSE_SETTINGS.pair_budget:.1e})")
+            self._warn_default_sample(type(self).__name__, situation, f"the fit runs on {sample:,} rows drawn", after=", on the driver", advice=CHOOSE_SAMPLE + " or landmarks to use every row", stacklevel=4)  # noqa: E501
         return parzen_ise_on_sample(frame, self.getFeaturesCol(), label_col, num_features=num_features,
                                     num_classes=num_classes, sample_size=sample, options=options,
                                     engine=engine), rule
+
+    def _announce_estimate(self, sparse_pairs, n_rows: int, rule: str) -> None:
+        """The warning of a sparse fit whose densest features were estimated by landmarks (sampleSize unset)."""
+        if not sparse_pairs or not sparse_pairs["estimated_features"] or rule == "sampleSize":
+            return
+        self._warn_default_sample(
+            type(self).__name__, f"every pair of the {n_rows:,} sparse rows would take more than "
+            f"{SPARSE_SETTINGS.pair_budget:.1e} pair kernels", f"the pair sums of the "
+            f"{sparse_pairs['estimated_features']:,} features with more than {SPARSE_SETTINGS.feature_rows:,} "
+            f"non-zero values are estimated against {sparse_pairs['landmarks']:,} landmark rows drawn",
+            after=f" (scaled by rows / landmarks; the other {sparse_pairs['exact_features']:,} features take every "
+            f"pair)", advice=CHOOSE_SAMPLE + " for an exact fit on a sample", stacklevel=5)
 
     def _data_bounds(self, shape):
         """numClusters within the rows (fuzzy c-means groups, when no labels are used)."""
@@ -230,6 +275,8 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
                                   "weight_spread": float(run["weight_spread"])} for run in result.info["runs"]],
                 "passes": int(result.info["passes"]), "row_sample": sample_rule,
                 "sample_rows": int(result.info.get("sample_rows", result.n_rows))}
+        if "sparse_pairs" in result.info:  # the sparse pass: exact and landmark-estimated features
+            info["sparse_pairs"] = dict(result.info["sparse_pairs"])
         if "ise_relative_standard_error" in last:
             info["ise_relative_standard_error"] = float(last["ise_relative_standard_error"])
         if result.groups == "fcm":

@@ -18,7 +18,10 @@ Passes (each one Spark job over the cached blocks):
    Gaussian kernels; the projected Newton descent (:func:`marginal_run`) converges in a few passes.
 
 Rows are centred at the column means in the tasks (a CSR block becomes dense there: the Gaussian
-kernel involves every feature).
+kernel involves every feature), except on sparse input with the marginal criterion and no
+``landmarks``: then steps 2-5 run on the stored values (:mod:`sparkfs.spark.parzen_ise_sparse`: FCM
+and the group moments from sparse products, the zero pairs in closed form, every row a query, features
+with many stored values estimated by landmarks when the exact pairs exceed ``sparse_pairs.pair_budget``).
 """
 
 from __future__ import annotations
@@ -33,11 +36,15 @@ from sparkfs import progress
 from sparkfs.core import fuzzy_cmeans as fcm
 from sparkfs.core import parzen_ise as pi
 from sparkfs.core import parzen_ise_marginal as pim
+from sparkfs.core import parzen_ise_sparse as pis
 from sparkfs.core.options import ParzenISEOptions
 from sparkfs.core.parzen_ise_options import final_scores, runs_with_held_out_feature
 from sparkfs.core.sampling import content_sample_keys
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.method_setup import EngineOptions, options_of
+from sparkfs.spark.parzen_ise_sparse import (SparsePairSettings, group_memberships, prepare_sparse_marginal,
+                                             sparse_group_memberships, sparse_group_variances,
+                                             sparse_marginal_terms_pass, stores_sparse)
 from sparkfs.spark.passes import batched_pass, sum_merge
 from sparkfs.spark.rows import Block, Rows, RowSet
 
@@ -60,22 +67,15 @@ def _centred(matrix, mean) -> np.ndarray:
     return dense - mean
 
 
-def _group_memberships(points, labels, shipped) -> np.ndarray:
-    """Class one-hots (with labels), or FCM memberships from the shipped centres (hard or soft)."""
-    if shipped["centres"] is None:
-        return np.eye(shipped["num_groups"])[labels]
-    fuzzy = fcm.fcm_memberships(points, shipped["centres"], shipped["m"])
-    return pi.hard_memberships(fuzzy) if shipped["hard"] else fuzzy
-
-
 def _start_keys(rows, seed):
     """The rows' seeded content keys (those that drew them): FCM starts from the first distinct
     rows in (key, id) order, as :func:`sparkfs.core.parzen_ise.parzen_ise_in_memory` does."""
     return content_sample_keys(rows.matrix, rows.labels, rows.weights, seed)
 
 
-def _fuzzy_cmeans(rows: Rows, mean, feature_scale, num_clusters, m, tol, max_iter, seed):
-    """FCM on the cluster: equals :func:`fcm_in_memory` on the centred rows (same start, same loop)."""
+def _fuzzy_cmeans(rows: Rows, mean, feature_scale, num_clusters, m, tol, max_iter, seed, sparse=False):
+    """FCM on the cluster: equals :func:`fcm_in_memory` on the centred rows (same start, same loop); with
+    ``sparse``, each block's terms from sparse products (O(nnz C) a pass, nothing densified)."""
     start = rows.sample(min(rows.n_rows, START_ROWS_PER_CLUSTER * num_clusters), seed)
     try:
         centres = fcm.initial_centres(_centred(start.matrix, mean), _start_keys(start, seed), num_clusters)
@@ -86,8 +86,12 @@ def _fuzzy_cmeans(rows: Rows, mean, feature_scale, num_clusters, m, tol, max_ite
     meter = progress.steps("parzen-ise fuzzy c-means (at most)", max_iter, "iteration")
     for iteration in range(1, max_iter + 1):
         def summarize(block: Block, handle):
-            terms = fcm.fcm_block_terms(_centred(block.matrix, handle.value["mean"]), handle.value["centres"],
-                                        handle.value["m"])
+            if sparse:
+                terms = pis.sparse_fcm_block_terms(block.matrix, handle.value["mean"], handle.value["centres"],
+                                                   handle.value["m"])
+            else:
+                terms = fcm.fcm_block_terms(_centred(block.matrix, handle.value["mean"]), handle.value["centres"],
+                                            handle.value["m"])
             return {"weighted_sums": terms.weighted_sums, "membership_sums": terms.membership_sums,
                     "objective": np.array([terms.objective])}
 
@@ -114,7 +118,7 @@ def _group_variances(rows: Rows, grouping, feature_variance, variance_floor):
 
         def summarize(block: Block, shipped):
             points = _centred(block.matrix, shipped["mean"])
-            terms = pi.group_moment_terms(points, _group_memberships(points, block.labels, shipped), shipped["shifts"])
+            terms = pi.group_moment_terms(points, group_memberships(points, block.labels, shipped), shipped["shifts"])
             return {"weight_sums": terms.weight_sums, "sums": terms.sums, "square_sums": terms.square_sums}
 
         with rows.shipped({**grouping, "shifts": shifts}) as handle:
@@ -133,7 +137,7 @@ def _marginal_terms(rows: Rows, grouping, queries: RowSet, query_memberships, va
 
     def summarize(block: Block, shipped):
         centred = _centred(block.matrix, shipped["mean"])
-        memberships = _group_memberships(centred, block.labels, shipped)
+        memberships = group_memberships(centred, block.labels, shipped)
         points, _ = pim.standardised(centred, shipped["feature_variance"], shipped["variances"])
         terms = pim.summed_block_terms(
             (pim.marginal_block_terms(shipped["matrix"], shipped["memberships"], points[chunk], memberships[chunk],
@@ -160,7 +164,7 @@ def _ise_pair_sums(rows: Rows, grouping, queries: RowSet, query_memberships, var
 
     def summarize(block: Block, shipped, gradient):
         points = _centred(block.matrix, shipped["mean"])
-        row_memberships = _group_memberships(points, block.labels, shipped)
+        row_memberships = group_memberships(points, block.labels, shipped)
         sums, grad = np.zeros(shipped["matrix"].shape[0]), np.zeros(shipped["free"].size)
         for start in range(0, points.shape[0], block_size):
             chunk = slice(start, start + block_size)
@@ -188,9 +192,47 @@ def _ise_pair_sums(rows: Rows, grouping, queries: RowSet, query_memberships, var
     return pair_sums
 
 
+def _dense_pair_functions(rows: Rows, grouping, feature_variance, variance_floor, h, block_size, num_queries, seed,
+                          info):
+    """The group variances, then the queries (every row, or ``num_queries`` landmarks drawn by seed + 1)
+    centred on the driver: ``(marginal pair terms, image pair sums, num_queries)`` of the dense passes."""
+    variances = _group_variances(rows, grouping, feature_variance, variance_floor)
+    queries = rows.collect() if num_queries == rows.n_rows else rows.sample(num_queries, seed + 1)
+    # the queries centred at the column means (the rows are centred in the tasks)
+    centred = RowSet(_centred(queries.matrix, grouping["mean"]), queries.ids, queries.labels)
+    query_memberships = group_memberships(centred.matrix, queries.labels, grouping)
+    info.update(variances=variances, num_queries=len(queries))
+
+    def pair_terms(w, with_self):
+        return _marginal_terms(rows, grouping, centred, query_memberships, variances, feature_variance, w, h,
+                               with_self, block_size)
+    return pair_terms, _ise_pair_sums(rows, grouping, centred, query_memberships, variances, h, block_size), \
+        len(queries)
+
+
+def _sparse_pair_functions(rows: Rows, grouping, feature_variance, variance_floor, h, settings, seed, info):
+    """Sparse rows (:mod:`sparkfs.spark.parzen_ise_sparse`): the group variances from sparse products, every
+    row collected as a query (CSR), the plan of exact and estimated features; ``(marginal pair terms, None,
+    N)``."""
+    variances = sparse_group_variances(rows, grouping, feature_variance, variance_floor)
+    queries = rows.collect()
+    query_memberships = sparse_group_memberships(queries.matrix, queries.labels, grouping)
+    setup = prepare_sparse_marginal(queries, query_memberships, grouping["mean"], feature_variance, settings,
+                                    seed + 1)
+    _, scaled_variances = pim.standardised(np.zeros((0, len(feature_variance))), feature_variance, variances)
+    info.update(variances=variances, num_queries=len(queries), sparse_pairs=setup.summary())
+
+    def pair_terms(w, with_self):
+        return sparse_marginal_terms_pass(rows, grouping, queries, query_memberships, setup, scaled_variances, w, h,
+                                          with_self)
+    return pair_terms, None, len(queries)
+
+
 def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None, *, num_features: int,
                           num_classes: Optional[int] = None, options: Optional[ParzenISEOptions] = None,
-                          engine: Optional[EngineOptions] = None, **settings) -> ParzenISEResult:
+                          engine: Optional[EngineOptions] = None,
+                          sparse_pairs: Optional[SparsePairSettings] = SparsePairSettings(),
+                          **settings) -> ParzenISEResult:
     """Parzen-ISE weights on a DataFrame; equal to :func:`parzen_ise_in_memory` on the same rows
     (``label_col``: a class index column 0..num_classes-1, else FCM groups). ``options``: the
     method's (:class:`sparkfs.core.options.ParzenISEOptions`); ``engine``: the pair engine's
@@ -198,7 +240,9 @@ def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None
     ``driver_budget_mb``, ``query_batch_bytes``, ``canonical``); or their fields as keywords.
     The pair sums run per query batch of at most ``block_size`` queries and within
     ``query_batch_bytes`` (see :class:`~sparkfs.spark.rows.Rows`; on Spark Connect at most 48 MiB
-    per batch)."""
+    per batch). ``sparse_pairs`` (None: always the dense passes): on sparse vectors with the marginal
+    criterion and no landmarks, the budget of the sparse passes (:mod:`sparkfs.spark.parzen_ise_sparse`;
+    ``info["sparse_pairs"]`` says which features were exact and how many landmarks the others took)."""
     options, engine = options_of(ParzenISEOptions, options, engine, settings, "parzen_ise_statistics")
     checked = options.checked(num_features)   # the descent's values as floats, fixed_feature within the features
     landmarks, seed, block_size = options.landmarks, options.seed, options.block_size
@@ -218,34 +262,33 @@ def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None
         h_value = checked["h"] if checked["h"] is not None else (
             pim.marginal_window_width(num_rows) if marginal else pi.default_window_width(num_rows, num_features))
         info: Dict[str, Any] = {"h": h_value, "criterion": checked["criterion"]}
+        sparse = sparse_pairs is not None and marginal and num_queries == num_rows and stores_sparse(df, features_col)
         if label_col is not None:
             grouping = {"centres": None, "num_groups": int(num_classes), "mean": mean}
             info["groups"] = "labels"
         else:
             centres, fcm_info = _fuzzy_cmeans(rows, mean, np.where(population_std > 0, population_std, 1.0),
                                               options.num_clusters, options.m, options.fcm_tol,
-                                              options.fcm_max_iter, seed)
+                                              options.fcm_max_iter, seed, sparse)
             grouping = {"centres": centres, "m": options.m, "hard": options.memberships == "hard",
                         "num_groups": options.num_clusters, "mean": mean}
             info.update(groups="fcm", fcm=fcm_info, centres=centres + mean)
-        variances = _group_variances(rows, grouping, feature_variance, checked["variance_floor"])
-        queries = rows.collect() if landmarks is None or landmarks >= num_rows else rows.sample(landmarks, seed + 1)
-        # the queries centred at the column means (the rows are centred in the tasks)
-        centred = RowSet(_centred(queries.matrix, mean), queries.ids, queries.labels)
-        query_memberships = _group_memberships(centred.matrix, queries.labels, grouping)
-        info.update(variances=variances, num_queries=len(queries))
-        pair_sums = _ise_pair_sums(rows, grouping, centred, query_memberships, variances, h_value, block_size)
+        if sparse:
+            pair_terms, pair_sums, num_queries = _sparse_pair_functions(
+                rows, grouping, feature_variance, checked["variance_floor"], h_value, sparse_pairs, seed, info)
+        else:
+            pair_terms, pair_sums, num_queries = _dense_pair_functions(
+                rows, grouping, feature_variance, checked["variance_floor"], h_value, block_size, num_queries, seed,
+                info)
 
         def run(fixed, previous):
             if marginal:
                 return pim.marginal_run(
-                    lambda w, with_self: _marginal_terms(rows, grouping, centred, query_memberships, variances,
-                                                         feature_variance, w, h_value, with_self, block_size),
-                    num_rows=num_rows, num_features=num_features, fixed=fixed, num_queries=len(queries),
+                    pair_terms, num_rows=num_rows, num_features=num_features, fixed=fixed, num_queries=num_queries,
                     max_iter=checked["descent"]["max_iter"], tol=checked["descent"]["tol"],
                     previous=previous, rank_by=checked["rank_by"])
-            return pi.ise_run(pair_sums, num_rows=num_rows, num_features=num_features, variances=variances, h=h_value,
-                              fixed=fixed, num_queries=len(queries), descent_options=checked["descent"])
+            return pi.ise_run(pair_sums, num_rows=num_rows, num_features=num_features, variances=info["variances"],
+                              h=h_value, fixed=fixed, num_queries=num_queries, descent_options=checked["descent"])
 
         runs = runs_with_held_out_feature(run, num_features, options.fixed_feature)
         info.update(runs=runs, fixed_feature=runs[-1]["fixed_feature"], passes=len(rows.info["passes"]),

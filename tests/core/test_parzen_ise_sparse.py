@@ -232,3 +232,104 @@ def test_mutations_are_detected(kind, monkeypatch):
     np.testing.assert_allclose(mutated[[0, 4, 5, 6]], expected[[0, 4, 5, 6]], rtol=1e-10)
     monkeypatch.setattr(sparse_ise, "_pair_list_terms", original)
     np.testing.assert_allclose(sparse_terms(data, w), expected, rtol=1e-10)
+
+
+# ---- rows and queries that differ: row blocks x query batches ------------------------------------------
+
+def split_terms(data, w, row_blocks, query_batches, use_numba=None, features=None):
+    """The sums over the rows of ``row_blocks`` (lists of row positions) and the queries of
+    ``query_batches``, assembled as the module's notes say: stored/stored per (block, batch), stored rows
+    against every zero query per block, stored queries against every zero row per batch, zero/zero once."""
+    raw, u = data["raw"], data["memberships"]
+    mean, var, v, zeros = data["mean"], data["var"], data["variances"], data["zeros"]
+    rows_all = np.concatenate(row_blocks)
+    queries_all = np.concatenate(query_batches)
+    options = dict(h=H, with_self=True, use_numba=use_numba, features=features)
+
+    def columns(positions):
+        return sparse_ise.scaled_columns(sp.csr_matrix(raw[positions]), mean, var)
+    row_zero = sparse_ise.zero_membership_sums(columns(rows_all), u[rows_all])
+    query_zero = sparse_ise.zero_membership_sums(columns(queries_all), u[queries_all])
+    total = sparse_ise.zero_zero_sums(row_zero, query_zero, zeros, v, w, **options)
+    for block in row_blocks:
+        total += sparse_ise.stored_zero_sums(columns(block), u[block], query_zero, zeros, v, w, **options)
+        for batch in query_batches:
+            total += sparse_ise.stored_pair_sums(columns(block), u[block], columns(batch), u[batch], v, w, **options)
+    for batch in query_batches:
+        total += sparse_ise.stored_zero_sums(columns(batch), u[batch], row_zero, zeros, v, w, stored_side="queries",
+                                             **options)
+    return total
+
+
+@pytest.mark.parametrize("kind", ["hard", "soft"])
+@pytest.mark.parametrize("use_numba", [None, False])
+def test_row_blocks_and_query_batches_add_up_to_the_pair_sums(kind, use_numba):
+    data = make_data(9, kind)
+    w = WEIGHTS[0]
+    row_blocks = [np.arange(0, 13), np.arange(13, 30), np.arange(30, 34)]     # 34 of the 40 rows
+    query_batches = [np.array([1, 5, 6, 20]), np.arange(22, 40)]               # 22 queries, some not rows
+    rows_all, queries_all = np.concatenate(row_blocks), np.concatenate(query_batches)
+    x, u = data["dense"], data["memberships"]
+    expected = stacked(marginal_block_terms(x[queries_all], u[queries_all], x[rows_all], u[rows_all],
+                                            data["variances"], w, h=H, with_self=True))
+    got = split_terms(data, w, row_blocks, query_batches, use_numba)
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12 * np.abs(expected).max())
+    # the same points on both sides: equal to sparse_marginal_terms; a feature mask leaves the others at 0
+    every = [np.arange(N)]
+    mask = np.arange(D) % 2 == 0
+    masked = split_terms(data, w, every, every, use_numba, features=mask)
+    np.testing.assert_allclose(masked[:, mask], sparse_terms(data, w)[:, mask], rtol=1e-10)
+    assert np.all(masked[:, ~mask] == 0.0)
+
+
+def test_stored_zero_sums_keep_the_roles_of_rows_and_queries():
+    data = make_data(10, "soft")
+    cols = sparse_ise.scaled_columns(sp.csr_matrix(data["raw"]), data["mean"], data["var"])
+    zero_sums = sparse_ise.zero_membership_sums(cols, data["memberships"])
+    args = (cols, data["memberships"], zero_sums, data["zeros"], data["variances"], WEIGHTS[0])
+    as_rows = sparse_ise.stored_zero_sums(*args, h=H, stored_side="rows")
+    as_queries = sparse_ise.stored_zero_sums(*args, h=H, stored_side="queries")
+    np.testing.assert_allclose(as_rows[4:], as_queries[4:], rtol=1e-12)  # Q is symmetric in i and j
+    assert not np.allclose(as_rows[1:4], as_queries[1:4], rtol=1e-6)    # C is not
+    with pytest.raises(ValueError, match="stored_side"):
+        sparse_ise.stored_zero_sums(*args, h=H, stored_side="both")
+
+
+def test_sparse_pair_plan_and_sparse_group_moments():
+    counts = np.array([0, 3, 10, 50, 400])
+    plan = sparse_ise.sparse_pair_plan(counts, 1000, pair_budget=int((counts ** 2).sum()), feature_rows=20,
+                                       landmarks=100)
+    assert plan.exact.all() and plan.num_landmarks == 0 and plan.num_estimated == 0
+    plan = sparse_ise.sparse_pair_plan(counts, 1000, pair_budget=1000, feature_rows=20, landmarks=100)
+    np.testing.assert_array_equal(plan.exact, [True, True, True, False, False])
+    assert plan.exact_pairs == 109 and plan.num_landmarks == 100
+    assert plan.landmark_pairs == pytest.approx(100 * (50 ** 2 + 400 ** 2) / 1000)
+    assert sparse_ise.sparse_pair_plan(counts, 1000, pair_budget=1000, feature_rows=20, landmarks=1000).exact.all()
+    from sparkfs.core.parzen_ise import group_moment_terms
+
+    data = make_data(11, "soft")
+    shifts = np.random.default_rng(0).normal(size=(C, D))
+    centred = data["raw"] - data["mean"]
+    for shift in (None, shifts):
+        want = group_moment_terms(centred, data["memberships"], shift)
+        got = sparse_ise.sparse_group_moment_terms(sp.csr_matrix(data["raw"]), data["memberships"], data["mean"],
+                                                   shift)
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10 * np.abs(b).max())
+
+
+def test_sparse_fcm_terms_equal_the_dense_ones():
+    from sparkfs.core.fuzzy_cmeans import fcm_block_terms, fcm_memberships
+
+    data = make_data(12, "soft")
+    centred = data["raw"] - data["mean"]
+    centres = centred[[0, 7, 19]] + 0.1
+    raw = sp.csr_matrix(data["raw"])
+    np.testing.assert_allclose(sparse_ise.sparse_fcm_memberships(raw, data["mean"], centres, 2.0),
+                               fcm_memberships(centred, centres, 2.0), rtol=1e-10)
+    got = sparse_ise.sparse_fcm_block_terms(raw, data["mean"], centres, 1.7)
+    want = fcm_block_terms(centred, centres, 1.7)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10 * np.abs(b).max())
+    on_centre = sparse_ise.sparse_fcm_memberships(raw[:1], data["mean"], centred[[0, 0, 5]], 2.0)
+    np.testing.assert_allclose(on_centre, [[0.5, 0.5, 0.0]])
