@@ -8,6 +8,8 @@ as on separate nodes: Spark's jars reach them through a bind mount of the pyspar
 only Spark's ``pyspark.zip``/py4j are on their Python workers' path. The executors' Python comes
 from ``make pack``'s archive (built once per session when missing or older than the sources).
 Every process is started in a new session and stopped by its process group, also on failure.
+The spark-submit application loses worker-2 (killed with its executor) after its first run; the
+tests after it run on worker-1 alone.
 """
 
 import json
@@ -117,6 +119,7 @@ class Cluster:
     def __init__(self, folder: Path):
         self.folder = folder
         self.processes = {}
+        self.worker_ports = {}
         self.master_port, self.webui_port = _free_port(), _free_port()
         self.url = f"spark://127.0.0.1:{self.master_port}"
 
@@ -135,12 +138,14 @@ class Cluster:
         spark_home.mkdir(exist_ok=True)
         work_dir = self.folder / f"{name}-work"
         work_dir.mkdir(exist_ok=True)
+        self.worker_ports[name] = _free_port()
         # the executors' folders (each unpacks the 709 MB environment per application) on a tmpfs of the
         # worker's own: gone with its namespace, nothing to delete; the worker removes finished applications'
         script = (f"mount --bind '{_pyspark_home()}' '{spark_home}' && mount -t tmpfs none '{REPO}' && "
                   f"mount -t tmpfs -o size=4g none '{work_dir}' && "
                   f"exec '{spark_home}/bin/spark-class' org.apache.spark.deploy.worker.Worker --host 127.0.0.1 "
-                  f"--cores 1 --memory 1g --webui-port {_free_port()} --work-dir '{work_dir}' {self.url}")
+                  f"--port {self.worker_ports[name]} --cores 1 --memory 1g --webui-port {_free_port()} "
+                  f"--work-dir '{work_dir}' {self.url}")
         log = open(self.folder / f"{name}.log", "w")
         self.processes[name] = subprocess.Popen(
             ["unshare", "-m", "--propagation", "private", "sh", "-c", script], cwd=self.folder,
@@ -158,6 +163,17 @@ class Cluster:
             time.sleep(1)
         logs = {path.name: path.read_text()[-1500:] for path in self.folder.glob("*.log")}
         raise AssertionError(f"the cluster did not come up with {count} workers: {logs}")
+
+    def cores_used(self, name: str) -> int:
+        """Cores the master has given applications on worker ``name`` (its executors), 0 if unknown."""
+        state = _master_state(self.webui_port) or {}
+        return sum(int(worker.get("coresused", 0)) for worker in state.get("workers", [])
+                   if int(worker.get("port", -1)) == self.worker_ports[name] and worker.get("state") == "ALIVE")
+
+    def kill(self, name: str):
+        """A node lost: SIGKILL to the worker and everything in its group (its executors)."""
+        os.killpg(self.processes[name].pid, signal.SIGKILL)
+        self.processes[name].wait(timeout=30)
 
     def stop(self):
         for process in reversed(list(self.processes.values())):
@@ -289,23 +305,49 @@ def submitted(cluster, packed_environment, digits, breast, tmp_path_factory):
     (folder / "runs.json").write_text(json.dumps(runs))
     environ = _without_local_python({"PYSPARK_DRIVER_PYTHON": sys.executable, "SPARK_HOME": str(_pyspark_home()),
                                      "PYSPARK_PYTHON": "./environment/bin/python"})
-    finished = subprocess.run(
-        [str(Path(sys.executable).parent / "spark-submit"), "--master", cluster.url,
-         "--archives", f"{packed_environment}#environment", "--conf", "spark.ui.enabled=false",
-         "--conf", "spark.default.parallelism=3",
-         str(REPO / "tests" / "integration" / "cluster_job_runs.py"), str(folder / "runs.json"),
-         str(folder / "exit_codes.json")],
-        capture_output=True, text=True, env=environ, timeout=900, cwd=folder)
-    log = finished.stdout[-3000:] + finished.stderr[-3000:]
-    assert finished.returncode == 0, log
+    stdout_path, stderr_path = folder / "stdout.txt", folder / "stderr.txt"
+    with open(stdout_path, "w") as stdout, open(stderr_path, "w") as stderr:  # files: never a blocked pipe
+        submitted = subprocess.Popen(
+            [str(Path(sys.executable).parent / "spark-submit"), "--master", cluster.url,
+             "--archives", f"{packed_environment}#environment", "--conf", "spark.ui.enabled=false",
+             "--conf", "spark.default.parallelism=3",
+             str(REPO / "tests" / "integration" / "cluster_job_runs.py"), str(folder / "runs.json"),
+             str(folder / "exit_codes.json")],
+            stdout=stdout, stderr=stderr, env=environ, cwd=folder, start_new_session=True)
+        try:
+            killed_while_in_use = _kill_a_worker_after_the_first_run(cluster, submitted, stderr_path)
+            submitted.wait(timeout=900)
+        finally:
+            if submitted.poll() is None:
+                os.killpg(submitted.pid, signal.SIGKILL)
+    out_text, log = stdout_path.read_text(), stderr_path.read_text()
+    assert submitted.returncode == 0, out_text[-3000:] + log[-3000:]
+    assert killed_while_in_use, "worker-2 ran no executor of the application when it was killed"
     # spark-submit merges the Python driver's stderr into its stdout; the job logs to the JVM's stderr
-    assert "stage=" not in finished.stdout and "sparkfs: error" not in finished.stdout, finished.stdout[-3000:]
-    return folder, json.loads((folder / "exit_codes.json").read_text()), finished.stderr
+    assert "stage=" not in out_text and "sparkfs: error" not in out_text, out_text[-3000:]
+    return folder, json.loads((folder / "exit_codes.json").read_text()), log
+
+
+def _kill_a_worker_after_the_first_run(cluster, submitted, stderr_path) -> bool:
+    """Once the application's first run is done (its executors are up on both workers), kill
+    worker-2 with its executor, as a node lost mid-application: the other runs must still finish
+    on worker-1 with the same results. Returns whether worker-2 held an executor then."""
+    deadline = time.monotonic() + 600
+    while "stage=fit status=done" not in stderr_path.read_text():
+        if submitted.poll() is not None or time.monotonic() > deadline:
+            return False
+        time.sleep(0.5)
+    in_use = cluster.cores_used("worker-2") > 0
+    cluster.kill("worker-2")
+    return in_use
 
 
 def test_spark_submit_with_archives_gives_local_selection(spark, submitted, digits, tmp_path):
-    """MRMR and ReliefF in the spark-submit application give local[2]'s selection to the last bit."""
+    """MRMR and ReliefF in the spark-submit application give local[2]'s selection to the last bit,
+    though worker-2 (and its executor) was killed after the first run: the lost executor's tasks ran
+    again on worker-1."""
     folder, exit_codes, log = submitted
+    assert "Lost executor" in log or "lost executor" in log.lower(), log[-3000:]
     assert {name: exit_codes[name] for name in SUBMIT_RUNS} == dict.fromkeys(SUBMIT_RUNS, 0), log[-3000:]
     assert log.count("stage=fit status=done") >= len(SUBMIT_RUNS) + len(FAMILY_RUNS)
     for name, (method, k, *params) in SUBMIT_RUNS.items():
