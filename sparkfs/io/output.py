@@ -188,7 +188,10 @@ def write_output_files(path: str, tables: Dict[str, Any], summary: Dict[str, Any
     store = open_store(path, spark)
     try:
         target = store.target
-        check_replaceable(store, command, overwrite)  # again: the directory may have changed since the start
+        try:
+            check_replaceable(store, command, overwrite)  # again: the directory may have changed since the start
+        except FileNotFoundError:  # another writer is putting its output in place right now: the check under
+            pass                   # the lock below decides
         staging = store.path(store.parent(target), f".{store.name(target)}.tmp-{uuid.uuid4().hex}")
         _check_room_for(store, payloads, target)
         try:
