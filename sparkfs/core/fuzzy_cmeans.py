@@ -68,14 +68,15 @@ def squared_distances(points, centres) -> np.ndarray:
     return distances
 
 
-def fcm_memberships(points, centres, m: float = 2.0) -> np.ndarray:
-    """Bezdek's membership update ``u_ic = 1 / sum_l (D_ic / D_il)^(1/(m-1))``, shape (n, C).
+def memberships_from_distances(distances, m: float = 2.0) -> np.ndarray:
+    """Bezdek's membership update ``u_ic = 1 / sum_l (D_ic / D_il)^(1/(m-1))`` from the squared
+    distances ``D`` (n, C).
 
     Computed as ``r_ic / sum_l r_il`` with ``r_ic = (min_l D_il / D_ic)^(1/(m-1))`` in (0, 1], so
     nothing overflows. A row at distance 0 from some centres shares membership 1 among them.
     """
     m = _check_fuzzifier(m)
-    distances = squared_distances(points, centres)
+    distances = np.asarray(distances, dtype=float)
     nearest = distances.min(axis=1, keepdims=True)
     on_centre = nearest[:, 0] == 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -84,13 +85,23 @@ def fcm_memberships(points, centres, m: float = 2.0) -> np.ndarray:
     return ratio / ratio.sum(axis=1, keepdims=True)
 
 
+def fcm_memberships(points, centres, m: float = 2.0) -> np.ndarray:
+    """Bezdek's memberships of ``points`` (n, C): :func:`memberships_from_distances` of
+    :func:`squared_distances`."""
+    return memberships_from_distances(squared_distances(points, centres), m)
+
+
+def fcm_terms_from_distances(points_sums, distances, m: float = 2.0) -> FCMTerms:
+    """One block's share of an FCM iteration from its squared distances to the centres:
+    ``points_sums(powered)`` gives ``sum_i u_ic^m x_i`` (C, d) for the powered memberships."""
+    powered = memberships_from_distances(distances, m) ** _check_fuzzifier(m)
+    return FCMTerms(points_sums(powered), powered.sum(axis=0), float(np.sum(powered * distances)))
+
+
 def fcm_block_terms(points, centres, m: float = 2.0) -> FCMTerms:
     """One block's share of an FCM iteration at the given centres (outputs add over blocks)."""
     points = np.asarray(points, dtype=float)
-    memberships = fcm_memberships(points, centres, m)
-    powered = memberships ** m
-    objective = float(np.sum(powered * squared_distances(points, centres)))
-    return FCMTerms(powered.T @ points, powered.sum(axis=0), objective)
+    return fcm_terms_from_distances(lambda powered: powered.T @ points, squared_distances(points, centres), m)
 
 
 def fcm_centres(weighted_sums, membership_sums) -> np.ndarray:

@@ -37,7 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from sparkfs.core.numba_jit import AVAILABLE, compile_kernel
-from sparkfs.core.fuzzy_cmeans import FCMTerms
+from sparkfs.core.fuzzy_cmeans import fcm_terms_from_distances, memberships_from_distances
 from sparkfs.core.parzen_ise import GroupMoments
 from sparkfs.core.parzen_ise_marginal import MarginalTerms
 
@@ -465,24 +465,17 @@ def sparse_squared_distances(matrix, mean, centres) -> np.ndarray:
 
 
 def sparse_fcm_memberships(matrix, mean, centres, m: float) -> np.ndarray:
-    """Bezdek's memberships (:func:`sparkfs.core.fuzzy_cmeans.fcm_memberships`, the same rule: ``r_ic =
-    (min_l D_il / D_ic)^(1/(m-1))`` normalised, a row on centres sharing 1 among them) from
+    """Bezdek's memberships (:func:`sparkfs.core.fuzzy_cmeans.memberships_from_distances`) from
     :func:`sparse_squared_distances`."""
-    distances = sparse_squared_distances(matrix, mean, centres)
-    nearest = distances.min(axis=1, keepdims=True)
-    on_centre = nearest[:, 0] == 0.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = (nearest / distances) ** (1.0 / (float(m) - 1.0))
-    ratio[on_centre] = (distances[on_centre] == 0.0).astype(float)
-    return ratio / ratio.sum(axis=1, keepdims=True)
+    return memberships_from_distances(sparse_squared_distances(matrix, mean, centres), m)
 
 
 def sparse_fcm_block_terms(matrix, mean, centres, m: float):
     """:func:`sparkfs.core.fuzzy_cmeans.fcm_block_terms` of the centred rows ``matrix - mean`` without
     densifying: ``sum u^m (x - mean) = (X^T U^m)^T - (sum u^m) mean``; O(nnz C)."""
     matrix = sp.csr_matrix(matrix, dtype=float)
-    memberships = sparse_fcm_memberships(matrix, mean, centres, m)
-    powered = memberships ** float(m)
-    distances = sparse_squared_distances(matrix, mean, centres)
-    weighted = np.asarray(matrix.T @ powered).T - powered.sum(axis=0)[:, None] * np.asarray(mean, dtype=float)[None, :]
-    return FCMTerms(weighted, powered.sum(axis=0), float(np.sum(powered * distances)))
+    mean = np.asarray(mean, dtype=float)
+
+    def centred_sums(powered):
+        return np.asarray(matrix.T @ powered).T - powered.sum(axis=0)[:, None] * mean[None, :]
+    return fcm_terms_from_distances(centred_sums, sparse_squared_distances(matrix, mean, centres), m)

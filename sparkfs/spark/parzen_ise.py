@@ -42,9 +42,9 @@ from sparkfs.core.parzen_ise_options import final_scores, runs_with_held_out_fea
 from sparkfs.core.sampling import content_sample_keys
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.method_setup import EngineOptions, options_of
-from sparkfs.spark.parzen_ise_sparse import (SparsePairSettings, group_memberships, prepare_sparse_marginal,
-                                             sparse_group_memberships, sparse_group_variances,
-                                             sparse_marginal_terms_pass, stores_sparse)
+from sparkfs.spark.parzen_ise_sparse import (SparsePairSettings, group_memberships, group_variances,
+                                             prepare_sparse_marginal, sparse_group_memberships,
+                                             sparse_group_variances, sparse_marginal_terms_pass, stores_sparse)
 from sparkfs.spark.passes import batched_pass, sum_merge
 from sparkfs.spark.rows import Block, Rows, RowSet
 
@@ -108,23 +108,15 @@ def _fuzzy_cmeans(rows: Rows, mean, feature_scale, num_clusters, m, tol, max_ite
     return centres, {"iterations": iteration, "converged": converged, "objective": objective}
 
 
+def _dense_moment_terms(block: Block, shipped) -> pi.GroupMoments:
+    """A block's group moments of its rows centred at the column means."""
+    points = _centred(block.matrix, shipped["mean"])
+    return pi.group_moment_terms(points, group_memberships(points, block.labels, shipped), shipped["shifts"])
+
+
 def _group_variances(rows: Rows, grouping, feature_variance, variance_floor):
     """Two passes: membership-weighted sums, then sums about the group means (eq. 9)."""
-    moments = None
-    for shifts in (None, "means"):
-        if shifts == "means":
-            with np.errstate(divide="ignore", invalid="ignore"):
-                shifts = np.nan_to_num(moments.sums / moments.weight_sums[:, None])
-
-        def summarize(block: Block, shipped):
-            points = _centred(block.matrix, shipped["mean"])
-            terms = pi.group_moment_terms(points, group_memberships(points, block.labels, shipped), shipped["shifts"])
-            return {"weight_sums": terms.weight_sums, "sums": terms.sums, "square_sums": terms.square_sums}
-
-        with rows.shipped({**grouping, "shifts": shifts}) as handle:
-            totals = rows.run_pass("group moments", lambda block: summarize(block, handle.value), sum_merge)
-        moments = pi.GroupMoments(totals["weight_sums"], totals["sums"], totals["square_sums"])
-    return pi.group_variances(moments, feature_variance, floor=variance_floor)
+    return group_variances(rows, grouping, feature_variance, variance_floor, _dense_moment_terms, "group moments")
 
 
 def _marginal_terms(rows: Rows, grouping, queries: RowSet, query_memberships, variances, feature_variance, w, h,

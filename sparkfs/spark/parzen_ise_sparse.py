@@ -93,9 +93,10 @@ def sparse_group_memberships(matrix, labels, grouping) -> np.ndarray:
     return pi.hard_memberships(fuzzy) if grouping["hard"] else fuzzy
 
 
-def sparse_group_variances(rows: Rows, grouping, feature_variance, variance_floor) -> np.ndarray:
-    """Eq. 9's group variances in two passes (sums, then sums about the group means), each block's
-    moments from sparse products (:func:`sparkfs.core.parzen_ise_sparse.sparse_group_moment_terms`)."""
+def group_variances(rows: Rows, grouping, feature_variance, variance_floor, moment_terms, pass_name) -> np.ndarray:
+    """Eq. 9's group variances in two passes (sums, then sums about the group means); each block's
+    moments from ``moment_terms(block, shipped)`` (a :class:`sparkfs.core.parzen_ise.GroupMoments`),
+    with ``shipped`` the grouping and ``shifts`` (None, then the group means)."""
     moments = None
     for shifts in (None, "means"):
         if shifts == "means":
@@ -103,14 +104,26 @@ def sparse_group_variances(rows: Rows, grouping, feature_variance, variance_floo
                 shifts = np.nan_to_num(moments.sums / moments.weight_sums[:, None])
 
         def summarize(block: Block, shipped):
-            memberships = sparse_group_memberships(block.matrix, block.labels, shipped)
-            terms = pis.sparse_group_moment_terms(block.matrix, memberships, shipped["mean"], shipped["shifts"])
+            terms = moment_terms(block, shipped)
             return {"weight_sums": terms.weight_sums, "sums": terms.sums, "square_sums": terms.square_sums}
 
         with rows.shipped({**grouping, "shifts": shifts}) as handle:
-            totals = rows.run_pass("group moments (sparse)", lambda block: summarize(block, handle.value), sum_merge)
+            totals = rows.run_pass(pass_name, lambda block: summarize(block, handle.value), sum_merge)
         moments = pi.GroupMoments(totals["weight_sums"], totals["sums"], totals["square_sums"])
     return pi.group_variances(moments, feature_variance, floor=variance_floor)
+
+
+def sparse_moment_terms(block: Block, shipped) -> pi.GroupMoments:
+    """A block's group moments from sparse products
+    (:func:`sparkfs.core.parzen_ise_sparse.sparse_group_moment_terms`), never densified."""
+    memberships = sparse_group_memberships(block.matrix, block.labels, shipped)
+    return pis.sparse_group_moment_terms(block.matrix, memberships, shipped["mean"], shipped["shifts"])
+
+
+def sparse_group_variances(rows: Rows, grouping, feature_variance, variance_floor) -> np.ndarray:
+    """:func:`group_variances` with each block's moments from sparse products."""
+    return group_variances(rows, grouping, feature_variance, variance_floor, sparse_moment_terms,
+                           "group moments (sparse)")
 
 
 @dataclass
