@@ -7,6 +7,7 @@ from typing import Any, Dict, List, Tuple
 
 from pyspark.ml.param import TypeConverters
 
+from sparkfs.core.moment_filters import MOMENT_FILTERS, MomentFilter
 from sparkfs.core.selection import SELECTION_MODES
 from sparkfs.io.config import describe_value, is_param_value
 from sparkfs.selectors.baseline import UnivariateTestSelector
@@ -169,6 +170,19 @@ def family_of(method: str) -> str:
     return FAMILIES[method]
 
 
+def add_filter_method(name: str, moment_filter: MomentFilter, facts: MethodFacts) -> None:
+    """Register a univariate filter of the class moments as ``--method NAME``: the filter in
+    :data:`sparkfs.core.moment_filters.MOMENT_FILTERS`, the method on the filter base
+    (:class:`UnivariateTestSelector` with ``test=NAME``), its facts and its family ("univariate",
+    so the per-method tests run it as they run anova). The recipe: docs/architecture.md."""
+    if name in METHODS or name in MOMENT_FILTERS or name in EVALUATE_ONLY:
+        raise ValueError(f"method '{name}' is already registered")
+    MOMENT_FILTERS[name] = moment_filter
+    METHODS[name] = (UnivariateTestSelector, {"test": name})
+    METHOD_FACTS[name] = facts
+    FAMILIES[name] = FAMILIES["anova"]
+
+
 #: Methods only ``sparkfs evaluate`` runs (driver-side baselines on each training fold).
 EVALUATE_ONLY: Dict[str, str] = {
     "mutual-info": "scikit-learn's mutual_info_classif on the fold's rows (evaluate only)",
@@ -236,7 +250,7 @@ _MODE_WORDS = {"percentile": "the top floor(p x X) of the p features by score (X
 
 def p_value_methods() -> List[str]:
     """The method names whose selector computes p-values (and so takes fpr, fdr and fwe)."""
-    return [name for name, (klass, fixed) in METHODS.items() if klass().hasPValues()]
+    return [name for name in METHODS if build_selector(name, {}).hasPValues()]
 
 
 def apply_selection(selector, method: str, selection: Dict[str, Any]) -> None:

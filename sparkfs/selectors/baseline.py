@@ -35,27 +35,38 @@ from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, Prepa
 from sparkfs.selectors._params import HasStatsEngine, one_of
 from sparkfs.core.scaling import check_magnitude
 from sparkfs.errors import InvalidInputError
-from sparkfs.core.univariate import (anova_f_values, anova_p_values, chi2_p_values, chi2_statistics,
-                                     constant_feature_candidates)
+from sparkfs.core.moment_filters import MOMENT_FILTERS, MomentFilter, ranking_scores
+from sparkfs.core.univariate import anova_p_values, constant_feature_candidates
 from sparkfs.spark.blocks import is_connect_session
 from sparkfs.spark.stats import class_moments, diagnose_input
 
 
+CATEGORICAL_TEST = "chi2-categorical"
+
+
+def _known_test(value) -> bool:
+    return value == CATEGORICAL_TEST or value in MOMENT_FILTERS
+
+
 class _UnivariateParams(HasStatsEngine):
     test: Param = Param(Params._dummy(), "test",
-                        "'anova' (F value), 'chi2' (scikit-learn's chi-squared of class sums, non-negative features) "
-                        "or 'chi2-categorical' (Spark ML's ChiSquareTest, integer-coded categorical features)",
+                        "a univariate filter of the class moments (sparkfs.core.moment_filters.MOMENT_FILTERS: 'anova', "
+                        "the F value; 'chi2', scikit-learn's chi-squared of class sums, non-negative features) or "
+                        "'chi2-categorical' (Spark ML's ChiSquareTest, integer-coded categorical features)",
                         typeConverter=TypeConverters.toString)
-    _param_constraints = {"test": one_of("anova", "chi2", "chi2-categorical")}
+    _param_constraints = {"test": (_known_test, "a filter of sparkfs.core.moment_filters.MOMENT_FILTERS "
+                                                "('anova', 'chi2', ...) or 'chi2-categorical'")}
 
     def __init__(self, *args):
         super().__init__(*args)
         self._setDefault(test="anova")
 
     def hasPValues(self) -> bool:
-        """Every test has p-values, so fpr, fdr and fwe are selection modes here. (The Estimator and
-        the Model name it again: SelectorParams' False comes first in their method order.)"""
-        return True
+        """Whether the test has p-values (anova, chi2 and chi2-categorical all do), so fpr, fdr and
+        fwe are selection modes. (The Estimator and the Model name it again: SelectorParams' False
+        comes first in their method order.)"""
+        test = self.getOrDefault(self.test)
+        return test == CATEGORICAL_TEST or test not in MOMENT_FILTERS or MOMENT_FILTERS[test].has_p_values
 
 
 class UnivariateTestSelectorModel(FeatureSelectorModel, _UnivariateParams):
@@ -68,7 +79,11 @@ class UnivariateTestSelectorModel(FeatureSelectorModel, _UnivariateParams):
 
 
 class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
-    """A univariate test as a sparkfs selector (see the module doc for the three tests).
+    """A univariate test as a sparkfs selector: the filter base (see the module doc for the tests).
+
+    A test of :data:`sparkfs.core.moment_filters.MOMENT_FILTERS` is a function of the one-pass
+    class moments; this class runs the pass, refuses negative values for a filter that needs
+    them, scores constant features 0 (p-value 1) and ranks by the filter's declared direction.
 
     Scores: the F value (anova; its order equals the p-value order Spark ML uses, since every
     feature has the same degrees of freedom), scikit-learn's chi-squared statistic (chi2; every
@@ -94,67 +109,89 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
     _sizes_vectors = False  # Spark ML's tests and the moments pass read the vectors themselves
 
     def _compute_scores(self, prepared: PreparedInput) -> ScoreResult:
-        from pyspark.ml.stat import ChiSquareTest
-        from pyspark.sql import DataFrame
-
         dataset, indexed = prepared.dataset, prepared.indexed
         labels, counts = prepared.label_values, prepared.class_counts
         test, engine = self.getOrDefault(self.test), self.statsEngineInUse()
         spark_ml_anova = self.getOrDefault(self.statsEngine) == "jvm" and not is_connect_session(indexed.sparkSession)
-        categorical_p_values = None
+        feature_arrays, info = {}, {"method": test}
         try:
-            if test == "chi2":
-                scores = self._chi2_scores(indexed, engine)
-            elif test == "anova" and not spark_ml_anova:
-                # Moments: exact (arrow) or Summarizer's (jvm; also on Spark Connect, which has no JVM access).
-                moments = class_moments(indexed, self.getFeaturesCol(), "__label_index", engine=engine,
-                                        extremes=False)
-                scores = anova_f_values(moments.class_counts, moments.class_sums, moments.class_sum_squares)
-                scores = np.where(self._constant_features(indexed, moments), 0.0, scores)
-            elif test == "anova":
-                # pyspark has no wrapper for ml.stat.ANOVATest: call the JVM class UnivariateFeatureSelector uses.
-                session = indexed.sparkSession
-                java_test = session._jvm.org.apache.spark.ml.stat.ANOVATest
-                result = DataFrame(java_test.test(indexed._jdf, self.getFeaturesCol(), "__label_index"), session)
-                scores = self._constant_features_score_zero(dataset, result.first()["fValues"].toArray())
+            if test == CATEGORICAL_TEST:
+                scores, p_values = self._categorical_scores(dataset, indexed)
+            elif test == "anova" and spark_ml_anova:
+                scores = self._spark_ml_anova(dataset, indexed)
+                p_values = anova_p_values(scores, counts)
             else:
-                self._refuse_non_integer_values(indexed)
-                row = ChiSquareTest.test(indexed, self.getFeaturesCol(), "__label_index").first()
-                scores = row["statistics"].toArray()
-                categorical_p_values = row["pValues"].toArray()
+                # Moments: exact (arrow) or Summarizer's (jvm; also on Spark Connect, which has no JVM access).
+                scores, p_values, feature_arrays = self._moment_filter_scores(dataset, indexed, MOMENT_FILTERS[test],
+                                                                              engine)
+            if test != CATEGORICAL_TEST:
+                info["stats_engine"] = engine
         except (InvalidInputError, ValueError):
             raise
         except Exception:  # a failed JVM test: name the bad input if there is one
             diagnose_input(dataset, self.getFeaturesCol(), self.getLabelCol())
             raise
+        if p_values is not None:
+            p_values = np.where(np.isnan(p_values), 1.0, p_values)
+        if test in MOMENT_FILTERS and not MOMENT_FILTERS[test].larger_is_better:
+            info["score_direction"] = "the statistic is better when smaller: scores are its negation"
+        return ScoreResult(scores=scores, p_values=p_values, label_values=labels, class_counts=counts.tolist(),
+                           n_rows=int(counts.sum()), info=info, feature_arrays=feature_arrays)
+
+    def _moment_filter_scores(self, dataset, indexed, moment_filter: MomentFilter, engine: str):
+        """(ranking scores, p-values or None, feature arrays) of a filter of the class moments: one
+        pass (with the column minima when the filter refuses negative values); a constant feature's
+        statistic is undefined (score 0 or last, p-value 1); other non-finite statistics name the
+        bad input (:meth:`_defined_scores`) or stay (F = +inf separates the classes)."""
+        moments = class_moments(indexed, self.getFeaturesCol(), "__label_index", engine=engine,
+                                extremes=moment_filter.non_negative)
+        if moment_filter.non_negative:
+            self._refuse_negative_values(moments)
+        statistics, p_values = moment_filter.score(moments.class_counts, moments.class_sums,
+                                                   moments.class_sum_squares)
+        statistics = np.asarray(statistics, dtype=np.float64)
+        undefined = self._constant_features(indexed, moments)
+        if not np.all(np.isfinite(statistics[~undefined])):
+            statistics = self._defined_scores(dataset, statistics)
+        statistics = np.where(undefined, np.nan, statistics)
+        if p_values is not None:
+            p_values = np.where(undefined, 1.0, np.asarray(p_values, dtype=np.float64))
+        kept = {} if moment_filter.larger_is_better else {"statistics": statistics}
+        return ranking_scores(moment_filter, statistics), p_values, kept
+
+    def _spark_ml_anova(self, dataset, indexed) -> np.ndarray:
+        """Spark ML's own ``ANOVATest`` (``statsEngine="jvm"``): pyspark has no wrapper for it, so the JVM
+        class UnivariateFeatureSelector uses is called; constant features score 0."""
+        from pyspark.sql import DataFrame
+
+        session = indexed.sparkSession
+        java_test = session._jvm.org.apache.spark.ml.stat.ANOVATest
+        result = DataFrame(java_test.test(indexed._jdf, self.getFeaturesCol(), "__label_index"), session)
+        scores = self._constant_features_score_zero(dataset, result.first()["fValues"].toArray())
+        return scores if np.all(np.isfinite(scores)) else self._defined_scores(dataset, scores)
+
+    def _categorical_scores(self, dataset, indexed):
+        """Spark ML's ``ChiSquareTest`` after the integrality pass: (statistics, p-values)."""
+        from pyspark.ml.stat import ChiSquareTest
+
+        self._refuse_non_integer_values(indexed)
+        row = ChiSquareTest.test(indexed, self.getFeaturesCol(), "__label_index").first()
+        scores = row["statistics"].toArray()
         if not np.all(np.isfinite(scores)):
             scores = self._defined_scores(dataset, scores)
-        if test == "anova":
-            p_values = anova_p_values(scores, counts)
-        elif test == "chi2":
-            p_values = chi2_p_values(scores, len(labels))
-        else:
-            p_values = np.where(scores == 0.0, 1.0, categorical_p_values)
-        return ScoreResult(
-            scores=scores, p_values=np.where(np.isnan(p_values), 1.0, p_values), label_values=labels,
-            class_counts=counts.tolist(), n_rows=int(counts.sum()),
-            info={"method": test, **({"stats_engine": engine} if test in ("anova", "chi2") else {})},
-        )
+        return scores, np.where(scores == 0.0, 1.0, row["pValues"].toArray())
 
-    def _chi2_scores(self, indexed, engine: str) -> np.ndarray:
-        """scikit-learn's chi2 from one pass of class sums; negative values are refused (the
-        statistic compares sums of counts), an all-zero feature (0 / 0) scores 0."""
-        moments = class_moments(indexed, self.getFeaturesCol(), "__label_index", engine=engine)
+    def _refuse_negative_values(self, moments) -> None:
+        """A filter of sums of counts (chi2) refuses negative values, naming the first feature."""
         negative = np.flatnonzero(moments.feature_min < 0)
         if negative.size:
             first = int(negative[0])
+            test = self.getOrDefault(self.test)
             raise InvalidInputError(
-                f"{type(self).__name__} test='chi2' needs non-negative features (counts, frequencies, tf-idf): "
+                f"{type(self).__name__} test='{test}' needs non-negative features (counts, frequencies, tf-idf): "
                 f"{negative.size} feature(s) have negative values, e.g. feature {first} down to "
                 f"{moments.feature_min[first]:.6g}; use test='anova' (method anova) for signed data"
             )
-        scores = chi2_statistics(moments.class_counts, moments.class_sums)
-        return np.where(np.isnan(scores), 0.0, scores)
 
     def _refuse_non_integer_values(self, indexed) -> None:
         """chi2-categorical takes each distinct value as a category: refuse non-integer values

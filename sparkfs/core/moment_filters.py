@@ -1,0 +1,84 @@
+"""Univariate filters as functions of one pass's class moments (pure NumPy), after scikit-learn's
+``score_func``: each filter is one function of the per-class row counts ``n_c`` (C,), column sums
+``S`` (C, p) and column sums of squares ``Q`` (C, p) returning the statistic of every feature and,
+where the test has them, its upper-tail p-values.
+
+:data:`MOMENT_FILTERS` is the registry the ``anova`` / ``chi2`` selector
+(:class:`sparkfs.selectors.baseline.UnivariateTestSelector`) and the ``--method`` names
+(:func:`sparkfs.methods.add_filter_method`) are built from: a new filter is one function here and
+one :class:`MomentFilter` entry (docs/architecture.md, "How to add a univariate filter").
+
+Every statistic is ranked larger-first. A filter whose statistic is better when smaller (a
+p-value, a Laplacian score) declares ``larger_is_better=False``: the selector then ranks by the
+negated statistic (:func:`ranking_scores`) and keeps the statistic itself beside it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Dict, NamedTuple, Optional
+
+import numpy as np
+
+from sparkfs.core.univariate import anova_f_values, anova_p_values, chi2_p_values, chi2_statistics
+
+
+class FilterScores(NamedTuple):
+    """A filter's statistic per feature (NaN where undefined: a constant feature's 0 / 0) and its
+    upper-tail p-values, or None for a filter without them."""
+
+    statistics: np.ndarray
+    p_values: Optional[np.ndarray] = None
+
+
+#: ``score(class_counts, class_sums, class_sum_squares) -> FilterScores``
+ScoreFunction = Callable[[np.ndarray, np.ndarray, np.ndarray], FilterScores]
+
+
+@dataclass(frozen=True)
+class MomentFilter:
+    """One univariate filter of the class moments.
+
+    ``score``: the statistic (and p-values) from the moments; ``description``: one line for the
+    Param's doc and ``sparkfs methods``; ``has_p_values``: whether ``score`` returns p-values (then
+    the fpr, fdr and fwe selection modes apply); ``larger_is_better``: the statistic's direction;
+    ``non_negative``: the statistic compares sums of counts, so a negative value is refused (the
+    pass then takes the column minima)."""
+
+    score: ScoreFunction
+    description: str
+    has_p_values: bool = True
+    larger_is_better: bool = True
+    non_negative: bool = False
+
+
+def anova_scores(class_counts, class_sums, class_sum_squares) -> FilterScores:
+    """The one-way ANOVA F value and its p-value (scikit-learn's ``f_classif``, Spark ML's ``ANOVATest``)."""
+    statistics = anova_f_values(class_counts, class_sums, class_sum_squares)
+    return FilterScores(statistics, anova_p_values(statistics, class_counts))
+
+
+def chi2_scores(class_counts, class_sums, class_sum_squares) -> FilterScores:
+    """scikit-learn's ``chi2`` of class sums against the sums expected under independence, and its
+    p-value with (classes with rows - 1) degrees of freedom; ``class_sum_squares`` is not used."""
+    statistics = chi2_statistics(class_counts, class_sums)
+    return FilterScores(statistics, chi2_p_values(statistics, int(np.count_nonzero(np.asarray(class_counts) > 0))))
+
+
+#: test name -> filter. The ``test`` Param of the univariate selector takes these names (and
+#: ``chi2-categorical``, Spark ML's contingency test, which is not a function of the moments).
+MOMENT_FILTERS: Dict[str, MomentFilter] = {
+    "anova": MomentFilter(anova_scores, "the one-way ANOVA F value (scikit-learn's f_classif, Spark ML's ANOVATest)"),
+    "chi2": MomentFilter(chi2_scores, "scikit-learn's chi-squared of class sums (non-negative features)",
+                         non_negative=True),
+}
+
+
+def ranking_scores(moment_filter: MomentFilter, statistics) -> np.ndarray:
+    """The scores a selector ranks by (larger first): the statistics, negated for a filter whose
+    statistic is better when smaller; an undefined statistic (NaN: a constant or all-zero feature)
+    ranks last (0, or -inf for a smaller-is-better statistic)."""
+    statistics = np.asarray(statistics, dtype=np.float64)
+    if moment_filter.larger_is_better:
+        return np.where(np.isnan(statistics), 0.0, statistics)
+    return np.where(np.isnan(statistics), -np.inf, -statistics)
