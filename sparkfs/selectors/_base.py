@@ -112,6 +112,39 @@ def check_columns(dataset, *columns: Optional[str]) -> None:
         raise InvalidInputError(f"column(s) {missing} not found; the input has columns {dataset.columns}")
 
 
+def _column_type(dataset, column: str):
+    return next(field.dataType for field in dataset.schema.fields if field.name == column)
+
+
+def check_column_types(dataset, features_col: str, label_col: Optional[str] = None,
+                       weight_col: Optional[str] = None) -> None:
+    """Refuse, from the schema alone (before any Spark job, as Spark ML's ``transformSchema``), a
+    features column that is not of ML vectors (an array column, what pandas writes, is named with
+    the one-line conversion), a label column that is neither numbers, strings nor booleans, and a
+    weight column that is not numbers."""
+    from pyspark.sql.types import ArrayType, BooleanType, NumericType, StringType
+
+    check_columns(dataset, features_col, label_col, weight_col)
+    features = _column_type(dataset, features_col)
+    if features.simpleString() != "vector":
+        hint = ""
+        if isinstance(features, ArrayType):
+            hint = (f": convert it with pyspark.ml.functions.array_to_vector, df.withColumn('{features_col}', "
+                    f"array_to_vector('{features_col}')) (the sparkfs CLI converts array columns itself)")
+        raise InvalidInputError(f"the features column '{features_col}' holds {features.simpleString()}, not ML "
+                                f"vectors (pyspark.ml.linalg.Vector){hint}")
+    if label_col is not None:
+        label = _column_type(dataset, label_col)
+        if not isinstance(label, (NumericType, StringType, BooleanType)):
+            raise InvalidInputError(f"the label column '{label_col}' holds {label.simpleString()}; labels must be "
+                                    "numbers, strings or booleans, one per row")
+    if weight_col is not None:
+        weight = _column_type(dataset, weight_col)
+        if not isinstance(weight, NumericType):
+            raise InvalidInputError(f"the weight column '{weight_col}' holds {weight.simpleString()}; weights must "
+                                    "be numbers")
+
+
 def check_supervised(result: ScoreResult, selector_name: str) -> None:
     if len(result.label_values) < 2:
         raise InvalidInputError(
@@ -285,7 +318,7 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
     def _fit(self, dataset):
         self.validate_params()
         label_col = self.getLabelCol() if self.requires_labels else None
-        check_columns(dataset, self.getFeaturesCol(), label_col, self._weight_col())
+        check_column_types(dataset, self.getFeaturesCol(), label_col, self._weight_col())
         started = time.perf_counter()
         observe_driver_memory(dataset.sparkSession)  # for the advice if the JVM dies in the fit
         result = with_resource_errors(lambda: self._score(dataset))
@@ -459,7 +492,7 @@ class FeatureSelectorModel(Model, SelectorParams, MLReadable, MLWritable):
     def _transform(self, dataset):
         from pyspark.ml.feature import VectorSlicer
 
-        check_columns(dataset, self.getFeaturesCol())
+        check_column_types(dataset, self.getFeaturesCol())
         if self.getOutputCol() in dataset.columns:
             raise InvalidInputError(f"output column '{self.getOutputCol()}' already exists in the input")
         attributes = dataset.schema[self.getFeaturesCol()].metadata.get("ml_attr", {})
