@@ -74,7 +74,7 @@ def versions(spark) -> Dict[str, Any]:
     import pyspark
 
     from sparkfs._version import __version__
-    from sparkfs.spark.session import applied_settings
+    from sparkfs.spark.memory import applied_settings
 
     return {"spark_version": spark.version, "spark_memory_settings": dict(applied_settings),
             "pyspark_version": pyspark.__version__, "sparkfs_version": __version__}

@@ -200,3 +200,66 @@ def test_no_module_imports_a_private_name_of_another_module():
             violations.update(f"{path.relative_to(PACKAGE_ROOT.parent)}:{line} imports {imported} from {name}"
                               for imported in names if _is_private(imported) and name != package)
     assert not violations, "private names imported across modules:\n" + "\n".join(sorted(violations))
+
+
+def module_graph():
+    """{module: the sparkfs modules it imports}. ``from sparkfs.x import y`` counts as importing the
+    module ``sparkfs.x.y`` when that is a module, else ``sparkfs.x``; a package's own ``__init__``
+    (run first by any import below it) is not an edge."""
+    modules = {module_name(path): path for path in source_files()}
+    graph = {}
+    for name, path in modules.items():
+        targets = set()
+        for _, imported, names in imports_of(path):
+            if not is_under(imported, "sparkfs"):
+                continue
+            submodules = [f"{imported}.{n}" for n in names if f"{imported}.{n}" in modules]
+            if submodules:
+                targets.update(submodules)
+            elif imported in modules and (names or not modules[imported].name == "__init__.py"):
+                targets.add(imported)
+        graph[name] = {target for target in targets if target != name and target in modules
+                       and modules[target].name != "__init__.py"}
+    return graph
+
+
+def import_cycles(graph):
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index, low, stack, on_stack, cycles = {}, {}, [], set(), []
+
+    def visit(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return cycles
+
+
+def test_no_module_imports_one_that_imports_it_back():
+    """No import circle, direct or through other modules, function-level imports included (issue 35)."""
+    cycles = import_cycles(module_graph())
+    assert not cycles, "import circles:\n" + "\n".join(" -> ".join(cycle) for cycle in cycles)
+
+
+def test_the_cycle_finder_finds_a_circle():
+    assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert import_cycles({"a": {"b"}, "b": set()}) == []

@@ -32,7 +32,7 @@ from sparkfs.selectors._model_files import (CHECKSUM_ALGORITHM, CHECKSUM_KEY, ch
                                             write_checksums)
 from sparkfs.spark.blocks import is_connect_session
 from sparkfs.spark.failures import with_resource_errors
-from sparkfs.spark.session import observe_driver_memory
+from sparkfs.spark.memory import observe_driver_memory
 from sparkfs.spark.method_setup import EngineOptions
 from sparkfs.spark.stats import first_vector_size, label_counts, with_label_index
 

@@ -42,7 +42,7 @@ def describe(error: BaseException) -> str:
 
 
 def _memory_now() -> str:
-    from sparkfs.spark.session import driver_memory_setting
+    from sparkfs.spark.memory import driver_memory_setting
 
     memory = driver_memory_setting()
     return f" (this session had spark.driver.memory={memory})" if memory else ""
@@ -57,7 +57,7 @@ def usable_memory_bytes(machine_bytes: int) -> int:
 def more_memory_advice(current: Optional[str], machine_bytes: Optional[int]) -> str:
     """The driver memory to try next: twice what the session had (8g when unknown), never less;
     when that exceeds the machine, say so instead of suggesting it."""
-    from sparkfs.spark.session import memory_setting_bytes
+    from sparkfs.spark.memory import memory_setting_bytes
 
     had = memory_setting_bytes(current)
     suggested = max(8 << 30, 2 * had) if had else 8 << 30
@@ -195,7 +195,7 @@ def resource_failure(error: BaseException):
     """A :class:`SparkResourceError` naming the setting to change, an
     :class:`ExecutorEnvironmentError` (:func:`executor_environment_failure`), or None for other
     failures."""
-    from sparkfs.spark.session import available_memory_bytes, driver_memory_setting, total_memory_bytes
+    from sparkfs.spark.memory import available_memory_bytes, driver_memory_setting, total_memory_bytes
 
     links = list(_chain(error))
     text = " ".join(describe(link) for link in links)

@@ -21,7 +21,7 @@ driver) with all rows composes its Spark side from these functions, without touc
   ``shipped`` where the functions take ``queries``.
 * :meth:`Rows.shipped` -- ``with rows.shipped(value) as handle:`` for a single pass that is not
   batched by queries (an iteration of a loop): destroys that handle, and nothing else, on exit.
-* :meth:`Rows.scaled_by` -- a view whose passes see scaled features (:mod:`sparkfs.spark.scaled_rows`).
+* :meth:`Rows.scaled_by` -- a view whose passes see scaled features (:class:`sparkfs.spark.rows.ScaledRows`).
 
 Budgets (per batch): what is shipped -- the query rows plus ``shipped_bytes_per_query`` of
 per-batch tables, plus the ``shared`` value shipped once for all batches -- is kept within

@@ -16,8 +16,16 @@ use more than one of them:
   (the one reduced pass over the partitions, blocks as dense or CSR matrices, reduced by
   :mod:`sparkfs.spark.blocks`) and :meth:`Rows.keyed_partials`.
 
-Shipping values to the tasks (:meth:`Rows.shipped`) and scaling (:meth:`Rows.scaled_by`, a view,
-:mod:`sparkfs.spark.scaled_rows`) are the object's own.
+Shipping values to the tasks (:meth:`Rows.shipped`) and scaling are the object's own.
+
+**Scaling is a view.** ``rows.scaled_by(scale)`` returns a :class:`ScaledRows`: a frozen (rows,
+scale) pair whose passes (and :meth:`Rows.scaled` of a driver-side matrix) see each feature divided
+by ``scale`` (and, with ``unit_rows``, every row then divided by its Euclidean norm), while ``rows``
+and every other view keep theirs. Nothing is copied or run: the view holds the same parts (prepared
+input, driver rows, runner) and the same lazily computed column statistics as its rows (whatever one
+computes, the others reuse), and its passes' names go to the same ``info["passes"]``. The view owns
+nothing, so leaving it releases nothing; views of views scale the *unscaled* rows:
+``rows.scaled_by(a).scaled_by(b)`` divides by ``b``, not by ``a * b``.
 
 **Column statistics** (min, max, mean, sample std) come from the collected rows when they are on
 the driver anyway, else from one pass: chunk moments merged in the canonical order (JVM
@@ -114,8 +122,13 @@ class Rows:
         self.driver_budget_mb, self.fewer_rows_hint, self.cache_blocks = driver_budget_mb, fewer_rows_hint, cache_blocks
         #: What ran: ``"row_ids"`` and the list of ``"passes"`` (shared by the parts and the views).
         self.info: Dict[str, Any] = source.info
-        self._statistics: Optional[ColumnStatistics] = None
+        #: What is computed lazily and shared with the views: the column statistics.
+        self._computed: Dict[str, Any] = {"statistics": None}
         self._scaled_cache = None
+        #: The rows a view was made from (itself here); only they release the prepared input.
+        self.unscaled: "Rows" = self
+        #: The divisors of the passes: None here; a view of :meth:`scaled_by` has its own.
+        self.scale: Optional[np.ndarray] = None
         #: 1 / scale of the passes: None here; a view of :meth:`scaled_by` has its own.
         self.inverse_scale: Optional[np.ndarray] = None
         #: Rows divided by their Euclidean norm after the scale (the cosine metric): a view's choice.
@@ -195,19 +208,19 @@ class Rows:
     def column_statistics(self) -> ColumnStatistics:
         """min, max, mean, sample std and non-zero count per feature (from the collected rows if on
         the driver)."""
-        if self._statistics is not None:
-            return self._statistics
+        if self._computed["statistics"] is not None:
+            return self._computed["statistics"]
         if self.driver_rows.all_rows is not None:
-            self._statistics = driver_column_statistics(self.driver_rows.all_rows.matrix)
-            return self._statistics
+            self._computed["statistics"] = driver_column_statistics(self.driver_rows.all_rows.matrix)
+            return self._computed["statistics"]
         minimum, maximum, mean, std, non_zeros = self.diagnosed(self._statistics_pass)
         if minimum.shape[0] != self.num_features:
             raise InvalidInputError(f"feature vectors have size {minimum.shape[0]}, not num_features={self.num_features}")
         if not (np.all(np.isfinite(minimum)) and np.all(np.isfinite(maximum))):
             raise InvalidInputError("feature vectors contain NaN or infinite values")
-        self._statistics = ColumnStatistics(minimum, maximum, mean, std, non_zeros)
+        self._computed["statistics"] = ColumnStatistics(minimum, maximum, mean, std, non_zeros)
         self.info["passes"].append("column statistics")
-        return self._statistics
+        return self._computed["statistics"]
 
     def _statistics_pass(self):
         from pyspark.ml.stat import Summarizer
@@ -234,9 +247,7 @@ class Rows:
         ``scale`` (None or all ones: unscaled) and, with ``unit_rows``, then every row divided by its
         Euclidean norm. The view shares the prepared input, its counts,
         statistics and cached blocks with ``self``; ``self`` and other views keep their own scale.
-        The view owns nothing: release the rows it was made from (:mod:`sparkfs.spark.scaled_rows`)."""
-        from sparkfs.spark.scaled_rows import ScaledRows
-
+        The view owns nothing: release the rows it was made from (module notes)."""
         return ScaledRows(self, scale, unit_rows=unit_rows)
 
     @property
@@ -282,3 +293,46 @@ class Rows:
         :meth:`encode_blocks`; ``summarize_block`` then gets its dicts instead of blocks."""
         return self.runner.run_pass(name, summarize_block, merge, units=self.units if scaled else None,
                                     over=over)
+
+
+class ScaledRows(Rows):
+    """A frozen (rows, scale) view of :class:`Rows` (module notes, "Scaling is a view").
+
+    Parameters
+    ----------
+    rows : Rows
+        The prepared rows (or a view of them: the view is then of its unscaled rows).
+    scale : array (p,) or None
+        Positive finite divisors; None, or all ones, leaves the features as they are.
+    unit_rows : bool
+        Then divide every row by its Euclidean norm (the cosine metric of the Relief family).
+    """
+
+    def __init__(self, rows: Rows, scale: Optional[np.ndarray], *, unit_rows: bool = False):  # noqa: shares its rows' parts
+        unscaled = rows.unscaled
+        inverse = None
+        if scale is not None:
+            scale = np.asarray(scale, dtype=np.float64)
+            if scale.shape != (unscaled.num_features,) or not np.all(np.isfinite(scale)) or np.any(scale <= 0):
+                raise ValueError(f"scale must be {unscaled.num_features} positive finite numbers; got shape "
+                                 f"{scale.shape}")
+            inverse = None if np.all(scale == 1.0) else 1.0 / scale
+        state = dict(vars(unscaled))   # the same parts, info and computed statistics (shared objects)
+        state.update(scale=scale, inverse_scale=inverse, unit_rows=bool(unit_rows), _scaled_cache=None)
+        object.__setattr__(self, "__dict__", state)
+        object.__setattr__(self, "_frozen", True)
+
+    def __setattr__(self, name, value):
+        if name != "_scaled_cache" and self.__dict__.get("_frozen"):
+            raise AttributeError(f"a scaled view is immutable: make another with scaled_by() instead of setting "
+                                 f"{name!r}")
+        object.__setattr__(self, name, value)
+
+    def __enter__(self) -> "ScaledRows":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        """Nothing to release: the rows the view was made from own the prepared input."""
+
+    def release(self) -> None:
+        """Nothing to release (module notes)."""

@@ -10,7 +10,7 @@ from sparkfs import FisherMarkovSelector, ReliefSelector
 from sparkfs.cli import build_parser, main, resolve_config, run_select
 from sparkfs.errors import InvalidInputError, SparkResourceError
 from sparkfs.io.readers import read_dataset
-from sparkfs.spark import session as session_module
+from sparkfs.spark import memory as memory_module
 from sparkfs.spark.failures import resource_failure
 
 
@@ -31,10 +31,10 @@ def _run(args):
 
 def test_local_driver_memory_is_half_the_given_memory_unless_the_user_set_one():
     gib = 1 << 30
-    assert session_module.default_local_driver_memory(24 * gib) == "12g"
-    assert session_module.default_local_driver_memory(gib) == "1g"
-    assert session_module.default_local_driver_memory(None) is None
-    settings = session_module.local_memory_settings
+    assert memory_module.default_local_driver_memory(24 * gib) == "12g"
+    assert memory_module.default_local_driver_memory(gib) == "1g"
+    assert memory_module.default_local_driver_memory(None) is None
+    settings = memory_module.local_memory_settings
     assert settings("local[*]", {}, {}, 24 * gib) == {"spark.driver.memory": "12g", "spark.driver.maxResultSize": "6g"}
     assert settings("local-cluster[2,1,1024]", {}, {}, 24 * gib)["spark.driver.memory"] == "12g"
     assert settings("local[*]", {}, {}, 2 * gib) == {"spark.driver.memory": "1g", "spark.driver.maxResultSize": "1g"}
@@ -51,11 +51,11 @@ def test_local_driver_memory_comes_from_the_memory_available_now(monkeypatch):
     new session 2g, not 12g (the kernel killed such a session while other jobs ran)."""
     gib = 1 << 30
     meminfo = "MemTotal:       25165824 kB\nMemFree:         1048576 kB\nMemAvailable:    4194304 kB\n"
-    monkeypatch.setattr(session_module, "_cgroup_limit_and_usage", lambda: (None, None))
-    assert session_module.available_memory_bytes(meminfo) == 4 * gib
-    assert session_module.default_local_driver_memory(session_module.available_memory_bytes(meminfo)) == "2g"
-    monkeypatch.setattr(session_module, "_cgroup_limit_and_usage", lambda: (6 * gib, 5 * gib))
-    assert session_module.available_memory_bytes(meminfo) == gib  # the container's limit leaves less
+    monkeypatch.setattr(memory_module, "_cgroup_limit_and_usage", lambda: (None, None))
+    assert memory_module.available_memory_bytes(meminfo) == 4 * gib
+    assert memory_module.default_local_driver_memory(memory_module.available_memory_bytes(meminfo)) == "2g"
+    monkeypatch.setattr(memory_module, "_cgroup_limit_and_usage", lambda: (6 * gib, 5 * gib))
+    assert memory_module.available_memory_bytes(meminfo) == gib  # the container's limit leaves less
 
 
 def test_more_memory_advice_never_suggests_less_than_the_session_had():
@@ -76,7 +76,7 @@ def test_a_jvm_killed_by_the_kernel_is_reported_as_that(monkeypatch):
     # a SIGKILL is the kernel's only where its log shows the OOM killer ending the JVM (issue 34 item 5)
     monkeypatch.setattr(failures, "kernel_log", lambda: "Out of memory: Killed process 4242 (java)")
     monkeypatch.setattr(failures, "_jvm_pid", lambda: 4242)
-    monkeypatch.setitem(session_module.applied_settings, "spark.driver.memory", "11g")
+    monkeypatch.setitem(memory_module.applied_settings, "spark.driver.memory", "11g")
     failure = resource_failure(ConnectionRefusedError(111, "Connection refused"))
     assert "killed by the operating system" in str(failure) and "spark.driver.memory=11g" in str(failure)
     assert "available now" in str(failure)
@@ -97,15 +97,15 @@ def test_a_session_the_user_built_gets_advice_above_its_own_driver_memory(monkey
     import sparkfs.spark.failures as failures
 
     monkeypatch.setattr(failures, "jvm_exit_signal", lambda: None)
-    monkeypatch.setattr(session_module, "applied_settings", {})
-    monkeypatch.setitem(session_module.observed_driver_memory, "spark.driver.memory", None)
-    session_module.observe_driver_memory(types.SimpleNamespace(conf=types.SimpleNamespace(
+    monkeypatch.setattr(memory_module, "applied_settings", {})
+    monkeypatch.setitem(memory_module.observed_driver_memory, "spark.driver.memory", None)
+    memory_module.observe_driver_memory(types.SimpleNamespace(conf=types.SimpleNamespace(
         get=lambda key, default=None: {"spark.driver.memory": "10g"}.get(key, default))))
     failure = str(resource_failure(ConnectionRefusedError(111, "Connection refused")))
     assert "the Spark JVM stopped during the job (this session had spark.driver.memory=10g)" in failure
     assert "--driver-memory 20g" in failure or "too little for more than 10g" in failure
-    session_module.observe_driver_memory(types.SimpleNamespace(conf=None))  # unreadable: no claim
-    assert session_module.driver_memory_setting() is None
+    memory_module.observe_driver_memory(types.SimpleNamespace(conf=None))  # unreadable: no claim
+    assert memory_module.driver_memory_setting() is None
 
 
 def test_jvm_exit_signal_reads_a_killed_child_process(monkeypatch):
@@ -149,8 +149,8 @@ def test_jvm_exit_signal_waits_for_a_jvm_that_is_still_being_killed(monkeypatch)
 def test_spark_defaults_file_entry_is_respected(tmp_path, monkeypatch):
     (tmp_path / "spark-defaults.conf").write_text("# comment\nspark.driver.memory   6g\n")
     monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
-    assert session_module._defaults_file_sets("spark.driver.memory")
-    assert not session_module._defaults_file_sets("spark.executor.memory")
+    assert memory_module.defaults_file_sets("spark.driver.memory")
+    assert not memory_module.defaults_file_sets("spark.executor.memory")
 
 
 def test_driver_memory_and_conf_flags_reach_the_config():

@@ -6,7 +6,7 @@ during the job ... (most often java.lang.OutOfMemoryError ...). Give it more mem
 import pytest
 
 import sparkfs.spark.failures as failures
-import sparkfs.spark.session as session_module
+import sparkfs.spark.memory as memory_module
 from sparkfs.spark.failures import (more_memory_advice, oom_killed, resource_failure, stopped_jvm_message,
                                     usable_memory_bytes)
 
@@ -21,9 +21,9 @@ KERNEL_LOG = """[ 1234.5] systemd[1]: Started Session 3.
 @pytest.fixture
 def jvm_gone(monkeypatch):
     """resource_failure's view of a JVM that broke its connection, with the facts set by the test."""
-    monkeypatch.setitem(session_module.applied_settings, "spark.driver.memory", "11g")
-    monkeypatch.setattr(session_module, "total_memory_bytes", lambda *a, **k: 24 * GIB)
-    monkeypatch.setattr(session_module, "available_memory_bytes", lambda *a, **k: 6 * GIB)
+    monkeypatch.setitem(memory_module.applied_settings, "spark.driver.memory", "11g")
+    monkeypatch.setattr(memory_module, "total_memory_bytes", lambda *a, **k: 24 * GIB)
+    monkeypatch.setattr(memory_module, "available_memory_bytes", lambda *a, **k: 6 * GIB)
     monkeypatch.setattr(failures, "_jvm_pid", lambda: 4242)
 
     def diagnose(signal_number, log_text):
