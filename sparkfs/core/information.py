@@ -227,11 +227,25 @@ def mrmr_candidate_count(num_features: int, num_select: int) -> int:
     return min(int(num_features), max(PRUNED_MIN, PRUNED_PER_SELECTED * int(num_select)))
 
 
+def cmim_candidate_order(given_first, first: int):
+    """CMIM's bound and the order its candidates are taken in: ``given_first[j]`` = I(X_j; Y |
+    X_first) of every feature, for the first feature chosen (the most relevant). From the second
+    step on, every criterion min over chosen s of I(X_j; Y | X_s) is at most it (``first`` is among
+    the chosen), so it bounds the criterion of a feature left out; ``first`` comes first (the
+    greedy starts there), then the others by decreasing bound (ties by lower index).
+    Returns (bound, order)."""
+    bound = np.asarray(given_first, dtype=np.float64).copy()
+    bound[int(first)] = np.inf
+    return bound, np.argsort(-bound, kind="mergesort")
+
+
 def exact_among(criterion_values, outside_relevance: float) -> bool:
-    """Whether a greedy mRMR (difference form) run among candidates is the run over every feature:
-    each step's chosen criterion beats, beyond rounding (:data:`TIE_RELATIVE_TOLERANCE`), the largest
-    relevance left out, which bounds every left-out feature's criterion (relevance - mean
-    redundancy <= relevance, as mutual information is >= 0)."""
+    """Whether a greedy run among candidates is the run over every feature: each step's chosen
+    criterion (the first pick, by relevance, aside) beats, beyond rounding
+    (:data:`TIE_RELATIVE_TOLERANCE`), ``outside_relevance``, the largest bound left out, which no
+    left-out feature's criterion exceeds: its relevance for mRMR in the difference form
+    (relevance - mean redundancy <= relevance, as mutual information is >= 0), its information
+    given the first feature for CMIM (:func:`cmim_candidate_order`)."""
     values = np.asarray(criterion_values[1:], dtype=np.float64)
     margin = TIE_RELATIVE_TOLERANCE * np.maximum(np.abs(values), abs(outside_relevance))
     return bool(np.all(values - margin > outside_relevance))

@@ -202,12 +202,15 @@ def _greedy_selection(rows: Rows, encoded, class_totals: np.ndarray, *, num_sele
                       bins: int) -> InformationResult:
     """The relevance pass, then one joint-count pass per greedy step, all over the cached codes.
 
-    mRMR in the difference form first runs among the :func:`sparkfs.core.information.mrmr_candidate_count` features of
-    largest relevance (the counts of a step only for them): a left-out feature's criterion is at
-    most its relevance, so when every step's choice beats the largest relevance left out
-    (:func:`sparkfs.core.information.exact_among`) the run is the one over every feature, exactly; else the candidates grow
-    (x4) and the run starts again. JMI, CMIM and the quotient form have no such bound: every
-    feature is a candidate."""
+    Two criteria run first among a part of the features, with a bound proving the run is the one
+    over every feature (docs/information.md): mRMR in the difference form among the
+    :func:`sparkfs.core.information.mrmr_candidate_count` features of largest relevance (a
+    criterion is at most the relevance), CMIM among the first feature and as many of largest
+    I(X_j; Y | X_first) (a criterion is a minimum over the chosen features, the first among them).
+    When every step's choice beats the largest bound left out
+    (:func:`sparkfs.core.information.exact_among`) the run is exact; else the candidates grow (x4)
+    and the run starts again. JMI and the quotient form have no such bound: every feature is a
+    candidate."""
     p, B, C = rows.num_features, int(bins), rows.num_classes
     relevance_cells = p * (B - 1) * C
     summary = rows.run_pass("relevance", lambda codes: _relevance_counts(codes, p, B, C), _merge_counts,
@@ -217,47 +220,68 @@ def _greedy_selection(rows: Rows, encoded, class_totals: np.ndarray, *, num_sele
     non_zero_table = _dense_range(summary, 0, relevance_cells).reshape(p, B - 1, C)
     relevance_tables = info_math.relevance_table(non_zero_table, class_totals)
     relevance = info_math.mutual_information(relevance_tables)
-    prunable = criterion == "mrmr" and form == "difference"
-    count = info_math.mrmr_candidate_count(p, num_select) if prunable else p
-    by_relevance = np.argsort(-relevance, kind="mergesort")
+    count = info_math.mrmr_candidate_count(p, num_select)
+    bounded_cmim = criterion == "cmim" and num_select > 2 and count < p  # else its full first step is waste
+    bounded = (criterion == "mrmr" and form == "difference") or bounded_cmim
+    if not bounded:
+        count = p
+    first = int(np.argmax(relevance))
+    if bounded_cmim:
+        _, given_first = _step_information(rows, encoded, first, np.arange(p), non_zero_table, relevance_tables, B)
+        bound, by_bound = info_math.cmim_candidate_order(given_first, first)
+    else:
+        bound, by_bound = relevance, np.argsort(-relevance, kind="mergesort")
     rounds = []
     while True:
-        candidates = np.sort(by_relevance[:count])
+        candidates = np.sort(by_bound[:count])
         result = _greedy_among(rows, encoded, candidates, relevance, non_zero_table, relevance_tables,
                                num_select=num_select, criterion=criterion, form=form, bins=B)
-        outside = float(relevance[by_relevance[count]]) if count < p else -np.inf
+        outside = float(bound[by_bound[count]]) if count < p else -np.inf
         rounds.append(int(count))
         if count >= p or info_math.exact_among(result.criterion, outside):
             break
         count = min(p, info_math.PRUNED_GROWTH * count)
-    rows.info["passes"].append(f"{sum(min(num_select, r) - 1 for r in rounds)} greedy steps")
+    steps_run = sum(min(num_select, r) - 1 for r in rounds) + int(bounded_cmim)
+    rows.info["passes"].append(f"{steps_run} greedy steps")
     info = {"passes": list(rows.info["passes"]), "bins_used": _bins_used(relevance_tables)}
-    if prunable:
+    if bounded:
         info["candidates"] = rounds[-1]
         info["candidate_rounds"] = rounds
-        info["candidates_rule"] = ("every feature" if rounds[-1] >= p else
-                                   "the features of largest relevance; every step's choice beat the largest "
-                                   "relevance left out, so the selection is the one over every feature")
+        info["candidates_rule"] = "every feature" if rounds[-1] >= p else CANDIDATE_RULES[criterion]
     return InformationResult(order=[int(candidates[j]) for j in result.order], criterion=result.criterion,
                              relevance=relevance, tied_steps=result.tied_steps, num_rows=int(class_totals.sum()),
                              tie_sizes=list(result.tie_sizes), info=info)
+
+
+#: What the summary says of a bounded run that stayed among part of the features.
+CANDIDATE_RULES = {
+    "mrmr": ("the features of largest relevance; every step's choice beat the largest relevance left out, so the "
+             "selection is the one over every feature"),
+    "cmim": ("the first feature and those of largest information given it; every step's choice beat the largest "
+             "such information left out, so the selection is the one over every feature"),
+}
+
+
+def _step_information(rows: Rows, encoded, selected: int, candidates: np.ndarray, non_zero_table, relevance_tables,
+                      bins: int):
+    """One step's pass: (I(X_j; X_selected), I(X_j; Y | X_selected)) of every j in ``candidates``
+    (sorted feature indices)."""
+    candidate_slot = np.full(rows.num_features, -1, dtype=np.int64)
+    candidate_slot[candidates] = np.arange(candidates.size)
+    num_classes = rows.num_classes   # not rows itself in the closure: it holds the session
+    step = rows.run_pass(None, lambda codes: _step_counts(codes, selected, candidate_slot, bins, num_classes),
+                         _merge_counts, scaled=False, over=encoded)
+    keys, counts = _cells_of(step)
+    return info_math.pair_step_information(keys, counts, non_zero_table[candidates], relevance_tables[selected])
 
 
 def _greedy_among(rows: Rows, encoded, candidates: np.ndarray, relevance, non_zero_table, relevance_tables, *,
                   num_select: int, criterion: str, form: str, bins: int):
     """The greedy search among ``candidates`` (sorted feature indices), one pass per step; its order
     holds positions in ``candidates``."""
-    p, C = rows.num_features, rows.num_classes
-    candidate_slot = np.full(p, -1, dtype=np.int64)
-    candidate_slot[candidates] = np.arange(candidates.size)
-    candidate_table = non_zero_table[candidates]
-
     def step_terms(position: int):
-        selected = int(candidates[position])
-        step = rows.run_pass(None, lambda codes: _step_counts(codes, selected, candidate_slot, bins, C),
-                             _merge_counts, scaled=False, over=encoded)
-        keys, counts = _cells_of(step)
-        return info_math.pair_step_information(keys, counts, candidate_table, relevance_tables[selected])
+        return _step_information(rows, encoded, int(candidates[position]), candidates, non_zero_table,
+                                 relevance_tables, bins)
 
     progress = steps(criterion, min(num_select, candidates.size))
     return info_math.greedy_selection(relevance[candidates], step_terms, num_select, criterion, form,

@@ -121,3 +121,31 @@ def test_mrmr_among_the_most_relevant_is_the_run_over_every_feature(spark, monke
     assert model.summary["candidate_rounds"][0] == 4 and len(model.summary["candidate_rounds"]) > 1
     full = InformationSelector(numFeatures=4, bins=3, discretization="none", criterion="jmi")
     assert "candidates" not in full.fit(make_df(spark, codes, labels)).summary
+
+
+@pytest.mark.parametrize("seed, grows", [(0, False), (5, True)])
+def test_cmim_among_the_most_informative_given_the_first_is_the_run_over_every_feature(spark, monkeypatch, seed,
+                                                                                      grows):
+    """Issue 32: CMIM runs among the first feature and those of largest I(X_j; Y | X_first), which
+    bounds a left-out feature's criterion from the second step on; the order equals the reference's
+    over every feature when the first candidate set proves it (seed 0) and when a step's choice does
+    not beat the largest bound left out and the candidates grow (seed 5)."""
+    import sparkfs.core.information as information
+
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 3, 240)
+    base = (labels + (rng.random(240) < 0.2) * rng.integers(1, 3, 240)) % 3
+    copies = np.column_stack([np.where(rng.random(240) < 0.05, (base + 1) % 3, base) for _ in range(2)])
+    weak = np.column_stack([np.where(rng.random(240) < 0.4, labels, rng.integers(0, 3, 240)) for _ in range(8)])
+    noise = rng.integers(0, 3, size=(240, 10))
+    codes = np.column_stack([copies, weak, noise])
+    expected, _ = reference_greedy(codes, labels, 5, "cmim", "difference")
+    monkeypatch.setattr(information, "PRUNED_MIN", 2)
+    monkeypatch.setattr(information, "PRUNED_PER_SELECTED", 1)
+    model = InformationSelector(criterion="cmim", numFeatures=5, bins=3, discretization="none").fit(
+        make_df(spark, codes, labels, partitions=2))
+    assert model.selectionOrder == expected
+    rounds = model.summary["candidate_rounds"]
+    assert rounds[0] == 5 and (len(rounds) > 1) == grows
+    if not grows:
+        assert model.summary["candidates_rule"].startswith("the first feature and those of largest information")
