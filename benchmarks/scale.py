@@ -46,8 +46,15 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 RESULTS = Path(__file__).resolve().parent / "results"
-SELECT_METHODS = ["lfs", "anova", "chi2", "relieff", "mrelief", "prelief", "multisurf", "lmba", "simba", "qfs",
-                  "svm-rfe", "parzen-ise", "mrmr"]
+def _registry_methods():
+    """Every ``--method`` of the registry (sparkfs.methods.METHODS), in its order."""
+    from sparkfs.methods import METHODS
+
+    return list(METHODS)
+
+
+#: What ``--methods`` runs when not given: every method of the registry.
+SELECT_METHODS = _registry_methods()
 #: Dense Parquet: the shape of the ECBDL14 protein set (benchmarks/big_input_defaults.py).
 DENSE_ROWS = 250_000
 TOP_K = 1000

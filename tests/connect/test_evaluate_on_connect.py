@@ -9,6 +9,9 @@ from sparkfs.cli import main
 from sparkfs.evaluation import cross_validation as cv
 from tests.core.test_fisher_markov import theta_eq19_literal
 
+#: The methods this module runs on Connect.
+CONNECT_METHODS = ["lfs"]
+
 
 def test_evaluate_on_connect_both_engines(spark, tmp_path):
     rng = np.random.default_rng(5)

@@ -9,6 +9,9 @@ from sparkfs.spark.multisurf import multisurf_statistics
 from tests.connect.test_on_connect import connect_df
 from tests.core.test_multisurf import continuous_data, range_scale
 
+#: The methods this module runs on Connect (TuRF runs MultiSURF as its inner method).
+CONNECT_METHODS = ["multisurf", "multisurf-star", "turf"]
+
 
 def test_multisurf_star_on_connect_equals_the_core_on_sparse_rows(spark):
     X, y = continuous_data(31, n=28, p=5, classes=3, balanced=False)

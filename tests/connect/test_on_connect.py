@@ -9,15 +9,12 @@ import numpy as np
 import pytest
 from pyspark.ml.linalg import Vectors
 
-from sparkfs import (FisherMarkovSelector, LmbaSelector, LmbaSelectorModel, ParzenISERanker, ParzenISERankerModel,
-                     InformationSelector, InformationSelectorModel, ReliefSelector, SimbaSelector,
-                     SimbaSelectorModel)
+from sparkfs import InformationSelectorModel, LmbaSelectorModel, ParzenISERankerModel, SimbaSelectorModel
 from sparkfs.core.parzen_ise import parzen_ise_in_memory
 from sparkfs.core import information as info_math
 from sparkfs.core import margin_weighting as mw
 from sparkfs.core import simba
 from sparkfs.core.margin_pool import content_order
-from sparkfs.selectors.baseline import UnivariateTestSelector
 from sparkfs.spark.blocks import is_connect_session
 from sparkfs.spark.neighbours import kernel_sums, nearest, pair_sums
 from sparkfs.spark.relief import relief_statistics
@@ -107,23 +104,40 @@ def test_relieff_with_small_classes_on_connect(spark, results_dir, variant):
     np.save(os.path.join(results_dir, f"{variant}_small_classes.npy"), result.scores)
 
 
-@pytest.mark.parametrize("make_selector", [
-    lambda: FisherMarkovSelector(numFeatures=2),
-    lambda: FisherMarkovSelector(numFeatures=2, statsEngine="arrow", scaling="range"),
-    lambda: FisherMarkovSelector(degree=2, numFeatures=2, gamma=0.0),
-    lambda: ReliefSelector(numFeatures=2, k=3),
-    lambda: ReliefSelector(numFeatures=2, variant="prelief", sampleSize=20, sigma=0.2),
-    lambda: UnivariateTestSelector(numFeatures=2, test="anova"),
-    lambda: LmbaSelector(numFeatures=2, batchSize=10, iterations=20, preset="paper"),   # two steps of 10
-    lambda: SimbaSelector(numFeatures=2, batchSize=10, iterations=20, preset="paper"),
-    lambda: ParzenISERanker(numFeatures=2, groups="clusters", numClusters=2, maxIter=2, heldOutFeature=0,
-                            fcmMaxIter=3),
-    lambda: InformationSelector(numFeatures=2, criterion="jmi", bins=4),
-], ids=["lfs", "lfs-arrow", "qfs", "relieff", "prelief", "anova", "lmba", "simba", "parzen-ise", "jmi"])
-def test_selector_fit_transform_save_load_on_connect(spark, tmp_path, make_selector):
+#: (method of the registry, params) of the fit / transform / save / load test; with the other Connect
+#: modules' lists, what `sparkfs methods` may call tested on Connect (tests/test_method_registry.py).
+SELECTOR_FITS = [
+    ("lfs", {"numFeatures": 2}),
+    ("lfs", {"numFeatures": 2, "statsEngine": "arrow", "scaling": "range"}),
+    ("qfs", {"numFeatures": 2, "gamma": 0.0}),
+    ("relieff", {"numFeatures": 2, "k": 3}),
+    ("prelief", {"numFeatures": 2, "sampleSize": 20, "sigma": 0.2}),
+    ("anova", {"numFeatures": 2}),
+    ("lmba", {"numFeatures": 2, "batchSize": 10, "iterations": 20, "preset": "paper"}),   # two steps of 10
+    ("simba", {"numFeatures": 2, "batchSize": 10, "iterations": 20, "preset": "paper"}),
+    ("parzen-ise", {"numFeatures": 2, "groups": "clusters", "numClusters": 2, "maxIter": 2, "heldOutFeature": 0,
+                    "fcmMaxIter": 3}),
+    ("mrmr", {"numFeatures": 2, "bins": 4}),
+    ("jmi", {"numFeatures": 2, "bins": 4}),
+    ("cmim", {"numFeatures": 2, "bins": 4}),
+]
+#: The methods this module runs on Connect: the fits above, and Relief's statistics with small classes.
+CONNECT_METHODS = sorted({method for method, _ in SELECTOR_FITS} | {"relief", "relieff"})
+
+
+def _selector(method, params):
+    from sparkfs.methods import build_selector
+
+    selector = build_selector(method, {name: value for name, value in params.items() if name != "numFeatures"})
+    return selector.setNumFeatures(params["numFeatures"])
+
+
+@pytest.mark.parametrize("method, params", SELECTOR_FITS,
+                         ids=[method + ("-arrow" if "statsEngine" in params else "") for method, params in SELECTOR_FITS])
+def test_selector_fit_transform_save_load_on_connect(spark, tmp_path, method, params):
     X, y = small_class_data()
     df = connect_df(spark, X, y, 2)
-    model = make_selector().fit(df)
+    model = _selector(method, params).fit(df)
     if isinstance(model, (LmbaSelectorModel, SimbaSelectorModel)):  # equal to the in-memory driver
         in_memory = mw.lmba_in_memory if isinstance(model, LmbaSelectorModel) else simba.simba_in_memory
         order = content_order(X, y, np.arange(len(y)), 0)  # without rowIdCol the pool is visited in content order
@@ -134,7 +148,7 @@ def test_selector_fit_transform_save_load_on_connect(spark, tmp_path, make_selec
         np.testing.assert_allclose(model.scores, want["scores"], rtol=1e-8)  # the default rankBy's scores
         assert model.summary["groups"] == "fcm"
     elif isinstance(model, InformationSelectorModel):  # equal to the core on all rows' codes
-        assert model.selectionOrder == information_in_memory(X, y, bins=4, criterion="jmi", count=2)
+        assert model.selectionOrder == information_in_memory(X, y, bins=4, criterion=method, count=2)
     else:
         assert sorted(model.selectedFeatures) == [0, 1]  # the two informative features
     reduced = model.transform(df).select("selected_features").first()[0]

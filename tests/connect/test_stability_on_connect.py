@@ -14,6 +14,9 @@ from tests.connect.test_on_connect import connect_df
 from tests.core.test_instance_weighting import assert_close, reference_margin_vectors, reference_weights
 from tests.spark.test_relief_weighted import reference_weighted_relieff
 
+#: The methods this module runs on Connect (the stability command runs lfs).
+CONNECT_METHODS = ["lfs", "svm-rfe"]
+
 
 def _data(seed=0, n=30, d=4):
     rng = np.random.default_rng(seed)

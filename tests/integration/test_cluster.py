@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 ARCHIVE = REPO / "dist" / "sparkfs-env.tar.gz"

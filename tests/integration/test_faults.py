@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.spark  # each test runs a child with its own JVM
+pytestmark = [pytest.mark.spark, pytest.mark.slow]  # each test runs a child with its own JVM
 
 CHILD = textwrap.dedent("""
     import json, os, sys

@@ -109,6 +109,7 @@ def _pcmac_subset(shared_data, folder, every=3):
     return path, counts.shape
 
 
+@pytest.mark.slow
 @pytest.mark.spark  # the kernel starts its own JVM
 def test_notebooks_run_headless_in_one_kernel(shared_data, tmp_path):
     """Every notebook, in one kernel of this interpreter (one Spark start); the term matrix one on

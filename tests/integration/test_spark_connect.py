@@ -23,6 +23,7 @@ from tests.spark.test_relief_engine import make_df  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_connect_suite_passes_and_equals_the_classic_session(spark, tmp_path):
     env = dict(os.environ, SPARKFS_CONNECT_TESTS="1", SPARKFS_CONNECT_RESULTS=str(tmp_path))
     completed = subprocess.run(

@@ -57,6 +57,7 @@ def small_data(draw):
 EXAMPLES = int(os.environ.get("SPARKFS_PROPERTY_EXAMPLES", "1"))
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=small_data())
