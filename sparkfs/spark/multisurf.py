@@ -147,7 +147,8 @@ def _moments(rows: Rows, queries: ShippedQueries, setup: _Setup) -> ms_math.Dist
                 total[name][query_slice] = merged[name]
         return total
 
-    for batch, summary in batched_pass(rows, queries, "distance moments", summarize, _merge_moments):
+    for batch, summary in batched_pass(rows, queries, "distance moments", summarize, _merge_moments,
+                                       bytes_per_query=24.0):  # weight, mean, m2
         if summary is not None:
             weight[batch], mean[batch], m2[batch] = summary["weight"], summary["mean"], summary["m2"]
     return ms_math.DistanceMoments(weight, mean, m2)
@@ -175,7 +176,8 @@ def _counts(rows: Rows, queries: ShippedQueries, setup: _Setup, near, far) -> np
         return {"near": near[batch], "far": far[batch]}
 
     for batch, summary in batched_pass(rows, queries, "set counts", summarize, sum_merge, payload=payload,
-                                       shipped_bytes_per_query=_THRESHOLD_BYTES):
+                                       shipped_bytes_per_query=_THRESHOLD_BYTES,
+                                       bytes_per_query=16.0 * setup.num_classes):  # (2, C) doubles
         if summary is not None:
             counts[batch] = summary["counts"]
     return counts
@@ -202,7 +204,8 @@ def _difference_sums(rows: Rows, queries: ShippedQueries, setup: _Setup, near, f
         return {"near": near[batch], "far": far[batch], "weights": pair_weights[batch]}
 
     for _, summary in batched_pass(rows, queries, "weighted differences", summarize, sum_merge, payload=payload,
-                                   shipped_bytes_per_query=_THRESHOLD_BYTES + 16.0 * setup.num_classes):
+                                   shipped_bytes_per_query=_THRESHOLD_BYTES + 16.0 * setup.num_classes,
+                                   bytes_per_query=0.0):  # per-feature sums only
         if summary is not None:
             total += summary["sums"]
     return total
@@ -272,7 +275,8 @@ def _placed(size: int, positions: np.ndarray, values: np.ndarray) -> np.ndarray:
 def _every_row_pass(rows: Rows, shipped: ShippedQueries, name: str, kernel, payload: Dict[str, Any]):
     """One pass of the one-pass fit: the single batch of every row shipped with ``payload``."""
     results = list(batched_pass(rows, shipped, name, kernel, sum_merge, payload=lambda batch: payload,
-                                shipped_bytes_per_query=_EVERY_ROW_BYTES))
+                                shipped_bytes_per_query=_EVERY_ROW_BYTES,
+                                bytes_per_query=32.0))  # near, far, near_rows, far_rows per row
     if len(results) != 1 or results[0][1] is None:
         raise RuntimeError(f"{name}: the one-pass fit needs every row in one query batch")
     return results[0][1]

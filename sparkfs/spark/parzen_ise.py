@@ -145,7 +145,8 @@ def _marginal_terms(rows: Rows, grouping, queries: RowSet, query_memberships, va
     totals = [summary for _, summary in batched_pass(
         rows, standardised, "marginal ise pair sums", summarize, payload=lambda batch: {
             "memberships": query_memberships[batch]},
-        shared=shared, shipped_bytes_per_query=8.0 * query_memberships.shape[1], max_batch=block_size)]
+        shared=shared, shipped_bytes_per_query=8.0 * query_memberships.shape[1], bytes_per_query=0.0,
+        max_batch=block_size)]
     return pim.summed_block_terms((pim.MarginalTerms(t.get("self_sums"), t["cross"], t["own"]) for t in totals),
                                   len(feature_variance), with_self)
 

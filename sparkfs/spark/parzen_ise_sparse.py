@@ -233,7 +233,7 @@ def sparse_marginal_terms_pass(rows: Rows, grouping, queries: RowSet, query_memb
                                    payload=lambda batch: {"memberships": query_memberships[batch],
                                                           "first": batch.start == 0},
                                    shared=shared, shipped_bytes_per_query=8.0 * query_memberships.shape[1],
-                                   progress_name="parzen-ise sparse pair sums"):
+                                   bytes_per_query=0.0, progress_name="parzen-ise sparse pair sums"):
         if summary is not None:
             exact += summary["exact"]
             estimated += summary["estimated"]

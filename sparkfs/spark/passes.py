@@ -171,8 +171,9 @@ def query_batches(rows: Rows, queries: Union[RowSet, ShippedQueries], *, shipped
 
 def batched_pass(rows: Rows, queries: Union[RowSet, ShippedQueries], name: str, kernel: Kernel,
                  merge: Callable[[Summary, Summary], Summary] = sum_merge, *,
+                 bytes_per_query: float,
                  payload: Optional[Callable[[slice], Dict[str, Any]]] = None, shared: Optional[Dict[str, Any]] = None,
-                 shipped_bytes_per_query: float = 0.0, bytes_per_query: float = 0.0,
+                 shipped_bytes_per_query: float = 0.0,
                  max_batch: Optional[int] = None, result_batch_bytes: Optional[int] = None,
                  progress_name: Optional[str] = None) -> Iterator[Tuple[slice, Optional[Summary]]]:
     """One reduced pass per query batch; yields ``(batch, summary)`` (None: no rows).
@@ -197,7 +198,8 @@ def batched_pass(rows: Rows, queries: Union[RowSet, ShippedQueries], name: str, 
     shipped_bytes_per_query : float
         Bytes of ``payload`` per query of the batch (budgeted in a closure).
     bytes_per_query : float
-        Bytes of the summary per query of the batch (budgeted against ``result_batch_bytes``).
+        Bytes of the summary per query of the batch (budgeted against ``result_batch_bytes``);
+        required: 0.0 for a summary that does not grow with the queries (per-feature sums).
     max_batch : int, optional
         At most this many queries per batch.
     result_batch_bytes : int, optional

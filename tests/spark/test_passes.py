@@ -85,7 +85,7 @@ def test_a_pass_composed_from_the_api_on_a_scaled_view(spark):
                 totals[batch], batches = summary["sums"], batches + 1
             results[label] = (totals, batches)
         with ShippedQueries(rows, queries) as shipped, pytest.raises(ValueError, match="shipped for other rows"):
-            next(batched_pass(view, shipped, "l1 sums", l1_sums))
+            next(batched_pass(view, shipped, "l1 sums", l1_sums, bytes_per_query=8.0))
         assert rows.info["passes"].count("counts") == 1
     for label, divisor, batches in (("one batch", scale, 1), ("batches of 2", scale, 3), ("unscaled", 1.0, 1)):
         scaled = X / divisor
