@@ -4,9 +4,8 @@
 :class:`~sparkfs.spark.prepared_rows.PreparedRows`: every Arrow batch of every partition as a
 :class:`~sparkfs.spark.row_sets.Block` (dense or CSR, in the caller's units), summarised and reduced
 in a fixed order (:func:`sparkfs.spark.blocks.aggregate_partitions`; in the canonical layout one
-chunk per block, folded in row-id order), or emitted as keyed partials for a shuffle. It also cuts
-query sets into batches within the budget of the channel that hands them to the tasks, and, for
-iterative methods (``cache_blocks``), keeps the encoded blocks persisted so that later passes skip
+chunk per block, folded in row-id order), or emitted as keyed partials for a shuffle (query batches
+are cut by :func:`sparkfs.spark.passes.query_batches`, the one batcher), and, for iterative methods (``cache_blocks``), keeps the encoded blocks persisted so that later passes skip
 the conversion of the vector column. What a pass ships to its tasks goes through
 :meth:`sparkfs.spark.rows.Rows.shipped`.
 """
@@ -21,7 +20,7 @@ from sparkfs.spark.blocks import (CONNECT_CLOSURE_BYTES, aggregate_partitions, a
                                   deserialize_summary, encode_block, serialize_summary)
 from sparkfs.spark.canonical import canonical_merge, chunk_regrouper
 from sparkfs.spark.prepared_rows import FEATURES, ROW_ID, PreparedRows, as_block
-from sparkfs.spark.row_sets import Block, PassUnits, RowSet
+from sparkfs.spark.row_sets import Block, PassUnits
 
 #: Default largest query batch handed to the tasks at once with a SparkContext (broadcast).
 DEFAULT_QUERY_BATCH_BYTES = 128 * 2**20
@@ -87,18 +86,6 @@ class PassRunner:
         source.diagnosed(encoded.count)
         source.info["passes"].append(name)
         return encoded
-
-    def query_batches(self, queries: RowSet, extra_bytes_per_query: float = 0.0) -> List[slice]:
-        """Slices of ``queries`` each within the batch budget.
-
-        In a closure (Connect) everything a batch carries counts (queries plus the per-query
-        tables, ``extra_bytes_per_query``); a broadcast is bounded per value, so there the
-        budget applies to the query matrix alone and every pass uses the same batches.
-        """
-        num_queries = len(queries)
-        per_query = queries.bytes_per_row() + (extra_bytes_per_query if self.transport == "dataframe" else 0.0)
-        rows_per_batch = max(1, int(self.query_batch_bytes // max(per_query, 1)))
-        return [slice(start, min(start + rows_per_batch, num_queries)) for start in range(0, num_queries, rows_per_batch)]
 
     def _chunks(self):
         """A partition's batches -> one batch per chunk (None without the layout)."""

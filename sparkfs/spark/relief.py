@@ -28,7 +28,7 @@ from sparkfs.core.options import ReliefOptions, check_int
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.method_setup import EngineOptions, feature_scale_of, options_of, rows_with_queries
 from sparkfs.spark.neighbours import kernel_sums, nearest, pair_sums
-from sparkfs.spark.passes import ShippedQueries
+from sparkfs.spark.passes import ShippedQueries, query_batches
 from sparkfs.spark.rows import Rows
 
 
@@ -184,7 +184,7 @@ def relief_statistics(df, features_col: str, label_col: str, *, num_features: in
         info = dict(rows.info)
         if distance_rule:
             info["distance_rule"] = distance_rule
-        info["query_batches"] = len(rows.query_batches(queries))
+        info["query_batches"] = len(query_batches(rows, queries))
         info["transport"] = rows.transport
     return _result(options, queries, class_counts, priors, sums, table, scale, sigma, info,
                    weighted=engine.weight_col is not None)

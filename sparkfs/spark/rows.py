@@ -11,8 +11,7 @@ use more than one of them:
 * **driver-side row sets under a budget** (:mod:`sparkfs.spark.driver_rows`,
   ``rows.driver_rows``): all rows, or a seeded sample that depends on the rows' content only,
   each checked against ``driver_budget_mb`` before it travels;
-* **the pass runner** (:mod:`sparkfs.spark.pass_runner`, ``rows.runner``): query batches within
-  the budget of the channel that hands them to the tasks, block caching, :meth:`Rows.run_pass`
+* **the pass runner** (:mod:`sparkfs.spark.pass_runner`, ``rows.runner``): block caching, :meth:`Rows.run_pass`
   (the one reduced pass over the partitions, blocks as dense or CSR matrices, reduced by
   :mod:`sparkfs.spark.blocks`) and :meth:`Rows.keyed_partials`.
 
@@ -35,7 +34,7 @@ the driver anyway, else from one pass: chunk moments merged in the canonical ord
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, Optional
 
 import numpy as np
 
@@ -267,10 +266,6 @@ class Rows:
         return self._scaled_cache[1]
 
     # -- the passes --------------------------------------------------------------------------
-
-    def query_batches(self, queries: RowSet, extra_bytes_per_query: float = 0.0) -> List[slice]:
-        """Slices of ``queries`` each within the batch budget (:meth:`PassRunner.query_batches`)."""
-        return self.runner.query_batches(queries, extra_bytes_per_query)
 
     def keyed_partials(self, emit_block: Callable[[Block], Any]):
         """A lazy DataFrame ``(key long, partition long, values array<double>)`` of per-key partials
