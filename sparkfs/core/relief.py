@@ -84,6 +84,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from sparkfs.core import scaling as scaling_math
+from sparkfs.core.scaling import feature_scale  # noqa: F401  (Relief's divisor, public here: one function)
 from sparkfs.core.neighbours import PAD_ID, NeighbourTable
 from sparkfs.core.pairs import feature_kernel_sums, one_hot, pair_sums
 
@@ -164,33 +165,6 @@ def check_variant(variant: str) -> str:
     if variant not in VARIANTS:
         raise ValueError(f"unknown Relief variant {variant!r}: use one of {VARIANTS}")
     return variant
-
-
-def feature_scale(scaling: str, *, minimum=None, maximum=None, std=None, num_features: Optional[int] = None) -> np.ndarray:
-    """The divisor applied to each feature before the search and the margins.
-
-    :func:`sparkfs.core.scaling.feature_scale` (1, ``max - min`` or the sample std, ddof = 1; 1 for
-    a constant feature): Relief's distances and margins are translation invariant, so only the
-    scale is used, never the offset.
-
-    Parameters
-    ----------
-    scaling : {"none", "range", "standard"}
-    minimum, maximum : arrays of shape (p,)
-        Column minimum and maximum (required: they also identify constant features).
-    std : array of shape (p,)
-        Column sample standard deviation (``"standard"``).
-    num_features : int, optional
-        p, checked against the length of the statistics when given.
-
-    Returns
-    -------
-    ndarray of shape (p,), strictly positive.
-    """
-    scale = scaling_math.feature_scale(scaling, minimum=minimum, maximum=maximum, std=std)
-    if num_features is not None and scale.shape != (num_features,):
-        raise ValueError(f"the column statistics describe {scale.shape[0]} features, expected {num_features}")
-    return scale
 
 
 def default_parzen_sigma(scaled_range) -> np.ndarray:

@@ -43,7 +43,7 @@ on the unit of the weights). See :func:`sample_std`.
 
 from __future__ import annotations
 
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 
@@ -108,8 +108,11 @@ def sample_std(weight_sum, sums, sum_squares, *, weight_square_sum=None) -> np.n
     return np.sqrt(squared_deviations / denominator)
 
 
-def feature_scale(scaling: str, *, minimum, maximum, std=None) -> np.ndarray:
+def feature_scale(scaling: str, *, minimum, maximum, std=None, num_features: Optional[int] = None) -> np.ndarray:
     """The divisor of each feature: 1 (``"none"``), ``max - min`` (``"range"``) or the sample std.
+    The distance methods (the Relief and MultiSURF families, Lmba, Simba) divide by it and never
+    shift (their distances and margins are translation invariant); LFS and QFS also shift
+    (:func:`feature_scaling`).
 
     Parameters
     ----------
@@ -118,6 +121,8 @@ def feature_scale(scaling: str, *, minimum, maximum, std=None) -> np.ndarray:
         Column minimum and maximum (they also identify constant features exactly).
     std : array of shape (p,)
         Column sample standard deviation, ddof = 1 (``"standard"`` only; see :func:`sample_std`).
+    num_features : int, optional
+        p, checked against the length of the statistics when given.
 
     Returns
     -------
@@ -129,6 +134,8 @@ def feature_scale(scaling: str, *, minimum, maximum, std=None) -> np.ndarray:
     minimum, maximum = _column_vector(minimum, "minimum"), _column_vector(maximum, "maximum")
     if minimum.shape != maximum.shape:
         raise ValueError(f"minimum has shape {minimum.shape} and maximum {maximum.shape}")
+    if num_features is not None and minimum.shape != (num_features,):
+        raise ValueError(f"the column statistics describe {minimum.shape[0]} features, expected {num_features}")
     if scaling == "none":
         return np.ones_like(minimum)
     if scaling == "range":

@@ -20,7 +20,7 @@ from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 import numpy as np
 
 from sparkfs.core.options import check_int, invalid
-from sparkfs.core.relief import feature_scale
+from sparkfs.core.scaling import feature_scale
 from sparkfs.spark.blocks import TRANSPORTS
 from sparkfs.spark.prepared_rows import ROW_ORDERS
 from sparkfs.spark.rows import Rows, RowSet
