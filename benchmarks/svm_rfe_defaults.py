@@ -69,4 +69,7 @@ def main(out=Path(__file__).resolve().parent / "results" / "svm_rfe_defaults.md"
 
 
 if __name__ == "__main__":
+    import argparse
+
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     sys.exit(main())
