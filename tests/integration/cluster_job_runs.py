@@ -4,7 +4,8 @@ start once for all the selector families (tests/integration/test_cluster.py).
 
     spark-submit tests/integration/cluster_job_runs.py RUNS.json RESULTS.json
 
-RUNS.json maps a name to the job's argument list; RESULTS.json receives each name's exit code.
+RUNS.json maps a name to the job's argument list (or to ``["sparkfs", COMMAND, ...]``: that command
+of the CLI, in the same driver); RESULTS.json receives each name's exit code.
 """
 
 import json
@@ -16,6 +17,10 @@ JOB = Path(__file__).resolve().parents[2] / "jobs" / "select_features.py"
 
 
 def run_job(arguments):
+    if arguments[:1] == ["sparkfs"]:  # evaluate, stability: the CLI in this driver, on the submitted master
+        from sparkfs.cli import main
+
+        return main(arguments[1:])
     sys.argv = [str(JOB), *arguments]
     try:
         runpy.run_path(str(JOB), run_name="__main__")

@@ -25,6 +25,7 @@ import urllib.request
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -302,6 +303,9 @@ def submitted(cluster, packed_environment, digits, breast, tmp_path_factory):
         config.write_text(f"input: {{path: {breast}, format: libsvm}}\nmethod: {method}\n"
                           f"selection: {{num_features: 2}}\noutput: {{path: {folder / ('family-' + method)}}}\n")
         runs[f"family-{method}"] = ["--config", str(config), "--num-features", "4", *params]
+    for command, arguments in STUDY_RUNS.items():
+        runs[command] = ["sparkfs", command, "--input", breast, "--format", "libsvm", *arguments,
+                         "--output", str(folder / command)]
     (folder / "runs.json").write_text(json.dumps(runs))
     environ = _without_local_python({"PYSPARK_DRIVER_PYTHON": sys.executable, "SPARK_HOME": str(_pyspark_home()),
                                      "PYSPARK_PYTHON": "./environment/bin/python"})
@@ -372,6 +376,32 @@ def test_each_family_on_the_cluster_gives_local_scores(spark, submitted, breast,
     local_table, _ = _output(tmp_path / "local")
     np.testing.assert_allclose(table["score"], local_table["score"], rtol=1e-10, atol=1e-15)
     assert table["selected"].tolist() == local_table["selected"].tolist()
+
+
+#: `sparkfs evaluate` and `sparkfs stability` in the spark-submit application (after the killed worker).
+STUDY_RUNS = {
+    "evaluate": ["--methods", "lfs,relieff", "--classifiers", "nb", "--num-features", "2,4", "--cv", "3"],
+    "stability": ["--method", "lfs", "--runs", "3", "--num-features", "2,4", "--seed", "3"],
+}
+
+
+def test_evaluate_and_stability_on_the_cluster_equal_local(spark, submitted, breast, tmp_path):
+    """The studies run on the cluster too: evaluate's accuracies and stability's selections equal
+    the same commands on local[2] (selection in each fold on the executors, classifiers on the driver)."""
+    from sparkfs.cli import main
+
+    folder, exit_codes, log = submitted
+    assert {command: exit_codes[command] for command in STUDY_RUNS} == dict.fromkeys(STUDY_RUNS, 0), log[-3000:]
+    for command, arguments in STUDY_RUNS.items():
+        assert main([command, "--master", "local[2]", "--input", breast, "--format", "libsvm", *arguments,
+                     "--output", str(tmp_path / command)]) == 0
+    keys = ["method", "classifier", "k", "fold"]
+    on_cluster = pd.read_parquet(folder / "evaluate" / "results.parquet").sort_values(keys).reset_index(drop=True)
+    local = pd.read_parquet(tmp_path / "evaluate" / "results.parquet").sort_values(keys).reset_index(drop=True)
+    assert len(on_cluster) == 2 * 2 * 3 and on_cluster[keys].equals(local[keys])
+    np.testing.assert_allclose(on_cluster["accuracy"], local["accuracy"])
+    stability = [json.loads((where / "stability" / "stability.json").read_text()) for where in (folder, tmp_path)]
+    assert stability[0]["summary"] == stability[1]["summary"]
 
 
 def test_without_the_environment_the_executors_python_is_named(cluster, digits, tmp_path):
