@@ -1,7 +1,7 @@
 """Command line: ``sparkfs COMMAND ...``. The commands live in :mod:`sparkfs.commands`, one module each;
 this module parses the arguments, dispatches through :data:`COMMANDS` and turns errors into exit codes.
 
-Exit codes (README, "Exit codes"): 0 done, or skipped (``--if-exists skip``); 1 a Spark or other
+Exit codes (docs/jobs.md, "Exit codes"): 0 done, or skipped (``--if-exists skip``); 1 a Spark or other
 failure (out of memory, a Spark Connect server that cannot be reached); 2 bad input, configuration, a
 refused output or a master Spark rejects (the message names the problem); 130 interrupted by Ctrl-C
 (SIGINT), 143 stopped by SIGTERM (nothing written either way).

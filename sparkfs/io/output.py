@@ -281,7 +281,7 @@ def replace_lock(store, target):
 
     Only a local output (a path or a ``file:`` URI) on a system with ``fcntl`` (Linux, macOS) is
     locked; a store reached through Hadoop (HDFS, object stores) has no such lock, and two
-    concurrent writers of one output there can still collide (one fails; the README says so).
+    concurrent writers of one output there can still collide (one fails; docs/bad_input.md says so).
     Locks on network file systems hold only as far as the file system honours ``flock``.
     """
     local = local_path_of(store.uri(store.parent(target)))
