@@ -33,6 +33,7 @@ METHODS: Dict[str, Tuple[type, Dict[str, Any]]] = {
     "anova": (UnivariateTestSelector, {"test": "anova"}),
     "chi2": (UnivariateTestSelector, {"test": "chi2"}),
     "chi2-categorical": (UnivariateTestSelector, {"test": "chi2-categorical"}),
+    "variance": (UnivariateTestSelector, {"test": "variance"}),
     "parzen-ise": (ParzenISERanker, {}),
     "svm-rfe": (SVMRFESelector, {}),
     "mrmr": (InformationSelector, {"criterion": "mrmr"}),
@@ -64,7 +65,7 @@ class MethodFacts:
 def labels_of(method: str) -> str:
     """"required", or "optional" for a method that also runs without labels (its selector's
     ``requires_labels``)."""
-    return "required" if METHODS[method][0].requires_labels else "optional"
+    return "required" if build_selector(method, {}).requires_labels else "optional"
 
 
 def takes_weights(method: str) -> bool:
@@ -119,6 +120,10 @@ METHOD_FACTS: Dict[str, MethodFacts] = {
                          f"1,000 of its top 1,000 are informative on {_S}: the baseline to use there"),
     "chi2": MethodFacts("scikit-learn's chi2 (non-negative features: counts, tf-idf)", "untested",
                         f"1,000 of its top 1,000 are informative on {_S}: a method to use there"),
+    "variance": MethodFacts("Spark ML's VarianceThresholdSelector: the sample variance, no labels (--threshold T "
+                            "keeps every variance above T, as its varianceThreshold)", "tested",
+                            "not measured on the term corpus: it ranks frequent terms first, as the raw LFS did; a "
+                            "filter to drop constant or near-constant terms before a supervised method"),
     "chi2-categorical": MethodFacts("Spark ML's ChiSquareTest (integer-coded features)", "untested",
                                     "not for term weights: every distinct value is a category; use chi2"),
     "parzen-ise": MethodFacts("modified Parzen window + ISE, fuzzy c-means groups; criterion='marginal' (default) or "
@@ -164,7 +169,7 @@ FAMILIES: Dict[str, str] = {
     "lfs": "fisher-markov-linear", "qfs": "fisher-markov-quadratic", "qfs-prime": "fisher-markov-quadratic",
     "relief": "relief-neighbours", "relieff": "relief-neighbours", "mrelief": "relief-neighbours",
     "prelief": "relief-kernels", "lmba": "lmba", "simba": "simba",
-    "anova": "univariate", "chi2": "univariate", "chi2-categorical": "univariate",
+    "anova": "univariate", "chi2": "univariate", "chi2-categorical": "univariate", "variance": "unlabelled-filter",
     "parzen-ise": "parzen-ise", "svm-rfe": "svm-rfe",
     "mrmr": "information", "jmi": "information", "cmim": "information",
     "multisurf": "multisurf", "multisurf-star": "multisurf", "surf": "multisurf", "surf-star": "multisurf",

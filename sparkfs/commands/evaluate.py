@@ -146,7 +146,8 @@ def _description(args, request: Dict[str, Any], labels: np.ndarray, names: List[
         "feature_names": names, "params": request["params"], "test_input": args.test_input,
         "probes": {"count": args.probes, "distribution": args.probe_distribution} if args.probes else None,
         "command": "sparkfs " + " ".join(shlex.quote(part) for part in getattr(args, "argv", [])),
-        "baselines": [m for m in methods if m in baselines.BASELINE_METHODS or m in ("anova", "chi2", "chi2-categorical")],
+        "baselines": [m for m in methods if m in baselines.BASELINE_METHODS
+                      or m in ("anova", "chi2", "chi2-categorical", "variance")],
     }
 
 

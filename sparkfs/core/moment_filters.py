@@ -43,13 +43,15 @@ class MomentFilter:
     Param's doc and ``sparkfs methods``; ``has_p_values``: whether ``score`` returns p-values (then
     the fpr, fdr and fwe selection modes apply); ``larger_is_better``: the statistic's direction;
     ``non_negative``: the statistic compares sums of counts, so a negative value is refused (the
-    pass then takes the column minima)."""
+    pass then takes the column minima); ``needs_labels``: False for a statistic of all rows
+    together (the moments then come as one class, and the method runs without labels)."""
 
     score: ScoreFunction
     description: str
     has_p_values: bool = True
     larger_is_better: bool = True
     non_negative: bool = False
+    needs_labels: bool = True
 
 
 def anova_scores(class_counts, class_sums, class_sum_squares) -> FilterScores:
@@ -65,12 +67,29 @@ def chi2_scores(class_counts, class_sums, class_sum_squares) -> FilterScores:
     return FilterScores(statistics, chi2_p_values(statistics, int(np.count_nonzero(np.asarray(class_counts) > 0))))
 
 
+def variance_scores(class_counts, class_sums, class_sum_squares) -> FilterScores:
+    """The sample variance of every feature over all rows (ddof = 1, Spark ML's
+    ``VarianceThresholdSelector`` and ``Summarizer``'s "variance"): ``(Q - S^2 / n) / (n - 1)``
+    from the totals over the classes, floored at 0 (rounding); 0 for a single row. No p-values.
+    Its sums-of-squares form loses digits where a feature's mean is large against its spread (the
+    relative error grows as eps x mean^2 / variance), as any one-pass sum of squares does."""
+    counts = np.asarray(class_counts, dtype=np.float64)
+    n = counts.sum()
+    sums = np.atleast_2d(np.asarray(class_sums, dtype=np.float64)).sum(axis=0)
+    squares = np.atleast_2d(np.asarray(class_sum_squares, dtype=np.float64)).sum(axis=0)
+    if n < 2:
+        return FilterScores(np.zeros_like(sums), None)
+    return FilterScores(np.maximum(squares - sums * sums / n, 0.0) / (n - 1.0), None)
+
+
 #: test name -> filter. The ``test`` Param of the univariate selector takes these names (and
 #: ``chi2-categorical``, Spark ML's contingency test, which is not a function of the moments).
 MOMENT_FILTERS: Dict[str, MomentFilter] = {
     "anova": MomentFilter(anova_scores, "the one-way ANOVA F value (scikit-learn's f_classif, Spark ML's ANOVATest)"),
     "chi2": MomentFilter(chi2_scores, "scikit-learn's chi-squared of class sums (non-negative features)",
                          non_negative=True),
+    "variance": MomentFilter(variance_scores, "the sample variance (Spark ML's VarianceThresholdSelector); no labels",
+                             has_p_values=False, needs_labels=False),
 }
 
 

@@ -97,6 +97,15 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
     _model_class = UnivariateTestSelectorModel
     hasPValues = _UnivariateParams.hasPValues
 
+    @property
+    def requires_labels(self) -> bool:
+        """False for a filter of all rows together (``variance``): it runs without labels."""
+        moment_filter = MOMENT_FILTERS.get(self.getOrDefault(self.test))
+        return moment_filter is None or moment_filter.needs_labels
+
+    def _uses_labels(self, dataset) -> bool:
+        return self.requires_labels
+
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features",
                  numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None,
@@ -112,6 +121,10 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         dataset, indexed = prepared.dataset, prepared.indexed
         labels, counts = prepared.label_values, prepared.class_counts
         test, engine = self.getOrDefault(self.test), self.statsEngineInUse()
+        if indexed is None:  # a filter of all rows together: their moments as one class
+            from pyspark.sql import functions as F
+
+            indexed = dataset.withColumn("__label_index", F.lit(0.0))
         spark_ml_anova = self.getOrDefault(self.statsEngine) == "jvm" and not is_connect_session(indexed.sparkSession)
         feature_arrays, info = {}, {"method": test}
         try:
@@ -136,7 +149,7 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         if test in MOMENT_FILTERS and not MOMENT_FILTERS[test].larger_is_better:
             info["score_direction"] = "the statistic is better when smaller: scores are its negation"
         return ScoreResult(scores=scores, p_values=p_values, label_values=labels, class_counts=counts.tolist(),
-                           n_rows=int(counts.sum()), info=info, feature_arrays=feature_arrays)
+                           n_rows=int(prepared.n_rows), info=info, feature_arrays=feature_arrays)
 
     def _moment_filter_scores(self, dataset, indexed, moment_filter: MomentFilter, engine: str):
         """(ranking scores, p-values or None, feature arrays) of a filter of the class moments: one

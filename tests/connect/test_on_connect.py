@@ -113,6 +113,7 @@ SELECTOR_FITS = [
     ("relieff", {"numFeatures": 2, "k": 3}),
     ("prelief", {"numFeatures": 2, "sampleSize": 20, "sigma": 0.2}),
     ("anova", {"numFeatures": 2}),
+    ("variance", {"numFeatures": 2}),
     ("lmba", {"numFeatures": 2, "batchSize": 10, "iterations": 20, "preset": "paper"}),   # two steps of 10
     ("simba", {"numFeatures": 2, "batchSize": 10, "iterations": 20, "preset": "paper"}),
     ("parzen-ise", {"numFeatures": 2, "groups": "clusters", "numClusters": 2, "maxIter": 2, "heldOutFeature": 0,

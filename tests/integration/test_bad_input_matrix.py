@@ -23,6 +23,7 @@ METHODS = {
     "prelief": [],
     "mrmr": [],
     "turf": ["--param", "keepFeatures=2"],
+    "variance": [],
 }
 SCHEMA = StructType([StructField("features", VectorUDT()), StructField("label", DoubleType())])
 
@@ -86,7 +87,9 @@ ACCEPTED = {("single_class", "parzen-ise"): "an unsupervised method takes a sing
             ("huge", "multisurf"): "multisurf's default range scaling brings 1e300 values to [0, 1] before any sum",
             ("huge", "prelief"): "prelief's default range scaling brings 1e300 values to [0, 1] before any kernel",
             ("huge", "turf"): "turf's inner multisurf scales by the range, as multisurf",
-            ("huge", "mrmr"): "mrmr codes values into equal-width bins between the exact extremes: no squares"}
+            ("huge", "mrmr"): "mrmr codes values into equal-width bins between the exact extremes: no squares",
+            **{(case, "variance"): "variance reads no labels" for case in ("single_class", "null_label",
+                                                                            "many_classes", "continuous_label")}}
 
 
 @pytest.mark.parametrize("method", sorted(METHODS))

@@ -31,10 +31,11 @@ FAMILIES = {method: {**params, "deterministic": True} for method, params in {
     "multisurf-star": {},  # near and far sets: every pass of the MultiSURF family
     "mrmr": {},            # equal-width codes from the exact column extremes, counts per pass
     "turf": {"keepFeatures": 2},  # MultiSURF rounds on fewer features each
+    "variance": {},        # the moments of all rows as one class, no labels
 }.items()}
 #: The families whose scores must not differ in a single bit.
 BIT_IDENTICAL = {"lfs", "qfs", "relieff", "prelief", "lmba", "simba", "parzen-ise", "svm-rfe", "anova", "multisurf-star",
-                 "mrmr", "turf"}
+                 "mrmr", "turf", "variance"}
 
 
 @st.composite
