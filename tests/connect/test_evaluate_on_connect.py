@@ -19,7 +19,7 @@ def test_evaluate_on_connect_both_engines(spark, tmp_path):
     y = (X[:, 0] - 0.7 * X[:, 2] + 0.3 * rng.normal(size=40) > 0).astype(int)
     path = tmp_path / "small.csv"
     pd.DataFrame(X, columns=[f"g{i}" for i in range(6)]).assign(label=y).to_csv(path, index=False)
-    # one method (several methods share the study's loop, tests/integration/test_evaluate_cli.py)
+    # one method (several methods share the study's loop, tests/commands/test_evaluate_cli.py)
     base = ["evaluate", "--input", str(path), "--format", "csv", "--label-col", "label", "--methods", "lfs",
             "--num-features", "1,3", "--cv", "2", "--param", "lfs.preset=paper"]   # the reference: eq. 19, raw data
     driver, on_spark = tmp_path / "driver", tmp_path / "spark"
@@ -35,7 +35,7 @@ def test_evaluate_on_connect_both_engines(spark, tmp_path):
                                    expected.sort_values(["classifier", "k"])["accuracy"].to_numpy())
     # pyspark.ml through Connect fits slowly (every iteration is a server job): nb only, one method,
     # one k (the classifiers share one fold path, sparkfs.spark.classifiers.fold_predictions; svm,
-    # nb and tree are each checked in tests/integration/test_evaluate_cli.py)
+    # nb and tree are each checked in tests/commands/test_evaluate_cli.py)
     assert main([*base[:8], "lfs", "--num-features", "3", "--cv", "2", "--param", "lfs.preset=paper",
                  "--classifiers", "nb",
                  "--driver-budget-mb", "0.0001", "--output", str(on_spark)]) == 0

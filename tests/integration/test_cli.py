@@ -154,7 +154,7 @@ def test_simba_through_cli_on_a_sparse_text_set(spark, tmp_path, shared_data):
 def test_sparse_text_set_lfs(spark, tmp_path, shared_data):
     """BASEHOCK (1,993 x 4,862 term matrix): runs sparse end to end and equals a dense NumPy theta
     of the paper's setting (preset=paper: the counts as given; the standardised default is
-    checked against eq. 19 in tests/spark/test_lfs.py)."""
+    checked against eq. 19 in tests/selectors/test_lfs.py)."""
     from sklearn.datasets import dump_svmlight_file
 
     matrix = sp.load_npz(shared_data / "BASEHOCK.npz")

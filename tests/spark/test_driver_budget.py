@@ -49,7 +49,7 @@ def test_sparse_rows_are_measured_by_their_non_zeros(spark):
 
 @pytest.mark.parametrize("make_selector, hint", [
     # k=3: the default 10 neighbours' table (60 x 2 x 10 x 16 bytes) is itself above the budget, and
-    # refused first, on 'k' (tests/spark/test_param_bounds.py).
+    # refused first, on 'k' (tests/selectors/test_param_bounds.py).
     (lambda: ReliefSelector(numFeatures=2, k=3, driverBudgetMB=0.01), "set sampleSize to use a sample of the rows"),
     (lambda: LmbaSelector(numFeatures=2, driverBudgetMB=0.01), "set sampleSize to draw a smaller pool"),
     (lambda: SimbaSelector(numFeatures=2, driverBudgetMB=0.01), "set sampleSize to draw a smaller pool"),

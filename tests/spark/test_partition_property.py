@@ -4,7 +4,7 @@
 partition, 0 with two). Every family is bit-identical: those on Rows through the canonical layout
 (here with 4-row chunks so that a small set spans several chunks and groups), lfs, qfs and anova
 through the exact statistics engine ("arrow", what statsEngine="auto" takes with deterministic=True).
-The default (deterministic=False) agrees to rounding only: tests/spark/test_deterministic_param.py."""
+The default (deterministic=False) agrees to rounding only: tests/selectors/test_deterministic_param.py."""
 
 import os
 

@@ -1,7 +1,7 @@
 """p-values (model.pValues) and Spark ML's selection modes through the selectors: anova's p-values
 are scikit-learn's f_classif p-values on a real microarray set (7 classes), fdr / fwe / fpr / percentile pick
 what scikit-learn's SelectFdr / SelectFwe / SelectFpr / SelectPercentile pick (save and load: in
-tests/spark/test_common.py), and percentile works for a selector without p-values (LFS, and QFS's own search)."""
+tests/selectors/test_common.py), and percentile works for a selector without p-values (LFS, and QFS's own search)."""
 
 import numpy as np
 import pytest

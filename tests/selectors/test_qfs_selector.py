@@ -12,7 +12,7 @@ from sparkfs.cli import main
 
 from tests.core.test_qfs import literal_pairwise_eq29, literal_unary_eq19
 from tests.helpers import make_df, random_sparse
-from tests.spark.test_lfs import synthetic_2
+from tests.selectors.test_lfs import synthetic_2
 
 
 def brute_force_best(unary, pairwise, beta):
