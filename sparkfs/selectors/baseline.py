@@ -32,7 +32,7 @@ from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
-from sparkfs.selectors._params import HasStatsEngine, one_of
+from sparkfs.selectors._params import HasStatsEngine
 from sparkfs.core.scaling import check_magnitude
 from sparkfs.errors import InvalidInputError
 from sparkfs.core.moment_filters import MOMENT_FILTERS, MomentFilter, ranking_scores
