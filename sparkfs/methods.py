@@ -122,8 +122,9 @@ METHOD_FACTS: Dict[str, MethodFacts] = {
                         f"1,000 of its top 1,000 are informative on {_S}: a method to use there"),
     "variance": MethodFacts("Spark ML's VarianceThresholdSelector: the sample variance, no labels (--threshold T "
                             "keeps every variance above T, as its varianceThreshold)", "tested",
-                            "not measured on the term corpus: it ranks frequent terms first, as the raw LFS did; a "
-                            "filter to drop constant or near-constant terms before a supervised method"),
+                            f"295 of its top 1,000 are informative on {_S} (10x chance, without labels: the terms of "
+                            f"largest variance); a filter to drop constant or near-constant terms before a supervised "
+                            f"method; {_BEST}"),
     "chi2-categorical": MethodFacts("Spark ML's ChiSquareTest (integer-coded features)", "untested",
                                     "not for term weights: every distinct value is a category; use chi2"),
     "parzen-ise": MethodFacts("modified Parzen window + ISE, fuzzy c-means groups; criterion='marginal' (default) or "
