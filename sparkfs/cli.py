@@ -16,7 +16,8 @@ from dataclasses import replace
 from typing import Dict, List, Optional
 
 from sparkfs._version import __version__
-from sparkfs.commands import Command, compare, evaluate, instance_weights, methods, report, select, stability
+from sparkfs.commands import (Command, compare, convert, evaluate, instance_weights, methods, report, select,
+                              stability)
 from sparkfs.commands.arguments import join_negative_values
 from sparkfs.commands.arguments import spark_conf as _spark_conf  # noqa: F401 (importable here, as before)
 from sparkfs.commands.arguments import spark_target  # noqa: F401 (importable here, as before)
@@ -43,6 +44,7 @@ COMMANDS: Dict[str, Command] = {
     "report": report.COMMAND,
     "compare": compare.COMMAND,
     "methods": methods.COMMAND,
+    "convert": convert.COMMAND,
 }
 
 

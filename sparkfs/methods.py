@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from pyspark.ml.param import TypeConverters
 
@@ -34,6 +34,7 @@ METHODS: Dict[str, Tuple[type, Dict[str, Any]]] = {
     "chi2": (UnivariateTestSelector, {"test": "chi2"}),
     "chi2-categorical": (UnivariateTestSelector, {"test": "chi2-categorical"}),
     "variance": (UnivariateTestSelector, {"test": "variance"}),
+    "f-regression": (UnivariateTestSelector, {"test": "f-regression", "labelType": "continuous"}),
     "parzen-ise": (ParzenISERanker, {}),
     "svm-rfe": (SVMRFESelector, {}),
     "mrmr": (InformationSelector, {"criterion": "mrmr"}),
@@ -63,9 +64,12 @@ class MethodFacts:
 
 
 def labels_of(method: str) -> str:
-    """"required", or "optional" for a method that also runs without labels (its selector's
-    ``requires_labels``)."""
-    return "required" if build_selector(method, {}).requires_labels else "optional"
+    """"required", "optional" for a method that also runs without labels (its selector's
+    ``requires_labels``), or "continuous" for one whose label is a regression target."""
+    selector = build_selector(method, {})
+    if selector._continuous_label():
+        return "continuous"
+    return "required" if selector.requires_labels else "optional"
 
 
 def takes_weights(method: str) -> bool:
@@ -125,6 +129,9 @@ METHOD_FACTS: Dict[str, MethodFacts] = {
                             f"295 of its top 1,000 are informative on {_S} (10x chance, without labels: the terms of "
                             f"largest variance); a filter to drop constant or near-constant terms before a supervised "
                             f"method; {_BEST}"),
+    "f-regression": MethodFacts("the F test of a linear regression on a continuous label (scikit-learn's "
+                                "f_regression, Spark ML's FValueTest)", "tested",
+                                "not measured: the term corpus has class labels (a continuous label only)"),
     "chi2-categorical": MethodFacts("Spark ML's ChiSquareTest (integer-coded features)", "untested",
                                     "not for term weights: every distinct value is a category; use chi2"),
     "parzen-ise": MethodFacts("modified Parzen window + ISE, fuzzy c-means groups; criterion='marginal' (default) or "
@@ -171,11 +178,33 @@ FAMILIES: Dict[str, str] = {
     "relief": "relief-neighbours", "relieff": "relief-neighbours", "mrelief": "relief-neighbours",
     "prelief": "relief-kernels", "lmba": "lmba", "simba": "simba",
     "anova": "univariate", "chi2": "univariate", "chi2-categorical": "univariate", "variance": "unlabelled-filter",
+    "f-regression": "continuous-filter",
     "parzen-ise": "parzen-ise", "svm-rfe": "svm-rfe",
     "mrmr": "information", "jmi": "information", "cmim": "information",
     "multisurf": "multisurf", "multisurf-star": "multisurf", "surf": "multisurf", "surf-star": "multisurf",
     "turf": "turf",
 }
+
+
+def continuous_label_methods() -> List[str]:
+    """The methods that take a continuous label (``--label-type continuous``)."""
+    return [method for method in METHODS if build_selector(method, {}).takesContinuousLabels()]
+
+
+def apply_label_type(selector, method: str, label_type: Optional[str]) -> None:
+    """``--label-type`` / the config's ``label_type`` on the selector: a continuous label only for a
+    method that takes one (the others are refused, naming those that do); never guessed."""
+    if label_type is None:
+        return
+    if label_type == "continuous":
+        if not selector.takesContinuousLabels():
+            raise ValueError(f"--method {method} needs class labels (a categorical label); with --label-type "
+                             f"continuous use one of: {', '.join(continuous_label_methods())}")
+        if selector.labelTypeInUse() != "continuous":
+            selector._set(labelType="continuous")
+    elif selector._continuous_label():
+        raise ValueError(f"--method {method} regresses on a continuous label; --label-type {label_type} asks for "
+                         "classes (use anova, chi2 or lfs for class labels)")
 
 
 def family_of(method: str) -> str:
@@ -205,10 +234,10 @@ EVALUATE_ONLY: Dict[str, str] = {
 
 def methods_table() -> List[str]:
     """``sparkfs methods``: one line per method name, with what it needs."""
-    lines = [f"{'method':17s} {'labels':9s} {'weights':8s} {'Connect':9s} paper / what it is"]
+    lines = [f"{'method':17s} {'labels':10s} {'weights':8s} {'Connect':9s} paper / what it is"]
     for name, facts in METHOD_FACTS.items():
         weights = "yes" if takes_weights(name) else "no"
-        lines.append(f"{name:17s} {labels_of(name):9s} {weights:8s} {facts.connect:9s} {facts.paper}")
+        lines.append(f"{name:17s} {labels_of(name):10s} {weights:8s} {facts.connect:9s} {facts.paper}")
     for name, text in EVALUATE_ONLY.items():
         lines.append(f"{name:17s} {'required':9s} {'no':8s} {'-':9s} {text}")
     lines.append("Every method reads dense and sparse vectors (sparse rows stay sparse). "

@@ -22,6 +22,7 @@ import numpy as np
 from sparkfs import progress
 from sparkfs.commands import Command
 from sparkfs.commands.arguments import add_input_args, add_spark_args, start_study_session, subset_sizes
+from sparkfs.commands.tracking import add_mlflow_args, evaluate_record, log_run, mlflow_target
 from sparkfs.errors import InvalidInputError, ParamBoundError
 
 
@@ -50,6 +51,7 @@ def add_arguments(commands) -> None:
                           "driver; above it svm, nb and tree run on pyspark.ml (default 400)")
     evaluate.add_argument("--output", required=True, help="output directory: a local path, new or empty, or an "
                           "evaluate directory of its own (reused to resume)")
+    add_mlflow_args(evaluate)
     add_spark_args(evaluate)
 
 
@@ -109,7 +111,10 @@ def _checked_request(args) -> Dict[str, Any]:
     params = _method_params(args.param, methods)
     for method in methods:
         if method in METHODS:
-            build_selector(method, params[method])          # unknown params fail before any Spark work
+            selector = build_selector(method, params[method])  # unknown params fail before any Spark work
+            if selector._continuous_label():
+                raise ValueError(f"--methods {method} takes a continuous label, and evaluate measures classifiers' "
+                                 "accuracy on class labels; run `sparkfs select` or `sparkfs stability` with it")
         elif params[method]:
             raise ValueError(f"the baseline {method} takes no params")
     if args.probes < 0:
@@ -258,6 +263,8 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
 
 
 def run(args) -> int:
+    # --mlflow: MLflow and its store checked before Spark (exit 2); the run is logged once the outputs exist
+    tracking = mlflow_target(args.mlflow, args.mlflow_experiment, args.output)
     spark = start_study_session(args, check_output)
     if spark is None:
         return 0
@@ -267,6 +274,8 @@ def run(args) -> int:
 
     for line in recommendation_lines(report["recommendation"]):
         print("recommended for " + line)
+    if tracking is not None:
+        log_run(tracking, evaluate_record(args, report))
     return 0
 
 

@@ -10,6 +10,7 @@ from typing import Any, Dict
 from sparkfs.commands import Command
 from sparkfs.commands.arguments import (absolute_for_remote, add_input_args, add_spark_args, log, session_conf,
                                         spark_conf, spark_target, stage)
+from sparkfs.commands.tracking import add_mlflow_args, log_run, mlflow_target, select_record
 from sparkfs.errors import InvalidInputError
 from sparkfs.interruption import install_handlers
 from sparkfs.io.config import DEFAULTS, ConfigError, check_config, load_config, merge_config, parse_param
@@ -29,6 +30,9 @@ def add_arguments(commands) -> None:
     select.add_argument("--instance-weighting", choices=["none", "margin"],
                         help="weight the rows by Han & Yu's margin-based weights first (methods that take weightCol)")
     select.add_argument("--method", help="selector: see `sparkfs methods`")
+    select.add_argument("--label-type", choices=["categorical", "continuous"],
+                        help="the label is a class (categorical, default) or a regression target (continuous: "
+                        "f-regression); never guessed from the data")
     group = select.add_mutually_exclusive_group()
     group.add_argument("--num-features", type=int, help="select the top K features")
     group.add_argument("--threshold", type=float, help="select features scoring above T (beta for Fisher-Markov)")
@@ -52,6 +56,7 @@ def add_arguments(commands) -> None:
                         "else); the same as --if-exists overwrite")
     select.add_argument("--driver-budget-mb", type=float, help="driver memory for the input's dense per-feature "
                         "state, bounding the LIBSVM vector size (default: the method's driverBudgetMB, else 1024)")
+    add_mlflow_args(select)
     add_spark_args(select)
 
 
@@ -59,12 +64,14 @@ def add_arguments(commands) -> None:
 _FLAG_OF_KEY = {"input.path": "--input", "input.format": "--format", "input.label_col": "--label-col",
                 "input.features_col": "--features-col", "input.weight_col": "--weight-col", "method": "--method",
                 "instance_weighting": "--instance-weighting", "deterministic": "--deterministic",
+                "label_type": "--label-type",
                 "selection.num_features": "--num-features",
                 "selection.threshold": "--threshold", "selection.selection_mode": "--selection-mode",
                 "selection.selection_threshold": "--selection-threshold", "output.path": "--output",
                 "spark.master": "--master",
                 "spark.remote": "--remote",
-                "input.num_features": "--vector-size", "input.driver_budget_mb": "--driver-budget-mb"}
+                "input.num_features": "--vector-size", "input.driver_budget_mb": "--driver-budget-mb",
+                "mlflow": "--mlflow", "mlflow_experiment": "--mlflow-experiment"}
 
 
 def _flags_to_config(args) -> Dict[str, Any]:
@@ -74,12 +81,14 @@ def _flags_to_config(args) -> Dict[str, Any]:
                   "num_features": args.vector_size, "driver_budget_mb": args.driver_budget_mb},
         "method": args.method,
         "instance_weighting": args.instance_weighting,
+        "label_type": args.label_type,
         "deterministic": args.deterministic,
         "params": dict(parse_param(text) for text in args.param),
         "selection": {"num_features": args.num_features, "threshold": args.threshold,
                       "selection_mode": args.selection_mode, "selection_threshold": args.selection_threshold},
         "output": {"path": args.output, "overwrite": args.overwrite},
         "spark": {"master": args.master, "remote": args.remote, "conf": spark_conf(args)},
+        "mlflow": getattr(args, "mlflow", None), "mlflow_experiment": getattr(args, "mlflow_experiment", None),
     }
 
 
@@ -170,6 +179,8 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
     if skipped:
         return {"skipped": skipped, "output": output_conf["path"]}
     selector, checked = _selector_checked_before_spark(config, inputs)
+    # --mlflow: MLflow and its store checked now (exit 2 before Spark); the run is logged once the outputs exist
+    tracking = mlflow_target(config.get("mlflow"), config.get("mlflow_experiment"), output_conf["path"])
     log.info("run %s: %s -> %s", config.get("run_id"), input_conf["path"], output_conf["path"],
              extra={"event": "start", "output": output_conf["path"]})
 
@@ -209,7 +220,10 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
         **run_fields(config.get("run_id") or run_id_of(None), started_at, inputs, spark),
         "input_files": fingerprints,  # taken before the read, checked unchanged after the fit
     }
-    return _write(spark, output_conf, model, dataset, summary)
+    summary = _write(spark, output_conf, model, dataset, summary)
+    if tracking is not None:
+        log_run(tracking, select_record(config, summary))
+    return summary
 
 
 def _refuse_changed_inputs(before, inputs, spark) -> None:
@@ -255,7 +269,7 @@ def _params_in_effect(selector) -> Dict[str, Any]:
 def _selector_checked_before_spark(config: Dict[str, Any], inputs):
     """(the selector with its params and selection rule, whether the output was checked in full),
     before Spark starts: the output, the method and its params, the named columns."""
-    from sparkfs.methods import apply_selection, build_selector
+    from sparkfs.methods import apply_label_type, apply_selection, build_selector
 
     input_conf, output_conf = config["input"], config["output"]
     # A URI is checked in full once the session (and its Hadoop file systems) exists.
@@ -264,6 +278,7 @@ def _selector_checked_before_spark(config: Dict[str, Any], inputs):
     if config.get("deterministic") is not None:  # --deterministic / the config's deterministic: key
         params["deterministic"] = config["deterministic"]
     selector = build_selector(config["method"], params)
+    apply_label_type(selector, config["method"], config.get("label_type"))
     apply_selection(selector, config["method"], config["selection"])
     # The named columns against the header or footer of a local input, before Spark starts (on a
     # Spark Connect server the input's paths are the server's: it checks them when it reads).

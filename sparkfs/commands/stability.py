@@ -21,6 +21,7 @@ import numpy as np
 from sparkfs import progress
 from sparkfs.commands import Command
 from sparkfs.commands.arguments import add_input_args, add_spark_args, read_input, start_study_session, subset_sizes
+from sparkfs.commands.tracking import add_mlflow_args, log_run, mlflow_target, stability_record
 from sparkfs.errors import InvalidInputError
 
 _COUNT = "__sparkfs_draws"
@@ -48,6 +49,7 @@ def add_arguments(commands) -> None:
                        "stability directory of its own (reused to resume)")
     study.add_argument("--driver-budget-mb", type=float, help="driver memory for the input's dense per-feature "
                        "state, bounding the LIBSVM vector size (default: the method's driverBudgetMB, else 1024)")
+    add_mlflow_args(study)
     add_spark_args(study)
 
 
@@ -99,6 +101,9 @@ def run_stability(args, spark) -> Dict[str, Any]:
     if args.parallelism < 1:
         raise ValueError(f"--parallelism must be at least 1, got {args.parallelism}")
     checked = build_selector(args.method, params)   # an unknown method or param fails before any Spark work
+    if checked._continuous_label():
+        raise ValueError(f"--method {args.method} takes a continuous label, and stability draws its samples "
+                         "stratified by class; not supported yet (issue 36's notes)")
     own_weighting = checked.own_instance_weighting  # the method weights the rows itself (SVM-RFE)
     if args.instance_weighting == "margin" and own_weighting:
         params = {**params, own_weighting: "margin"}
@@ -156,6 +161,8 @@ def run_stability(args, spark) -> Dict[str, Any]:
 
 
 def run(args) -> int:
+    # --mlflow: MLflow and its store checked before Spark (exit 2); the run is logged once the outputs exist
+    tracking = mlflow_target(args.mlflow, args.mlflow_experiment, args.output)
     spark = start_study_session(args, check_output)
     if spark is None:
         return 0
@@ -164,6 +171,8 @@ def run(args) -> int:
     for row in report["summary"]["subsets"]:
         print(f"{row['k']:>5} {row['kuncheva']:9.4f} {row['jaccard']:8.4f}")
     print("output: " + ", ".join(report["written"]))
+    if tracking is not None:
+        log_run(tracking, stability_record(args, report))
     return 0
 
 

@@ -20,6 +20,7 @@ from typing import Callable, Dict, NamedTuple, Optional
 
 import numpy as np
 
+from sparkfs.core.regression import TargetMoments, f_regression_p_values, f_regression_statistics
 from sparkfs.core.univariate import anova_f_values, anova_p_values, chi2_p_values, chi2_statistics
 
 
@@ -44,7 +45,9 @@ class MomentFilter:
     the fpr, fdr and fwe selection modes apply); ``larger_is_better``: the statistic's direction;
     ``non_negative``: the statistic compares sums of counts, so a negative value is refused (the
     pass then takes the column minima); ``needs_labels``: False for a statistic of all rows
-    together (the moments then come as one class, and the method runs without labels)."""
+    together (the moments then come as one class, and the method runs without labels);
+    ``label_type``: "continuous" for a filter of a regression target, whose ``score`` takes the
+    one-pass :class:`sparkfs.core.regression.TargetMoments` instead of the class moments."""
 
     score: ScoreFunction
     description: str
@@ -52,6 +55,7 @@ class MomentFilter:
     larger_is_better: bool = True
     non_negative: bool = False
     needs_labels: bool = True
+    label_type: str = "categorical"
 
 
 def anova_scores(class_counts, class_sums, class_sum_squares) -> FilterScores:
@@ -82,6 +86,14 @@ def variance_scores(class_counts, class_sums, class_sum_squares) -> FilterScores
     return FilterScores(np.maximum(squares - sums * sums / n, 0.0) / (n - 1.0), None)
 
 
+def f_regression_scores(moments: TargetMoments) -> FilterScores:
+    """The F value of a one-feature linear regression of the target (eq. R1 of
+    :mod:`sparkfs.core.regression`: scikit-learn's ``f_regression``, Spark ML's ``FValueTest``) and
+    its p-value (eq. R2)."""
+    statistics = f_regression_statistics(moments)
+    return FilterScores(statistics, f_regression_p_values(statistics, moments.n_rows))
+
+
 #: test name -> filter. The ``test`` Param of the univariate selector takes these names (and
 #: ``chi2-categorical``, Spark ML's contingency test, which is not a function of the moments).
 MOMENT_FILTERS: Dict[str, MomentFilter] = {
@@ -90,6 +102,8 @@ MOMENT_FILTERS: Dict[str, MomentFilter] = {
                          non_negative=True),
     "variance": MomentFilter(variance_scores, "the sample variance (Spark ML's VarianceThresholdSelector); no labels",
                              has_p_values=False, needs_labels=False),
+    "f-regression": MomentFilter(f_regression_scores, "the F value of a linear regression on a continuous label "
+                                 "(scikit-learn's f_regression, Spark ML's FValueTest)", label_type="continuous"),
 }
 
 

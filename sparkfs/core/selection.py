@@ -132,7 +132,8 @@ def ties_at_cut(scores, selected, by_count: bool) -> dict:
     if not by_count or selected.size in (0, scores.size):
         return report
     cut_score = float(np.min(scores[selected]))
-    tied = np.flatnonzero(np.abs(scores - cut_score) <= tolerance)
+    with np.errstate(invalid="ignore"):  # inf - inf: equal infinite scores are tied, as equal finite ones
+        tied = np.flatnonzero((scores == cut_score) | (np.abs(scores - cut_score) <= tolerance))
     tied_selected = int(np.isin(tied, selected).sum())
     if tied_selected < tied.size:
         report.update(tied_at_cut=int(tied.size), selected_of_tied=tied_selected, cut_score=cut_score)

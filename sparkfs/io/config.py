@@ -5,11 +5,14 @@ Layout of ``conf/*.yaml``::
     input:  {path: data/x.libsvm, format: libsvm, label_col: label, features_col: features, weight_col: null,
              num_features: null, driver_budget_mb: null}   # LIBSVM vector size (--vector-size), its bound
     method: lfs
+    label_type: null                   # categorical | continuous (a regression target: f-regression); --label-type
     params: {gamma: -0.5}
     deterministic: false               # true: the same bits for any partitioning (slower; --deterministic)
     selection: {num_features: 20}      # or {threshold: 0.0}, or {selection_mode: fdr, selection_threshold: 0.05}
     output: {path: output/{run_id}, if_exists: fail}   # fail | overwrite | skip (overwrite: true = overwrite)
     run_id: null                       # default: the UTC start time; {run_id} in output.path is replaced by it
+    mlflow: false                      # true: log an MLflow run once the outputs are written (--mlflow)
+    mlflow_experiment: null            # its experiment (--mlflow-experiment; default: MLflow's)
     spark:  {master: "local[2]", conf: {spark.driver.memory: 2g}}   # or {remote: "sc://host:15002"}
 
 Every value is checked against :data:`SCHEMA` (:func:`check_config`) right after the file is read
@@ -33,12 +36,15 @@ DEFAULTS: Dict[str, Any] = {
               "weight_col": None, "num_features": None, "driver_budget_mb": None},
     "method": "lfs",
     "instance_weighting": "none",
+    "label_type": None,
     "deterministic": None,
     "params": {},
     "selection": {"num_features": None, "threshold": None, "selection_mode": None, "selection_threshold": None},
     "output": {"path": None, "overwrite": False, "if_exists": None},
     "spark": {"master": None, "remote": None, "conf": {}},
     "run_id": None,
+    "mlflow": False,
+    "mlflow_experiment": None,
 }
 SECTIONS = set(DEFAULTS)
 
@@ -112,6 +118,7 @@ SCHEMA: Dict[str, Tuple[Callable[[Any], bool], str]] = {
     "input.driver_budget_mb": (lambda v: _is_number(v) and math.isfinite(v) and v > 0, "a positive number (MiB)"),
     "method": (_is_string, "a string (a method name: see `sparkfs methods`)"),
     "instance_weighting": _one_of("none", "margin"),
+    "label_type": _one_of("categorical", "continuous"),
     "deterministic": (lambda v: isinstance(v, bool), "true or false"),
     "params": (lambda v: isinstance(v, dict), "a mapping of param names to values"),
     "params.*": (is_param_value, "a string, a number, true or false (or a list of numbers)"),
@@ -125,6 +132,8 @@ SCHEMA: Dict[str, Tuple[Callable[[Any], bool], str]] = {
     "output.overwrite": (lambda v: isinstance(v, bool), "true or false"),
     "output.if_exists": _one_of("fail", "overwrite", "skip"),
     "run_id": (is_run_id, RUN_ID_WORDS),
+    "mlflow": (lambda v: isinstance(v, bool), "true or false"),
+    "mlflow_experiment": (_is_string, "a non-empty string (an MLflow experiment name)"),
     "spark.master": _STRING,
     "spark.remote": (_is_string, "a non-empty string (a Spark Connect URL, sc://HOST:PORT)"),
     "spark.conf": (lambda v: isinstance(v, dict), "a mapping of Spark settings"),

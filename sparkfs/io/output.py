@@ -27,7 +27,7 @@ import logging
 import os
 import shutil
 import uuid
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Callable, Dict, Iterable, List, Optional
 
 import numpy as np
 
@@ -38,8 +38,8 @@ except ImportError:  # Windows: no lock (replace_lock's doc)
 
 from sparkfs import progress
 from sparkfs.errors import SparkResourceError
-from sparkfs.io.output_safety import (OutputExistsError, check_location, check_replaceable, marker,  # noqa: F401
-                                     remove_replaced)
+from sparkfs.io.output_safety import (KINDS, OutputExistsError, check_location, check_replaceable,  # noqa: F401
+                                     marker, remove_replaced)
 from sparkfs.io.stores import HadoopStore, LocalStore, is_local_path, local_path_of, open_store
 
 log = logging.getLogger("sparkfs")
@@ -198,6 +198,40 @@ def write_output_files(path: str, tables: Dict[str, Any], summary: Dict[str, Any
             for name, payload in payloads.items():
                 _write_file(store, store.path(staging, name), payload, target)
             progress.check_interrupted()  # Ctrl-C while staging: the staging directory goes, nothing appears
+            with replace_lock(store, target):
+                check_replaceable(store, command, overwrite)  # another writer may have finished meanwhile
+                _put_in_place(store, staging, target, command)
+        except BaseException:
+            store.delete_staging(staging)
+            raise
+        return store.uri(target)
+    finally:
+        store.close()
+
+
+def write_spark_output(path: str, write_data: Callable[[str], None], summary: Dict[str, Any], *, spark,
+                       command: str, overwrite: bool = False) -> str:
+    """Write a directory whose data files Spark writes (``convert``: ``df.write.parquet``), atomically,
+    under the same rules as :func:`write_output_files`; returns the target.
+
+    ``write_data(uri)`` writes the data into ``uri``, a fresh staging directory beside the target
+    (a ``file:`` URI for a local output, so the data go to the driver's disk as for every other
+    output); the marker file (the kind's ``marker_file``, with ``summary``) is added last, then the
+    staging directory is renamed into place under :func:`replace_lock`. A failure at any step
+    removes the staging directory and leaves an existing output as it was.
+    """
+    marker_name = KINDS[command].marker_file
+    payload = _serialised({}, summary, command)["summary.json"]
+    store = open_store(path, spark)
+    try:
+        target = store.target
+        check_replaceable(store, command, overwrite)
+        staging = store.path(store.parent(target), f".{store.name(target)}.tmp-{uuid.uuid4().hex}")
+        try:
+            uri = store.uri(staging)
+            write_data("file://" + uri if isinstance(store, LocalStore) else uri)
+            progress.check_interrupted()
+            _write_file(store, store.path(staging, marker_name), payload, target)
             with replace_lock(store, target):
                 check_replaceable(store, command, overwrite)  # another writer may have finished meanwhile
                 _put_in_place(store, staging, target, command)

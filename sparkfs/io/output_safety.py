@@ -11,7 +11,8 @@ session exists, through its ``FileSystem``):
 2. **What is there** (:func:`check_replaceable`, :func:`check_study_directory`): every directory
    sparkfs writes carries a marker, ``"sparkfs_output": {"kind": ..., "format": 1}`` in its
    ``summary.json`` (``select``, ``instance-weights``), ``study.json`` (``evaluate``),
-   ``plan.json`` (``stability``) or ``comparison.json`` (``compare``). ``--overwrite`` replaces only
+   ``plan.json`` (``stability``), ``comparison.json`` (``compare``) or ``_summary.json`` (``convert``'s
+   Parquet directory, whose Spark part files are named by the kind's ``file_pattern``). ``--overwrite`` replaces only
    a directory whose marker names the same command and which holds nothing but the files that
    command writes there; a file, a symbolic link, a directory without the marker (including the
    output of a sparkfs older than the marker) or one holding anything else is refused. The
@@ -56,6 +57,8 @@ class OutputKind:
     command: str
     marker_file: str
     files: Optional[FrozenSet[str]]
+    #: Names it writes beyond ``files``, as a regular expression (``convert``: Spark's part files).
+    file_pattern: Optional[str] = None
 
 
 KINDS = {kind.command: kind for kind in (
@@ -65,6 +68,9 @@ KINDS = {kind.command: kind for kind in (
     OutputKind("stability", "plan.json", None),
     OutputKind("compare", "comparison.json", frozenset({"comparison.json", "comparison.md", "lowest_errors.csv",
                                                        "wilcoxon.csv"})),
+    # A Parquet directory Spark writes: its marker starts with '_' so Parquet readers skip it.
+    OutputKind("convert", "_summary.json", frozenset({"_summary.json"}),
+               file_pattern=r"(part-\d{5}-[0-9a-f-]+(-c\d{3})?(\.\w+)?\.parquet|_SUCCESS)"),
 )}
 
 
@@ -185,7 +191,8 @@ def _check_tag(tag: dict, kind: OutputKind, where: str, action: str) -> None:
 
 def _foreign(names: Iterable[str], kind: OutputKind) -> List[str]:
     allowed = kind.files | {f".{name}.crc" for name in kind.files}  # Hadoop's checksums of our files
-    return [name for name in names if name not in allowed]
+    pattern = re.compile(rf"\.?{kind.file_pattern}(\.crc)?") if kind.file_pattern else None
+    return [name for name in names if name not in allowed and not (pattern and pattern.fullmatch(name))]
 
 
 def check_replaceable(store, command: str, overwrite: bool) -> None:

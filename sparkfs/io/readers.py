@@ -60,16 +60,23 @@ def _check_exists(path: str) -> None:
         raise InvalidInputError(f"input path not found: {path}")
 
 
+#: The vector column metadata key ``sparkfs convert`` adds when the names are a LIBSVM file's own
+#: 1-based column numbers (``{"sparkfs": {"feature_names": "libsvm"}}``): ``f1..fD``, not listed one by one.
+LIBSVM_NAMES = {"sparkfs": {"feature_names": "libsvm"}}
+
+
 def vector_names(df, features_col: str, size: int) -> List[str]:
     """The feature names a vector column's ML attributes carry (``VectorAssembler`` writes them),
-    ``f{i}`` where there is none."""
-    attrs = df.schema[features_col].metadata.get("ml_attr", {}).get("attrs", {})
+    ``f{i}`` where there is none (``f{i+1}``, the LIBSVM column numbers, under :data:`LIBSVM_NAMES`)."""
+    metadata = df.schema[features_col].metadata
+    attrs = metadata.get("ml_attr", {}).get("attrs", {})
+    first = 1 if metadata.get("sparkfs") == LIBSVM_NAMES["sparkfs"] else 0
     names = [None] * size
     for group in attrs.values():
         for attribute in group:
             if attribute.get("idx", size) < size and attribute.get("name"):
                 names[attribute["idx"]] = attribute["name"]
-    return [name if name else f"f{i}" for i, name in enumerate(names)]
+    return [name if name else f"f{i + first}" for i, name in enumerate(names)]
 
 
 def _text_lines(spark, path: str) -> Iterator[Tuple[str, int, str]]:

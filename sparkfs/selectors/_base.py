@@ -25,7 +25,7 @@ from pyspark.ml.util import DefaultParamsWriter, MLReadable, MLReader, MLWritabl
 
 from sparkfs.core.selection import (rank_features, select_by_p_values, select_features, select_percentile,
                                     ties_at_cut, ties_warning)
-from sparkfs.selectors._params import InputShape, SelectorParams, UpperBound
+from sparkfs.selectors._params import HasLabelType, InputShape, SelectorParams, UpperBound
 from sparkfs.errors import DefaultSampleWarning, InvalidInputError, InvalidModelError, SelectionTieWarning
 from sparkfs.selectors._model_files import (CHECKSUM_ALGORITHM, CHECKSUM_KEY, check_checksums, checked_labels,
                                             checked_model_data, known_class, load_metadata, set_saved_params,
@@ -83,7 +83,8 @@ class PreparedInput:
     label_col: Optional[str]
     label_values: List[Any]
     class_counts: np.ndarray
-    n_rows: int
+    #: The rows, or None where the method's own pass counts them (no labels to count, no bounds).
+    n_rows: Optional[int]
     #: The vector size, or None for a selector that does not read it first (``_sizes_vectors``).
     num_features: Optional[int]
 
@@ -262,6 +263,15 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
         """Whether this fit uses the labels (always, for a method that requires them)."""
         return True
 
+    def takesContinuousLabels(self) -> bool:
+        """Whether this selector, with its Params, can take a continuous label (labelType)."""
+        return False
+
+    def _continuous_label(self) -> bool:
+        """Whether this fit takes the label as a continuous target (``labelType``, declared only
+        by the selectors that can: :class:`sparkfs.selectors._params.HasLabelType`)."""
+        return isinstance(self, HasLabelType) and self.labelTypeInUse() == "continuous"
+
     def _score(self, dataset) -> ScoreResult:
         """The shared preamble, then the selector's ``_compute_scores``. A selector whose first
         pass counts the labels itself overrides this (FisherMarkovSelector: its moments pass)."""
@@ -280,8 +290,10 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
         Params' bounds on the input, and index the labels. Without labels: the vector size, then
         one count of the rows for the bounds."""
         features_col = self.getFeaturesCol()
-        if not self._uses_labels(dataset):
+        if not self._uses_labels(dataset) or self._continuous_label():  # no classes to count
             num_features = first_vector_size(dataset, features_col)
+            if type(self)._data_bounds is FeatureSelector._data_bounds:  # no bounds: its own pass counts rows
+                return PreparedInput(dataset, None, None, [], np.zeros(0, dtype=np.int64), None, num_features)
             n_rows = dataset.count()  # the one cheap pass of the unsupervised fit, for the bounds
             if n_rows > 0:  # no rows: refused by the engine, with its own message
                 self._check_data_bounds(n_rows, [], num_features)
@@ -322,7 +334,7 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
         started = time.perf_counter()
         observe_driver_memory(dataset.sparkSession)  # for the advice if the JVM dies in the fit
         result = with_resource_errors(lambda: self._score(dataset))
-        if self.requires_labels:
+        if self.requires_labels and not self._continuous_label():
             check_supervised(result, type(self).__name__)
             self._check_labels(result.label_values, result.class_counts)
         scores = np.asarray(result.scores, dtype=np.float64)

@@ -309,6 +309,37 @@ class HasStatsEngine(HasDeterministic):
                 "rounding only. Give statsEngine='arrow' (or 'auto'), or deterministic=false.")
 
 
+#: The label types a selector may take (Spark ML's ``UnivariateFeatureSelector.labelType``).
+LABEL_TYPES = ("categorical", "continuous")
+
+
+class HasLabelType(Params):
+    """``labelType`` of the selectors that also score against a continuous target. Only these
+    declare it; a selector without it needs class labels (its refusal of a continuous-looking
+    label names the methods that take one)."""
+
+    labelType: Param = Param(
+        Params._dummy(), "labelType",
+        "'categorical' (default: the label is a class) or 'continuous' (a regression target: f-regression, and "
+        "ReliefF and the MultiSURF family on a continuous endpoint); never guessed from the data",
+        typeConverter=TypeConverters.toString,
+    )
+
+    _param_constraints: Dict[str, Constraint] = {"labelType": one_of(*LABEL_TYPES)}
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self._setDefault(labelType="categorical")
+
+    def getLabelType(self) -> str:
+        return self.getOrDefault(self.labelType)
+
+    def labelTypeInUse(self) -> str:
+        """The label type this fit uses: labelType (a selector whose method has only one kind of
+        label overrides it)."""
+        return self.getLabelType()
+
+
 class SelectorParams(HasDeterministic, HasFeaturesCol, HasLabelCol, HasOutputCol, HasWeightCol):
     """featuresCol, labelCol, outputCol, weightCol and the selection rule: ``selectionMode``
     ``numTopFeatures`` (numFeatures, or threshold when set), ``percentile`` or, for the selectors

@@ -32,13 +32,15 @@ from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
-from sparkfs.selectors._params import HasStatsEngine
+from sparkfs.selectors._params import HasLabelType, HasStatsEngine
 from sparkfs.core.scaling import check_magnitude
 from sparkfs.errors import InvalidInputError
 from sparkfs.core.moment_filters import MOMENT_FILTERS, MomentFilter, ranking_scores
 from sparkfs.core.univariate import anova_p_values, constant_feature_candidates
 from sparkfs.spark.blocks import is_connect_session
+from sparkfs.core.regression import check_continuous_target
 from sparkfs.spark.stats import class_moments, diagnose_input
+from sparkfs.spark.target_moments import target_moments
 
 
 CATEGORICAL_TEST = "chi2-categorical"
@@ -48,7 +50,7 @@ def _known_test(value) -> bool:
     return value == CATEGORICAL_TEST or value in MOMENT_FILTERS
 
 
-class _UnivariateParams(HasStatsEngine):
+class _UnivariateParams(HasStatsEngine, HasLabelType):
     test: Param = Param(Params._dummy(), "test",
                         "a univariate filter of the class moments (sparkfs.core.moment_filters.MOMENT_FILTERS: 'anova', "
                         "the F value; 'chi2', scikit-learn's chi-squared of class sums, non-negative features) or "
@@ -60,6 +62,14 @@ class _UnivariateParams(HasStatsEngine):
     def __init__(self, *args):
         super().__init__(*args)
         self._setDefault(test="anova")
+
+    def labelTypeInUse(self) -> str:
+        """A filter of a continuous target (f-regression) takes its label as continuous whatever
+        labelType says (a contradicting labelType is refused by the fit's checks)."""
+        moment_filter = MOMENT_FILTERS.get(self.getOrDefault(self.test))
+        if moment_filter is not None and moment_filter.label_type == "continuous":
+            return "continuous"
+        return self.getLabelType()
 
     def hasPValues(self) -> bool:
         """Whether the test has p-values (anova, chi2 and chi2-categorical all do), so fpr, fdr and
@@ -110,11 +120,33 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features",
                  numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None,
                  weightCol=None, test="anova", statsEngine="auto",
-                 allowManyClasses=False, deterministic=False):
+                 allowManyClasses=False, deterministic=False, labelType=None):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
     _no_weights_message = "{name} does not support weightCol (Spark ML's tests are unweighted)"
+
+    def takesContinuousLabels(self) -> bool:
+        """A filter of a continuous target (f-regression) takes one; the class filters do not."""
+        moment_filter = MOMENT_FILTERS.get(self.getOrDefault(self.test))
+        return moment_filter is not None and moment_filter.label_type == "continuous"
+
+    def _check_fit_params(self) -> None:
+        """The label type against the test: a filter of class moments refuses a continuous label
+        (naming f-regression), f-regression an explicitly categorical one; f-regression's cross sums
+        are exact (Spark's Summarizer cannot weight by a signed target), so statsEngine='jvm' is refused."""
+        test, owner = self.getOrDefault(self.test), type(self).__name__
+        moment_filter = MOMENT_FILTERS.get(test)
+        continuous_test = moment_filter is not None and moment_filter.label_type == "continuous"
+        if not continuous_test and self.getLabelType() == "continuous":
+            raise ValueError(f"{owner} test={test!r} compares classes and needs a categorical label; for a continuous "
+                             "label use test='f-regression' (method f-regression)")
+        if continuous_test and self.isSet(self.labelType) and self.getLabelType() != "continuous":
+            raise ValueError(f"{owner} test={test!r} regresses on a continuous label; labelType="
+                             f"{self.getLabelType()!r} asks for classes: use test='anova' for class labels")
+        if continuous_test and self.getOrDefault(self.statsEngine) == "jvm":
+            raise ValueError(f"{owner} test={test!r} sums x times the label exactly (statsEngine 'arrow'); Spark's "
+                             "Summarizer ('jvm') weights by non-negative weights only. Give statsEngine='auto' or 'arrow'")
     _sizes_vectors = False  # Spark ML's tests and the moments pass read the vectors themselves
 
     def _compute_scores(self, prepared: PreparedInput) -> ScoreResult:
@@ -126,17 +158,20 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
 
             indexed = dataset.withColumn("__label_index", F.lit(0.0))
         spark_ml_anova = self.getOrDefault(self.statsEngine) == "jvm" and not is_connect_session(indexed.sparkSession)
-        feature_arrays, info = {}, {"method": test}
+        feature_arrays, info, n_rows = {}, {"method": test}, prepared.n_rows
         try:
-            if test == CATEGORICAL_TEST:
+            if self._continuous_label():
+                scores, p_values, n_rows = self._continuous_filter_scores(dataset, MOMENT_FILTERS[test])
+                info["label_type"], engine = "continuous", "arrow"
+            elif test == CATEGORICAL_TEST:
                 scores, p_values = self._categorical_scores(dataset, indexed)
             elif test == "anova" and spark_ml_anova:
                 scores = self._spark_ml_anova(dataset, indexed)
                 p_values = anova_p_values(scores, counts)
             else:
                 # Moments: exact (arrow) or Summarizer's (jvm; also on Spark Connect, which has no JVM access).
-                scores, p_values, feature_arrays = self._moment_filter_scores(dataset, indexed, MOMENT_FILTERS[test],
-                                                                              engine)
+                scores, p_values, feature_arrays, n_rows = self._moment_filter_scores(
+                    dataset, indexed, MOMENT_FILTERS[test], engine)
             if test != CATEGORICAL_TEST:
                 info["stats_engine"] = engine
         except (InvalidInputError, ValueError):
@@ -149,10 +184,22 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         if test in MOMENT_FILTERS and not MOMENT_FILTERS[test].larger_is_better:
             info["score_direction"] = "the statistic is better when smaller: scores are its negation"
         return ScoreResult(scores=scores, p_values=p_values, label_values=labels, class_counts=counts.tolist(),
-                           n_rows=int(prepared.n_rows), info=info, feature_arrays=feature_arrays)
+                           n_rows=int(n_rows), info=info, feature_arrays=feature_arrays)
+
+    def _continuous_filter_scores(self, dataset, moment_filter: MomentFilter):
+        """(ranking scores, p-values, rows) of a filter of a continuous target: one exact pass of
+        the target moments; a constant feature scores 0 with p-value 1 (scikit-learn's
+        ``force_finite``), a feature exactly linear in the target +inf with p-value 0."""
+        moments = target_moments(dataset, self.getFeaturesCol(), self.getLabelCol())
+        check_continuous_target(moments, self.getLabelCol())
+        statistics, p_values = moment_filter.score(moments)
+        statistics = np.asarray(statistics, dtype=np.float64)
+        undefined = np.isnan(statistics)
+        p_values = np.where(undefined, 1.0, np.asarray(p_values, dtype=np.float64))
+        return ranking_scores(moment_filter, statistics), p_values, moments.n_rows
 
     def _moment_filter_scores(self, dataset, indexed, moment_filter: MomentFilter, engine: str):
-        """(ranking scores, p-values or None, feature arrays) of a filter of the class moments: one
+        """(ranking scores, p-values or None, feature arrays, rows) of a filter of the class moments: one
         pass (with the column minima when the filter refuses negative values); a constant feature's
         statistic is undefined (score 0 or last, p-value 1); other non-finite statistics name the
         bad input (:meth:`_defined_scores`) or stay (F = +inf separates the classes)."""
@@ -170,7 +217,7 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         if p_values is not None:
             p_values = np.where(undefined, 1.0, np.asarray(p_values, dtype=np.float64))
         kept = {} if moment_filter.larger_is_better else {"statistics": statistics}
-        return ranking_scores(moment_filter, statistics), p_values, kept
+        return ranking_scores(moment_filter, statistics), p_values, kept, moments.n_rows
 
     def _spark_ml_anova(self, dataset, indexed) -> np.ndarray:
         """Spark ML's own ``ANOVATest`` (``statsEngine="jvm"``): pyspark has no wrapper for it, so the JVM
@@ -240,6 +287,7 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         return zero | (candidates & (minimum == maximum))
 
     def _column_extremes(self, dataset):
+        """(column minima, column maxima) of the features over all rows: one Summarizer pass."""
         from pyspark.ml.stat import Summarizer
         from pyspark.sql import functions as F
 
@@ -251,18 +299,13 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         """F of a constant feature is 0 / 0, but the sums of squares behind it are rounding noise,
         which gave any value (0 with two partitions, 24 with one, on the same rows): one JVM
         pass finds the constant features (min == max) and scores them 0."""
-        from pyspark.ml.stat import Summarizer
-        from pyspark.sql import functions as F
-
         if scores.size == 0:  # empty vectors: refused by the base's checks, with the rows named
             return scores
         try:
-            summary = dataset.select(Summarizer.metrics("min", "max").summary(F.col(self.getFeaturesCol()))
-                                     .alias("s")).first()["s"]
+            minimum, maximum = self._column_extremes(dataset)
         except Exception:
             diagnose_input(dataset, self.getFeaturesCol(), self.getLabelCol())
             raise
-        minimum, maximum = summary["min"].toArray(), summary["max"].toArray()
         if minimum.shape != scores.shape:
             return scores
         return np.where(minimum == maximum, 0.0, scores)
@@ -270,11 +313,6 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
     def _defined_scores(self, dataset, scores) -> np.ndarray:
         """Non-finite statistics: bad input is named (NaN/inf rows, values whose squares
         overflow); what remains is a constant feature (0 / 0), scored 0."""
-        from pyspark.ml.stat import Summarizer
-        from pyspark.sql import functions as F
-
         diagnose_input(dataset, self.getFeaturesCol(), self.getLabelCol())
-        summary = dataset.select(
-            Summarizer.metrics("min", "max").summary(F.col(self.getFeaturesCol())).alias("s")).first()["s"]
-        check_magnitude(summary["min"].toArray(), summary["max"].toArray(), owner=type(self).__name__)
+        check_magnitude(*self._column_extremes(dataset), owner=type(self).__name__)
         return np.where(np.isnan(scores), 0.0, scores)

@@ -225,23 +225,26 @@ def _greedy_selection(rows: Rows, encoded, class_totals: np.ndarray, *, num_sele
     bounded = (criterion == "mrmr" and form == "difference") or bounded_cmim
     if not bounded:
         count = p
-    first = int(np.argmax(relevance))
+    known_terms = None  # the first step's terms over every feature (CMIM's bound), reused by every round
     if bounded_cmim:
-        _, given_first = _step_information(rows, encoded, first, np.arange(p), non_zero_table, relevance_tables, B)
-        bound, by_bound = info_math.cmim_candidate_order(given_first, first)
+        first = int(np.argmax(relevance))
+        known_terms = (first, *_step_information(rows, encoded, first, np.arange(p), non_zero_table,
+                                                 relevance_tables, B))
+        bound, by_bound = info_math.cmim_candidate_order(known_terms[2], first)
     else:
         bound, by_bound = relevance, np.argsort(-relevance, kind="mergesort")
     rounds = []
     while True:
         candidates = np.sort(by_bound[:count])
         result = _greedy_among(rows, encoded, candidates, relevance, non_zero_table, relevance_tables,
-                               num_select=num_select, criterion=criterion, form=form, bins=B)
+                               num_select=num_select, criterion=criterion, form=form, bins=B,
+                               known_terms=known_terms)
         outside = float(bound[by_bound[count]]) if count < p else -np.inf
         rounds.append(int(count))
         if count >= p or info_math.exact_among(result.criterion, outside):
             break
         count = min(p, info_math.PRUNED_GROWTH * count)
-    steps_run = sum(min(num_select, r) - 1 for r in rounds) + int(bounded_cmim)
+    steps_run = sum(min(num_select, r) - 1 for r in rounds) + int(bounded_cmim) * (1 - len(rounds))
     rows.info["passes"].append(f"{steps_run} greedy steps")
     info = {"passes": list(rows.info["passes"]), "bins_used": _bins_used(relevance_tables)}
     if bounded:
@@ -276,10 +279,13 @@ def _step_information(rows: Rows, encoded, selected: int, candidates: np.ndarray
 
 
 def _greedy_among(rows: Rows, encoded, candidates: np.ndarray, relevance, non_zero_table, relevance_tables, *,
-                  num_select: int, criterion: str, form: str, bins: int):
+                  num_select: int, criterion: str, form: str, bins: int, known_terms=None):
     """The greedy search among ``candidates`` (sorted feature indices), one pass per step; its order
-    holds positions in ``candidates``."""
+    holds positions in ``candidates``. ``known_terms``: (feature, its step's two terms over every
+    feature) computed before, whose step then takes no pass."""
     def step_terms(position: int):
+        if known_terms is not None and int(candidates[position]) == known_terms[0]:
+            return known_terms[1][candidates], known_terms[2][candidates]
         return _step_information(rows, encoded, int(candidates[position]), candidates, non_zero_table,
                                  relevance_tables, bins)
 

@@ -42,7 +42,7 @@ def test_the_selection_modes_a_method_takes_are_listed(capsys):
     assert "percentile: the top floor(p x X) of the p features by score (X in (0, 1], default 0.1)" in out
     assert main(["methods", "svm-rfe"]) == 0
     out = capsys.readouterr().out.split("selection (flags")[1]
-    assert "fdr:" not in out and "(fpr, fdr, fwe need p-values: methods anova, chi2, chi2-categorical)" in out
+    assert "fdr:" not in out and "(fpr, fdr, fwe need p-values: methods anova, chi2, chi2-categorical, f-regression)" in out
 
 
 def test_relieff_params_show_the_values_they_take(capsys):

@@ -114,6 +114,7 @@ SELECTOR_FITS = [
     ("prelief", {"numFeatures": 2, "sampleSize": 20, "sigma": 0.2}),
     ("anova", {"numFeatures": 2}),
     ("variance", {"numFeatures": 2}),
+    ("f-regression", {"numFeatures": 2}),  # the class indices taken as a continuous label
     ("lmba", {"numFeatures": 2, "batchSize": 10, "iterations": 20, "preset": "paper"}),   # two steps of 10
     ("simba", {"numFeatures": 2, "batchSize": 10, "iterations": 20, "preset": "paper"}),
     ("parzen-ise", {"numFeatures": 2, "groups": "clusters", "numClusters": 2, "maxIter": 2, "heldOutFeature": 0,
@@ -148,6 +149,10 @@ def test_selector_fit_transform_save_load_on_connect(spark, tmp_path, method, pa
         _, want = parzen_ise_in_memory(X, num_clusters=2, max_iter=2, fixed_feature=0, fcm_max_iter=3)
         np.testing.assert_allclose(model.scores, want["scores"], rtol=1e-8)  # the default rankBy's scores
         assert model.summary["groups"] == "fcm"
+    elif method == "f-regression":  # equal to scikit-learn's F test of the correlation
+        from sklearn.feature_selection import f_regression
+
+        np.testing.assert_allclose(model.scores, f_regression(X, y)[0], rtol=1e-9)
     elif isinstance(model, InformationSelectorModel):  # equal to the core on all rows' codes
         assert model.selectionOrder == information_in_memory(X, y, bins=4, criterion=method, count=2)
     else:

@@ -24,6 +24,7 @@ METHODS = {
     "mrmr": [],
     "turf": ["--param", "keepFeatures=2"],
     "variance": [],
+    "f-regression": [],
 }
 SCHEMA = StructType([StructField("features", VectorUDT()), StructField("label", DoubleType())])
 
@@ -81,6 +82,9 @@ REFUSED = {
     "many_classes": "20 distinct values in 30 rows",
     "continuous_label": "looks continuous",
 }
+#: The message of a case that a method refuses in its own words (a continuous label has no classes).
+REFUSED_FOR = {("single_class", "f-regression"): "label column 'label' is constant (0.0 in all 30 rows)",
+               ("null_label", "f-regression"): "1 row(s) have a null, NaN or infinite label in column 'label'"}
 #: (case, method) pairs that are not bad input for that method.
 ACCEPTED = {("single_class", "parzen-ise"): "an unsupervised method takes a single class",
             ("huge", "relieff"): "relieff's default range scaling brings 1e300 values to [0, 1] before any square",
@@ -89,7 +93,9 @@ ACCEPTED = {("single_class", "parzen-ise"): "an unsupervised method takes a sing
             ("huge", "turf"): "turf's inner multisurf scales by the range, as multisurf",
             ("huge", "mrmr"): "mrmr codes values into equal-width bins between the exact extremes: no squares",
             **{(case, "variance"): "variance reads no labels" for case in ("single_class", "null_label",
-                                                                            "many_classes", "continuous_label")}}
+                                                                            "many_classes", "continuous_label")},
+            **{(case, "f-regression"): "f-regression takes a continuous label" for case in ("many_classes",
+                                                                                          "continuous_label")}}
 
 
 @pytest.mark.parametrize("method", sorted(METHODS))
@@ -107,7 +113,8 @@ def test_bad_input_is_refused_with_a_named_problem(inputs, tmp_path, capsys, cas
     err = capsys.readouterr().err
     assert code == 2, (case, method, err[-2000:])
     message = next(line for line in err.splitlines() if line.startswith("sparkfs: error: "))
-    assert any(part in message for part in REFUSED[case].split("|")), (case, method, message)
+    expected = REFUSED_FOR.get((case, method), REFUSED[case])
+    assert any(part in message for part in expected.split("|")), (case, method, message)
     assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".out")]
 
 

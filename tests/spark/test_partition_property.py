@@ -32,10 +32,11 @@ FAMILIES = {method: {**params, "deterministic": True} for method, params in {
     "mrmr": {},            # equal-width codes from the exact column extremes, counts per pass
     "turf": {"keepFeatures": 2},  # MultiSURF rounds on fewer features each
     "variance": {},        # the moments of all rows as one class, no labels
+    "f-regression": {},    # the target moments (the class indices taken as a continuous label)
 }.items()}
 #: The families whose scores must not differ in a single bit.
 BIT_IDENTICAL = {"lfs", "qfs", "relieff", "prelief", "lmba", "simba", "parzen-ise", "svm-rfe", "anova", "multisurf-star",
-                 "mrmr", "turf", "variance"}
+                 "mrmr", "turf", "variance", "f-regression"}
 
 
 @st.composite

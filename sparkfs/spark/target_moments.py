@@ -1,0 +1,116 @@
+"""The one pass behind the filters of a continuous target (:mod:`sparkfs.core.regression`).
+
+Per feature the sums of x, x^2 and x y, and the target's count, sum, sum of squares and
+extremes, in one ``mapInArrow`` pass (:func:`sparkfs.spark.blocks.aggregate_partitions`). The
+sums are exact (:mod:`sparkfs.core.exact_sums`: integer limbs, rounded once on the driver), so
+they are the same bits for any partitioning and file layout. Spark's ``Summarizer`` is not used:
+it weights by non-negative weights only (``requirement failed: Nothing has been added`` when
+every weight is 0), and a signed target as the weight of x y would need it twice.
+
+Bad labels (null, NaN, infinite) are counted in the same pass and named after it, with
+:func:`sparkfs.spark.stats.diagnose_input` naming bad vectors when the sums are not finite.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sparkfs.core.exact_sums import (as_arrays, exact_class_moment_sums, exact_column_sums, from_arrays,
+                                     merged_exact_sums, rounded_sums)
+from sparkfs.core.regression import TargetMoments
+from sparkfs.core.scaling import check_magnitude
+from sparkfs.errors import InvalidInputError
+from sparkfs.spark.blocks import aggregate_partitions
+from sparkfs.spark.stats import diagnose_input, first_vector_size
+
+_SUM_PARTS = ("sums_", "squares_", "cross_", "target_")
+
+
+def _summarize_block(features_col: str, label_col: str):
+    def summarize(block):
+        matrix = block[features_col]
+        target = np.asarray(block[label_col], dtype=np.float64)
+        good = np.isfinite(target)
+        rows = np.flatnonzero(good)
+        kept, kept_target = matrix[rows], target[rows]
+        one_class = np.zeros(rows.size, dtype=np.int64)
+        non_finite = False
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):
+                if not np.isfinite(np.abs(kept_target).max(initial=0.0) * _largest(kept)):
+                    raise ValueError("x y overflows")
+            sums, squares = exact_class_moment_sums(kept, one_class, np.ones(rows.size), 1)
+            cross, _ = exact_class_moment_sums(kept, one_class, kept_target, 1, with_squares=False)
+        except ValueError:  # NaN/inf values or products: the driver's diagnosis names them
+            non_finite = True
+            sums = squares = cross = exact_column_sums([], [], matrix.shape[1])
+        target_sums = exact_column_sums(np.concatenate([kept_target, kept_target * kept_target]),
+                                        np.repeat([0, 1], rows.size), 2)
+        return {
+            "rows": np.array([float(rows.size)]),
+            "bad_labels": np.array([float(target.size - rows.size)]),
+            "non_finite": np.array([non_finite]),
+            "extremes": np.array([kept_target.min(initial=np.inf), -kept_target.max(initial=-np.inf)]),
+            **as_arrays(sums, "sums_"), **as_arrays(squares, "squares_"), **as_arrays(cross, "cross_"),
+            **as_arrays(target_sums, "target_"),
+        }
+
+    return summarize
+
+
+def _largest(matrix) -> float:
+    data = matrix.data if hasattr(matrix, "tocsr") else np.asarray(matrix)
+    return float(np.abs(data).max(initial=0.0))
+
+
+def _merge(left, right):
+    merged = {name: left[name] + right[name] for name in ("rows", "bad_labels")}
+    merged["non_finite"] = left["non_finite"] | right["non_finite"]
+    merged["extremes"] = np.minimum(left["extremes"], right["extremes"])
+    for prefix in _SUM_PARTS:
+        merged.update(as_arrays(merged_exact_sums(from_arrays(left, prefix), from_arrays(right, prefix)), prefix))
+    return merged
+
+
+def _check_products(df, features_col: str, label_col: str) -> None:
+    """Name the features whose squares overflow (:func:`sparkfs.core.scaling.check_magnitude`)."""
+    from pyspark.ml.stat import Summarizer
+    from pyspark.sql import functions as F
+
+    summary = df.select(Summarizer.metrics("min", "max").summary(F.col(features_col)).alias("s")).first()["s"]
+    check_magnitude(summary["min"].toArray(), summary["max"].toArray(), owner="the target moments (sums of squares)")
+
+
+def target_moments(df, features_col: str, label_col: str, num_features: int = None) -> TargetMoments:
+    """:class:`sparkfs.core.regression.TargetMoments` of ``df`` in one pass (exact sums).
+
+    Raises :class:`InvalidInputError` naming the problem for empty input, null/NaN/infinite
+    labels, null vectors, vectors of different sizes and NaN/inf values."""
+    if num_features is None:
+        num_features = first_vector_size(df, features_col)
+    labelled = df.select(features_col, df[label_col].cast("double").alias(label_col))
+    try:
+        summary = aggregate_partitions(labelled, [features_col, label_col], _summarize_block(features_col, label_col),
+                                       _merge, num_features=num_features)
+    except Exception:
+        diagnose_input(df, features_col, label_col)
+        raise
+    if summary is None:
+        raise InvalidInputError("the input has no rows")
+    bad_labels = int(summary["bad_labels"][0])
+    if bad_labels:
+        raise InvalidInputError(f"{bad_labels} row(s) have a null, NaN or infinite label in column '{label_col}' "
+                                "(a continuous label must be a finite number in every row)")
+    if summary["non_finite"][0]:
+        diagnose_input(df, features_col, label_col)
+        _check_products(df, features_col, label_col)
+        raise InvalidInputError("the feature sums are not finite (values, or values times the label, too large?)")
+    target_sum, target_sum_squares = rounded_sums(from_arrays(summary, "target_"))
+    return TargetMoments(
+        n_rows=int(summary["rows"][0]),
+        feature_sums=rounded_sums(from_arrays(summary, "sums_")),
+        feature_sum_squares=rounded_sums(from_arrays(summary, "squares_")),
+        cross_sums=rounded_sums(from_arrays(summary, "cross_")),
+        target_sum=float(target_sum), target_sum_squares=float(target_sum_squares),
+        target_min=float(summary["extremes"][0]), target_max=float(-summary["extremes"][1]),
+    )
