@@ -545,7 +545,12 @@ def read_libsvm(spark, path: str, *, label_col: str = "label", features_col: str
         file, line, message = min((row["error_file"], first_line[(row["error_file"], row["error_start"])]
                                    + row["error_line"], row["error"]) for row in errors)
         raise InvalidInputError(f"line {line} of {display_path(file)} is not LIBSVM ({FORMAT}): {message}")
-    return parsed.select(label_col, features_col), size
+    from pyspark.sql import functions as F
+
+    # the size in Spark ML's attribute metadata (as Spark's own LIBSVM source writes it): the fits
+    # read it there instead of running a job for the first row's size
+    sized = F.col(features_col).alias(features_col, metadata={"ml_attr": {"num_attrs": int(size)}})
+    return parsed.select(label_col, sized), size
 
 
 def _refuse_unsized(spark, path: str, vector_size: Optional[int], driver_budget_mb: float, budget_name: str):

@@ -68,10 +68,24 @@ def _sort_labels(values):
     return sorted(values, key=str)
 
 
+def metadata_vector_size(df, features_col: str) -> Optional[int]:
+    """The vector size Spark ML's attribute metadata of the column declares (``ml_attr.num_attrs``:
+    Spark's LIBSVM source, ``VectorAssembler``, sparkfs's readers and ``convert``), or None."""
+    size = df.schema[features_col].metadata.get("ml_attr", {}).get("num_attrs")
+    return int(size) if isinstance(size, int) and not isinstance(size, bool) and size >= 0 else None
+
+
 def first_vector_size(df, features_col: str) -> int:
-    """Size of the first non-null vector (one row read). Raises on empty input."""
+    """The vector size: from the column's metadata where Spark ML's attributes declare it (as Spark
+    ML's ``MetadataUtils.getNumFeatures``; no job, and every pass still checks each vector's size),
+    else of the first non-null vector (one row read). Raises on empty input or vectors."""
     from pyspark.sql import functions as F
 
+    declared = metadata_vector_size(df, features_col) if features_col in df.columns else None
+    if declared == 0:
+        raise InvalidInputError(f"the feature vectors in column '{features_col}' are empty (size 0): no features to select")
+    if declared is not None:
+        return declared
     row = df.select(features_col).where(F.col(features_col).isNotNull()).first()
     if row is None:
         raise InvalidInputError("the input has no rows (or only rows with a null feature vector)")
