@@ -36,7 +36,7 @@ test: $(TEST_STAMP)
 	$(PY) -m pytest -q --durations=40 $(PYTEST_ARGS)
 
 bench: $(DEMO_STAMP)
-	$(PY) benchmarks/bench_lfs.py
+	$(PY) -m benchmarks.bench_lfs
 
 clean:
 	rm -rf $(VENV) output data spark-warehouse .pytest_cache

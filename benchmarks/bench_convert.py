@@ -15,8 +15,8 @@ In one local[2] session (the machine's other load permitting), in this order:
 
 The cache is cleared between the steps so that no step reads another's persisted rows.
 
-    .venv/bin/python benchmarks/bench_convert.py                       # S (generated when missing)
-    .venv/bin/python benchmarks/bench_convert.py --sizes S,M           # M: about 1.4 GB of text
+    .venv/bin/python -m benchmarks.bench_convert                       # S (generated when missing)
+    .venv/bin/python -m benchmarks.bench_convert --sizes S,M           # M: about 1.4 GB of text
 
 Writes ``benchmarks/results/convert.md``.
 """
@@ -33,9 +33,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchmarks.common import RESULTS, ROOT, machine_header
 
-HERE = Path(__file__).resolve().parent
 METHODS = ("anova", "lfs")
 NOTES = (
     "One local[2] session with 6 GB of driver memory, on a shared machine (the load average is in the header): "
@@ -72,7 +71,7 @@ def corpus(size: str, workdir: str) -> str:
     path = os.path.join(workdir, f"terms_{size}.libsvm")
     if not os.path.exists(path):
         os.makedirs(workdir, exist_ok=True)
-        subprocess.run([sys.executable, str(HERE / "term_corpus.py"), size, path], check=True)
+        subprocess.run([sys.executable, "-m", "benchmarks.term_corpus", size, path], check=True, cwd=ROOT)
     return path
 
 
@@ -147,11 +146,8 @@ def measure(spark, path: str, workdir: str, stage_log: StageLog, repeats: int):
 
 
 def write_results(results, out: str) -> None:
-    import platform
-
     lines = ["# Convert once, select many times: read time before and after `sparkfs convert`", "",
-             f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {platform.machine()}, {os.cpu_count()} cores, Python "
-             f"{platform.python_version()}; load average {os.getloadavg()[0]:.1f} at the end (a shared machine).", ""]
+             machine_header(load_average=True) + " at the end (a shared machine).", ""]
     for size, (rows, selects, text_bytes) in results.items():
         lines += [f"## {size}: term corpus ({text_bytes / 1e6:,.0f} MB of LIBSVM text)", "",
                   "| step | input | seconds: median (runs) | result |", "|---|---|---|---|"]
@@ -173,9 +169,9 @@ def main() -> None:
     parser.add_argument("--workdir", default="/tmp/sparkfs_scale", help="where the corpora are (or are written)")
     parser.add_argument("--repeats", type=int, default=2, help="runs of each read step (default 2; the convert "
                         "runs once, each select once)")
-    parser.add_argument("--out", default=str(HERE / "results" / "convert.md"))
+    parser.add_argument("--out", default=str(RESULTS / "convert.md"))
     args = parser.parse_args()
-    from _common import session
+    from benchmarks.common import session
 
     spark = session()  # local[2], 6 GB of driver memory
     spark.conf.set("spark.sql.shuffle.partitions", "4")

@@ -7,9 +7,9 @@ is one sample pass (cut points), one relevance pass and one pass per further fea
 per further feature, (fit - the fit with one feature) / (k - 1), is the cost of one greedy step.
 Goal (issue 26): at most 1.5 bare passes per selected feature.
 
-    .venv/bin/python benchmarks/bench_information.py --data terms --size S --num-features 50
-    .venv/bin/python benchmarks/bench_information.py --data dense --num-features 50
-    .venv/bin/python benchmarks/bench_information.py --data terms --size tiny --num-features 5   # quick
+    .venv/bin/python -m benchmarks.bench_information --data terms --size S --num-features 50
+    .venv/bin/python -m benchmarks.bench_information --data dense --num-features 50
+    .venv/bin/python -m benchmarks.bench_information --data terms --size tiny --num-features 5   # quick
 
 Writes (appends a section to) ``benchmarks/results/information.md``.
 """
@@ -18,21 +18,18 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-RESULTS = Path(__file__).resolve().parent / "results"
+from benchmarks.common import RESULTS, machine_header
 
 
 def load(spark, data: str, size: str, workdir: Path):
     from pyspark.ml.feature import VectorAssembler
     from pyspark.sql import functions as F
 
-    from scale import prepare
+    from benchmarks.scale import prepare
 
     prepared = prepare("dense" if data == "dense" else size, workdir)
     if prepared["format"] == "libsvm":
@@ -56,7 +53,7 @@ def main():
     from pyspark.ml.stat import Summarizer
     from pyspark.sql import functions as F
 
-    from _common import session
+    from benchmarks.common import session
     from sparkfs import InformationSelector
 
     load_before = os.getloadavg()
@@ -85,8 +82,8 @@ def main():
     bare_after = bare_pass()  # the load drifts: the ratio is against the faster of before and after
     fastest = min(bare, bare_after)
     lines = [f"## {title} ({rows:,} rows, `{Path(path).name}`)", "",
-             f"Measured {time.strftime('%Y-%m-%d %H:%M')} UTC on {platform.machine()}, {os.cpu_count()} cores, "
-             f"local[2], load average {os.getloadavg()[0]:.1f}; bare pass (Summarizer, cached) {bare:.2f} s before "
+             machine_header(load_average=True) + ", local[2]; "
+             f"bare pass (Summarizer, cached) {bare:.2f} s before "
              f"the fits, {bare_after:.2f} s after; the ratio is against {fastest:.2f} s.", "",
              "| criterion | features | fit s | fit with 1 feature s | s per further feature | per feature / bare pass |",
              "|---|---|---|---|---|---|"]
@@ -94,7 +91,7 @@ def main():
         lines.append(f"| {criterion} | {args.num_features} | {fit:.1f} | {one:.1f} | {step:.2f} | {step / fastest:.2f}x |")
         print(lines[-1], flush=True)
     load_after = os.getloadavg()
-    lines += ["", f"Command: `benchmarks/bench_information.py {' '.join(sys.argv[1:])}`; load average (1, 5, 15 min) "
+    lines += ["", f"Command: `python -m benchmarks.bench_information {' '.join(sys.argv[1:])}`; load average (1, 5, 15 min) "
               f"before {', '.join(f'{v:.1f}' for v in load_before)}, after {', '.join(f'{v:.1f}' for v in load_after)} "
               "(other jobs share the 2 cores)."]
     out = RESULTS / "information.md"

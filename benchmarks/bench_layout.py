@@ -15,7 +15,7 @@ Every number is one run (the machine is shared: compare the ratios, measured in 
 Each run stores ``results/layout_<label>.json``; the table in ``results/layout.md`` shows every
 label found (``before`` and ``after`` a change, side by side).
 
-    python benchmarks/bench_layout.py --label after [--corpus /tmp/term_s.libsvm] [--quick]
+    python -m benchmarks.bench_layout --label after [--corpus /tmp/term_s.libsvm] [--quick]
 """
 
 from __future__ import annotations
@@ -26,12 +26,10 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from _common import RESULTS  # noqa: E402
-from term_corpus import SIZES, term_corpus, write_libsvm  # noqa: E402
+from benchmarks.common import RESULTS
+from benchmarks.term_corpus import SIZES, term_corpus, write_libsvm
 
 
 def _session():
@@ -246,7 +244,7 @@ def write_report() -> None:
     runs = [json.loads((RESULTS / f"layout_{label}.json").read_text()) for label in ("before", "after", "after-repeat")
             if (RESULTS / f"layout_{label}.json").exists()]
     lines = ["# The canonical layout of Rows vs the plain one; LFS vs Spark ML (issue 22, item 2)", "",
-             "`python benchmarks/bench_layout.py --label before|after` (local[2], cached input, one run per",
+             "`python -m benchmarks.bench_layout --label before|after` (local[2], cached input, one run per",
              "number on a shared 2-core machine: read the ratios, measured in the same session; the seconds",
              "move with the load). Ratio columns: time / bare Summarizer pass, time / Spark ML ANOVA selector;",
              "the bold rows divide the canonical layout's time by the plain layout's. A step still running",

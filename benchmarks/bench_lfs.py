@@ -4,16 +4,12 @@ Baseline: `UnivariateFeatureSelector(featureType="continuous", labelType="catego
 nearest built-in one-pass selector, top 50. Target: LFS time / baseline time <= 0.25.
 Writes benchmarks/results/lfs.md.
 
-    .venv/bin/python benchmarks/bench_lfs.py [--quick]
+    .venv/bin/python -m benchmarks.bench_lfs [--quick]
 """
 
 import argparse
-import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from _common import dense_frame, session, sparse_frame, timed, write_table  # noqa: E402
+from benchmarks.common import dense_frame, session, sparse_frame, timed, write_table
 
 
 def main():

@@ -12,18 +12,15 @@ difference in steps. Baselines: one LFS fit (one pass, JVM statistics) and one R
 queries on dense; the same 512 sampled queries on sparse). Target from the issue: a step costs at
 most about two LFS passes.
 
-    .venv/bin/python benchmarks/bench_lmba.py [--repeats 2]
+    .venv/bin/python -m benchmarks.bench_lmba [--repeats 2]
 
 Writes benchmarks/results/lmba.md.
 """
 
 import argparse
 import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from _common import dense_frame, session, sparse_frame, timed_runs, write_table  # noqa: E402
+from benchmarks.common import dense_frame, session, sparse_frame, timed_runs, write_table
 
 LONG = 3  # the long runs pick LONG x pool instances: the step cost is the difference per step
 

@@ -17,7 +17,7 @@
 
 Writes benchmarks/results/multisurf.md (``--big-only``: appends the big runs' table to it).
 
-    .venv/bin/python benchmarks/bench_multisurf.py [--quick] [--skrebate-cap S] [--skrebate-rows 2000,4000,14000]
+    .venv/bin/python -m benchmarks.bench_multisurf [--quick] [--skrebate-cap S] [--skrebate-rows 2000,4000,14000]
         [--fast-select-python PATH] [--big] [--big-only] [--big-kinds sparse,dense] [--big-features P]
         [--big-queries M] [--driver-memory 6g]
 """
@@ -35,10 +35,8 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from _common import RESULTS, write_table  # noqa: E402
-from _common import timed_runs as timed  # noqa: E402
+from benchmarks.common import RESULTS, write_table
+from benchmarks.common import timed_runs as timed
 
 SKREBATE_SCRIPT = """
 import json, sys, time, warnings
@@ -338,7 +336,7 @@ def main():
     load_before = os.getloadavg()
     spark = session(args.driver_memory)
     rows, big_rows, notes, big_notes = [], [], [], []
-    command = "benchmarks/bench_multisurf.py " + " ".join(sys.argv[1:])
+    command = "python -m benchmarks.bench_multisurf " + " ".join(sys.argv[1:])
     if not args.big_only:
         versus_single_machine(spark, args, rows, notes)
     if args.big or args.big_only:

@@ -10,7 +10,7 @@ out into a temporary git worktree. Each variant runs in its own child process on
 (same data, seeds and settings), alternating, and the table reports median times and the ratio
 to the baseline, plus the largest score difference to it.
 
-    .venv/bin/python benchmarks/bench_pair_engine.py [--baseline 6458720] [--repeats 3] [--quick]
+    .venv/bin/python -m benchmarks.bench_pair_engine [--baseline 6458720] [--repeats 3] [--quick]
 
 Writes benchmarks/results/pair_engine.md.
 """
@@ -25,18 +25,20 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from _common import write_table  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks.common import ROOT, write_table
 
 CHILD = r"""
-import json, os, sys, time
-sys.path.insert(0, sys.argv[1])              # the checkout whose sparkfs is measured
-sys.path.insert(1, sys.argv[2])              # benchmarks/ of this checkout (data generators)
+import importlib.util, json, os, sys, time
+# Deliberate: this child measures ANOTHER checkout (the baseline's git worktree, or this one), so
+# that checkout goes first on the path and its sparkfs is the one imported. The only sys.path
+# change allowed in benchmarks/ and studies/ (tests/test_benchmark_scripts.py checks it).
+sys.path.insert(0, sys.argv[1])
+# The data generators of THIS checkout, loaded from their file (the baseline may have none).
+spec = importlib.util.spec_from_file_location("bench_common", sys.argv[2])
+common = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(common)
+dense_frame, session, sparse_frame = common.dense_frame, common.session, common.sparse_frame
 import numpy as np
-from _common import dense_frame, session, sparse_frame
 try:
     from sparkfs.spark.relief import relief_statistics
 except ImportError:                            # before the pair engine
@@ -70,7 +72,7 @@ def run_child(code_root, case, transport, repeats, quick):
         script.write(CHILD)
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
     completed = subprocess.run(
-        [sys.executable, script.name, str(code_root), str(ROOT / "benchmarks"), case, transport, str(repeats),
+        [sys.executable, script.name, str(code_root), str(ROOT / "benchmarks" / "common.py"), case, transport, str(repeats),
          "1" if quick else "0"], capture_output=True, text=True, env=env, cwd=str(code_root),
     )
     os.unlink(script.name)

@@ -10,7 +10,7 @@
     Dinic round of scipy on the same graph (what the certificate starts from; NOTES.md measured
     1.4 s), so the ratio is the price of exactness.
 
-Run: ``.venv/bin/python benchmarks/bench_qfs.py`` (about 1-2 minutes). Writes
+Run: ``.venv/bin/python -m benchmarks.bench_qfs`` (about 1-2 minutes). Writes
 ``benchmarks/results/qfs.md``.
 """
 
@@ -18,19 +18,18 @@ from __future__ import annotations
 
 import os
 import platform
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import session, timed_runs  # noqa: E402
+from benchmarks.common import RESULTS as RESULTS_DIR
+from benchmarks.common import session, timed_runs
+
+RESULTS = RESULTS_DIR / "qfs.md"
 
 ROWS, CANDIDATES, CLASSES = 100_000, 500, 2
 ROWS_PER_SEED_CHUNK = 5_000
 MINCUT_FEATURES = 2_000
-RESULTS = Path(__file__).resolve().parent / "results" / "qfs.md"
 
 
 def chunk_rows(chunk: int) -> tuple[np.ndarray, np.ndarray]:

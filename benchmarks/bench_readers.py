@@ -11,22 +11,19 @@ wide CSV (a real microarray set, thousands of columns). Writes benchmarks/result
   against ours (schema from the header, one parse in Arrow); and the time to refuse a missing
   ``--label-col`` (before Spark starts, from the header line).
 
-    .venv/bin/python benchmarks/bench_readers.py [--quick] [--repeats 3]
+    .venv/bin/python -m benchmarks.bench_readers [--quick] [--repeats 3]
 """
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchmarks.common import DATA, session, write_table
 
-from _common import session, write_table  # noqa: E402
-
-SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")
+SHARED = str(DATA)
 
 
 def write_tfidf_libsvm(path, n_rows, n_terms, nnz_per_row=100, n_classes=20, seed=0, chunk=10_000):

@@ -14,7 +14,7 @@
 
 Writes benchmarks/results/relief.md.
 
-    .venv/bin/python benchmarks/bench_relief.py [--quick] [--skrebate-cap SECONDS] [--skrebate-rows 5000,10000]
+    .venv/bin/python -m benchmarks.bench_relief [--quick] [--skrebate-cap SECONDS] [--skrebate-rows 5000,10000]
 """
 
 import argparse
@@ -27,10 +27,8 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from _common import dense_frame, session, sparse_frame, write_table  # noqa: E402
-from _common import timed_runs as timed  # noqa: E402
+from benchmarks.common import dense_frame, session, sparse_frame, write_table
+from benchmarks.common import timed_runs as timed
 
 SKREBATE_SCRIPT = """
 import json, sys, time, warnings

@@ -9,18 +9,14 @@ driver from the weights; lower is better) and scikit-learn's liblinear on the dr
 reference, and whether each is the same bits on 1 and 4 partitions.
 Writes benchmarks/results/svm_solver.md.
 
-    .venv/bin/python benchmarks/bench_svm_solver.py [--quick]
+    .venv/bin/python -m benchmarks.bench_svm_solver [--quick]
 """
 
 import argparse
-import os
-import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from _common import dense_frame, session, sparse_frame, timed_runs, write_table  # noqa: E402
+from benchmarks.common import dense_frame, session, sparse_frame, timed_runs, write_table
 
 
 def liblinear_objective(X, y, coef, intercept, positives, C=1.0):

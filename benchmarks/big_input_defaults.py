@@ -7,7 +7,7 @@ heap) and the user was told ``ConnectionRefusedError``. Records exit code, wall 
 driver memory the session was given (from summary.json) and the error line if any. The last three
 runs force Spark's old 1g default, to show which still fail there and how a failure is reported.
 
-    .venv/bin/python benchmarks/big_input_defaults.py [--rows 250000] [--workdir /tmp/sparkfs_big]
+    .venv/bin/python -m benchmarks.big_input_defaults [--rows 250000] [--workdir /tmp/sparkfs_big]
 
 Writes benchmarks/results/big_input_defaults.md. Needs about 3 GB of disk in the work dir.
 """
@@ -21,9 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from _common import write_table  # noqa: E402
+from benchmarks.common import write_table
 
 FEATURES = 631
 

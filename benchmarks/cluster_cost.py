@@ -5,7 +5,7 @@ and stages, and what Spark's listener recorded (from the application's event log
 (written and read), bytes of task results sent to the driver, input bytes read, and executor
 run time summed over tasks.
 
-    python benchmarks/cluster_cost.py --input /tmp/sparkfs_scale/terms_S.libsvm --methods lfs,anova,relieff
+    python -m benchmarks.cluster_cost --input /tmp/sparkfs_scale/terms_S.libsvm --methods lfs,anova,relieff
 
 The workers share the checkout here (the same machine), so no environment is shipped: the cost
 model is about what a pass moves, which the hidden-checkout tests (tests/integration/test_cluster.py)
@@ -28,7 +28,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from benchmarks.common import RESULTS
 
 
 def _free_port() -> int:
@@ -190,7 +190,7 @@ def main() -> None:
     lines = ["# Cluster cost: a two-worker standalone cluster against local[2] (benchmarks/cluster_cost.py)", "",
              f"Measured {started} on {platform.machine()}, {os.cpu_count()} cores, Python "
              f"{platform.python_version()}; load average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the "
-             f"end. Command: `python benchmarks/cluster_cost.py {' '.join(sys.argv[1:])}`. Each row is one "
+             f"end. Command: `python -m benchmarks.cluster_cost {' '.join(sys.argv[1:])}`. Each row is one "
              "`sparkfs select` process (its own session); the listener's figures are summed over the "
              "application's tasks from its event log.", "", *table(rows), ""]
     Path(args.out).write_text("\n".join(lines))

@@ -20,9 +20,9 @@ driver (the child's Python), the JVM and the Python workers (their sum and the l
 child after ``--timeout`` seconds, and measures the floor once per size: the same rows read by
 pyarrow from Parquet into a SciPy CSR matrix and summed per class with one sparse product.
 
-    .venv/bin/python benchmarks/scale.py                      # S and the dense Parquet, every method
-    .venv/bin/python benchmarks/scale.py --sizes M --methods lfs,anova,chi2,relieff
-    .venv/bin/python benchmarks/scale.py --sizes tiny --methods lfs --timeout 120   # a quick check
+    .venv/bin/python -m benchmarks.scale                      # S and the dense Parquet, every method
+    .venv/bin/python -m benchmarks.scale --sizes M --methods lfs,anova,chi2,relieff
+    .venv/bin/python -m benchmarks.scale --sizes tiny --methods lfs --timeout 120   # a quick check
 
 Writes ``benchmarks/results/scale.md`` (one table per size, rows appended per run) and a JSON of
 the measurements next to it. The data go to ``--workdir`` (default /tmp/sparkfs_scale): S needs
@@ -35,7 +35,6 @@ import argparse
 import json
 import logging
 import os
-import platform
 import signal
 import subprocess
 import sys
@@ -43,9 +42,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchmarks.common import RESULTS, ROOT, machine_header
 
-RESULTS = Path(__file__).resolve().parent / "results"
+
 def _registry_methods():
     """Every ``--method`` of the registry (sparkfs.methods.METHODS), in its order."""
     from sparkfs.methods import METHODS
@@ -71,10 +70,10 @@ def informative_features(size: str):
     import numpy as np
 
     if size == "dense":
-        from big_input_defaults import FEATURES
+        from benchmarks.big_input_defaults import FEATURES
 
         return np.arange(DENSE_INFORMATIVE), DENSE_INFORMATIVE, FEATURES
-    from term_corpus import SIZES, informative_terms
+    from benchmarks.term_corpus import SIZES, informative_terms
 
     num_terms = SIZES[size][1]
     return informative_terms(num_terms).ravel(), TOP_K, num_terms
@@ -98,11 +97,11 @@ def prepare(size: str, workdir: Path) -> dict:
     if size == "dense":
         path = workdir / f"dense_{DENSE_ROWS}.parquet"
         if not path.exists():
-            from big_input_defaults import write_parquet
+            from benchmarks.big_input_defaults import write_parquet
 
             write_parquet(path, DENSE_ROWS)
         return {"path": str(path), "format": "parquet", "floor_path": str(path)}
-    from term_corpus import SIZES, term_corpus, write_libsvm
+    from benchmarks.term_corpus import SIZES, term_corpus, write_libsvm
 
     path, floor_path = workdir / f"terms_{size}.libsvm", workdir / f"terms_{size}.parquet"
     if not path.exists() or not floor_path.exists():
@@ -269,11 +268,11 @@ def run_child(method: str, size: str, data: dict, timeout: float) -> dict:
         result_path = Path(scratch, "result.json")
         environment = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
         environment.pop("SPARK_DRIVER_MEMORY", None)
-        command = [sys.executable, __file__, "--child", method, "--size", size, "--data", json.dumps(data),
+        command = [sys.executable, "-m", "benchmarks.scale", "--child", method, "--size", size, "--data", json.dumps(data),
                    "--child-output", str(Path(scratch, "out")), "--child-result", str(result_path)]
         with open(Path(scratch, "stderr.txt"), "w") as stderr:
             process = subprocess.Popen(command, env=environment, stdout=subprocess.DEVNULL, stderr=stderr,
-                                       start_new_session=True)
+                                       start_new_session=True, cwd=ROOT)
             started, stopped = time.monotonic(), False
             try:
                 while process.poll() is None:
@@ -368,9 +367,8 @@ def main():
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     out = Path(args.out)
     sections = [f"# Scale: every method with its defaults (`--num-features {TOP_K}`)", "",
-                f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {platform.machine()}, {os.cpu_count()} cores, "
-                f"Python {platform.python_version()}, local[2]; load average at the start "
-                f"{os.getloadavg()[0]:.1f}. Command: `python benchmarks/scale.py --sizes {args.sizes} "
+                machine_header() + ", local[2]; load average at the start "
+                f"{os.getloadavg()[0]:.1f}. Command: `python -m benchmarks.scale --sizes {args.sizes} "
                 f"--methods {args.methods} --timeout {args.timeout:.0f}`. Ratios are to baselines measured in "
                 "the same session as the method (a new session per method).", ""]
     everything = []

@@ -13,8 +13,8 @@ Sizes: ``S`` = 100,000 x 50,000 (about 100 non-zeros per row, 10 M in all), ``M`
 100,000, ``tiny`` for tests. Everything is vectorised NumPy (S takes a few seconds); the LIBSVM
 text is formatted by pyarrow.
 
-    python benchmarks/term_corpus.py S /tmp/term_s.libsvm
-    from term_corpus import term_corpus; matrix, labels = term_corpus(1000, 5000)
+    python -m benchmarks.term_corpus S /tmp/term_s.libsvm
+    from benchmarks.term_corpus import term_corpus; matrix, labels = term_corpus(1000, 5000)
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ data from the minority class and hid them") and :func:`stratified_split` draws t
 split of given sizes (the paper's Table 1).
 
 No pyspark here: the selector that produces the ranking is the caller's business
-(``benchmarks/relief_probe_study.py`` runs :class:`sparkfs.ReliefSelector` on Spark).
+(``studies/relief_probe_study.py`` runs :class:`sparkfs.ReliefSelector` on Spark).
 """
 
 from __future__ import annotations

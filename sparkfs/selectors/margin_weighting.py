@@ -38,7 +38,7 @@ DEFAULT_POOL = 1000
 
 
 #: sparkfs's loop for Lmba and for Simba when ``preset="default"``: the settings that won
-#: benchmarks/lmba_simba_defaults_study.py (docs/lmba_simba.md, section E: probes out of the top k,
+#: studies/lmba_simba_defaults_study.py (docs/lmba_simba.md, section E: probes out of the top k,
 #: Kuncheva stability across instance orders, 1-NN accuracy, on 14 sets with probe features).
 LMBA_DEFAULT_RUN = MarginRun(schedule="decay", step_size=1.0, passes=3, batch_size=8, batch_rule="replay",
                              averaging="none")

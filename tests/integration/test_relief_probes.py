@@ -1,7 +1,7 @@
 """The probe protocol of Yang & Hu (2012, Section 5.1) on shared UCI data, one run per set.
 
 Checks the findings of docs/relief_probes.md that hold with a wide margin in every run of the
-study (benchmarks/relief_probe_study.py): each assertion below would fail if the finding did not
+study (studies/relief_probe_study.py): each assertion below would fail if the finding did not
 hold, and its threshold sits well outside the run-to-run spread reported in the doc. The data
 seed can be changed with SPARKFS_PROBE_SEED: the assertions were checked with seeds 0-7, 42 and
 123, besides the study's own runs (other seeds).

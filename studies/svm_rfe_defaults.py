@@ -10,22 +10,21 @@ training rows only, and a linear SVM (LinearSVC, hinge, C = 1, on the training f
 top 50) is scored on the held-out rows. The new default passes when its mean accuracy is at most
 2 points below the old default's on every set. Fit time and unconverged fits are reported beside.
 
-    PYTHONPATH=. python benchmarks/svm_rfe_defaults.py   # writes benchmarks/results/svm_rfe_defaults.md
+    python -m studies.svm_rfe_defaults   # writes benchmarks/results/svm_rfe_defaults.md
 """
 
 import os
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
+from benchmarks.common import RESULTS, load_npz
 from sparkfs.core import svm_rfe as sr
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 SETS = ("Prostate_GE", "GLIOMA", "ALLAML")
 TOP = 50
 VARIANTS = {"old: standardize=False, halveAbove=0": {"standardize": False, "halve_above": 0},
@@ -44,18 +43,17 @@ def fold_accuracy(X, y, train, test, variant):
     return accuracy, seconds, result.not_converged, result.n_remaining.size
 
 
-def main(out=Path(__file__).resolve().parent / "results" / "svm_rfe_defaults.md"):
+def main(out=RESULTS / "svm_rfe_defaults.md"):
     import warnings
     warnings.simplefilter("ignore")   # the final classifier's own warnings; RFE's are counted
-    lines = ["# SVM-RFE defaults: old vs new (benchmarks/svm_rfe_defaults.py)", "",
+    lines = ["# SVM-RFE defaults: old vs new (studies/svm_rfe_defaults.py)", "",
              "Criterion (stated before the run): 5-fold stratified CV, RFE on the training fold only, LinearSVC "
              f"(hinge, C = 1) on the training fold's standardised top {TOP}; the new default passes when its mean "
              "accuracy is at most 2 points below the old one's on every set.", "",
              "| set | n x d | variant | accuracy (mean ± sd) | RFE seconds per fold | fits not converged |",
              "|---|---|---|---|---:|---|"]
     for name in SETS:
-        data = np.load(DATA / f"{name}.npz")
-        X, y = data["X"].astype(float), data["y"]
+        X, y = load_npz(name)
         folds = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))
         for label, variant in VARIANTS.items():
             runs = [fold_accuracy(X, y, train, test, variant) for train, test in folds]

@@ -24,7 +24,7 @@ for a step rule that keeps the batch-1 (paper) ranking. Rules, for B in BATCHES:
 
 BUDGET_SKIPS lists the (set, rule, B) not run, to keep the run near 25 minutes on 2 cores.
 
-Protocol of benchmarks/margin_study.py (helpers imported from it): StratifiedKFold(5, shuffle,
+Protocol of studies/margin_study.py (helpers imported from it): StratifiedKFold(5, shuffle,
 random_state 0); on each training fold the constant features are set aside (ranked last), the
 others range-scaled by the training fold; k = 3, c = 1, projection none, instance order seed 0.
 The reference is batch 1 (beta = 1, I = n_train, seed 0) of the same fold; "batch 1, seed 1"
@@ -39,7 +39,7 @@ it is checked (every 4th training row of each class) to give bit-identical w to 
 Writes docs/lmba_batch_rule.md and prints it (``--json PATH`` keeps every number, ``--from-json
 PATH`` re-renders the doc without computing; ``--sets/--rules/--max-folds/--no-doc`` are for trials).
 
-    PYTHONPATH=. .venv/bin/python benchmarks/lmba_batch_rule_study.py --json benchmarks/results/lmba_batch_rule.json
+    .venv/bin/python -m studies.lmba_batch_rule_study --json benchmarks/results/lmba_batch_rule.json
 """
 
 from __future__ import annotations
@@ -58,9 +58,8 @@ import numpy as np
 from scipy.stats import spearmanr
 from sklearn.model_selection import StratifiedKFold
 
-from margin_study import FOLDS, LMBA_C, LMBA_K, ROOT, SEED, full_ranking, load, mean_std, one_nn_accuracy
-
-from sparkfs.core import margin_weighting as mw  # noqa: E402  (ROOT is on sys.path via margin_study)
+from sparkfs.core import margin_weighting as mw
+from studies.margin_study import FOLDS, LMBA_C, LMBA_K, ROOT, SEED, full_ranking, load, mean_std, one_nn_accuracy
 
 DOC = ROOT / "docs" / "lmba_batch_rule.md"
 BATCHES = (1, 8, 32, 128)
@@ -312,7 +311,7 @@ def render(results, command, started_at, wall_seconds, machine, skips, rerendere
         "eq. (16)'s factor 2 w_f and in the normalisation: g_i = 2 w ⊙ [sum_j (1 + c A_ij)(x_i - x_j)^2 - c S_i], "
         "w <- w - g_i / ||g_i||. Only the hinge activity (which rows are impostors) is frozen within a batch; at "
         "B = 1 it is batch 1 exactly.")
-    add(f"* **Protocol** (helpers imported from `benchmarks/margin_study.py`): `StratifiedKFold({FOLDS}, "
+    add(f"* **Protocol** (helpers imported from `studies/margin_study.py`): `StratifiedKFold({FOLDS}, "
         f"shuffle=True, random_state={SEED})`, the folds of docs/lmba_simba.md; selection on the training fold "
         "only; features constant on the training fold set aside (ranked last), the others range-scaled by the "
         f"training fold; Lmba k = {LMBA_K}, c = {LMBA_C:g}, projection none, instance order seed {SEED}; 1-NN "
@@ -571,7 +570,7 @@ def main() -> None:
         machine, skips = blob["machine"], [tuple(item) for item in blob["skips"]]
     else:
         command = " ".join(([f"PYTHONPATH={os.environ['PYTHONPATH']}"] if os.environ.get("PYTHONPATH") else [])
-                           + [sys.executable, os.path.relpath(sys.argv[0], ROOT)]
+                           + [sys.executable, "-m", "studies.lmba_batch_rule_study"]
                            + [f"'{a}'" if " " in a else a for a in sys.argv[1:]])
         started_at = datetime.datetime.now()
         skips = sorted(BUDGET_SKIPS)

@@ -24,7 +24,7 @@ C. Mini-batches on mfeat (same folds, same I = n_train): Lmba with batch 16, 64,
 Writes docs/lmba_simba.md and prints it (``--json PATH`` also keeps every number; ``--from-json
 PATH`` re-renders the doc from such a file without computing).
 
-    .venv/bin/python benchmarks/margin_study.py
+    .venv/bin/python -m studies.margin_study
 """
 
 from __future__ import annotations
@@ -34,30 +34,25 @@ import datetime
 import json
 import os
 import platform
-import sys
 import time
 from pathlib import Path
 from typing import Callable, Dict, List, Tuple
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.stats import spearmanr
 from sklearn.datasets import load_iris
 from sklearn.model_selection import StratifiedKFold
 from sklearn.neighbors import KNeighborsClassifier
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from benchmarks.common import ROOT, load_npz
+from sparkfs.core import margin_weighting as mw
+from sparkfs.core import simba
+from sparkfs.core import neighbours as nb
+from sparkfs.core import relief as rl
+from tests.core.test_lmba_table1 import multi_class_data, range_scaled, s1_data
 
-from sparkfs.core import margin_weighting as mw  # noqa: E402
-from sparkfs.core import simba  # noqa: E402
-from sparkfs.core import neighbours as nb  # noqa: E402
-from sparkfs.core import relief as rl  # noqa: E402
-from tests.core.test_lmba_table1 import multi_class_data, range_scaled, s1_data  # noqa: E402
-
-DATA = ROOT.parent / "shared" / "data"
 DOC = ROOT / "docs" / "lmba_simba.md"
-COMMAND = ".venv/bin/python benchmarks/margin_study.py"
+COMMAND = ".venv/bin/python -m studies.margin_study"
 
 SEED = 0                       # CV split, instance order, subsample
 FOLDS = 5
@@ -87,11 +82,7 @@ SETS = (
 
 def load(name: str) -> Tuple[np.ndarray, np.ndarray]:
     """Dense X (a sparse text set is densified: in-memory Lmba/Simba are dense) and y."""
-    archive = np.load(DATA / f"{name}.npz", allow_pickle=False)
-    if "X" in archive.files:
-        return np.asarray(archive["X"], dtype=float), np.asarray(archive["y"])
-    matrix = sp.csr_matrix((archive["data"], archive["indices"], archive["indptr"]), shape=tuple(archive["shape"]))
-    return matrix.toarray(), np.asarray(archive["y"])
+    return load_npz(name, dense=True)
 
 
 def stratified_subsample(y, rows, seed):

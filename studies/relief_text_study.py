@@ -13,7 +13,7 @@ scaling range / none / standard (divisor only: offsets cancel) x euclidean / man
 idf of the training fold, rows / L2 norm); the last three euclidean. A sanity line compares
 range/euclidean with sparkfs.core.relief.relieff on fold 0 of tr11.
 
-    .venv/bin/python benchmarks/relief_text_study.py
+    .venv/bin/python -m studies.relief_text_study
 
 Writes ``benchmarks/results/relief_text.md`` and ``benchmarks/results/relief_text.json``.
 """
@@ -24,10 +24,8 @@ import datetime
 import json
 import os
 import platform
-import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -38,19 +36,12 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"
-RESULTS = ROOT / "benchmarks" / "results"
+from benchmarks.common import RESULTS, load_npz
 SETS = ["BASEHOCK", "PCMAC", "tr11", "tr12", "tr45"]
 TOP, K = 100, 10
 SETTINGS = {f"{scaling}/{metric}": (scaling, metric) for scaling in ("range", "none", "standard")
             for metric in ("euclidean", "manhattan")}
 SETTINGS.update({kind: (kind, "euclidean") for kind in ("cosine", "cosine-std", "tfidf-l2")})
-
-
-def load(name):
-    path = DATA / f"{name}.npz"
-    return sp.load_npz(path).tocsr().astype(np.float64), np.load(path)["y"].astype(np.int64)
 
 
 def column_divisor(X, kind):
@@ -157,7 +148,6 @@ def svm_accuracy(X_train, y_train, X_test, y_test, features, standardise=False):
 
 def sparkfs_sanity(X, y, train):
     """Top-100 overlap of this ReliefF (range, euclidean) with sparkfs's in-memory core."""
-    sys.path.insert(0, str(ROOT))
     from sparkfs.core.neighbours import local_neighbour_table
     from sparkfs.core.relief import class_priors, relieff
     Xt, yt = X[train], y[train]
@@ -178,7 +168,7 @@ def main():
     methods = ["anova", *SETTINGS]
     results = {}
     for name in SETS:
-        X, y = load(name)
+        X, y = load_npz(name)
         per = {m: {"acc": [], "converged": [], "acc_std": [], "converged_std": [], "anova_overlap": [], "seconds": 0.0} for m in methods}
         for train, test in folds.split(np.zeros(len(y)), y):
             anova_top = None
@@ -197,7 +187,7 @@ def main():
             per[m]["mean"], per[m]["mean_std"] = float(np.mean(per[m]["acc"])), float(np.mean(per[m]["acc_std"]))
         results[name] = per
         print(name, " ".join(f"{m}={per[m]['mean']:.4f}" for m in methods), flush=True)
-    X, y = load("tr11")
+    X, y = load_npz("tr11")
     train, _ = next(folds.split(np.zeros(len(y)), y))
     try:
         sanity = sparkfs_sanity(X, y, train)
@@ -206,7 +196,7 @@ def main():
     print("sanity (tr11 fold 0, range/euclidean vs sparkfs.core.relief.relieff):", sanity, flush=True)
     meta = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "machine": platform.machine(),
             "cores": os.cpu_count(), "python": platform.python_version(),
-            "command": ".venv/bin/python benchmarks/relief_text_study.py",
+            "command": ".venv/bin/python -m studies.relief_text_study",
             "wall_seconds": time.time() - started, "cpu_seconds": time.process_time() - cpu0}
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "relief_text.json").write_text(json.dumps({"meta": meta, "sanity": sanity, "results": results}, indent=1))

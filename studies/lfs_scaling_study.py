@@ -16,7 +16,7 @@ choice on every shared set, in NumPy (LFS is a closed formula of the class momen
   the class-informative terms) the informative terms among each ranking's top (chance:
   top x informative / terms; the top holds as many terms as are informative).
 
-    .venv/bin/python benchmarks/lfs_scaling_study.py [--quick]
+    .venv/bin/python -m studies.lfs_scaling_study [--quick]
 
 Writes ``benchmarks/results/lfs_scaling.md`` (and ``.json``).
 """
@@ -25,36 +25,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from benchmarks.common import DATA, RESULTS, load_npz
+from sparkfs.core.fisher_markov import affine_class_moments, markov_coefficients
+from sparkfs.core.scaling import feature_scaling, sample_std
+from sparkfs.core.univariate import anova_f_values
 
-from sparkfs.core.fisher_markov import affine_class_moments, markov_coefficients  # noqa: E402
-from sparkfs.core.scaling import feature_scaling, sample_std  # noqa: E402
-from sparkfs.core.univariate import anova_f_values  # noqa: E402
-
-DATA = ROOT.parent / "shared" / "data"
-RESULTS = ROOT / "benchmarks" / "results"
 TEXT = ["BASEHOCK", "PCMAC", "tr11", "tr12", "tr45"]
 MICROARRAY = ["ALLAML", "leukemia_S3", "Leukemia1", "Leukemia2", "colon", "Prostate_GE", "SRBCT", "GLIOMA",
               "lung_discrete", "lymphoma", "nci9", "9_Tumors"]
 OTHER = ["sonar", "ionosphere", "pima_diabetes", "heart_statlog", "german_numeric", "glass", "segment", "madelon",
          "splice", "mfeat", "waveform21", "breast_w", "lrs_spectrometer"]
 SCALINGS = ("none", "standard", "range")
-
-
-def load(name: str):
-    archive = np.load(DATA / f"{name}.npz", allow_pickle=False)
-    if "X" in archive:
-        return np.asarray(archive["X"], dtype=np.float64), np.asarray(archive["y"], dtype=np.int64)
-    matrix = sp.csr_matrix((archive["data"], archive["indices"], archive["indptr"]), shape=tuple(archive["shape"]))
-    return matrix.astype(np.float64), np.asarray(archive["y"], dtype=np.int64)
 
 
 def class_moments(X, y, num_classes: int):
@@ -122,8 +109,7 @@ def cv_accuracy(X, y, k: int, folds: int = 3, seed: int = 0):
 def term_corpus_quality(num_docs: int, num_terms: int):
     """Informative terms among each ranking's top ``informative`` (as many as there are: a perfect
     ranking finds them all)."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from term_corpus import informative_terms, term_corpus
+    from benchmarks.term_corpus import informative_terms, term_corpus
 
     matrix, labels = term_corpus(num_docs, num_terms, seed=7)
     informative = informative_terms(num_terms).ravel()
@@ -150,7 +136,7 @@ def main() -> None:
         for name in names:
             if not (DATA / f"{name}.npz").exists():
                 continue
-            X, y = load(name)
+            X, y = load_npz(name)
             k = 100 if X.shape[1] >= 400 else max(1, X.shape[1] // 4)
             accuracy = cv_accuracy(X, y, k)
             rows.append({"set": name, "group": group, "n": X.shape[0], "p": X.shape[1], "k": k, **accuracy})
@@ -164,7 +150,7 @@ def main() -> None:
 def render(rows, corpus, seconds: float) -> str:
     names = [f"lfs-{scaling}" for scaling in SCALINGS] + ["anova"]
     lines = ["# LFS's default scaling: linear-SVM accuracy on each ranking's top k, and informative terms",
-             "", "Made by `benchmarks/lfs_scaling_study.py` (NumPy, no Spark; "
+             "", "Made by `studies/lfs_scaling_study.py` (NumPy, no Spark; "
              f"{seconds:.0f} s). Stratified 3-fold CV, ranking on the training fold, linear SVM "
              "(C = 1, standardised selected columns) on its top k (100, or a quarter of the features when a set has "
              "fewer than 400). gamma = -0.5 throughout.", "",

@@ -25,15 +25,15 @@ from pathlib import Path
 import numpy as np
 from sklearn.datasets import load_iris
 
-from margin_study import load
+from benchmarks.common import ROOT
 from sparkfs.core.parzen_ise import parzen_ise_in_memory
 from sparkfs.core.parzen_ise_marginal import RANKINGS
 from sparkfs.core.selection import rank_features, select_features, ties_at_cut
+from studies.margin_study import load
 
-ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "parzen_ise.md"
 START, END = "<!-- criteria:start -->", "<!-- criteria:end -->"
-COMMAND = ".venv/bin/python benchmarks/parzen_ise_study.py --criteria"
+COMMAND = ".venv/bin/python -m studies.parzen_ise_study --criteria"
 TOP = 50
 #: (criterion, ranking) pairs compared; the image reading's free weights are all positive (it ranks by weight).
 READINGS = tuple(("marginal", ranking) for ranking in RANKINGS) + (("image", "weights"),)

@@ -31,7 +31,7 @@ an interrupted run resumes where it stopped. The script then writes
 ``benchmarks/results/stability.{md,json}`` and ``stability_*.png`` (``--quick``:
 ``stability_quick.*``).
 
-    .venv/bin/python benchmarks/stability_study.py [--quick] [--output DIR] [--runs R]
+    .venv/bin/python -m studies.stability_study [--quick] [--output DIR] [--runs R]
 """
 
 from __future__ import annotations
@@ -56,8 +56,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from benchmarks.common import RESULTS, ROOT, load_npz  # noqa: E402
 from sparkfs.core import neighbours as nb  # noqa: E402
 from sparkfs.core import relief as rl  # noqa: E402
 from sparkfs.core import stability as st  # noqa: E402
@@ -67,8 +66,6 @@ from sparkfs.core.instance_weighting import margin_instance_weights  # noqa: E40
 from sparkfs.core.pairs import one_hot  # noqa: E402
 from sparkfs.evaluation.stability_runs import RunResult, StabilityStudy, subsample_plan  # noqa: E402
 
-RESULTS = ROOT / "benchmarks" / "results"
-DATA = ROOT.parent / "shared" / "data"
 SYNTHETIC_SEED, TEST_SEED, ENSEMBLE_SEED, MICROARRAY_SEED = 2010, 5000, 20, 0
 TRAIN_ROWS, TEST_ROWS, STEP = 100, 5000, 0.1
 SYNTHETIC_KS = list(range(10, 101, 10))
@@ -367,11 +364,6 @@ def relieff_scores(X, y, weights=None):
     return margins.sum(axis=0) / weights.sum()
 
 
-def load_set(name):
-    archive = np.load(DATA / f"{name}.npz", allow_pickle=False)
-    return np.asarray(archive["X"], dtype=float), np.asarray(archive["y"]).astype(np.int64)
-
-
 def microarray_fit(method, X, y, bootstraps):
     def fit_run(index, rows):
         held_out = np.setdiff1d(np.arange(X.shape[0]), rows)
@@ -410,7 +402,7 @@ def jackknife(statistic, runs: int) -> float:
 
 def microarray_set(name, args, output: Path) -> dict:
     started = time.perf_counter()
-    X, y = load_set(name)
+    X, y = load_npz(name)
     plan = subsample_plan(y, MICROARRAY_RUNS, sample_fraction=SAMPLE_FRACTION, seed=MICROARRAY_SEED)
     studies, directories = {}, {}
     for method in MICROARRAY_METHODS:
@@ -740,7 +732,7 @@ def main(argv=None):
         parser.error(f"--runs must be a multiple of {BLOCKS} and at least {2 * BLOCKS}")
     output = (args.output or (RESULTS / "stability" / ("quick" if quick else ""))).resolve()
     suffix = "_quick" if quick else ""
-    command = " ".join([".venv/bin/python", "benchmarks/stability_study.py"] + (argv if argv is not None else sys.argv[1:]))
+    command = " ".join([".venv/bin/python", "-m", "studies.stability_study"] + (argv if argv is not None else sys.argv[1:]))
     started_at, started = datetime.datetime.now(), time.perf_counter()
     say(f"{command}: output {output}")
     results = {"quick": quick, "suffix": suffix, "command": command, "started": started_at.isoformat(timespec="seconds"),

@@ -12,7 +12,7 @@ which sparkfs equals to 1e-9):
   loop; the data as given, ``scaling="none"``), and the same on [0, 1]-scaled columns;
 * the count of noise columns in each method's top 15.
 
-    .venv/bin/python benchmarks/waveform_noise_study.py [--draws 20]
+    .venv/bin/python -m studies.waveform_noise_study [--draws 20]
 
 Writes ``benchmarks/results/waveform_noise.md`` and ``.json``.
 """
@@ -21,27 +21,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from benchmarks.common import RESULTS, load_npz
+from sparkfs.core import margin_weighting as mw
+from sparkfs.core import simba
+from sparkfs.selectors.margin_weighting import LMBA_DEFAULT_RUN, SIMBA_DEFAULT_RUN
 
-from sparkfs.core import margin_weighting as mw  # noqa: E402
-from sparkfs.core import simba  # noqa: E402
-from sparkfs.selectors.margin_weighting import LMBA_DEFAULT_RUN, SIMBA_DEFAULT_RUN  # noqa: E402
-
-DATA = ROOT.parent / "shared" / "data" / "waveform21.npz"
-RESULTS = ROOT / "benchmarks" / "results"
 ROWS, NOISE, TOP = 1000, 19, 15
 
 
 def draw(seed: int):
-    archive = np.load(DATA)
-    X, y = np.asarray(archive["X"], dtype=np.float64), np.asarray(archive["y"], dtype=np.int64)
+    X, y = load_npz("waveform21")
     rng = np.random.default_rng(seed)
     rows = np.sort(rng.choice(X.shape[0], ROWS, replace=False))
     return np.hstack([X[rows], rng.standard_normal((ROWS, NOISE))]), y[rows]
@@ -95,7 +89,7 @@ def main() -> None:
     seconds = time.perf_counter() - started
     Path(args.out).with_suffix(".json").write_text(json.dumps(counts, indent=1))
     lines = ["# Noise in the top 15 on waveform-40-like data", "",
-             f"Made by `benchmarks/waveform_noise_study.py --draws {args.draws}` ({seconds:.0f} s): {args.draws} draws of "
+             f"Made by `python -m studies.waveform_noise_study --draws {args.draws}` ({seconds:.0f} s): {args.draws} draws of "
              f"{ROWS} rows of waveform21 plus {NOISE} N(0, 1) columns; each method's defaults on the data as given "
              "(raw; ReliefF and MultiSURF range-scale internally, as scikit-rebate and sparkfs do, so only raw) and, for "
              "Lmba and Simba, on [0, 1]-scaled columns too (`scaling=\"range\"`). ReliefF k = 10 and MultiSURF are scikit-rebate's (sparkfs equals them to 1e-9); Lmba and Simba "

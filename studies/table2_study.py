@@ -19,7 +19,7 @@ sets digits and Leukemia-S3, it refuses wine's measurements), scikit-learn's chi
 without negative values, wine and digits; it refuses Leukemia-S3's -2/0/2 codes),
 mutual-info, mrmr, jmi, cmim and random.
 
-    .venv/bin/python benchmarks/table2_study.py [--quick] [--output DIR]
+    .venv/bin/python -m studies.table2_study [--quick] [--output DIR]
 
 Each data set's evaluation resumes where it stopped (``sparkfs evaluate`` saves every (method,
 fold)); the script then runs ``sparkfs compare`` with lfs (the paper's MRF, d = 1) as reference,
@@ -36,14 +36,13 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from benchmarks.common import ROOT, load_npz  # noqa: E402
+
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
 from sparkfs.cli import main  # noqa: E402
 
-SHARED = ROOT.parent / "shared" / "data"
 METHODS = ["lfs", "qfs", "relieff", "mrelief", "prelief", "lmba", "simba", "parzen-ise", "svm-rfe",
            "anova", "chi2-categorical", "chi2", "mutual-info", "mrmr", "jmi", "cmim", "random"]
 #: methods that refuse a data set: scikit-learn's chi2 needs non-negative features, Spark ML's
@@ -71,8 +70,7 @@ def write_libsvm(name: str, directory: Path) -> Path:
     elif name == "digits":
         X, y = load_digits(return_X_y=True)
     else:
-        data = np.load(SHARED / f"{name}.npz")
-        X, y = data["X"], data["y"]
+        X, y = load_npz(name)
     dump_svmlight_file(np.asarray(X, dtype=np.float64), np.asarray(y), str(path), zero_based=False)
     return path
 
@@ -148,7 +146,7 @@ def main_study(argv=None) -> int:
         if main(["compare", *directories, "--reference", "lfs", "--statistic", statistic,
                  "--output", str(compared / statistic)]) != 0:
             return 1
-    lines = ["# Table II / Table V shape on our data (benchmarks/table2_study.py)", ""]
+    lines = ["# Table II / Table V shape on our data (studies/table2_study.py)", ""]
     for name, command in commands.items():
         lines += [f"- {name} ({seconds[name]:.0f} s of selection and classification): `{command}`"]
     for statistic in ("error_mean", "mean_fold_min_error"):

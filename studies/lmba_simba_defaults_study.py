@@ -9,7 +9,7 @@ into the report before any result) and applied by :func:`choose_setting` / :func
 
 Writes ``benchmarks/results/lmba_simba_defaults.md`` and ``.json``.
 
-    OMP_NUM_THREADS=1 nice -n 10 /work/main/.venv/bin/python benchmarks/lmba_simba_defaults_study.py
+    OMP_NUM_THREADS=1 nice -n 10 /work/main/.venv/bin/python -m studies.lmba_simba_defaults_study
 """
 
 from __future__ import annotations
@@ -29,16 +29,12 @@ import numpy as np
 from sklearn.model_selection import StratifiedKFold
 from sklearn.neighbors import KNeighborsClassifier
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from benchmarks.common import RESULTS, load_npz
+from sparkfs.core import margin_weighting as mw
+from sparkfs.core import simba
+from sparkfs.core.stability import kuncheva_stability, top_k_subsets
 
-from sparkfs.core import margin_weighting as mw  # noqa: E402
-from sparkfs.core import simba  # noqa: E402
-from sparkfs.core.stability import kuncheva_stability, top_k_subsets  # noqa: E402
-
-DATA = ROOT.parent / "shared" / "data"
-RESULTS = ROOT / "benchmarks" / "results"
-COMMAND = "OMP_NUM_THREADS=1 nice -n 10 python benchmarks/lmba_simba_defaults_study.py"
+COMMAND = "OMP_NUM_THREADS=1 nice -n 10 python -m studies.lmba_simba_defaults_study"
 
 MAX_ROWS = 250          # stratified subsample of larger sets
 ORDERS = 5              # instance orders (seeds 0..4) for the stability criterion
@@ -93,18 +89,11 @@ the lower score of stage 1's kind. A larger batch means fewer Spark jobs (one pe
 """
 
 
-def load(name: str):
-    with np.load(DATA / f"{name}.npz", allow_pickle=True) as blob:
-        X = blob["X"]
-        X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=float)
-        return X.astype(float), np.asarray(blob["y"])
-
-
 def prepare(name: str, seed: int = SEED) -> dict:
     """Subsample (stratified) to MAX_ROWS, drop constant columns and classes of one row, range-scale,
     add probe features (permuted copies of random real columns: pure noise with the marginals of real
     features) and shuffle the column order (so that ties favour neither kind)."""
-    X, y = load(name)
+    X, y = load_npz(name, dense=True)
     n_original, d_original = X.shape
     rng = np.random.default_rng(seed)
     if X.shape[0] > MAX_ROWS:
@@ -333,7 +322,7 @@ def issue_case(seeds=range(3)) -> dict:
     attributes (the waveform-40 layout); how many noise attributes each loop puts in its top 15."""
     from sparkfs.selectors.margin_weighting import LMBA_DEFAULT_RUN, SIMBA_DEFAULT_RUN
 
-    X, y = load(ISSUE_SET)
+    X, y = load_npz(ISSUE_SET, dense=True)
     X, y = X[:ISSUE_ROWS], y[:ISSUE_ROWS]
     rng = np.random.default_rng(SEED)
     X = np.hstack([X, rng.standard_normal((X.shape[0], ISSUE_NOISE))])

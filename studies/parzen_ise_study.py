@@ -20,7 +20,7 @@ attributes (AUC of structured over noise, with and without labels; also breast_w
 pima with 10 N(0, 1) probes), K3 relative weight spread and ties in the top 50 (also on
 Prostate_GE); written between the criteria markers.
 
-    .venv/bin/python benchmarks/parzen_ise_study.py [--json PATH] [--criteria]
+    .venv/bin/python -m studies.parzen_ise_study [--json PATH] [--criteria]
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ import argparse  # noqa: E402
 import datetime  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -43,16 +42,15 @@ from scipy.stats import spearmanr  # noqa: E402
 from sklearn.datasets import load_iris, load_wine  # noqa: E402
 from sklearn.model_selection import StratifiedKFold  # noqa: E402
 
-sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
-from margin_study import RELIEFF_K, full_ranking, load, one_nn_accuracy, relieff_weights  # noqa: E402
+from benchmarks.common import DATA, ROOT  # noqa: E402
 from sparkfs.core.parzen_ise import parzen_ise_in_memory  # noqa: E402
 from sparkfs.core.selection import rank_features  # noqa: E402
-from parzen_ise_criteria import criteria_main  # noqa: E402
+from studies.margin_study import RELIEFF_K, full_ranking, load, one_nn_accuracy, relieff_weights  # noqa: E402
+from studies.parzen_ise_criteria import criteria_main  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "parzen_ise.md"
 START, END = "<!-- results:start -->", "<!-- results:end -->"
-COMMAND = ".venv/bin/python benchmarks/parzen_ise_study.py"
+COMMAND = ".venv/bin/python -m studies.parzen_ise_study"
 SETS = ("iris", "wine", "pima_diabetes", "sonar")
 SEED, FOLDS, RANDOM_SEEDS = 0, 5, range(10)
 ROUNDING = 1e-9  # a relative weight spread below this is treated as "equal weights"
@@ -66,7 +64,7 @@ def load_set(name):
         X, y, names = bunch.data, bunch.target, list(bunch.feature_names)
     else:
         X, y = load(name)
-        archive = np.load(ROOT.parent / "shared" / "data" / f"{name}.npz", allow_pickle=False)
+        archive = np.load(DATA / f"{name}.npz", allow_pickle=False)
         names = [str(n) for n in archive["feature_names"]] if "feature_names" in archive.files else []
     names = [] if all(n.startswith("attribute_") for n in names) else names  # sonar: attribute_1, ...
     return np.asarray(X, dtype=float), np.asarray(y), names

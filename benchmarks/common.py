@@ -1,4 +1,8 @@
-"""Shared pieces of the benchmarks: a local session, synthetic data, timing and the result table."""
+"""Shared by ``benchmarks/`` (timings) and ``studies/`` (research): a local session, synthetic data,
+the data sets of ``../shared/data``, timing, the machine header every results file starts with, and
+the result table. Both folders are packages run from the repository root (``python -m
+benchmarks.bench_lfs``, ``python -m studies.margin_study``), so they import this module as
+``benchmarks.common`` and each other as ``benchmarks.<module>`` / ``studies.<module>``."""
 
 from __future__ import annotations
 
@@ -11,7 +15,32 @@ from pathlib import Path
 
 import numpy as np
 
-RESULTS = Path(__file__).resolve().parent / "results"
+ROOT = Path(__file__).resolve().parents[1]
+#: Where benchmarks and studies write their tables (the docs link them here).
+RESULTS = ROOT / "benchmarks" / "results"
+#: The real data sets, one ``<name>.npz`` each, in a checkout of the shared data beside this one.
+DATA = ROOT.parent / "shared" / "data"
+
+
+def load_npz(name: str, dense: bool = False):
+    """X (float64: an ndarray, or a CSR matrix for a text set unless ``dense``) and y (int64) of
+    ``DATA/<name>.npz``, which holds either ``X`` or the CSR parts (data, indices, indptr, shape)."""
+    import scipy.sparse as sp
+
+    with np.load(DATA / f"{name}.npz", allow_pickle=False) as archive:
+        y = np.asarray(archive["y"], dtype=np.int64)
+        if "X" in archive.files:
+            return np.asarray(archive["X"], dtype=np.float64), y
+        matrix = sp.csr_matrix((archive["data"], archive["indices"], archive["indptr"]),
+                               shape=tuple(archive["shape"])).astype(np.float64)
+    return (matrix.toarray() if dense else matrix), y
+
+
+def machine_header(load_average: bool = False) -> str:
+    """The line every results file starts with: when, on what, and (on a shared machine) how busy."""
+    line = (f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {platform.machine()}, {os.cpu_count()} cores, "
+            f"Python {platform.python_version()}")
+    return line + (f"; load average {os.getloadavg()[0]:.1f}" if load_average else "")
 
 
 def session(master: str = "local[2]"):
@@ -82,8 +111,7 @@ def timed(function, repeats=3):
 
 def write_table(name: str, title: str, header, rows, notes=()):
     RESULTS.mkdir(exist_ok=True)
-    lines = [f"# {title}", "", f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {platform.machine()}, "
-             f"{os.cpu_count()} cores, Python {platform.python_version()}.", ""]
+    lines = [f"# {title}", "", machine_header() + ".", ""]
     lines.append("| " + " | ".join(header) + " |")
     lines.append("|" + "---|" * len(header))
     for row in rows:
