@@ -23,6 +23,7 @@ LAYER_ROWS = [
     ("core", ["sparkfs.core", *_BASE], ["pyspark", "pandas", "pyarrow", "matplotlib"]),
     ("spark", ["sparkfs.spark", "sparkfs.core", *_BASE], ["sklearn", "matplotlib"]),
     ("selectors", ["sparkfs.selectors", "sparkfs.spark", "sparkfs.core", "sparkfs.io", *_BASE], ["matplotlib"]),
+    ("sklearn", ["sparkfs.sklearn", "sparkfs.core", *_BASE], ["pyspark", "matplotlib"]),
     ("io", ["sparkfs.io", "sparkfs.core.selection", *_BASE], ["matplotlib"]),
     ("evaluation", ["sparkfs.evaluation", "sparkfs.core", "sparkfs.io.output_safety", *_BASE], ["pyspark"]),
     ("methods.py", ["sparkfs.methods", "sparkfs.selectors", "sparkfs.core", "sparkfs.io", *_BASE], ["matplotlib"]),

@@ -1,0 +1,53 @@
+"""sparkfs's scikit-learn front: the sparkfs methods as scikit-learn selectors on NumPy / SciPy input.
+
+Each estimator is a ``SelectorMixin`` + ``BaseEstimator`` that computes, on the in-memory ``X``,
+the sufficient statistics the Spark layer computes over a DataFrame and feeds them to the same
+``sparkfs.core`` functions, so its ``scores_`` are the Spark selector's ``model.scores`` on the
+same rows; the selection rule is the Spark selectors' (:mod:`sparkfs.core.selection`). No JVM:
+the modules of this package import neither pyspark nor the Spark layers, and fitting starts no JVM
+(tests/sklearn checks both). Importing it runs ``sparkfs/__init__.py``, which imports the Spark
+selectors and so pyspark's Python modules (no JVM starts).
+
+Which methods it covers and which not yet: :data:`FRONT`, :data:`NOT_YET`, docs/sklearn.md.
+"""
+
+from sparkfs.sklearn.base import SparkfsSelector
+from sparkfs.sklearn.filters import ANOVASelector, Chi2Selector, LFSSelector, MomentFilterSelector, VarianceSelector
+from sparkfs.sklearn.information import CMIMSelector, InformationFamilySelector, JMISelector, MRMRSelector
+from sparkfs.sklearn.multisurf import (MultiSURFFamilySelector, MultiSURFSelector, MultiSURFStarSelector,
+                                       SURFSelector, SURFStarSelector, TuRFSelector)
+from sparkfs.sklearn.qfs import QFSPrimeSelector, QFSSelector
+from sparkfs.sklearn.relief import (MReliefSelector, PReliefSelector, ReliefFamilySelector, ReliefFSelector,
+                                    ReliefSelector)
+from sparkfs.sklearn.svm_rfe import SVMRFESelector
+from sparkfs.sklearn.registry import FRONT, NOT_YET, estimator_for
+
+__all__ = [
+    "ANOVASelector",
+    "CMIMSelector",
+    "Chi2Selector",
+    "FRONT",
+    "InformationFamilySelector",
+    "JMISelector",
+    "LFSSelector",
+    "MReliefSelector",
+    "MRMRSelector",
+    "MomentFilterSelector",
+    "MultiSURFFamilySelector",
+    "MultiSURFSelector",
+    "MultiSURFStarSelector",
+    "NOT_YET",
+    "PReliefSelector",
+    "QFSPrimeSelector",
+    "QFSSelector",
+    "ReliefFSelector",
+    "ReliefFamilySelector",
+    "ReliefSelector",
+    "SVMRFESelector",
+    "SURFSelector",
+    "SURFStarSelector",
+    "SparkfsSelector",
+    "TuRFSelector",
+    "VarianceSelector",
+    "estimator_for",
+]

@@ -1,0 +1,210 @@
+"""The scikit-learn base of the front: the selection Params, the input checks and the selection rule.
+
+:class:`SparkfsSelector` is to this package what ``selectors/_base.FeatureSelector`` is to the Spark
+selectors: a subclass computes scores (and p-values where its method has them) in
+``_score_features``; the base checks the Params and the input, stores what the scores function
+returns (as scikit-learn's ``_BaseFilter`` stores ``score_func``'s), and selects by the rule every
+Spark selector uses (:mod:`sparkfs.core.selection`: the top k by score with ties broken by the lower
+index, every score above a threshold, a percentile, or fpr / fdr / fwe on the p-values).
+
+The selection Params are the Spark selectors' in snake_case: ``num_features`` (``numFeatures``),
+``threshold``, ``selection_mode`` (``selectionMode``, with Spark ML's values ``"numTopFeatures"``,
+``"percentile"``, ``"fpr"``, ``"fdr"``, ``"fwe"``) and ``selection_threshold``
+(``selectionThreshold``). As in Spark, ``num_features=None`` is the default of 50 (all features,
+silently, when there are fewer); a ``num_features`` given above the number of features warns and
+keeps them all, as scikit-learn's ``SelectKBest`` does.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+from typing import NamedTuple, Optional
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.feature_selection import SelectorMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from sparkfs.core.labels import check_class_labels
+from sparkfs.core.selection import (DEFAULT_SELECTION_THRESHOLDS, P_VALUE_MODES, SELECTION_MODES,
+                                    select_by_p_values, select_features, select_percentile)
+from sparkfs.errors import InvalidInputError
+
+#: ``numFeatures`` when it is not set: the Spark selectors' default.
+DEFAULT_NUM_FEATURES = 50
+
+
+class FeatureScores(NamedTuple):
+    """What a front's ``_score_features`` returns: the scores every selection ranks by (larger
+    first), the p-values (None for a method without them) and further per-feature arrays stored on
+    the estimator as ``<name>_`` (e.g. ``statistics_``)."""
+
+    scores: np.ndarray
+    p_values: Optional[np.ndarray] = None
+    arrays: Optional[dict] = None
+
+
+class ClassLabels(NamedTuple):
+    """The classes of ``y`` in the Spark selectors' order (numeric labels in numeric order, other
+    labels by their text), each row's class index and the rows per class."""
+
+    values: np.ndarray
+    index: np.ndarray
+    counts: np.ndarray
+
+
+def bad_param(owner: str, name: str, constraint: str, value) -> ValueError:
+    """The refusal of a Param, worded as scikit-learn's (and the Spark selectors')."""
+    return ValueError(f"The '{name}' parameter of {owner} must be {constraint}. Got {value!r} instead.")
+
+
+def is_int(value) -> bool:
+    return isinstance(value, Integral) and not isinstance(value, bool)
+
+
+def is_real(value) -> bool:
+    return isinstance(value, Real) and not isinstance(value, bool)
+
+
+class SparkfsSelector(SelectorMixin, BaseEstimator):
+    """Base of every estimator of :mod:`sparkfs.sklearn` (not used directly).
+
+    Subclasses set ``method`` (the ``--method`` name), ``has_p_values``, ``requires_labels`` and
+    write ``_score_features(X, y)`` returning :class:`FeatureScores`; ``_check_method_params``
+    checks their own Params.
+
+    Attributes (after ``fit``)
+    --------------------------
+    scores_ : ndarray of shape (n_features,)
+        The scores the Spark selector's model holds (``model.scores``), larger is better.
+    pvalues_ : ndarray of shape (n_features,)
+        Upper-tail p-values (only for methods that have them).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when ``X`` has feature names (a pandas DataFrame).
+    """
+
+    method: str = ""
+    has_p_values: bool = False
+    requires_labels: bool = True
+
+    def __init__(self, *, num_features=None, threshold=None, selection_mode="numTopFeatures",
+                 selection_threshold=None, allow_many_classes=False):
+        self.num_features = num_features
+        self.threshold = threshold
+        self.selection_mode = selection_mode
+        self.selection_threshold = selection_threshold
+        self.allow_many_classes = allow_many_classes
+
+    # -- the Params ------------------------------------------------------------------------------
+
+    def _check_selection_params(self) -> None:
+        """The selection rule's Params, with the Spark selectors' rules: one rule at a time,
+        ``selection_threshold`` only with the modes that use it, fpr / fdr / fwe only with p-values."""
+        owner, mode = type(self).__name__, self.selection_mode
+        modes = SELECTION_MODES if self.has_p_values else tuple(m for m in SELECTION_MODES if m not in P_VALUE_MODES)
+        if mode not in modes:
+            raise bad_param(owner, "selection_mode", "a str among {" + ", ".join(map(repr, modes)) + "}", mode)
+        if self.num_features is not None and not (is_int(self.num_features) and self.num_features >= 1):
+            raise bad_param(owner, "num_features", "an int in the range [1, inf) or None", self.num_features)
+        if self.threshold is not None and not (is_real(self.threshold) and math.isfinite(self.threshold)):
+            raise bad_param(owner, "threshold", "a finite float or None", self.threshold)
+        threshold = self.selection_threshold
+        if threshold is not None and not (is_real(threshold) and 0.0 < threshold <= 1.0):
+            raise bad_param(owner, "selection_threshold", "a float in the range (0, 1] or None", threshold)
+        if not isinstance(self.allow_many_classes, (bool, np.bool_)):
+            raise bad_param(owner, "allow_many_classes", "a bool", self.allow_many_classes)
+        if mode == "numTopFeatures" and threshold is not None:
+            raise ValueError(f"The 'selection_threshold' parameter of {owner} is the fraction ('percentile') or "
+                             f"alpha ('fpr', 'fdr', 'fwe') of selection_mode; with selection_mode='numTopFeatures' "
+                             f"the count is num_features. Got selection_threshold={threshold!r} instead.")
+        if mode != "numTopFeatures":
+            for name in ("num_features", "threshold"):
+                if getattr(self, name) is not None:
+                    raise ValueError(f"{owner}: selection_mode={mode!r} selects by its selection_threshold; "
+                                     f"{name}={getattr(self, name)!r} belongs to selection_mode='numTopFeatures'. "
+                                     "Give one of the two rules.")
+
+    def _check_method_params(self) -> None:
+        """Hook: the method's own Params (messages as :func:`bad_param`'s)."""
+
+    # -- fit ---------------------------------------------------------------------------------------
+
+    def fit(self, X, y=None):
+        """Score every feature of ``X`` (dense, or SciPy sparse: kept sparse) against the classes
+        ``y`` and store ``scores_`` (and ``pvalues_``); the selection is made by ``transform``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Finite values (NaN and infinity are refused, as scikit-learn's checks do).
+        y : array-like of shape (n_samples,)
+            Class labels (not used, and optional, for a method without labels: ``variance``).
+
+        Returns
+        -------
+        self
+        """
+        self._check_selection_params()
+        self._check_method_params()
+        if self.requires_labels:
+            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
+        else:
+            X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
+        result = self._score_features(X, y)
+        self.scores_ = np.asarray(result.scores, dtype=np.float64)
+        if result.p_values is not None:
+            self.pvalues_ = np.asarray(result.p_values, dtype=np.float64)
+        for name, values in (result.arrays or {}).items():
+            setattr(self, f"{name}_", values)
+        return self
+
+    def _score_features(self, X, y) -> FeatureScores:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _class_labels(self, y) -> ClassLabels:
+        """The classes of ``y``: refused when fewer than two, continuous or identifier-like (the
+        Spark selectors' rule, :func:`sparkfs.core.labels.check_class_labels`)."""
+        check_classification_targets(y)
+        values, index, counts = np.unique(y, return_inverse=True, return_counts=True)
+        if values.size < 2:
+            raise ValueError(f"{type(self).__name__} needs at least two classes; y has 1 class ({values[0]!r})")
+        try:
+            check_class_labels(values.tolist(), counts, "y", bool(self.allow_many_classes))
+        except InvalidInputError as refusal:
+            raise InvalidInputError(f"{refusal} (In sparkfs.sklearn the parameter is allow_many_classes.)") from None
+        return ClassLabels(values, index.astype(np.int64).ravel(), counts.astype(np.int64))
+
+    # -- the selection -----------------------------------------------------------------------------
+
+    def _selected(self) -> np.ndarray:
+        """Sorted indices of the selected features by the Spark selectors' rule
+        (``FeatureSelector._select``)."""
+        check_is_fitted(self, "scores_")
+        self._check_selection_params()
+        mode, scores = self.selection_mode, self.scores_
+        threshold = self.selection_threshold
+        if threshold is None:
+            threshold = DEFAULT_SELECTION_THRESHOLDS.get(mode)
+        if mode == "percentile":
+            return select_percentile(scores, threshold)
+        if mode in P_VALUE_MODES:
+            return select_by_p_values(self.pvalues_, mode, threshold)
+        if self.threshold is not None:
+            return select_features(scores, threshold=self.threshold)
+        count = DEFAULT_NUM_FEATURES if self.num_features is None else self.num_features
+        return select_features(scores, num_features=count, warn_if_all=self.num_features is not None)
+
+    def _get_support_mask(self) -> np.ndarray:
+        selected = self._selected()
+        mask = np.zeros(self.scores_.shape[0], dtype=bool)
+        mask[selected] = True
+        return mask
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.target_tags.required = self.requires_labels
+        return tags

@@ -1,0 +1,69 @@
+"""The one-pass class moments of an in-memory matrix: what ``spark/stats.class_moments`` gathers
+over a DataFrame, computed on a NumPy array or a SciPy CSR matrix.
+
+The sums are exact (:mod:`sparkfs.core.exact_sums`: integer limbs, rounded once), the engine the
+Spark selectors use with ``deterministic=True`` (``statsEngine="arrow"``). Both round the exact
+sum of the same terms once, so the moments here are the same bits as the Spark pass's on the same
+rows, whatever its partitioning, and the core formulas fed with them give the same scores.
+Sparse input stays sparse: only its stored values are summed, and the column extremes count the
+implicit zeros (:func:`sklearn.utils.sparsefuncs.min_max_axis`).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.sparsefuncs import min_max_axis
+
+from sparkfs.core.exact_sums import exact_class_moment_sums, rounded_sums
+from sparkfs.core.scaling import check_magnitude
+from sparkfs.errors import InvalidInputError
+
+
+class ClassMoments(NamedTuple):
+    """Per class ``c``: the rows ``n_c`` (C,), the column sums ``S`` (C, p) and sums of squares
+    ``Q`` (C, p); over all rows the column minimum and maximum (p,)."""
+
+    class_counts: np.ndarray
+    class_sums: np.ndarray
+    class_sum_squares: np.ndarray
+    feature_min: np.ndarray
+    feature_max: np.ndarray
+
+    @property
+    def class_weights(self) -> np.ndarray:
+        """The class sizes as floats (the weight sums of an unweighted fit)."""
+        return self.class_counts.astype(np.float64)
+
+
+def column_extremes(X):
+    """(minimum, maximum) of every column of a dense or sparse matrix (implicit zeros counted)."""
+    if sp.issparse(X):
+        minimum, maximum = min_max_axis(X, axis=0)
+        return np.asarray(minimum, dtype=np.float64), np.asarray(maximum, dtype=np.float64)
+    return np.min(X, axis=0), np.max(X, axis=0)
+
+
+def class_moments(X, class_index, num_classes: int, owner: str = "the class moments") -> ClassMoments:
+    """The exact per-class moments of ``X`` (n, p) for the class index of each row (0..C-1).
+
+    A value whose square overflows float64 is refused with the feature named
+    (:func:`sparkfs.core.scaling.check_magnitude`), as the Spark pass does.
+    """
+    num_features = X.shape[1]
+    minimum, maximum = column_extremes(X)
+    class_index = np.asarray(class_index, dtype=np.int64)
+    try:
+        sums, squares = exact_class_moment_sums(X, class_index, np.ones(X.shape[0]), num_classes)
+    except ValueError:
+        check_magnitude(minimum, maximum, owner=f"{owner} (sums of squares)")
+        raise InvalidInputError(f"{owner}: the feature sums are not finite (values too large?)") from None
+    return ClassMoments(
+        class_counts=np.bincount(class_index, minlength=num_classes).astype(np.int64),
+        class_sums=rounded_sums(sums).reshape(num_classes, num_features),
+        class_sum_squares=rounded_sums(squares).reshape(num_classes, num_features),
+        feature_min=minimum,
+        feature_max=maximum,
+    )

@@ -1,0 +1,181 @@
+"""The MultiSURF family and TuRF (scikit-rebate's definitions) as scikit-learn selectors.
+
+The composition of ``spark/multisurf.multisurf_statistics`` with every row as a query (its one-pass
+fit), on in-memory rows: the column statistics (:func:`sparkfs.core.sampling.column_statistics`),
+the feature scale, then per chunk of queries one distance table to every row giving the thresholds,
+the set counts and the weighted differences (:func:`sparkfs.core.multisurf.every_row_terms`); SURF
+and SURF* first take T1 from every query's distance moments
+(:func:`sparkfs.core.multisurf.every_row_moments`, :func:`sparkfs.core.multisurf.surf_threshold`).
+TuRF is :func:`sparkfs.core.multisurf.turf` around that score function. The score is the mean of the
+queries' terms. Every row is a query (the Spark selectors' default up to 1,000 rows); drawn query
+samples and instance weights are not in the front yet.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sparkfs.core import multisurf as ms_math
+from sparkfs.core.sampling import column_statistics
+from sparkfs.core.scaling import SCALINGS, check_magnitude, feature_scale
+from sparkfs.sklearn.base import FeatureScores, SparkfsSelector, bad_param, is_int, is_real
+from sparkfs.sklearn.rows import rows_in_units
+
+#: The distances of the family (``core.multisurf.distances``).
+METRICS = ("manhattan", "euclidean")
+
+
+class MultiSURFFamilySelector(SparkfsSelector):
+    """A MultiSURF-family selector (Spark: ``MultiSURFSelector(variant=...)``).
+
+    Parameters
+    ----------
+    variant : {"multisurf", "multisurf-star", "surf", "surf-star"}, default "multisurf"
+    metric : {"manhattan", "euclidean"}, default "manhattan"
+        Manhattan distances on range-scaled features are scikit-rebate's.
+    scaling : {"none", "range", "standard"}, default "range"
+    block_size : int, default 2048
+        Queries per distance table (at most 32 MiB of table).
+    num_features, threshold, selection_mode, selection_threshold, allow_many_classes
+        The selection rule (:class:`sparkfs.sklearn.base.SparkfsSelector`).
+
+    Attributes
+    ----------
+    scores_ : ndarray (n_features,)
+        The mean of the queries' terms (scikit-rebate's ``feature_importances_``). No p-values.
+
+    Notes
+    -----
+    Memory: the rows and one chunk x n distance table; work O(n^2 p) (sparse rows stay sparse).
+    """
+
+    variant = None  # a named subclass fixes it; the generic class takes it as a Param
+    _choices = (("variant", ms_math.VARIANTS),)
+
+    def __init__(self, variant="multisurf", *, metric="manhattan", scaling="range", block_size=2048,
+                 num_features=None, threshold=None, selection_mode="numTopFeatures", selection_threshold=None,
+                 allow_many_classes=False):
+        super().__init__(num_features=num_features, threshold=threshold, selection_mode=selection_mode,
+                         selection_threshold=selection_threshold, allow_many_classes=allow_many_classes)
+        self.variant = variant
+        self.metric = metric
+        self.scaling = scaling
+        self.block_size = block_size
+
+    @property
+    def method(self) -> str:
+        return self.variant
+
+    def _check_method_params(self) -> None:
+        owner = type(self).__name__
+        for name, allowed in self._choices + (("metric", METRICS), ("scaling", SCALINGS)):
+            if getattr(self, name) not in allowed:
+                raise bad_param(owner, name, "a str among {" + ", ".join(map(repr, allowed)) + "}", getattr(self, name))
+        if not (is_int(self.block_size) and self.block_size >= 1):
+            raise bad_param(owner, "block_size", "an int in the range [1, inf)", self.block_size)
+
+    def _score_features(self, X, y) -> FeatureScores:
+        labels = self._class_labels(y)
+        statistics = column_statistics(X)
+        scale = np.ones(X.shape[1]) if self.scaling == "none" else feature_scale(
+            self.scaling, minimum=statistics.minimum, maximum=statistics.maximum, std=statistics.std)
+        check_magnitude(statistics.minimum, statistics.maximum, 1.0 / scale, owner=type(self).__name__)
+        rows = rows_in_units(X, scale, unit_rows=False)
+        return FeatureScores(self._scores(rows, labels))
+
+    def _scores(self, rows, labels) -> np.ndarray:
+        return variant_scores(self.variant, rows, labels.index, labels.values.size, self.metric, self.block_size)
+
+
+def variant_scores(variant: str, rows, labels, num_classes: int, metric: str, block_size: int) -> np.ndarray:
+    """The scores of ``variant`` with every row a query: the Spark layer's one-pass fit
+    (``spark/multisurf._every_row_fit``) on in-memory rows, in the same core functions."""
+    ids = np.arange(rows.shape[0], dtype=np.int64)
+    level = None
+    if variant not in ms_math.PER_QUERY_THRESHOLD_VARIANTS:  # T1 needs every query's distances first
+        moments = ms_math.every_row_moments(rows, ids, rows, ids, None, metric, block_size=block_size)
+        level = ms_math.surf_threshold(moments, np.ones(ids.size), float(ids.size))
+    terms = ms_math.every_row_terms(variant, rows, ids, labels, None, rows, ids, labels, None, num_classes, metric,
+                                    level=level, block_size=block_size)
+    return terms["sums"] / ids.size
+
+
+class TuRFSelector(MultiSURFFamilySelector):
+    """TuRF (Moore & White 2007) around a MultiSURF-family variant, as scikit-rebate's ``TURF``
+    (Spark: ``TuRFSelector``, ``method`` ``turf``): score, drop the lowest ``remove_fraction`` of
+    the remaining features, re-score the rest, until at most ``keep_features`` remain (at most
+    ``int(1 / remove_fraction)`` rounds), then a final fit.
+
+    Parameters
+    ----------
+    inner_method : {"multisurf", "multisurf-star", "surf", "surf-star"}, default "multisurf"
+    remove_fraction : float in (0, 1), default 0.5
+    keep_features : int, default 100
+    metric, scaling, block_size, num_features, threshold, selection_mode, selection_threshold,
+    allow_many_classes
+        As :class:`MultiSURFFamilySelector`.
+
+    Attributes
+    ----------
+    scores_ : ndarray (n_features,)
+        scikit-rebate's TuRF scores (:func:`sparkfs.core.multisurf.turf_scores`): the final fit's
+        scores, each eliminated tier below them.
+    """
+
+    method = "turf"
+    _choices = (("inner_method", ms_math.VARIANTS),)
+
+    def __init__(self, *, inner_method="multisurf", remove_fraction=0.5, keep_features=100, metric="manhattan",
+                 scaling="range", block_size=2048, num_features=None, threshold=None,
+                 selection_mode="numTopFeatures", selection_threshold=None, allow_many_classes=False):
+        SparkfsSelector.__init__(self, num_features=num_features, threshold=threshold, selection_mode=selection_mode,
+                                 selection_threshold=selection_threshold, allow_many_classes=allow_many_classes)
+        self.inner_method = inner_method
+        self.remove_fraction = remove_fraction
+        self.keep_features = keep_features
+        self.metric = metric
+        self.scaling = scaling
+        self.block_size = block_size
+
+    def _check_method_params(self) -> None:
+        super()._check_method_params()
+        owner = type(self).__name__
+        if not (is_real(self.remove_fraction) and 0.0 < self.remove_fraction < 1.0):
+            raise bad_param(owner, "remove_fraction", "a float in the range (0, 1)", self.remove_fraction)
+        if not (is_int(self.keep_features) and self.keep_features >= 1):
+            raise bad_param(owner, "keep_features", "an int in the range [1, inf)", self.keep_features)
+
+    def _scores(self, rows, labels) -> np.ndarray:
+        def score_features(features):
+            subset = rows if features.size == rows.shape[1] else rows[:, np.asarray(features, dtype=np.int64)]
+            return variant_scores(self.inner_method, subset, labels.index, labels.values.size, self.metric,
+                                  self.block_size)
+
+        scores, _, _ = ms_math.turf(score_features, rows.shape[1], float(self.remove_fraction),
+                                    int(self.keep_features))
+        return scores
+
+
+def _named_variant(variant: str, class_name: str, summary: str) -> type:
+    """A :class:`MultiSURFFamilySelector` with ``variant`` fixed (its ``__init__`` without it)."""
+
+    def __init__(self, *, metric="manhattan", scaling="range", block_size=2048, num_features=None, threshold=None,
+                 selection_mode="numTopFeatures", selection_threshold=None, allow_many_classes=False):
+        SparkfsSelector.__init__(self, num_features=num_features, threshold=threshold, selection_mode=selection_mode,
+                                 selection_threshold=selection_threshold, allow_many_classes=allow_many_classes)
+        self.metric, self.scaling, self.block_size = metric, scaling, block_size
+
+    doc = (f"{summary}\n\n    ``method`` ``{variant}`` of sparkfs (Spark: ``MultiSURFSelector(variant='{variant}')``); "
+           "see :class:`MultiSURFFamilySelector` for the Params, attributes and notes.\n    ")
+    return type(class_name, (MultiSURFFamilySelector,), {"__init__": __init__, "variant": variant, "__doc__": doc,
+                                                         "_choices": (), "__module__": __name__})
+
+
+MultiSURFSelector = _named_variant("multisurf", "MultiSURFSelector",
+                                   "MultiSURF (Urbanowicz et al. 2018): per query, the rows nearer than mean - std/2.")
+MultiSURFStarSelector = _named_variant("multisurf-star", "MultiSURFStarSelector",
+                                       "MultiSURF* (Granizo-Mackenzie & Moore 2013): near and far rows per query.")
+SURFSelector = _named_variant("surf", "SURFSelector", "SURF (Greene et al. 2009): the rows nearer than the mean "
+                              "distance T1.")
+SURFStarSelector = _named_variant("surf-star", "SURFStarSelector",
+                                  "SURF* (Greene et al. 2010): near and far rows by the mean distance T1.")
