@@ -5,8 +5,8 @@ the sufficient statistics the Spark layer computes over a DataFrame and feeds th
 ``sparkfs.core`` functions, so its ``scores_`` are the Spark selector's ``model.scores`` on the
 same rows; the selection rule is the Spark selectors' (:mod:`sparkfs.core.selection`). No JVM:
 the modules of this package import neither pyspark nor the Spark layers, and fitting starts no JVM
-(tests/sklearn checks both). Importing it runs ``sparkfs/__init__.py``, which imports the Spark
-selectors and so pyspark's Python modules (no JVM starts).
+(tests/sklearn checks both); ``sparkfs/__init__.py`` imports the Spark Estimators only when one is
+asked for, so importing this package loads no pyspark module at all.
 
 Which methods it covers and which not yet: :data:`FRONT`, :data:`NOT_YET`, docs/sklearn.md.
 """
@@ -17,6 +17,7 @@ from sparkfs.sklearn.information import CMIMSelector, InformationFamilySelector,
 from sparkfs.sklearn.multisurf import (MultiSURFFamilySelector, MultiSURFSelector, MultiSURFStarSelector,
                                        SURFSelector, SURFStarSelector, TuRFSelector)
 from sparkfs.sklearn.qfs import QFSPrimeSelector, QFSSelector
+from sparkfs.sklearn.regression import FRegressionSelector
 from sparkfs.sklearn.relief import (MReliefSelector, PReliefSelector, ReliefFamilySelector, ReliefFSelector,
                                     ReliefSelector)
 from sparkfs.sklearn.svm_rfe import SVMRFESelector
@@ -27,6 +28,7 @@ __all__ = [
     "CMIMSelector",
     "Chi2Selector",
     "FRONT",
+    "FRegressionSelector",
     "InformationFamilySelector",
     "JMISelector",
     "LFSSelector",

@@ -89,6 +89,8 @@ class SparkfsSelector(SelectorMixin, BaseEstimator):
     method: str = ""
     has_p_values: bool = False
     requires_labels: bool = True
+    #: True for a method of a continuous target (``y`` a regression target, taken as floats).
+    continuous_target: bool = False
 
     def __init__(self, *, num_features=None, threshold=None, selection_mode="numTopFeatures",
                  selection_threshold=None, allow_many_classes=False):
@@ -150,7 +152,7 @@ class SparkfsSelector(SelectorMixin, BaseEstimator):
         self._check_selection_params()
         self._check_method_params()
         if self.requires_labels:
-            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
+            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=self.continuous_target)
         else:
             X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
         result = self._score_features(X, y)

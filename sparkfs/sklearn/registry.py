@@ -20,6 +20,7 @@ from sparkfs.sklearn.information import CMIMSelector, JMISelector, MRMRSelector
 from sparkfs.sklearn.multisurf import (MultiSURFSelector, MultiSURFStarSelector, SURFSelector, SURFStarSelector,
                                        TuRFSelector)
 from sparkfs.sklearn.qfs import QFSPrimeSelector, QFSSelector
+from sparkfs.sklearn.regression import FRegressionSelector
 from sparkfs.sklearn.relief import MReliefSelector, PReliefSelector, ReliefFSelector, ReliefSelector
 from sparkfs.sklearn.svm_rfe import SVMRFESelector
 
@@ -28,6 +29,7 @@ FRONT: Dict[str, type] = {
     "anova": ANOVASelector,
     "chi2": Chi2Selector,
     "variance": VarianceSelector,
+    "f-regression": FRegressionSelector,
     "lfs": LFSSelector,
     "relief": ReliefSelector,
     "relieff": ReliefFSelector,
@@ -53,7 +55,6 @@ NOT_YET: Dict[str, str] = {
     "simba": "Simba's pool and its weighted searches are not composed here yet",
     "parzen-ise": "Parzen-ISE's groups and ISE evaluations are not composed here yet",
     "chi2-categorical": "Spark ML's ChiSquareTest (contingency tables) has no core function to share",
-    "f-regression": "a continuous target's one-pass moments (core/regression.py) are not composed here yet",
 }
 
 

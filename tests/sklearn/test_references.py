@@ -36,6 +36,23 @@ def test_anova_is_f_classif(sparse):
 
 
 @pytest.mark.parametrize("sparse", [False, True])
+def test_f_regression_is_scikit_learns_on_diabetes_and_friedman(sparse):
+    from sklearn.datasets import load_diabetes, make_friedman1
+    from sklearn.feature_selection import f_regression
+
+    from sparkfs.sklearn import FRegressionSelector
+
+    for X, y in (load_diabetes(return_X_y=True), make_friedman1(n_samples=200, n_features=12, random_state=0)):
+        front = FRegressionSelector(num_features=4).fit(sp.csr_matrix(X) if sparse else X, y)
+        F, p = f_regression(X, y)
+        np.testing.assert_allclose(front.scores_, F, rtol=1e-9)
+        np.testing.assert_allclose(front.pvalues_, p, rtol=1e-7, atol=1e-300)
+        assert np.flatnonzero(front.get_support()).tolist() == sorted(np.argsort(-F, kind="stable")[:4].tolist())
+    with pytest.raises(InvalidInputError, match="is constant"):
+        FRegressionSelector().fit(X, np.full(X.shape[0], 2.0))
+
+
+@pytest.mark.parametrize("sparse", [False, True])
 def test_chi2_is_scikit_learns_chi2(sparse):
     X, y = _data(1, signed=False)
     front = Chi2Selector().fit(sp.csr_matrix(X) if sparse else X, y)

@@ -101,6 +101,28 @@ print("no JVM")
 """
 
 
+_NO_PYSPARK = """
+import sys
+import numpy as np
+import sparkfs.sklearn
+rng = np.random.default_rng(0)
+X, y = np.abs(rng.normal(size=(40, 5))), rng.integers(0, 2, 40)
+for name, front in sorted(sparkfs.sklearn.FRONT.items()):
+    front(num_features=2).fit(X, y).transform(X)
+loaded = sorted(name for name in sys.modules if name.split(".")[0] == "pyspark" or name.startswith("sparkfs.spark")
+                or name.startswith("sparkfs.selectors"))
+assert not loaded, loaded
+print("no pyspark")
+"""
+
+
+def test_the_front_imports_no_pyspark_at_all():
+    """`import sparkfs.sklearn` and every fit load neither pyspark nor the Spark layers (the package's
+    Estimators are imported only when asked for: sparkfs/__init__.py)."""
+    run = subprocess.run([sys.executable, "-c", _NO_PYSPARK], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert run.returncode == 0 and "no pyspark" in run.stdout, run.stderr[-3000:]
+
+
 def test_fitting_every_front_starts_no_jvm():
     run = subprocess.run([sys.executable, "-c", _NO_JVM], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert run.returncode == 0 and "no JVM" in run.stdout, run.stderr[-3000:]
