@@ -31,6 +31,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import stats
 
+from sparkfs.core.exact_sums import exact_class_moment_sums, exact_column_sums, rounded_sums
 from sparkfs.errors import InvalidInputError
 
 
@@ -45,6 +46,41 @@ class TargetMoments(NamedTuple):
     target_sum_squares: float  # Q_y
     target_min: float = float("nan")  # the target's extremes: a constant target is refused by them
     target_max: float = float("nan")
+
+
+def exact_feature_target_sums(matrix, target):
+    """The exact sums of eq. R1 over one block of rows (:mod:`sparkfs.core.exact_sums` limbs): per
+    feature S_j, Q_j and P_j, and the target's S_y and Q_y (a two-column sum), for ``matrix``
+    (n, p; dense or CSR) against ``target`` (n,). Exact sums merge in any order to the same bits,
+    so blocks of any partitioning give one answer.
+
+    Returns (feature sums, sums of squares, cross sums, target sums); raises ``ValueError`` when a
+    value or a product x y is not finite (the callers name the rows or features)."""
+    target = np.asarray(target, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        data = matrix.data if hasattr(matrix, "tocsr") else np.asarray(matrix)
+        if not np.isfinite(np.abs(data).max(initial=0.0) * np.abs(target).max(initial=0.0)):
+            raise ValueError("x y overflows")
+    one_group = np.zeros(target.size, dtype=np.int64)
+    sums, squares = exact_class_moment_sums(matrix, one_group, np.ones(target.size), 1)
+    cross, _ = exact_class_moment_sums(matrix, one_group, target, 1, with_squares=False)
+    return sums, squares, cross, exact_target_sums(target)
+
+
+def exact_target_sums(target):
+    """S_y and Q_y of ``target`` as one two-column exact sum."""
+    target = np.asarray(target, dtype=np.float64)
+    return exact_column_sums(np.concatenate([target, target * target]), np.repeat([0, 1], target.size), 2)
+
+
+def rounded_target_moments(n_rows: int, sums, squares, cross, target_sums, target_min: float,
+                           target_max: float) -> TargetMoments:
+    """:class:`TargetMoments` from the merged exact sums, each rounded once."""
+    target_sum, target_sum_squares = rounded_sums(target_sums)
+    return TargetMoments(n_rows=int(n_rows), feature_sums=rounded_sums(sums), feature_sum_squares=rounded_sums(squares),
+                         cross_sums=rounded_sums(cross), target_sum=float(target_sum),
+                         target_sum_squares=float(target_sum_squares), target_min=float(target_min),
+                         target_max=float(target_max))
 
 
 def centred_sums(moments: TargetMoments):

@@ -46,6 +46,7 @@ from __future__ import annotations
 from typing import Optional, Tuple
 
 import numpy as np
+import scipy.sparse as sp
 
 from sparkfs.errors import InvalidInputError
 
@@ -196,3 +197,34 @@ def check_magnitude(minimum, maximum, inverse_scale=None, owner: str = "this sel
             f"feature {feature} has values up to {largest[feature]:.3g}{scaled}: {owner} squares differences of "
             f"values, which overflow float64 beyond {MAX_MAGNITUDE:.0e}; rescale the data (scaling='range' or "
             "'standard', or divide the column)")
+
+
+def scale_columns(matrix, inverse_scale: Optional[np.ndarray]):
+    """Multiply every feature by ``inverse_scale`` (CSR stays CSR; None = unchanged): the scaled
+    view of :func:`feature_scale`, as a product with the inverse, in one order for every caller
+    (the Spark passes and the scikit-learn front), so that equal distances tie alike in both."""
+    if inverse_scale is None:
+        return matrix
+    if sp.issparse(matrix):
+        matrix = sp.csr_matrix(matrix, copy=True)
+        matrix.data *= inverse_scale[matrix.indices]
+        return matrix
+    return matrix * inverse_scale
+
+
+def unit_length_rows(matrix):
+    """Every row divided by its Euclidean norm (CSR stays CSR; a row of zeros stays zeros): the
+    rows whose Euclidean distances order neighbours as their cosine similarities do,
+    ``||a - b||^2 = 2 - 2 cos(a, b)``. The sums of squares run along each row (``reduceat``) in
+    storage order, the same bits for every caller."""
+    if sp.issparse(matrix):
+        matrix = sp.csr_matrix(matrix, copy=True)
+        lengths = np.diff(matrix.indptr)
+        squares = np.append(matrix.data * matrix.data, 0.0)  # an empty last row starts at nnz: one slot more
+        norms = np.sqrt(np.add.reduceat(squares, matrix.indptr[:-1])) if matrix.shape[0] else np.zeros(0)
+        norms = np.where(lengths > 0, norms, 0.0)  # reduceat reads the next row's first value for an empty row
+        matrix.data /= np.repeat(np.where(norms > 0, norms, 1.0), lengths)
+        return matrix
+    matrix = np.asarray(matrix, dtype=np.float64)
+    norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
+    return matrix / np.where(norms > 0, norms, 1.0)[:, None]

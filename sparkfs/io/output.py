@@ -185,28 +185,12 @@ def write_output_files(path: str, tables: Dict[str, Any], summary: Dict[str, Any
     """
     payloads = _serialised(tables, summary, command)
     progress.check_interrupted()
-    store = open_store(path, spark)
-    try:
-        target = store.target
-        try:
-            check_replaceable(store, command, overwrite)  # again: the directory may have changed since the start
-        except FileNotFoundError:  # another writer is putting its output in place right now: the check under
-            pass                   # the lock below decides
-        staging = store.path(store.parent(target), f".{store.name(target)}.tmp-{uuid.uuid4().hex}")
-        _check_room_for(store, payloads, target)
-        try:
-            for name, payload in payloads.items():
-                _write_file(store, store.path(staging, name), payload, target)
-            progress.check_interrupted()  # Ctrl-C while staging: the staging directory goes, nothing appears
-            with replace_lock(store, target):
-                check_replaceable(store, command, overwrite)  # another writer may have finished meanwhile
-                _put_in_place(store, staging, target, command)
-        except BaseException:
-            store.delete_staging(staging)
-            raise
-        return store.uri(target)
-    finally:
-        store.close()
+
+    def fill_staging(store, staging, target):
+        for name, payload in payloads.items():
+            _write_file(store, store.path(staging, name), payload, target)
+
+    return _stage_and_place(path, spark, command, overwrite, fill_staging, payloads=payloads, recheck_may_race=True)
 
 
 def write_spark_output(path: str, write_data: Callable[[str], None], summary: Dict[str, Any], *, spark,
@@ -222,16 +206,41 @@ def write_spark_output(path: str, write_data: Callable[[str], None], summary: Di
     """
     marker_name = KINDS[command].marker_file
     payload = _serialised({}, summary, command)["summary.json"]
+
+    def fill_staging(store, staging, target):
+        uri = store.uri(staging)
+        write_data("file://" + uri if isinstance(store, LocalStore) else uri)
+        progress.check_interrupted()
+        _write_file(store, store.path(staging, marker_name), payload, target)
+
+    return _stage_and_place(path, spark, command, overwrite, fill_staging)
+
+
+def _stage_and_place(path: str, spark, command: str, overwrite: bool, fill_staging, *, payloads=None,
+                     recheck_may_race: bool = False) -> str:
+    """The tail every output shares: check the target is replaceable, fill a fresh staging
+    directory beside it (``fill_staging(store, staging, target)``), then, under
+    :func:`replace_lock`, check again and rename it into place. Any failure (Ctrl-C included)
+    removes the staging directory and leaves an existing output as it was.
+
+    ``payloads`` (bytes known in advance) are checked against the free space first;
+    ``recheck_may_race`` lets the first check pass when the target vanishes under it (another
+    writer renaming its output in place), leaving the decision to the check under the lock.
+    """
     store = open_store(path, spark)
     try:
         target = store.target
-        check_replaceable(store, command, overwrite)
-        staging = store.path(store.parent(target), f".{store.name(target)}.tmp-{uuid.uuid4().hex}")
         try:
-            uri = store.uri(staging)
-            write_data("file://" + uri if isinstance(store, LocalStore) else uri)
-            progress.check_interrupted()
-            _write_file(store, store.path(staging, marker_name), payload, target)
+            check_replaceable(store, command, overwrite)  # again: the directory may have changed since the start
+        except FileNotFoundError:
+            if not recheck_may_race:
+                raise
+        staging = store.path(store.parent(target), f".{store.name(target)}.tmp-{uuid.uuid4().hex}")
+        if payloads is not None:
+            _check_room_for(store, payloads, target)
+        try:
+            fill_staging(store, staging, target)
+            progress.check_interrupted()  # Ctrl-C while staging: the staging directory goes, nothing appears
             with replace_lock(store, target):
                 check_replaceable(store, command, overwrite)  # another writer may have finished meanwhile
                 _put_in_place(store, staging, target, command)

@@ -39,7 +39,7 @@ from sparkfs.core.moment_filters import MOMENT_FILTERS, MomentFilter, ranking_sc
 from sparkfs.core.univariate import anova_p_values, constant_feature_candidates
 from sparkfs.spark.blocks import is_connect_session
 from sparkfs.core.regression import check_continuous_target
-from sparkfs.spark.stats import class_moments, diagnose_input
+from sparkfs.spark.stats import class_moments, column_extremes, diagnose_input
 from sparkfs.spark.target_moments import target_moments
 
 
@@ -288,12 +288,7 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
 
     def _column_extremes(self, dataset):
         """(column minima, column maxima) of the features over all rows: one Summarizer pass."""
-        from pyspark.ml.stat import Summarizer
-        from pyspark.sql import functions as F
-
-        summary = dataset.select(Summarizer.metrics("min", "max").summary(F.col(self.getFeaturesCol()))
-                                 .alias("s")).first()["s"]
-        return summary["min"].toArray(), summary["max"].toArray()
+        return column_extremes(dataset, self.getFeaturesCol())
 
     def _constant_features_score_zero(self, dataset, scores) -> np.ndarray:
         """F of a constant feature is 0 / 0, but the sums of squares behind it are rounding noise,

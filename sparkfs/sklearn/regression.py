@@ -10,9 +10,9 @@ scores and p-values are the Spark selector's bits on the same rows.
 from __future__ import annotations
 
 import numpy as np
-from sparkfs.core.exact_sums import exact_class_moment_sums, exact_column_sums, rounded_sums
 from sparkfs.core.moment_filters import MOMENT_FILTERS, ranking_scores
-from sparkfs.core.regression import TargetMoments, check_continuous_target
+from sparkfs.core.regression import (TargetMoments, check_continuous_target, exact_feature_target_sums,
+                                     rounded_target_moments)
 from sparkfs.core.scaling import check_magnitude
 from sparkfs.errors import InvalidInputError
 from sparkfs.sklearn.base import FeatureScores, SparkfsSelector
@@ -22,24 +22,13 @@ from sparkfs.sklearn.moments import column_extremes
 def target_moments(X, y) -> TargetMoments:
     """The exact target moments of ``X`` (n, p; dense or CSR) against the target ``y`` (n,)."""
     target = np.asarray(y, dtype=np.float64)
-    rows = np.zeros(X.shape[0], dtype=np.int64)
     try:
-        with np.errstate(over="ignore", invalid="ignore"):
-            data = X.data if hasattr(X, "tocsr") else X
-            if not np.isfinite(np.abs(data).max(initial=0.0) * np.abs(target).max(initial=0.0)):
-                raise ValueError("x y overflows")
-        sums, squares = exact_class_moment_sums(X, rows, np.ones(X.shape[0]), 1)
-        cross, _ = exact_class_moment_sums(X, rows, target, 1, with_squares=False)
+        sums = exact_feature_target_sums(X, target)
     except ValueError:
         check_magnitude(*column_extremes(X), owner="FRegressionSelector (sums of squares)")
         raise InvalidInputError("FRegressionSelector: the feature sums are not finite (values, or values times "
                                 "y, too large?)") from None
-    target_sum, target_sum_squares = rounded_sums(exact_column_sums(
-        np.concatenate([target, target * target]), np.repeat([0, 1], target.size), 2))
-    return TargetMoments(n_rows=int(X.shape[0]), feature_sums=rounded_sums(sums),
-                         feature_sum_squares=rounded_sums(squares), cross_sums=rounded_sums(cross), target_sum=float(target_sum),
-                         target_sum_squares=float(target_sum_squares), target_min=float(target.min(initial=np.inf)),
-                         target_max=float(target.max(initial=-np.inf)))
+    return rounded_target_moments(X.shape[0], *sums, target.min(initial=np.inf), target.max(initial=-np.inf))
 
 
 class FRegressionSelector(SparkfsSelector):

@@ -9,6 +9,7 @@ from typing import Any, Dict, NamedTuple, Optional, Tuple
 import numpy as np
 import scipy.sparse as sp
 
+from sparkfs.core.scaling import scale_columns, unit_length_rows  # noqa: F401  (public here too)
 from sparkfs.errors import InvalidInputError
 
 #: monotonically_increasing_id() = (partition index << 33) + position in the partition.
@@ -56,35 +57,6 @@ def stack_rows(first, second):
     if sp.issparse(first) or sp.issparse(second):
         return sp.vstack([sp.csr_matrix(first), sp.csr_matrix(second)], format="csr")
     return np.vstack([first, second])
-
-
-def scale_columns(matrix, inverse_scale: Optional[np.ndarray]):
-    """Multiply every feature by ``inverse_scale`` (CSR stays CSR; None = unchanged)."""
-    if inverse_scale is None:
-        return matrix
-    if sp.issparse(matrix):
-        matrix = sp.csr_matrix(matrix, copy=True)
-        matrix.data *= inverse_scale[matrix.indices]
-        return matrix
-    return matrix * inverse_scale
-
-
-def unit_length_rows(matrix):
-    """Every row divided by its Euclidean norm (CSR stays CSR; a row of zeros stays zeros): the
-    rows whose Euclidean distances order neighbours as their cosine similarities do,
-    ``||a - b||^2 = 2 - 2 cos(a, b)``."""
-    if sp.issparse(matrix):
-        matrix = sp.csr_matrix(matrix, copy=True)
-        norms = np.sqrt(np.add.reduceat(matrix.data * matrix.data, matrix.indptr[:-1])
-                        if matrix.nnz else np.zeros(matrix.shape[0]))
-        lengths = np.diff(matrix.indptr)
-        norms = np.where(lengths > 0, norms, 0.0)  # reduceat reads the next row's first value for an empty row
-        divisors = np.where(norms > 0, norms, 1.0)
-        matrix.data /= np.repeat(divisors, lengths)
-        return matrix
-    matrix = np.asarray(matrix, dtype=np.float64)
-    norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
-    return matrix / np.where(norms > 0, norms, 1.0)[:, None]
 
 
 class PassUnits(NamedTuple):

@@ -345,12 +345,17 @@ def class_moments(
 
 def _column_extremes(df, features_col: str, per_label):
     """Column min and max: from the pass when it computed them, else one JVM pass (error path only)."""
-    from pyspark.ml.stat import Summarizer
-    from pyspark.sql import functions as F
-
     if all(v[4] is not None for v in per_label.values()):
         return (np.min(np.vstack([v[4] for v in per_label.values()]), axis=0),
                 np.max(np.vstack([v[5] for v in per_label.values()]), axis=0))
+    return column_extremes(df, features_col)
+
+
+def column_extremes(df, features_col: str):
+    """(column minima, column maxima) of a vector column over all rows: one JVM Summarizer pass."""
+    from pyspark.ml.stat import Summarizer
+    from pyspark.sql import functions as F
+
     summary = df.select(Summarizer.metrics("min", "max").summary(F.col(features_col)).alias("s")).first()["s"]
     return summary["min"].toArray(), summary["max"].toArray()
 

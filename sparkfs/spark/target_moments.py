@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from sparkfs.core.exact_sums import (as_arrays, exact_class_moment_sums, exact_column_sums, from_arrays,
-                                     merged_exact_sums, rounded_sums)
-from sparkfs.core.regression import TargetMoments
+from sparkfs.core.exact_sums import as_arrays, exact_column_sums, from_arrays, merged_exact_sums
+from sparkfs.core.regression import (TargetMoments, exact_feature_target_sums, exact_target_sums,
+                                     rounded_target_moments)
 from sparkfs.core.scaling import check_magnitude
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.blocks import aggregate_partitions
-from sparkfs.spark.stats import diagnose_input, first_vector_size
+from sparkfs.spark.stats import column_extremes, diagnose_input, first_vector_size
 
 _SUM_PARTS = ("sums_", "squares_", "cross_", "target_")
 
@@ -33,19 +33,13 @@ def _summarize_block(features_col: str, label_col: str):
         good = np.isfinite(target)
         rows = np.flatnonzero(good)
         kept, kept_target = matrix[rows], target[rows]
-        one_class = np.zeros(rows.size, dtype=np.int64)
         non_finite = False
         try:
-            with np.errstate(over="ignore", invalid="ignore"):
-                if not np.isfinite(np.abs(kept_target).max(initial=0.0) * _largest(kept)):
-                    raise ValueError("x y overflows")
-            sums, squares = exact_class_moment_sums(kept, one_class, np.ones(rows.size), 1)
-            cross, _ = exact_class_moment_sums(kept, one_class, kept_target, 1, with_squares=False)
+            sums, squares, cross, target_sums = exact_feature_target_sums(kept, kept_target)
         except ValueError:  # NaN/inf values or products: the driver's diagnosis names them
             non_finite = True
             sums = squares = cross = exact_column_sums([], [], matrix.shape[1])
-        target_sums = exact_column_sums(np.concatenate([kept_target, kept_target * kept_target]),
-                                        np.repeat([0, 1], rows.size), 2)
+            target_sums = exact_target_sums(kept_target)
         return {
             "rows": np.array([float(rows.size)]),
             "bad_labels": np.array([float(target.size - rows.size)]),
@@ -58,11 +52,6 @@ def _summarize_block(features_col: str, label_col: str):
     return summarize
 
 
-def _largest(matrix) -> float:
-    data = matrix.data if hasattr(matrix, "tocsr") else np.asarray(matrix)
-    return float(np.abs(data).max(initial=0.0))
-
-
 def _merge(left, right):
     merged = {name: left[name] + right[name] for name in ("rows", "bad_labels")}
     merged["non_finite"] = left["non_finite"] | right["non_finite"]
@@ -70,15 +59,6 @@ def _merge(left, right):
     for prefix in _SUM_PARTS:
         merged.update(as_arrays(merged_exact_sums(from_arrays(left, prefix), from_arrays(right, prefix)), prefix))
     return merged
-
-
-def _check_products(df, features_col: str, label_col: str) -> None:
-    """Name the features whose squares overflow (:func:`sparkfs.core.scaling.check_magnitude`)."""
-    from pyspark.ml.stat import Summarizer
-    from pyspark.sql import functions as F
-
-    summary = df.select(Summarizer.metrics("min", "max").summary(F.col(features_col)).alias("s")).first()["s"]
-    check_magnitude(summary["min"].toArray(), summary["max"].toArray(), owner="the target moments (sums of squares)")
 
 
 def target_moments(df, features_col: str, label_col: str, num_features: int = None) -> TargetMoments:
@@ -103,14 +83,7 @@ def target_moments(df, features_col: str, label_col: str, num_features: int = No
                                 "(a continuous label must be a finite number in every row)")
     if summary["non_finite"][0]:
         diagnose_input(df, features_col, label_col)
-        _check_products(df, features_col, label_col)
+        check_magnitude(*column_extremes(df, features_col), owner="the target moments (sums of squares)")
         raise InvalidInputError("the feature sums are not finite (values, or values times the label, too large?)")
-    target_sum, target_sum_squares = rounded_sums(from_arrays(summary, "target_"))
-    return TargetMoments(
-        n_rows=int(summary["rows"][0]),
-        feature_sums=rounded_sums(from_arrays(summary, "sums_")),
-        feature_sum_squares=rounded_sums(from_arrays(summary, "squares_")),
-        cross_sums=rounded_sums(from_arrays(summary, "cross_")),
-        target_sum=float(target_sum), target_sum_squares=float(target_sum_squares),
-        target_min=float(summary["extremes"][0]), target_max=float(-summary["extremes"][1]),
-    )
+    return rounded_target_moments(int(summary["rows"][0]), *(from_arrays(summary, prefix) for prefix in _SUM_PARTS),
+                                  summary["extremes"][0], -summary["extremes"][1])

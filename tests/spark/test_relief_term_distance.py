@@ -122,3 +122,23 @@ def test_paper_preset_an_explicit_setting_and_dense_data_keep_range_scaled_eucli
     summary = ReliefSelector(numFeatures=2, k=3).fit(make_df(spark, gaussian, np.arange(40) % 2)).summary
     assert (summary["metric"], summary["scaling"]) == ("euclidean", "range")
     assert summary["distance_rule"].startswith("not term-like data (some negative values, 100.0% non-zero)")
+
+
+def test_unit_length_rows_of_a_block_whose_last_row_is_empty():
+    """A sparse block ending in a row with no stored value (a document with no term) has its last
+    row start at nnz, where ``reduceat`` has no slot: the norms are still right."""
+    X = sp.csr_matrix(np.array([[3.0, 4.0], [0.0, 0.0]]))
+    np.testing.assert_allclose(unit_length_rows(X).toarray(), [[0.6, 0.8], [0.0, 0.0]], rtol=1e-15)
+    assert unit_length_rows(sp.csr_matrix((0, 3))).shape == (0, 3)
+
+
+def test_cosine_relieff_fits_when_a_partition_ends_with_an_empty_document(spark):
+    """A document with no term last in its partition (it crashed with reduceat's IndexError)."""
+    from pyspark.ml.linalg import Vectors
+
+    rng = np.random.default_rng(0)
+    rows = [(Vectors.sparse(30, sorted(rng.choice(30, 3, replace=False).tolist()), [1.0, 2.0, 1.0]), float(i % 2))
+            for i in range(40)] + [(Vectors.sparse(30, [], []), 1.0)]
+    frame = spark.createDataFrame(rows, ["features", "label"]).coalesce(1)
+    model = ReliefSelector(numFeatures=5, metric="cosine", scaling="none").fit(frame)
+    assert len(model.selectedFeatures) == 5 and np.all(np.isfinite(model.scores))
