@@ -33,6 +33,11 @@ in the scaled units)
 * (S4) **Scores**: ``score = (1/n) sum_q t_q`` with
   SURF and MultiSURF ``t_q = near(N(q))``; SURF* ``t_q = near(N(q)) - near(F(q))``;
   MultiSURF* ``t_q = near(N(q)) + far(F(q))``. With m sampled queries the mean is over them.
+* (S5) **Continuous endpoint** (scikit-rebate's ``label_type="continuous"``): a row r is a *hit* of
+  query q when ``|y_q - y_r| < sd(y)``, the target's sample standard deviation (ddof 1, over every
+  row), else a *miss*; S2 and S3 are then the two-class formulas ``-D_H / N_H + D_M / N_M`` with
+  these hits and misses (:func:`pair_classes`: the class of a pair, 0 a hit, 1 a miss, every query
+  of class 0). The sets S1 do not depend on the labels.
 
 Every part is additive over blocks of rows, which is what the Spark layer's three passes sum
 when the queries are a sample (or do not fit one batch): the distance moments
@@ -183,17 +188,37 @@ def pair_sets(distance_table: np.ndarray, others: np.ndarray, near, far, with_fa
     return codes
 
 
+#: The classes of a pair on a continuous endpoint (S5).
+HIT, MISS = 0, 1
+
+
+def continuous_hit_bound(targets) -> float:
+    """S5's bound: the sample standard deviation (ddof 1) of the target over every row."""
+    return float(np.std(np.asarray(targets, dtype=np.float64), ddof=1))
+
+
+def pair_classes(query_targets, row_targets, hit_bound: float) -> np.ndarray:
+    """S5: per (query, row) :data:`HIT` when ``|y_q - y_r| < hit_bound``, else :data:`MISS`, (m, n)."""
+    query_targets = np.asarray(query_targets, dtype=np.float64)
+    row_targets = np.asarray(row_targets, dtype=np.float64)
+    return np.where(np.abs(query_targets[:, None] - row_targets[None, :]) < hit_bound, HIT, MISS).astype(np.int64)
+
+
 def group_counts(codes: np.ndarray, row_labels, num_classes: int, row_weights=None) -> np.ndarray:
     """Per (query, set, class) the number of rows (their weight sum with weights), shape (m, 2, C).
 
+    ``row_labels`` is each row's class (n,), or each pair's (m, n; :func:`pair_classes`).
     Additive over blocks of rows: a pass sums the blocks' counts."""
     row_labels = np.asarray(row_labels, dtype=np.int64)
-    weights = np.ones(row_labels.shape) if row_weights is None else np.asarray(row_weights, dtype=np.float64)
+    weights = np.ones(codes.shape[1]) if row_weights is None else np.asarray(row_weights, dtype=np.float64)
     counts = np.zeros((codes.shape[0], 2, num_classes))
     for code in (NEAR, FAR):
         inside = (codes == code) * weights[None, :]
         for c in range(num_classes):
-            counts[:, code, c] = inside[:, row_labels == c].sum(axis=1)
+            if row_labels.ndim == 1:
+                counts[:, code, c] = inside[:, row_labels == c].sum(axis=1)
+            else:
+                counts[:, code, c] = np.where(row_labels == c, inside, 0.0).sum(axis=1)
     return counts
 
 
@@ -232,10 +257,12 @@ def term_weights(variant: str, counts: np.ndarray, query_labels) -> Tuple[np.nda
 
 
 def pair_coefficients(codes: np.ndarray, row_labels, weights: np.ndarray, row_weights=None) -> np.ndarray:
-    """``a[q, r] = W[q, set(q, r), class(r)] s_r`` (0 outside both sets), shape (m, n)."""
+    """``a[q, r] = W[q, set(q, r), class(r)] s_r`` (0 outside both sets), shape (m, n); ``row_labels``
+    (n,) or each pair's class (m, n), as :func:`group_counts`."""
     row_labels = np.asarray(row_labels, dtype=np.int64)
     num_classes = weights.shape[2]
-    group = np.maximum(codes, 0).astype(np.int64) * num_classes + row_labels[None, :]
+    group = np.maximum(codes, 0).astype(np.int64) * num_classes + (row_labels if row_labels.ndim == 2
+                                                                   else row_labels[None, :])
     coefficients = np.take_along_axis(weights.reshape(weights.shape[0], 2 * num_classes), group, axis=1)
     coefficients[codes < 0] = 0.0
     if row_weights is not None:
@@ -290,20 +317,23 @@ def scores_of_terms(terms: np.ndarray, query_weights=None) -> np.ndarray:
 
 
 def multisurf_scores(rows: Matrix, labels, variant: str = "multisurf", *, metric: str = "manhattan",
-                     scale=None, weights=None, query_positions=None, return_terms: bool = False):
+                     scale=None, weights=None, query_positions=None, return_terms: bool = False,
+                     hit_bound: Optional[float] = None):
     """The scores of ``variant`` on in-memory rows (every row a query unless ``query_positions``).
 
     Parameters
     ----------
     rows : ndarray or csr_matrix (n, p)
         Raw features; ``scale`` (p,) divides them first (``max - min`` is scikit-rebate's).
-    labels : array (n,) of class indices 0..C-1
+    labels : array (n,) of class indices 0..C-1, or the targets with ``hit_bound``
     variant : one of :data:`VARIANTS`
     metric : {"manhattan", "euclidean"}
     weights : array (n,), optional
         Instance weights (module note 3).
     query_positions : array of int, optional
         The query rows (default: all).
+    hit_bound : float, optional
+        A continuous endpoint (S5): ``labels`` are the targets, hits within this bound.
 
     Returns
     -------
@@ -315,7 +345,6 @@ def multisurf_scores(rows: Matrix, labels, variant: str = "multisurf", *, metric
     functions block by block.
     """
     check_variant(variant)
-    labels = np.asarray(labels, dtype=np.int64)
     if scale is not None:
         inverse = 1.0 / np.asarray(scale, dtype=np.float64)
         rows = sp.csr_matrix(rows.multiply(inverse[None, :])) if sp.issparse(rows) else rows * inverse
@@ -330,9 +359,16 @@ def multisurf_scores(rows: Matrix, labels, variant: str = "multisurf", *, metric
     total_weight = float(num_rows if weights is None else np.sum(weights))
     near, far = thresholds(variant, moments, query_weights, total_weight)
     codes = pair_sets(table, others, near, far, variant in FAR_VARIANTS)
-    counts = group_counts(codes, labels, int(labels.max()) + 1, weights)
-    term_weight, constants = term_weights(variant, counts, labels[positions])
-    terms = diff_sums(queries, rows, pair_coefficients(codes, labels, term_weight, weights), per_query=True)
+    if hit_bound is None:
+        labels = np.asarray(labels, dtype=np.int64)
+        classes, num_classes, query_classes = labels, int(labels.max()) + 1, labels[positions]
+    else:
+        targets = np.asarray(labels, dtype=np.float64)
+        classes, num_classes = pair_classes(targets[positions], targets, hit_bound), 2
+        query_classes = np.full(positions.size, HIT)
+    counts = group_counts(codes, classes, num_classes, weights)
+    term_weight, constants = term_weights(variant, counts, query_classes)
+    terms = diff_sums(queries, rows, pair_coefficients(codes, classes, term_weight, weights), per_query=True)
     terms += constants[:, None]
     scores = scores_of_terms(terms, query_weights)
     return (scores, terms) if return_terms else scores
@@ -376,28 +412,35 @@ def table_moments(table: np.ndarray, own_column: np.ndarray, row_weights=None) -
 
 
 def chunk_terms(variant: str, queries: Matrix, rows: Matrix, table: np.ndarray, own_column: np.ndarray, near, far,
-                row_labels, row_weights, query_labels, query_weights, num_classes: int):
+                row_labels, row_weights, query_labels, query_weights, num_classes: int, *,
+                hit_bound: Optional[float] = None):
     """S1-S4 for a chunk of queries against *every* row, from their distance table ``table`` (m, n).
 
+    With ``hit_bound`` (S5) the labels are the targets and ``num_classes`` is 2 (hit, miss).
     Returns ``(sums, counts)``: ``sum_q s_q t_q`` per feature (p,), the numerator of S4, and the
     (m, 2, C) counts of :func:`group_counts` (all rows are in the table, so they are totals)."""
     with_far = variant in FAR_VARIANTS
     query_weights = _unit_weights(query_weights, table.shape[0])
     weights_of_rows = _unit_weights(row_weights, table.shape[1])
+    kernel_labels = dict(query_labels=query_labels, hit_bound=hit_bound)
+    def classes():  # the NumPy steps' labels: per row, or per pair on a continuous endpoint
+        return row_labels if hit_bound is None else pair_classes(query_labels, row_labels, hit_bound)
+
     if multisurf_kernel.AVAILABLE:
         counts = multisurf_kernel.set_counts(table, own_column, near, far, with_far, row_labels, weights_of_rows,
-                                             num_classes)
+                                             num_classes, **kernel_labels)
     else:
         codes = pair_sets(table, _others(table, own_column), near, far, with_far)
-        counts = group_counts(codes, row_labels, num_classes, row_weights)
-    weights, constants = term_weights(variant, counts, query_labels)
+        counts = group_counts(codes, classes(), num_classes, row_weights)
+    weights, constants = term_weights(variant, counts, query_labels if hit_bound is None
+                                      else np.full(table.shape[0], HIT))
     weights *= query_weights[:, None, None]
     if multisurf_kernel.AVAILABLE and not (sp.issparse(queries) or sp.issparse(rows)):
         sums = multisurf_kernel.weighted_diffs(queries, rows, table, own_column, near, far, with_far, row_labels,
-                                               weights_of_rows, weights)
+                                               weights_of_rows, weights, **kernel_labels)
     else:
         codes = pair_sets(table, _others(table, own_column), near, far, with_far)
-        sums = diff_sums(queries, rows, pair_coefficients(codes, row_labels, weights, row_weights))
+        sums = diff_sums(queries, rows, pair_coefficients(codes, classes(), weights, row_weights))
     return sums + np.dot(query_weights, constants), counts
 
 
@@ -408,13 +451,14 @@ def chunk_size(num_rows: int, block_size: int) -> int:
 
 def every_row_terms(variant: str, queries: Matrix, query_ids, query_labels, query_weights, rows: Matrix, row_ids,
                     row_labels, row_weights, num_classes: int, metric: str, *, level: Optional[float] = None,
-                    block_size: int = 2048):
+                    block_size: int = 2048, hit_bound: Optional[float] = None):
     """The queries' S4 numerators against every row, each pair's distance computed once.
 
     Per chunk of queries (:func:`chunk_size`): the distance table to all n rows (``row_ids``
     sorted; a query's own row, if among them, is left out), T2's thresholds from its rows
     (MultiSURF, MultiSURF*) or SURF's ``level`` (T1, from a first pass: :func:`every_row_moments`),
-    then :func:`chunk_terms` on the same table. Returns a dict: ``sums`` (p,) = ``sum_q s_q t_q``,
+    then :func:`chunk_terms` on the same table (``hit_bound``: a continuous endpoint, S5, whose
+    labels are the targets). Returns a dict: ``sums`` (p,) = ``sum_q s_q t_q``,
     ``near`` and ``far`` (m,) the thresholds, ``counts`` (m, 2, C).
     """
     check_variant(variant)
@@ -436,7 +480,7 @@ def every_row_terms(variant: str, queries: Matrix, query_ids, query_labels, quer
         sums, out["counts"][part] = chunk_terms(
             variant, queries[part], rows, table, own, near, far, row_labels, row_weights,
             np.asarray(query_labels)[part], None if query_weights is None else np.asarray(query_weights)[part],
-            num_classes)
+            num_classes, hit_bound=hit_bound)
         out["sums"] += sums
         out["near"][part], out["far"][part] = near, far
     return out

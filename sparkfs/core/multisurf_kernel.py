@@ -62,7 +62,16 @@ def _pair_set(table, own_column, near, far, with_far, q, r):
     return -1
 
 
-def _set_counts(table, own_column, near, far, with_far, row_labels, row_weights, counts):
+def _pair_class(row_labels, query_targets, row_targets, hit_bound, q, r):
+    """The class of row r as query q sees it: ``row_labels[r]``; on a continuous endpoint
+    (``hit_bound > 0``) 0, a hit, when ``|y_q - y_r| < hit_bound``, else 1, a miss."""
+    if hit_bound > 0.0:
+        return 0 if abs(query_targets[q] - row_targets[r]) < hit_bound else 1
+    return row_labels[r]
+
+
+def _set_counts(table, own_column, near, far, with_far, row_labels, query_targets, row_targets, hit_bound,
+                row_weights, counts):
     """``counts[q, 0, c]``: weight of the rows of class c with ``d < near[q]``; ``counts[q, 1, c]``
     (``with_far``): with ``d > far[q]``. The query's own column is in neither."""
     num_queries, num_rows = table.shape
@@ -70,11 +79,11 @@ def _set_counts(table, own_column, near, far, with_far, row_labels, row_weights,
         for r in range(num_rows):
             group = _pair_set(table, own_column, near, far, with_far, q, r)
             if group >= 0:
-                counts[q, group, row_labels[r]] += row_weights[r]
+                counts[q, group, _pair_class(row_labels, query_targets, row_targets, hit_bound, q, r)] += row_weights[r]
 
 
-def _weighted_diffs(queries, rows, table, own_column, near, far, with_far, row_labels, row_weights,
-                    pair_weights, out):
+def _weighted_diffs(queries, rows, table, own_column, near, far, with_far, row_labels, query_targets, row_targets,
+                    hit_bound, row_weights, pair_weights, out):
     """``out[f] += W[q, set(q, r), class(r)] s_r |x_qf - x_rf|`` over the pairs inside a set, in
     (query, row) order."""
     num_queries, num_rows = table.shape
@@ -84,7 +93,8 @@ def _weighted_diffs(queries, rows, table, own_column, near, far, with_far, row_l
             group = _pair_set(table, own_column, near, far, with_far, q, r)
             if group < 0:
                 continue
-            coefficient = pair_weights[q, group, row_labels[r]] * row_weights[r]
+            label = _pair_class(row_labels, query_targets, row_targets, hit_bound, q, r)
+            coefficient = pair_weights[q, group, label] * row_weights[r]
             if coefficient != 0.0:
                 for f in range(num_features):
                     out[f] += coefficient * abs(queries[q, f] - rows[r, f])
@@ -93,6 +103,7 @@ def _weighted_diffs(queries, rows, table, own_column, near, far, with_far, row_l
 if AVAILABLE:
     # inlined into the two kernels below at compile time (a called function cost set_counts 65 %)
     _pair_set = compile_kernel(_pair_set, inline=True)
+    _pair_class = compile_kernel(_pair_class, inline=True)
     _moments_compiled = compile_kernel(_moments)
     _set_counts_compiled = compile_kernel(_set_counts)
     _weighted_diffs_compiled = compile_kernel(_weighted_diffs)
@@ -110,20 +121,32 @@ def moments(table: np.ndarray, own_column: np.ndarray, row_weights: np.ndarray):
     return weight, mean, m2
 
 
-def set_counts(table, own_column, near, far, with_far: bool, row_labels, row_weights, num_classes: int) -> np.ndarray:
-    """Per (query, near/far, class) the weight of the rows inside the thresholds, (m, 2, C)."""
+def _labels_and_targets(query_labels, row_labels, hit_bound):
+    """The kernels' (row classes, query targets, row targets, bound): classes (``hit_bound`` None)
+    or the targets of a continuous endpoint (:func:`sparkfs.core.multisurf.pair_classes`)."""
+    if hit_bound is None:
+        return np.asarray(row_labels, dtype=np.int64), np.zeros(0), np.zeros(0), 0.0
+    return np.zeros(0, dtype=np.int64), _floats(query_labels), _floats(row_labels), float(hit_bound)
+
+
+def set_counts(table, own_column, near, far, with_far: bool, row_labels, row_weights, num_classes: int, *,
+               query_labels=None, hit_bound=None) -> np.ndarray:
+    """Per (query, near/far, class) the weight of the rows inside the thresholds, (m, 2, C); with
+    ``hit_bound`` the labels are targets and the classes a pair's hit (0) or miss (1)."""
     counts = np.zeros((table.shape[0], 2, num_classes))
     _set_counts_compiled(_floats(table), np.asarray(own_column, dtype=np.int64), _floats(near), _floats(far),
-                         bool(with_far), np.asarray(row_labels, dtype=np.int64), _floats(row_weights), counts)
+                         bool(with_far), *_labels_and_targets(query_labels, row_labels, hit_bound),
+                         _floats(row_weights), counts)
     return counts
 
 
 def weighted_diffs(queries, rows, table, own_column, near, far, with_far: bool, row_labels, row_weights,
-                   pair_weights) -> np.ndarray:
+                   pair_weights, *, query_labels=None, hit_bound=None) -> np.ndarray:
     """``sum_q sum_r a[q, r] |x_q - x_r|`` (p,) on dense rows, ``a`` from ``pair_weights`` (m, 2, C)."""
     out = np.zeros(queries.shape[1])
     if table.size:
         _weighted_diffs_compiled(_floats(queries), _floats(rows), _floats(table), np.asarray(own_column, dtype=np.int64),
-                                 _floats(near), _floats(far), bool(with_far), np.asarray(row_labels, dtype=np.int64),
+                                 _floats(near), _floats(far), bool(with_far),
+                                 *_labels_and_targets(query_labels, row_labels, hit_bound),
                                  _floats(row_weights), _floats(pair_weights), out)
     return out

@@ -9,20 +9,38 @@ and SURF* first take T1 from every query's distance moments
 TuRF is :func:`sparkfs.core.multisurf.turf` around that score function. The score is the mean of the
 queries' terms. Every row is a query (the Spark selectors' default up to 1,000 rows); drawn query
 samples and instance weights are not in the front yet.
+
+``label_type="continuous"`` scores against a regression target as scikit-rebate's
+``label_type="continuous"`` does (:mod:`sparkfs.core.multisurf` S5): a row is a hit of a query when
+their targets differ by less than the target's sample standard deviation.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple, Optional
 
 import numpy as np
 
 from sparkfs.core import multisurf as ms_math
 from sparkfs.core.sampling import column_statistics
 from sparkfs.core.scaling import SCALINGS, check_magnitude, feature_scale
+from sparkfs.errors import InvalidInputError
 from sparkfs.sklearn.base import FeatureScores, SparkfsSelector, bad_param, is_int, is_real
 from sparkfs.sklearn.rows import rows_in_units
 
 #: The distances of the family (``core.multisurf.distances``).
 METRICS = ("manhattan", "euclidean")
+#: ``label_type``: classes, or a regression target (S5 of :mod:`sparkfs.core.multisurf`).
+LABEL_TYPES = ("categorical", "continuous")
+
+
+class Endpoint(NamedTuple):
+    """What the scores are against: each row's class index (``hit_bound`` None) or its target
+    value with S5's bound, and the number of classes (2, hit and miss, for a target)."""
+
+    labels: np.ndarray
+    num_classes: int
+    hit_bound: Optional[float] = None
 
 
 class MultiSURFFamilySelector(SparkfsSelector):
@@ -36,6 +54,9 @@ class MultiSURFFamilySelector(SparkfsSelector):
     scaling : {"none", "range", "standard"}, default "range"
     block_size : int, default 2048
         Queries per distance table (at most 32 MiB of table).
+    label_type : {"categorical", "continuous"}, default "categorical"
+        ``"continuous"``: ``y`` is a regression target (scikit-rebate's continuous endpoint; hits
+        are the rows whose target is within one sample standard deviation of the query's).
     num_features, threshold, selection_mode, selection_threshold, allow_many_classes
         The selection rule (:class:`sparkfs.sklearn.base.SparkfsSelector`).
 
@@ -53,14 +74,19 @@ class MultiSURFFamilySelector(SparkfsSelector):
     _choices = (("variant", ms_math.VARIANTS),)
 
     def __init__(self, variant="multisurf", *, metric="manhattan", scaling="range", block_size=2048,
-                 num_features=None, threshold=None, selection_mode="numTopFeatures", selection_threshold=None,
-                 allow_many_classes=False):
+                 label_type="categorical", num_features=None, threshold=None, selection_mode="numTopFeatures",
+                 selection_threshold=None, allow_many_classes=False):
         super().__init__(num_features=num_features, threshold=threshold, selection_mode=selection_mode,
                          selection_threshold=selection_threshold, allow_many_classes=allow_many_classes)
         self.variant = variant
         self.metric = metric
         self.scaling = scaling
         self.block_size = block_size
+        self.label_type = label_type
+
+    @property
+    def continuous_target(self) -> bool:
+        return self.label_type == "continuous"
 
     @property
     def method(self) -> str:
@@ -68,14 +94,26 @@ class MultiSURFFamilySelector(SparkfsSelector):
 
     def _check_method_params(self) -> None:
         owner = type(self).__name__
-        for name, allowed in self._choices + (("metric", METRICS), ("scaling", SCALINGS)):
+        for name, allowed in self._choices + (("metric", METRICS), ("scaling", SCALINGS), ("label_type", LABEL_TYPES)):
             if getattr(self, name) not in allowed:
                 raise bad_param(owner, name, "a str among {" + ", ".join(map(repr, allowed)) + "}", getattr(self, name))
         if not (is_int(self.block_size) and self.block_size >= 1):
             raise bad_param(owner, "block_size", "an int in the range [1, inf)", self.block_size)
 
+    def _endpoint(self, y) -> Endpoint:
+        """The classes of ``y``, or with ``label_type="continuous"`` its values and S5's bound (a
+        target needs two rows and a spread: a constant one is refused)."""
+        if not self.continuous_target:
+            labels = self._class_labels(y)
+            return Endpoint(labels.index, int(labels.values.size))
+        targets = np.asarray(y, dtype=np.float64)
+        if targets.size < 2 or targets.min() == targets.max():
+            raise InvalidInputError(f"{type(self).__name__}: y is constant ({targets[0]!r} in all {targets.size} rows): "
+                                    "a continuous target needs some spread (S5's hits are within its standard deviation)")
+        return Endpoint(targets, 2, ms_math.continuous_hit_bound(targets))
+
     def _score_features(self, X, y) -> FeatureScores:
-        labels = self._class_labels(y)
+        labels = self._endpoint(y)
         statistics = column_statistics(X)
         scale = np.ones(X.shape[1]) if self.scaling == "none" else feature_scale(
             self.scaling, minimum=statistics.minimum, maximum=statistics.maximum, std=statistics.std)
@@ -83,11 +121,11 @@ class MultiSURFFamilySelector(SparkfsSelector):
         rows = rows_in_units(X, scale, unit_rows=False)
         return FeatureScores(self._scores(rows, labels))
 
-    def _scores(self, rows, labels) -> np.ndarray:
-        return variant_scores(self.variant, rows, labels.index, labels.values.size, self.metric, self.block_size)
+    def _scores(self, rows, labels: Endpoint) -> np.ndarray:
+        return variant_scores(self.variant, rows, labels, self.metric, self.block_size)
 
 
-def variant_scores(variant: str, rows, labels, num_classes: int, metric: str, block_size: int) -> np.ndarray:
+def variant_scores(variant: str, rows, labels: Endpoint, metric: str, block_size: int) -> np.ndarray:
     """The scores of ``variant`` with every row a query: the Spark layer's one-pass fit
     (``spark/multisurf._every_row_fit``) on in-memory rows, in the same core functions."""
     ids = np.arange(rows.shape[0], dtype=np.int64)
@@ -95,8 +133,9 @@ def variant_scores(variant: str, rows, labels, num_classes: int, metric: str, bl
     if variant not in ms_math.PER_QUERY_THRESHOLD_VARIANTS:  # T1 needs every query's distances first
         moments = ms_math.every_row_moments(rows, ids, rows, ids, None, metric, block_size=block_size)
         level = ms_math.surf_threshold(moments, np.ones(ids.size), float(ids.size))
-    terms = ms_math.every_row_terms(variant, rows, ids, labels, None, rows, ids, labels, None, num_classes, metric,
-                                    level=level, block_size=block_size)
+    terms = ms_math.every_row_terms(variant, rows, ids, labels.labels, None, rows, ids, labels.labels, None,
+                                    labels.num_classes, metric, level=level, block_size=block_size,
+                                    hit_bound=labels.hit_bound)
     return terms["sums"] / ids.size
 
 
@@ -111,7 +150,7 @@ class TuRFSelector(MultiSURFFamilySelector):
     inner_method : {"multisurf", "multisurf-star", "surf", "surf-star"}, default "multisurf"
     remove_fraction : float in (0, 1), default 0.5
     keep_features : int, default 100
-    metric, scaling, block_size, num_features, threshold, selection_mode, selection_threshold,
+    metric, scaling, block_size, label_type, num_features, threshold, selection_mode, selection_threshold,
     allow_many_classes
         As :class:`MultiSURFFamilySelector`.
 
@@ -126,7 +165,7 @@ class TuRFSelector(MultiSURFFamilySelector):
     _choices = (("inner_method", ms_math.VARIANTS),)
 
     def __init__(self, *, inner_method="multisurf", remove_fraction=0.5, keep_features=100, metric="manhattan",
-                 scaling="range", block_size=2048, num_features=None, threshold=None,
+                 scaling="range", block_size=2048, label_type="categorical", num_features=None, threshold=None,
                  selection_mode="numTopFeatures", selection_threshold=None, allow_many_classes=False):
         SparkfsSelector.__init__(self, num_features=num_features, threshold=threshold, selection_mode=selection_mode,
                                  selection_threshold=selection_threshold, allow_many_classes=allow_many_classes)
@@ -136,6 +175,7 @@ class TuRFSelector(MultiSURFFamilySelector):
         self.metric = metric
         self.scaling = scaling
         self.block_size = block_size
+        self.label_type = label_type
 
     def _check_method_params(self) -> None:
         super()._check_method_params()
@@ -145,11 +185,10 @@ class TuRFSelector(MultiSURFFamilySelector):
         if not (is_int(self.keep_features) and self.keep_features >= 1):
             raise bad_param(owner, "keep_features", "an int in the range [1, inf)", self.keep_features)
 
-    def _scores(self, rows, labels) -> np.ndarray:
+    def _scores(self, rows, labels: Endpoint) -> np.ndarray:
         def score_features(features):
             subset = rows if features.size == rows.shape[1] else rows[:, np.asarray(features, dtype=np.int64)]
-            return variant_scores(self.inner_method, subset, labels.index, labels.values.size, self.metric,
-                                  self.block_size)
+            return variant_scores(self.inner_method, subset, labels, self.metric, self.block_size)
 
         scores, _, _ = ms_math.turf(score_features, rows.shape[1], float(self.remove_fraction),
                                     int(self.keep_features))
@@ -159,11 +198,12 @@ class TuRFSelector(MultiSURFFamilySelector):
 def _named_variant(variant: str, class_name: str, summary: str) -> type:
     """A :class:`MultiSURFFamilySelector` with ``variant`` fixed (its ``__init__`` without it)."""
 
-    def __init__(self, *, metric="manhattan", scaling="range", block_size=2048, num_features=None, threshold=None,
-                 selection_mode="numTopFeatures", selection_threshold=None, allow_many_classes=False):
+    def __init__(self, *, metric="manhattan", scaling="range", block_size=2048, label_type="categorical",
+                 num_features=None, threshold=None, selection_mode="numTopFeatures", selection_threshold=None,
+                 allow_many_classes=False):
         SparkfsSelector.__init__(self, num_features=num_features, threshold=threshold, selection_mode=selection_mode,
                                  selection_threshold=selection_threshold, allow_many_classes=allow_many_classes)
-        self.metric, self.scaling, self.block_size = metric, scaling, block_size
+        self.metric, self.scaling, self.block_size, self.label_type = metric, scaling, block_size, label_type
 
     doc = (f"{summary}\n\n    ``method`` ``{variant}`` of sparkfs (Spark: ``MultiSURFSelector(variant='{variant}')``); "
            "see :class:`MultiSURFFamilySelector` for the Params, attributes and notes.\n    ")

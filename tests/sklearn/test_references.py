@@ -380,3 +380,46 @@ def test_svm_rfe_ranks_as_scikit_learns_rfe_on_standardised_rows(step, k):
     assert np.array_equal(front.ranking_, want.ranking_)
     with pytest.raises(ValueError, match="fit it again"):
         front.set_params(num_features=k + 1).get_support()
+
+
+@pytest.mark.parametrize("variant", ["multisurf", "multisurf-star", "surf", "surf-star"])
+def test_multisurf_family_on_a_continuous_endpoint_equals_scikit_rebate(variant):
+    """``label_type="continuous"``: scikit-rebate's continuous endpoint on Friedman #1 (continuous
+    features), dense and sparse."""
+    from sklearn.datasets import make_friedman1
+
+    from sparkfs.sklearn import MultiSURFFamilySelector
+
+    X, y = make_friedman1(n_samples=70, n_features=7, random_state=2)
+    want = _skrebate_variant(variant)(label_type="continuous").fit(X, y).feature_importances_
+    for data in (X, sp.csr_matrix(X)):
+        got = MultiSURFFamilySelector(variant, label_type="continuous").fit(data, y).scores_
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+def test_turf_on_a_continuous_endpoint_equals_scikit_rebate():
+    from sklearn.datasets import make_friedman1
+
+    from sparkfs.sklearn import MultiSURFSelector, TuRFSelector
+
+    skrebate = pytest.importorskip("skrebate")
+    X, y = make_friedman1(n_samples=60, n_features=9, random_state=1)
+    want = skrebate.TURF(skrebate.MultiSURF(label_type="continuous"), pct=0.5,
+                         num_scores_to_return=3).fit(X, y).feature_importances_
+    got = TuRFSelector(remove_fraction=0.5, keep_features=3, label_type="continuous").fit(X, y).scores_
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+    selector = MultiSURFSelector(label_type="continuous", num_features=5).fit(X, y)
+    assert selector.get_support(indices=True).size == 5
+
+
+def test_a_continuous_endpoint_refuses_a_constant_target_and_a_bad_label_type():
+    from sparkfs.errors import InvalidInputError
+    from sparkfs.sklearn import MultiSURFSelector
+
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    with pytest.raises(InvalidInputError, match="y is constant"):
+        MultiSURFSelector(label_type="continuous").fit(X, np.full(20, 2.5))
+    with pytest.raises(ValueError, match="'label_type' parameter of MultiSURFSelector must be a str among"):
+        MultiSURFSelector(label_type="regression").fit(X, np.arange(20.0))
+    with pytest.raises(ValueError, match="continuous"):  # classes by default: a continuous y is refused
+        MultiSURFSelector().fit(X, np.linspace(0.0, 1.0, 20))
