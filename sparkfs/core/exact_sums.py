@@ -273,6 +273,14 @@ def rounded_sums(sums: ExactSums) -> np.ndarray:
     return result
 
 
+def exact_values(sums: ExactSums) -> list:
+    """Each column's exact sum as a :class:`fractions.Fraction` (no rounding at all): for a
+    statistic that must round once at its very end (a variance from the sums of x and x^2)."""
+    limbs = _normalised(sums).limbs
+    scale = Fraction(2) ** (LIMB_BITS * sums.lowest - _BIAS)
+    return [sum(int(limb) << (LIMB_BITS * i) for i, limb in enumerate(row)) * scale for row in limbs.tolist()]
+
+
 def _rational_to_float(total: int, scale: int) -> float:
     """total 2^scale rounded to the nearest float64; +-inf beyond the largest double."""
     try:

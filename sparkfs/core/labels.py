@@ -22,7 +22,8 @@ MIN_SUSPICIOUS_CLASSES = 10
 MIN_MEDIAN_CLASS_ROWS = 3
 
 _ADVICE = ("For a regression target give the label type: labelType='continuous' (CLI: --label-type continuous, "
-           "config label_type: continuous) with method f-regression. For classes: bin the target first, or set "
+           "config label_type: continuous) with method f-regression, or with the MultiSURF family and TuRF "
+           "(scikit-rebate's continuous endpoint). For classes: bin the target first, or set "
            "allowManyClasses=True (CLI: --param allowManyClasses=true) to take every distinct value as a class.")
 
 

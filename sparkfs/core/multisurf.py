@@ -67,7 +67,9 @@ Deviations and additions (scikit-rebate has neither)
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Optional, Tuple, Union
 
 import numpy as np
@@ -192,9 +194,26 @@ def pair_sets(distance_table: np.ndarray, others: np.ndarray, near, far, with_fa
 HIT, MISS = 0, 1
 
 
+def hit_bound_of_sums(n_rows: int, target_sum, target_sum_squares) -> float:
+    """S5's bound, the sample standard deviation (ddof 1) of the target, from the exact sums of y
+    and y^2 (:class:`fractions.Fraction`, :func:`sparkfs.core.exact_sums.exact_values`): the variance
+    ``(Q - S^2 / n) / (n - 1)`` is formed exactly and rounded once, so the bound has the same bits
+    for any partitioning (and, in memory, as on Spark), within one unit in the last place of NumPy's
+    ``std(ddof=1)``."""
+    n = int(n_rows)
+    if n < 2:
+        raise ValueError("a continuous endpoint needs at least two rows for its standard deviation")
+    variance = (Fraction(target_sum_squares) - Fraction(target_sum) ** 2 / n) / (n - 1)
+    return math.sqrt(float(variance))
+
+
 def continuous_hit_bound(targets) -> float:
-    """S5's bound: the sample standard deviation (ddof 1) of the target over every row."""
-    return float(np.std(np.asarray(targets, dtype=np.float64), ddof=1))
+    """S5's bound of in-memory targets (:func:`hit_bound_of_sums` of their exact sums)."""
+    from sparkfs.core.exact_sums import exact_values
+    from sparkfs.core.regression import exact_target_sums
+
+    targets = np.asarray(targets, dtype=np.float64)
+    return hit_bound_of_sums(targets.size, *exact_values(exact_target_sums(targets)))
 
 
 def pair_classes(query_targets, row_targets, hit_bound: float) -> np.ndarray:

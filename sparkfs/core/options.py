@@ -155,10 +155,13 @@ class MultiSURFOptions:
     block_size: int = 2048
     turf_fraction: Optional[float] = None
     turf_keep: int = 100
+    #: "continuous": the label is a regression target (S5 of :mod:`sparkfs.core.multisurf`).
+    label_type: str = "categorical"
 
     def __post_init__(self):
         owner = "multisurf_statistics"
         check_choice("variant", owner, self.variant, MULTISURF_VARIANTS)
+        check_choice("label_type", owner, self.label_type, ("categorical", "continuous"))
         check_choice("metric", owner, self.metric, METRICS)
         _check_common(self, owner)
         if self.turf_fraction is not None and not (isinstance(self.turf_fraction, (int, float, np.number))

@@ -5,17 +5,21 @@ from __future__ import annotations
 from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
+from dataclasses import replace
+
 from sparkfs.core import multisurf as ms_math
 from sparkfs.core.options import MultiSURFOptions
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
-from sparkfs.selectors._params import (HasDriverBudget, HasQueryBatchBytes, HasQueryRows, HasScaling, in_range,
-                                       one_of)
+from sparkfs.selectors._params import (HasDriverBudget, HasLabelType, HasQueryBatchBytes, HasQueryRows, HasScaling,
+                                       in_range, one_of)
 from sparkfs.spark.multisurf import multisurf_statistics
+from sparkfs.spark.target_moments import target_spread
 
 
 
-class _SURFParams(HasQueryRows, HasScaling, HasDriverBudget, HasQueryBatchBytes):
-    """The Params of every MultiSURF-family fit (the Relief family's metric, scaling, sampleSize, ...)."""
+class _SURFParams(HasQueryRows, HasScaling, HasDriverBudget, HasQueryBatchBytes, HasLabelType):
+    """The Params of every MultiSURF-family fit (the Relief family's metric, scaling, sampleSize, ...;
+    ``labelType="continuous"``: scikit-rebate's continuous endpoint, S5 of :mod:`sparkfs.core.multisurf`)."""
 
     def __init__(self, *args):
         super().__init__(*args)
@@ -57,6 +61,11 @@ def _scores(selector, prepared: PreparedInput, variant: str, turf_fraction=None,
     """The fit after the shared preamble: the query rule, the engine, the summary facts."""
     name = type(selector).__name__
     num_features, n_rows = prepared.num_features, prepared.n_rows
+    label_col, hit_bound = prepared.label_col, None
+    if selector._continuous_label():  # one pass over the label: refusals, the rows and S5's bound
+        label_col = selector.getLabelCol()
+        n_rows, hit_bound = target_spread(prepared.dataset, label_col)
+        prepared = replace(prepared, indexed=prepared.dataset, n_rows=n_rows)
     sample_size, sample_rule = selector._query_sample_rule(n_rows)
     if sample_rule == "default":
         selector._warn_default_sample(f"{name} ({variant})", f"the input has {n_rows:,} rows",
@@ -65,12 +74,14 @@ def _scores(selector, prepared: PreparedInput, variant: str, turf_fraction=None,
     options = MultiSURFOptions(
         variant=variant, metric=selector.getOrDefault(selector.metric), scaling=selector.getScaling(),
         sample_size=sample_size, seed=selector.getOrDefault(selector.seed),
-        block_size=selector.getOrDefault(selector.blockSize), turf_fraction=turf_fraction, turf_keep=turf_keep)
-    result = multisurf_statistics(prepared.indexed, selector.getFeaturesCol(), prepared.label_col,
+        block_size=selector.getOrDefault(selector.blockSize), turf_fraction=turf_fraction, turf_keep=turf_keep,
+        label_type=selector.labelTypeInUse())
+    result = multisurf_statistics(prepared.indexed, selector.getFeaturesCol(), label_col,
                                   num_features=num_features, num_classes=prepared.num_classes, options=options,
-                                  engine=selector._engine_options())
+                                  engine=selector._engine_options(), hit_bound=hit_bound)
     info = {"method": variant, "metric": result.metric, "scaling": result.scaling, "n_queries": int(result.n_queries),
             "query_sample": sample_rule, "seed": selector.getOrDefault(selector.seed),
+            "label_type": selector.labelTypeInUse(),
             **{key: value for key, value in result.info.items() if isinstance(value, (str, int, float, bool, list))}}
     arrays = {"feature_scale": result.feature_scale}
     if result.turf_features is not None:
@@ -99,6 +110,9 @@ class MultiSURFSelector(FeatureSelector, _MultiSURFParams):
     Multi-class data as scikit-rebate (each miss class weighted by its share of the misses). With
     the defaults (``metric="manhattan"``, ``scaling="range"``, every row a query) the scores equal
     scikit-rebate's on continuous features. ``weightCol``: instance weights (core note 3).
+    ``labelType="continuous"``: a regression target, as scikit-rebate's continuous endpoint (core
+    S5: a row is a hit of a query when their targets differ by less than the target's sample
+    standard deviation, computed exactly in one pass over the label).
 
     Notes
     -----
@@ -117,12 +131,16 @@ class MultiSURFSelector(FeatureSelector, _MultiSURFParams):
     def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", weightCol=None,
                  numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None, variant="multisurf",
                  metric="manhattan", scaling="range", sampleSize=None, seed=0, rowIdCol=None, blockSize=2048,
-                 driverBudgetMB=2048.0, queryBatchBytes=None, allowManyClasses=False, deterministic=False):
+                 driverBudgetMB=2048.0, queryBatchBytes=None, allowManyClasses=False, deterministic=False,
+                 labelType="categorical"):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
     def setVariant(self, value: str):
         return self._set(variant=value)
+
+    def takesContinuousLabels(self) -> bool:
+        return True
 
     def _compute_scores(self, prepared: PreparedInput) -> ScoreResult:
         return _scores(self, prepared, self.getOrDefault(self.variant))
@@ -154,9 +172,12 @@ class TuRFSelector(FeatureSelector, _TuRFParams):
                  numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None,
                  innerMethod="multisurf", removeFraction=0.5, keepFeatures=100, metric="manhattan", scaling="range",
                  sampleSize=None, seed=0, rowIdCol=None, blockSize=2048, driverBudgetMB=2048.0, queryBatchBytes=None,
-                 allowManyClasses=False, deterministic=False):
+                 allowManyClasses=False, deterministic=False, labelType="categorical"):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
+
+    def takesContinuousLabels(self) -> bool:
+        return True
 
     def _compute_scores(self, prepared: PreparedInput) -> ScoreResult:
         return _scores(self, prepared, self.getOrDefault(self.innerMethod),

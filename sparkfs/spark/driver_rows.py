@@ -86,7 +86,7 @@ class DriverRows:
         rows, class_counts, offsets = rows_of_table(
             table, FEATURES, LABEL, WEIGHT if source.has_weights else None, id_column,
             num_features=source.num_features, num_classes=source.num_classes, user_ids=source.has_user_ids,
-            offsets=source.offsets)
+            offsets=source.offsets, targets=source.targets)
         source.offsets = offsets
         if source.known_class_counts is None:
             source.known_class_counts = class_counts
@@ -162,7 +162,7 @@ class DriverRows:
                                        lambda left, right: merged_sample_summaries(left, right, size, num_features),
                                        num_features=num_features, transport=self.transport)
         self.info["passes"].append("query sample")
-        return sample_of_summary(summary, num_features)
+        return sample_of_summary(summary, num_features, self.source.targets)
 
     def _sample_ids(self, size: int, seed: int) -> np.ndarray:
         """The ids of the sample's rows (the ``size`` smallest (key, id)), by a pass without rows."""

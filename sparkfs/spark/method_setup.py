@@ -60,9 +60,12 @@ class EngineOptions:
                 raise invalid(name, owner, "None or a column name", value)
 
     def rows(self, df, features_col: str, label_col: Optional[str], *, num_features: int,
-             num_classes: Optional[int], cache_blocks: bool = False, fewer_rows_hint: str = SAMPLE_HINT) -> Rows:
-        """The :class:`Rows` of ``df`` with these settings (use as a context manager)."""
+             num_classes: Optional[int], cache_blocks: bool = False, fewer_rows_hint: str = SAMPLE_HINT,
+             targets: bool = False) -> Rows:
+        """The :class:`Rows` of ``df`` with these settings (use as a context manager); ``targets``:
+        ``label_col`` is a continuous target."""
         return Rows(df, features_col, num_features=num_features, label_col=label_col, num_classes=num_classes,
+                    targets=targets,
                     weight_col=self.weight_col, row_id_col=self.row_id_col, transport=self.transport,
                     query_batch_bytes=self.query_batch_bytes, cache_blocks=cache_blocks,
                     driver_budget_mb=self.driver_budget_mb, fewer_rows_hint=fewer_rows_hint,
@@ -92,11 +95,14 @@ def options_of(options_class, options, engine: Optional[EngineOptions], settings
 @contextmanager
 def rows_with_queries(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
                       engine: EngineOptions, sample_size: Optional[int], seed: int,
-                      check_classes: Callable[[np.ndarray], None]) -> Iterator[Tuple[Rows, RowSet]]:
+                      check_classes: Callable[[np.ndarray], None], targets: bool = False
+                      ) -> Iterator[Tuple[Rows, RowSet]]:
     """``with rows_with_queries(...) as (rows, queries):`` the prepared rows and the query set
     (``sample_size`` rows drawn by ``seed``, or every row), ``check_classes(class_counts)`` run
-    before a sample is drawn (fail fast) and on the counts the queries came with."""
-    with engine.rows(df, features_col, label_col, num_features=num_features, num_classes=num_classes) as rows:
+    before a sample is drawn (fail fast) and on the counts the queries came with (``targets``: the
+    label is a continuous target, its counts the row count)."""
+    with engine.rows(df, features_col, label_col, num_features=num_features, num_classes=num_classes,
+                     targets=targets) as rows:
         if sample_size is not None:
             check_classes(rows.class_counts)
         queries = rows.sample(sample_size, seed)

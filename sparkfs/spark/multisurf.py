@@ -53,6 +53,7 @@ from sparkfs.errors import InvalidInputError
 from sparkfs.spark.method_setup import EngineOptions, feature_scale_of, options_of, rows_with_queries
 from sparkfs.spark.passes import ShippedQueries, batched_pass, query_batches, query_rows, sum_merge
 from sparkfs.spark.rows import Block, Rows
+from sparkfs.spark.target_moments import target_spread
 
 
 @dataclass
@@ -121,6 +122,8 @@ class _Setup:
     block_size: int
     features: Optional[np.ndarray]
     every_row: bool = False
+    #: S5's bound on a continuous endpoint (the labels are then the targets); None: classes.
+    hit_bound: Optional[float] = None
 
 
 #: Bytes shipped per query with the set-count pass (two thresholds) and, plus the (2, C) pair
@@ -159,7 +162,21 @@ def _codes(setup: _Setup, shipped, query_slice, table, others):
                              setup.variant in ms_math.FAR_VARIANTS)
 
 
-def _counts(rows: Rows, queries: ShippedQueries, setup: _Setup, near, far) -> np.ndarray:
+def _row_classes(setup: _Setup, shipped, query_slice, row_labels):
+    """The classes of a tile's rows: their class indices, or on a continuous endpoint each pair's
+    hit or miss (S5) from the batch's targets shipped with the pass."""
+    if setup.hit_bound is None:
+        return row_labels
+    return ms_math.pair_classes(shipped["targets"][query_slice], row_labels, setup.hit_bound)
+
+
+def _with_targets(setup: _Setup, payload: Dict[str, Any], targets, batch) -> Dict[str, Any]:
+    if setup.hit_bound is not None:
+        payload["targets"] = targets[batch]
+    return payload
+
+
+def _counts(rows: Rows, queries: ShippedQueries, setup: _Setup, near, far, targets) -> np.ndarray:
     """Pass 2: per (query, set, class) the weight of the rows inside the thresholds."""
     counts = np.zeros((len(queries), 2, setup.num_classes))
 
@@ -168,22 +185,24 @@ def _counts(rows: Rows, queries: ShippedQueries, setup: _Setup, near, far) -> np
         for query_slice, row_slice, _, _, table, others in _tiles(shipped, block, setup.metric, setup.features,
                                                                   setup.block_size):
             codes = _codes(setup, shipped, query_slice, table, others)
-            total[query_slice] += ms_math.group_counts(codes, block.labels[row_slice], setup.num_classes,
-                                                       None if block.weights is None else block.weights[row_slice])
+            total[query_slice] += ms_math.group_counts(
+                codes, _row_classes(setup, shipped, query_slice, block.labels[row_slice]), setup.num_classes,
+                None if block.weights is None else block.weights[row_slice])
         return {"counts": total}
 
     def payload(batch):
-        return {"near": near[batch], "far": far[batch]}
+        return _with_targets(setup, {"near": near[batch], "far": far[batch]}, targets, batch)
 
     for batch, summary in batched_pass(rows, queries, "set counts", summarize, sum_merge, payload=payload,
-                                       shipped_bytes_per_query=_THRESHOLD_BYTES,
+                                       shipped_bytes_per_query=_THRESHOLD_BYTES + 8.0,
                                        bytes_per_query=16.0 * setup.num_classes):  # (2, C) doubles
         if summary is not None:
             counts[batch] = summary["counts"]
     return counts
 
 
-def _difference_sums(rows: Rows, queries: ShippedQueries, setup: _Setup, near, far, pair_weights) -> np.ndarray:
+def _difference_sums(rows: Rows, queries: ShippedQueries, setup: _Setup, near, far, pair_weights,
+                     targets) -> np.ndarray:
     """Pass 3: ``sum_q sum_r a[q, r] |x_q - x_r|`` per feature, ``pair_weights`` (m, 2, C) already
     multiplied by the query weights."""
     num_features = rows.num_features if setup.features is None else setup.features.size
@@ -194,17 +213,18 @@ def _difference_sums(rows: Rows, queries: ShippedQueries, setup: _Setup, near, f
         for query_slice, row_slice, query_part, row_part, table, others in _tiles(
                 shipped, block, setup.metric, setup.features, setup.block_size):
             codes = _codes(setup, shipped, query_slice, table, others)
-            coefficients = ms_math.pair_coefficients(
-                codes, block.labels[row_slice], shipped["weights"][query_slice],
-                None if block.weights is None else block.weights[row_slice])
+            classes = _row_classes(setup, shipped, query_slice, block.labels[row_slice])
+            coefficients = ms_math.pair_coefficients(codes, classes, shipped["weights"][query_slice],
+                                                     None if block.weights is None else block.weights[row_slice])
             sums += ms_math.diff_sums(query_part, row_part, coefficients)
         return {"sums": sums}
 
     def payload(batch):
-        return {"near": near[batch], "far": far[batch], "weights": pair_weights[batch]}
+        return _with_targets(setup, {"near": near[batch], "far": far[batch], "weights": pair_weights[batch]},
+                             targets, batch)
 
     for _, summary in batched_pass(rows, queries, "weighted differences", summarize, sum_merge, payload=payload,
-                                   shipped_bytes_per_query=_THRESHOLD_BYTES + 16.0 * setup.num_classes,
+                                   shipped_bytes_per_query=_THRESHOLD_BYTES + 8.0 + 16.0 * setup.num_classes,
                                    bytes_per_query=0.0):  # per-feature sums only
         if summary is not None:
             total += summary["sums"]
@@ -225,9 +245,11 @@ def _fit_scores(rows: Rows, shipped: ShippedQueries, setup: _Setup, info: Dict[s
         moments = _moments(rows, shipped, setup)
         total_row_weight = float(np.mean(moments.weight + query_weights))  # every row, each query's own included
         near, far = ms_math.thresholds(setup.variant, moments, query_weights, total_row_weight)
-        counts = _counts(rows, shipped, setup, near, far)
-        weights, constants = ms_math.term_weights(setup.variant, counts, queries.labels)
-        sums = _difference_sums(rows, shipped, setup, near, far, weights * query_weights[:, None, None])
+        counts = _counts(rows, shipped, setup, near, far, queries.labels)
+        query_classes = queries.labels if setup.hit_bound is None else np.full(len(queries), ms_math.HIT)
+        weights, constants = ms_math.term_weights(setup.variant, counts, query_classes)
+        sums = _difference_sums(rows, shipped, setup, near, far, weights * query_weights[:, None, None],
+                                queries.labels)
         sums += np.dot(query_weights, constants)
         near_rows, far_rows = counts[:, ms_math.NEAR].sum(axis=1), counts[:, ms_math.FAR].sum(axis=1)
     info["mean_near_rows"] = float(near_rows.mean())
@@ -256,7 +278,7 @@ def _every_row_kernel(setup: _Setup, moments_only: bool):
             return {name: _placed(size, positions, getattr(moments, name)) for name in ("weight", "mean", "m2")}
         terms = ms_math.every_row_terms(setup.variant, own, block.ids, block.labels, block.weights, everyone,
                                         shipped["ids"], shipped["labels"], shipped.get("weights"), setup.num_classes,
-                                        level=shipped.get("level"), **common)
+                                        level=shipped.get("level"), hit_bound=setup.hit_bound, **common)
         counts = terms["counts"]
         return {"sums": terms["sums"], "near": _placed(size, positions, terms["near"]),
                 "far": _placed(size, positions, terms["far"]),
@@ -309,7 +331,7 @@ def _check_classes(class_counts: np.ndarray) -> None:
 
 def multisurf_statistics(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
                          options: Optional[MultiSURFOptions] = None, engine: Optional[EngineOptions] = None,
-                         **settings) -> MultiSURFResult:
+                         hit_bound: Optional[float] = None, **settings) -> MultiSURFResult:
     """Scores of a MultiSURF-family variant (or TuRF around it) of the features of ``df``.
 
     Parameters
@@ -318,8 +340,11 @@ def multisurf_statistics(df, features_col: str, label_col: str, *, num_features:
     features_col : str
         A ``pyspark.ml`` vector column (dense or sparse; sparse rows stay sparse).
     label_col : str
-        Class index 0..C-1.
+        Class index 0..C-1; with ``options.label_type="continuous"`` a regression target (S5 of
+        :mod:`sparkfs.core.multisurf`: a row is a hit of a query within one sample standard
+        deviation of its target, computed exactly in one pass over the label).
     num_features, num_classes : int
+        (``num_classes`` is ignored for a continuous target: its classes are hit and miss.)
     options : MultiSURFOptions
         The method's options (:class:`sparkfs.core.options.MultiSURFOptions`): ``variant``
         (multisurf, multisurf-star, surf, surf-star), ``metric`` (Manhattan on ``scaling="range"``
@@ -331,14 +356,22 @@ def multisurf_statistics(df, features_col: str, label_col: str, *, num_features:
     engine : EngineOptions
         The engine's settings (:class:`sparkfs.spark.method_setup.EngineOptions`); ``weight_col``:
         instance weights (:mod:`sparkfs.core.multisurf` note 3).
+    hit_bound : float, optional
+        A continuous endpoint's S5 bound when the caller has it (:func:`target_spread`); None:
+        one pass over the label computes it.
     **settings
         The fields of ``options`` and ``engine`` as keywords instead (scripts and tests).
     """
     options, engine = options_of(MultiSURFOptions, options, engine, settings, "multisurf_statistics")
     variant = options.variant
-    with rows_with_queries(df, features_col, label_col, num_features=num_features, num_classes=num_classes,
-                           engine=engine, sample_size=options.sample_size, seed=options.seed,
-                           check_classes=_check_classes) as (rows, queries):
+    continuous = options.label_type == "continuous"
+    if continuous and hit_bound is None:
+        hit_bound = target_spread(df, label_col).std
+    num_classes = 2 if continuous else num_classes
+    with rows_with_queries(df, features_col, label_col, num_features=num_features,
+                           num_classes=None if continuous else num_classes, engine=engine,
+                           sample_size=options.sample_size, seed=options.seed, targets=continuous,
+                           check_classes=(lambda counts: None) if continuous else _check_classes) as (rows, queries):
         class_counts = rows.class_counts
         scale, _ = feature_scale_of(rows, options.scaling)
         scaled = rows.scaled_by(scale)
@@ -351,7 +384,7 @@ def multisurf_statistics(df, features_col: str, label_col: str, *, num_features:
 
         def score_features(features):
             subset = None if features.size == num_features else np.asarray(features, dtype=np.int64)
-            setup = _Setup(variant, options.metric, num_classes, options.block_size, subset, every_row)
+            setup = _Setup(variant, options.metric, num_classes, options.block_size, subset, every_row, hit_bound)
             scores, thresholds["near"], thresholds["far"] = _fit_scores(scaled, shipped, setup, info)
             return scores
 
@@ -367,6 +400,8 @@ def multisurf_statistics(df, features_col: str, label_col: str, *, num_features:
         info["query_batches"] = 1 if every_row else len(batches)
         info["one_pass"] = every_row
         info["transport"] = rows.transport
+        if continuous:
+            info["label_type"], info["hit_bound"] = "continuous", hit_bound
     return MultiSURFResult(
         scores=scores, variant=variant, metric=options.metric, scaling=options.scaling, n_rows=int(class_counts.sum()),
         n_queries=len(queries), class_counts=class_counts, query_ids=queries.ids,

@@ -68,14 +68,14 @@ class PassRunner:
         from pyspark import StorageLevel
         from pyspark.sql.types import BinaryType, StructField, StructType
 
-        source, has_weights = self.source, self.source.has_weights
+        source, has_weights, targets = self.source, self.source.has_weights, self.source.targets
         frame, columns, blocks_of_batch, regroup = self.pass_source()
 
         def encode_partition(batches):
             import pyarrow as pa
 
             for batch in (batches if regroup is None else regroup(batches)):
-                payloads = [serialize_summary(encode(as_block(block, units, has_weights)))
+                payloads = [serialize_summary(encode(as_block(block, units, has_weights, targets)))
                             for block in blocks_of_batch(batch)]
                 if payloads:
                     yield pa.RecordBatch.from_arrays([pa.array(payloads, pa.binary())], names=["block"])
@@ -130,7 +130,7 @@ class PassRunner:
         import pyarrow as pa
         from pyspark.sql.types import ArrayType, DoubleType, LongType, StructField, StructType
 
-        num_features, has_weights = self.source.num_features, self.source.has_weights
+        num_features, has_weights, targets = self.source.num_features, self.source.has_weights, self.source.targets
         frame, columns, blocks_of_batch, regroup = self.pass_source()
         canonical = self.source.canonical
 
@@ -142,7 +142,7 @@ class PassRunner:
             for block in (block for batch in batches for block in blocks_of_batch(batch)):
                 if canonical:  # a chunk's first row id orders the partials (module notes of canonical)
                     partition = int(np.asarray(block[ROW_ID])[0])
-                keys, values = emit_block(as_block(block, units, has_weights))
+                keys, values = emit_block(as_block(block, units, has_weights, targets))
                 values = np.ascontiguousarray(values, dtype=np.float64)
                 offsets = np.arange(keys.size + 1, dtype=np.int32) * num_features
                 yield pa.RecordBatch.from_arrays(
@@ -162,10 +162,10 @@ class PassRunner:
         ``units``: :class:`sparkfs.spark.row_sets.PassUnits`), summarised and reduced; ``name`` (None: the caller records the pass)
         goes to ``info["passes"]``. ``over``: a frame of :meth:`encode_blocks`, whose dicts are
         summarised instead (no canonical merge: for integer summaries)."""
-        source, has_weights = self.source, self.source.has_weights
+        source, has_weights, targets = self.source, self.source.has_weights, self.source.targets
 
         def summarize(raw):
-            return summarize_block(as_block(raw, units, has_weights))
+            return summarize_block(as_block(raw, units, has_weights, targets))
 
         if over is not None:
             summary = source.diagnosed(lambda: aggregate_partitions(

@@ -69,7 +69,7 @@ from sparkfs.errors import InvalidInputError
 from sparkfs.spark.canonical import lay_out
 from sparkfs.spark.failures import with_input_diagnosis
 from sparkfs.spark.row_sets import (PARTITION_SHIFT, Block, PassUnits, check_finite, check_user_ids,
-                                    class_counts_of, offsets_of_partitions)
+                                    class_counts_of, label_values, offsets_of_partitions)
 
 #: Column names of the prepared input (what the passes' Arrow batches hold).
 FEATURES = "__sparkfs_features"
@@ -86,9 +86,10 @@ CONTENT_ORDER_IDS = "content order (deterministic)"
 POSITION_IDS = "position in input order"
 
 
-def as_block(raw, units: Optional[PassUnits], has_weights: bool) -> Block:
+def as_block(raw, units: Optional[PassUnits], has_weights: bool, targets: bool = False) -> Block:
     """An Arrow batch's columns (see blocks.batch_to_block) as a checked :class:`Block` in the
-    pass's ``units`` (None: as stored)."""
+    pass's ``units`` (None: as stored); the labels are class indices, or with ``targets`` the
+    values of a continuous target."""
     matrix = raw[FEATURES]
     check_finite(matrix)
     weights = None
@@ -97,7 +98,7 @@ def as_block(raw, units: Optional[PassUnits], has_weights: bool) -> Block:
         if not (np.all(np.isfinite(weights)) and np.all(weights >= 0)):
             raise InvalidInputError("instance weights must be finite and >= 0")
     return Block(matrix if units is None else units.apply(matrix), np.asarray(raw[ROW_ID], dtype=np.int64),
-                 np.asarray(raw[LABEL], dtype=np.float64).astype(np.int64), weights)
+                 label_values(raw[LABEL], targets), weights)
 
 
 def reads_cached_data(df) -> bool:
@@ -135,21 +136,25 @@ class PreparedRows:
     def __init__(self, df, features_col: str, *, num_features: int, label_col: Optional[str] = None,
                  num_classes: Optional[int] = None, weight_col: Optional[str] = None,
                  row_id_col: Optional[str] = None, canonical: bool = True, row_order: str = "input",
-                 info: Optional[Dict[str, Any]] = None):
+                 info: Optional[Dict[str, Any]] = None, targets: bool = False):
         from pyspark import StorageLevel
         from pyspark.sql import functions as F
 
         for name in (features_col, label_col, weight_col, row_id_col):
             if name is not None and name not in df.columns:
                 raise InvalidInputError(f"column '{name}' not found; the input has columns {df.columns}")
-        if label_col is not None and num_classes is None:
-            raise ValueError("num_classes is required with label_col")
+        if label_col is not None and num_classes is None and not targets:
+            raise ValueError("num_classes is required with label_col (or targets=True: a continuous target)")
+        if targets and label_col is None:
+            raise ValueError("targets=True needs label_col, the continuous target")
         if row_order not in ROW_ORDERS:
             raise ValueError(f"row_order must be one of {ROW_ORDERS}; got {row_order!r}")
         self.df = df
         self.features_col, self.label_col, self.weight_col, self.row_id_col = features_col, label_col, weight_col, row_id_col
         self.num_features = int(num_features)
-        self.num_classes = int(num_classes) if label_col is not None else 1
+        #: Whether the label is a continuous target (its values kept as floats, no classes counted).
+        self.targets = bool(targets)
+        self.num_classes = int(num_classes) if label_col is not None and not targets else 1
         self.canonical = bool(canonical)
         content_ids = row_id_col is None and row_order == "content"
         self.row_order = "content" if content_ids else "input"
@@ -228,8 +233,9 @@ class PreparedRows:
         from pyspark.sql import functions as F
 
         base = self.base
+        label = F.lit(0.0) if self.targets else F.col(LABEL)  # a target: the rows, not its values, are counted
         if self.has_user_ids:
-            per_label = {row[LABEL]: row["count"] for row in base.groupBy(LABEL).count().collect()}
+            per_label = {row["label"]: row["count"] for row in base.groupBy(label.alias("label")).count().collect()}
             id_stats = base.agg(
                 F.count(F.lit(1)).alias("rows"), F.count(ROW_ID).alias("non_null"),
                 F.count_distinct(ROW_ID).alias("distinct"),
@@ -238,8 +244,8 @@ class PreparedRows:
         else:
             partition = F.shiftright(F.col(MONOTONIC_ID), PARTITION_SHIFT).alias("partition")
             per_label, per_partition = {}, {}
-            for row in base.groupBy(partition, F.col(LABEL)).count().collect():
-                per_label[row[LABEL]] = per_label.get(row[LABEL], 0) + row["count"]
+            for row in base.groupBy(partition, label.alias("label")).count().collect():
+                per_label[row["label"]] = per_label.get(row["label"], 0) + row["count"]
                 per_partition[row["partition"]] = per_partition.get(row["partition"], 0) + row["count"]
             self.offsets = offsets_of_partitions(per_partition)
         self.known_class_counts = class_counts_of(per_label, self.num_classes)

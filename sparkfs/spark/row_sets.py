@@ -21,7 +21,7 @@ class Block(NamedTuple):
 
     matrix: Any  # ndarray or csr_matrix (n_block, p)
     ids: np.ndarray  # int64 (n_block,)
-    labels: np.ndarray  # int64 (n_block,): class index, 0 without labels
+    labels: np.ndarray  # int64 (n_block,): class index, 0 without labels; float64: a continuous target
     weights: Optional[np.ndarray]  # float64 (n_block,) or None
 
 
@@ -77,6 +77,12 @@ def check_finite(matrix) -> None:
         raise InvalidInputError("feature vectors contain NaN or infinite values")
 
 
+def label_values(labels, targets: bool) -> np.ndarray:
+    """A block's labels: class indices (int64), or with ``targets`` a continuous target (float64)."""
+    values = np.asarray(labels, dtype=np.float64)
+    return values if targets else values.astype(np.int64)
+
+
 def class_counts_of(per_label: Dict[Any, int], num_classes: int) -> np.ndarray:
     """Rows per class index from {label value: rows}; labels must be 0..C-1."""
     if not per_label:
@@ -118,10 +124,11 @@ def check_user_ids(rows: int, non_null: int, distinct: int) -> None:
 
 
 def rows_of_table(table, features: str, label: str, weight: Optional[str], id_column: str, *, num_features: int,
-                  num_classes: int, user_ids: bool, offsets: Optional[Dict[int, int]]
+                  num_classes: int, user_ids: bool, offsets: Optional[Dict[int, int]], targets: bool = False
                   ) -> Tuple[RowSet, np.ndarray, Optional[Dict[int, int]]]:
     """Every row of a collected Arrow ``table`` as a :class:`RowSet` sorted by id, with the class
-    counts and the partition offsets (positional ids: computed here when ``offsets`` is None)."""
+    counts (a continuous target, ``targets``: the row count) and the partition offsets (positional
+    ids: computed here when ``offsets`` is None)."""
     from sparkfs.spark.blocks import arrow_vectors_to_matrix
 
     matrix = arrow_vectors_to_matrix(table.column(features), num_features)
@@ -129,8 +136,11 @@ def rows_of_table(table, features: str, label: str, weight: Optional[str], id_co
     if label_column.null_count:
         raise InvalidInputError(f"{label_column.null_count} row(s) have a null label")
     raw_labels = label_column.to_numpy().astype(np.float64)
-    values, counts = np.unique(raw_labels, return_counts=True)
-    class_counts = class_counts_of({float(v): int(c) for v, c in zip(values, counts)}, num_classes)
+    if targets:
+        class_counts = np.array([raw_labels.size], dtype=np.int64)
+    else:
+        values, counts = np.unique(raw_labels, return_counts=True)
+        class_counts = class_counts_of({float(v): int(c) for v, c in zip(values, counts)}, num_classes)
     id_values = table.column(id_column)
     if user_ids:
         ids = id_values.to_numpy(zero_copy_only=False)
@@ -146,7 +156,7 @@ def rows_of_table(table, features: str, label: str, weight: Optional[str], id_co
     weights = None if weight is None else table.column(weight).to_numpy(zero_copy_only=False).astype(np.float64)
     check_finite(matrix)
     order = np.argsort(ids, kind="stable")
-    rows = RowSet(matrix, ids, raw_labels.astype(np.int64), weights)
+    rows = RowSet(matrix, ids, label_values(raw_labels, targets), weights)
     return (rows if np.array_equal(order, np.arange(order.size)) else rows.take(order)), class_counts, offsets
 
 
@@ -218,12 +228,12 @@ def merged_key_summaries(left: dict, right: dict, size: int) -> dict:
     return {"keys": keys[keep], "ids": ids[keep]}
 
 
-def sample_of_summary(summary: dict, num_features: int) -> RowSet:
+def sample_of_summary(summary: dict, num_features: int, targets: bool = False) -> RowSet:
     """The merged candidates as a :class:`RowSet` sorted by id (checked finite)."""
     from sparkfs.spark.blocks import matrix_from_summary
 
     matrix = matrix_from_summary(summary, "rows_", num_features)
     check_finite(matrix)
     ids = summary["ids"].astype(np.int64)
-    rows = RowSet(matrix, ids, summary["labels"].astype(np.int64), summary.get("weights"))
+    rows = RowSet(matrix, ids, label_values(summary["labels"], targets), summary.get("weights"))
     return rows.take(np.argsort(ids, kind="stable"))

@@ -104,10 +104,10 @@ class Rows:
                  row_id_col: Optional[str] = None, transport: str = "auto",
                  query_batch_bytes: Optional[int] = None, cache_blocks: bool = False,
                  driver_budget_mb: Optional[float] = None, fewer_rows_hint: str = "use fewer rows",
-                 canonical: bool = True, row_order: str = "input"):
+                 canonical: bool = True, row_order: str = "input", targets: bool = False):
         self.input = PreparedRows(df, features_col, num_features=num_features, label_col=label_col,
                                   num_classes=num_classes, weight_col=weight_col, row_id_col=row_id_col,
-                                  canonical=canonical, row_order=row_order)
+                                  canonical=canonical, row_order=row_order, targets=targets)
         self.transport = resolve_transport(df.sparkSession, transport)
         self.driver_rows = DriverRows(self.input, transport=self.transport, driver_budget_mb=driver_budget_mb,
                                       fewer_rows_hint=fewer_rows_hint)
@@ -117,6 +117,7 @@ class Rows:
         self.df, self.features_col, self.label_col = df, features_col, label_col
         self.weight_col, self.row_id_col = weight_col, row_id_col
         self.num_features, self.num_classes, self.canonical = source.num_features, source.num_classes, source.canonical
+        self.targets = source.targets
         self.query_batch_bytes = self.runner.query_batch_bytes
         self.driver_budget_mb, self.fewer_rows_hint, self.cache_blocks = driver_budget_mb, fewer_rows_hint, cache_blocks
         #: What ran: ``"row_ids"`` and the list of ``"passes"`` (shared by the parts and the views).

@@ -13,9 +13,12 @@ Bad labels (null, NaN, infinite) are counted in the same pass and named after it
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
-from sparkfs.core.exact_sums import as_arrays, exact_column_sums, from_arrays, merged_exact_sums
+from sparkfs.core.exact_sums import as_arrays, exact_column_sums, exact_values, from_arrays, merged_exact_sums
+from sparkfs.core.multisurf import hit_bound_of_sums
 from sparkfs.core.regression import (TargetMoments, exact_feature_target_sums, exact_target_sums,
                                      rounded_target_moments)
 from sparkfs.core.scaling import check_magnitude
@@ -87,3 +90,49 @@ def target_moments(df, features_col: str, label_col: str, num_features: int = No
         raise InvalidInputError("the feature sums are not finite (values, or values times the label, too large?)")
     return rounded_target_moments(int(summary["rows"][0]), *(from_arrays(summary, prefix) for prefix in _SUM_PARTS),
                                   summary["extremes"][0], -summary["extremes"][1])
+
+
+def _target_block(label_col: str):
+    def summarize(block):
+        target = np.asarray(block[label_col], dtype=np.float64)
+        kept = target[np.isfinite(target)]
+        return {"rows": np.array([float(kept.size)]), "bad_labels": np.array([float(target.size - kept.size)]),
+                "extremes": np.array([kept.min(initial=np.inf), -kept.max(initial=-np.inf)]),
+                **as_arrays(exact_target_sums(kept), "target_")}
+
+    return summarize
+
+
+def _merge_targets(left, right):
+    merged = {name: left[name] + right[name] for name in ("rows", "bad_labels")}
+    merged["extremes"] = np.minimum(left["extremes"], right["extremes"])
+    merged.update(as_arrays(merged_exact_sums(from_arrays(left, "target_"), from_arrays(right, "target_")), "target_"))
+    return merged
+
+
+class TargetSpread(NamedTuple):
+    """What :func:`target_spread` finds: the rows and the target's sample standard deviation."""
+
+    n_rows: int
+    std: float
+
+
+def target_spread(df, label_col: str) -> TargetSpread:
+    """The sample standard deviation of a continuous target over every row, from one pass over the
+    label column alone (exact sums of y and y^2, :func:`sparkfs.core.multisurf.hit_bound_of_sums`):
+    the same bits for any partitioning. Refuses, naming the column, null/NaN/infinite labels, fewer
+    than two rows and a constant target."""
+    labelled = df.select(df[label_col].cast("double").alias(label_col))
+    summary = aggregate_partitions(labelled, [label_col], _target_block(label_col), _merge_targets, num_features=0)
+    rows = 0 if summary is None else int(summary["rows"][0])
+    bad_labels = 0 if summary is None else int(summary["bad_labels"][0])
+    if bad_labels:
+        raise InvalidInputError(f"{bad_labels} row(s) have a null, NaN or infinite label in column '{label_col}' "
+                                "(a continuous label must be a finite number in every row)")
+    if rows < 2:
+        raise InvalidInputError(f"a continuous label needs at least 2 rows; the input has {rows}")
+    if summary["extremes"][0] == -summary["extremes"][1]:
+        value = float(summary["extremes"][0])
+        raise InvalidInputError(f"label column '{label_col}' is constant ({value!r} in all {rows} rows): a continuous "
+                                "target needs some spread")
+    return TargetSpread(rows, hit_bound_of_sums(rows, *exact_values(from_arrays(summary, "target_"))))
