@@ -65,10 +65,13 @@ class MethodFacts:
 
 def labels_of(method: str) -> str:
     """"required", "optional" for a method that also runs without labels (its selector's
-    ``requires_labels``), or "continuous" for one whose label is a regression target."""
+    ``requires_labels``), "continuous" for one whose label is a regression target, or "either" for
+    one that takes classes or, with ``--label-type continuous``, a regression target."""
     selector = build_selector(method, {})
     if selector._continuous_label():
         return "continuous"
+    if selector.takesContinuousLabels():
+        return "either"
     return "required" if selector.requires_labels else "optional"
 
 
@@ -240,6 +243,8 @@ def methods_table() -> List[str]:
         lines.append(f"{name:17s} {labels_of(name):10s} {weights:8s} {facts.connect:9s} {facts.paper}")
     for name, text in EVALUATE_ONLY.items():
         lines.append(f"{name:17s} {'required':9s} {'no':8s} {'-':9s} {text}")
+    lines.append("The `labels` column: required (classes), optional (also without), continuous (a regression "
+                 "target), either (classes, or a regression target with --label-type continuous).")
     lines.append("Every method reads dense and sparse vectors (sparse rows stay sparse). "
                  "`sparkfs methods NAME` lists a method's params and what it does on term matrices.")
     lines.append("On term matrices (counts, tf-idf) use `anova`, `chi2` or `lfs`: each found all 1,000 informative terms "

@@ -76,7 +76,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from sparkfs.core import multisurf_kernel, weighted_diff_kernel
-from sparkfs.core.neighbours import check_metric, pairwise_distances
+from sparkfs.core.neighbours import HIT, MISS, check_metric, pair_classes, pairwise_distances  # noqa: F401 (S5)
 
 Matrix = Union[np.ndarray, sp.csr_matrix]
 
@@ -190,10 +190,6 @@ def pair_sets(distance_table: np.ndarray, others: np.ndarray, near, far, with_fa
     return codes
 
 
-#: The classes of a pair on a continuous endpoint (S5).
-HIT, MISS = 0, 1
-
-
 def hit_bound_of_sums(n_rows: int, target_sum, target_sum_squares) -> float:
     """S5's bound, the sample standard deviation (ddof 1) of the target, from the exact sums of y
     and y^2 (:class:`fractions.Fraction`, :func:`sparkfs.core.exact_sums.exact_values`): the variance
@@ -214,13 +210,6 @@ def continuous_hit_bound(targets) -> float:
 
     targets = np.asarray(targets, dtype=np.float64)
     return hit_bound_of_sums(targets.size, *exact_values(exact_target_sums(targets)))
-
-
-def pair_classes(query_targets, row_targets, hit_bound: float) -> np.ndarray:
-    """S5: per (query, row) :data:`HIT` when ``|y_q - y_r| < hit_bound``, else :data:`MISS`, (m, n)."""
-    query_targets = np.asarray(query_targets, dtype=np.float64)
-    row_targets = np.asarray(row_targets, dtype=np.float64)
-    return np.where(np.abs(query_targets[:, None] - row_targets[None, :]) < hit_bound, HIT, MISS).astype(np.int64)
 
 
 def group_counts(codes: np.ndarray, row_labels, num_classes: int, row_weights=None) -> np.ndarray:

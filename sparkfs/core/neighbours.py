@@ -52,6 +52,7 @@ import scipy.sparse as sp
 from scipy.spatial.distance import cdist
 
 from sparkfs.core import manhattan_kernel
+from sparkfs.core.co_nonzero import co_nonzero_chunks
 
 Matrix = Union[np.ndarray, sp.csr_matrix]
 
@@ -64,9 +65,6 @@ PAD_ID = -1
 #: Columns sampled per neighbour to bound the k-th distance of a block (see k_nearest_per_class).
 _BOUND_SAMPLE_PER_NEIGHBOUR = 32
 
-#: Upper bound on the (query, row, feature) triples materialised at once by the sparse
-#: Manhattan kernel (each triple costs about 40 bytes of temporaries).
-_MAX_TRIPLES_PER_CHUNK = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -181,55 +179,6 @@ def _squared_euclidean(query_matrix: Matrix, row_matrix: Matrix, shift: Optional
         distances += row_norms[None, :]
     np.maximum(distances, 0.0, out=distances)
     return distances
-
-
-def _co_nonzero_triples(query_csc: sp.csc_matrix, row_csc: sp.csc_matrix, feature_start: int, feature_stop: int):
-    """Entry positions of every (query entry, row entry) pair sharing a feature in [start, stop).
-
-    Returns two index arrays into ``query_csc.data`` / ``row_csc.data`` (same length).
-    """
-    query_ptr, row_ptr = query_csc.indptr, row_csc.indptr
-    row_counts = np.diff(row_ptr[feature_start : feature_stop + 1])
-    query_entries = np.arange(query_ptr[feature_start], query_ptr[feature_stop])
-    if query_entries.size == 0:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty
-    feature_of_query_entry = np.repeat(
-        np.arange(feature_start, feature_stop), np.diff(query_ptr[feature_start : feature_stop + 1])
-    )
-    repeats = row_counts[feature_of_query_entry - feature_start]
-    total = int(repeats.sum())
-    query_entry_of_triple = np.repeat(query_entries, repeats)
-    run_starts = np.cumsum(repeats) - repeats
-    offset_in_run = np.arange(total) - np.repeat(run_starts, repeats)
-    row_entry_of_triple = np.repeat(row_ptr[feature_of_query_entry], repeats) + offset_in_run
-    return query_entry_of_triple, row_entry_of_triple
-
-
-def co_nonzero_chunks(query_matrix: Matrix, row_matrix: Matrix, max_triples: int = _MAX_TRIPLES_PER_CHUNK):
-    """Every (query entry, row entry) pair of two sparse blocks that share a feature, in chunks.
-
-    The one loop behind every sparse pairwise kernel (Manhattan distances, kernel sums): it yields
-    ``(query_csc, row_csc, query_entry, row_entry)`` where ``query_entry`` / ``row_entry`` index
-    ``query_csc.data`` / ``row_csc.data`` and each chunk holds at most ``max_triples`` pairs (at
-    least one feature's worth). Both blocks are converted once to CSC with sorted, summed indices.
-    """
-    query_csc = sp.csc_matrix(query_matrix)
-    row_csc = sp.csc_matrix(row_matrix)
-    query_csc.sum_duplicates()  # also sorts the indices
-    row_csc.sum_duplicates()
-    triples_per_feature = np.diff(query_csc.indptr).astype(np.int64) * np.diff(row_csc.indptr).astype(np.int64)
-    cumulative = np.concatenate([[0], np.cumsum(triples_per_feature)])
-    num_features = query_csc.shape[1]
-    feature_start = 0
-    while feature_start < num_features:
-        # Largest feature_stop with at most max_triples triples (at least one feature).
-        limit = cumulative[feature_start] + max_triples
-        feature_stop = max(int(np.searchsorted(cumulative, limit, side="right")) - 1, feature_start + 1)
-        feature_stop = min(feature_stop, num_features)
-        query_entry, row_entry = _co_nonzero_triples(query_csc, row_csc, feature_start, feature_stop)
-        yield query_csc, row_csc, query_entry, row_entry
-        feature_start = feature_stop
 
 
 def _manhattan_sparse(query_matrix: Matrix, row_matrix: Matrix) -> np.ndarray:
@@ -493,6 +442,43 @@ def attach_vectors(table: NeighbourTable, row_matrix: Matrix, row_ids) -> Neighb
                           vectors.reshape(table.neighbour_ids.shape + (row_matrix.shape[1],)))
 
 
+#: The classes of a (query, row) pair on a continuous endpoint: a hit or a miss.
+HIT, MISS = 0, 1
+
+
+def pair_classes(query_targets, row_targets, hit_bound: float) -> np.ndarray:
+    """Per (query, row) :data:`HIT` when ``|y_q - y_r| < hit_bound``, else :data:`MISS`, (m, n):
+    scikit-rebate's continuous endpoint, ``hit_bound`` the target's sample standard deviation."""
+    query_targets = np.asarray(query_targets, dtype=np.float64)
+    row_targets = np.asarray(row_targets, dtype=np.float64)
+    return np.where(np.abs(query_targets[:, None] - row_targets[None, :]) < hit_bound, HIT, MISS).astype(np.int64)
+
+
+def k_nearest_per_pair_class(distances: np.ndarray, query_ids, row_ids, pair_classes: np.ndarray, *,
+                             num_classes: int, k: int) -> NeighbourTable:
+    """:func:`k_nearest_per_class` where a row's class depends on the query: ``pair_classes``
+    (m, n) holds the class of each (query, row) pair (a continuous endpoint's hit or miss,
+    :func:`sparkfs.core.multisurf.pair_classes`). Per query and class, the k nearest rows of that
+    class for that query, the query itself excluded, sorted by (distance, row id), pads last."""
+    query_ids = np.asarray(query_ids, dtype=np.int64)
+    row_ids = np.asarray(row_ids, dtype=np.int64)
+    order = np.argsort(row_ids, kind="stable")
+    if np.any(order != np.arange(order.size)):
+        distances, row_ids, pair_classes = distances[:, order], row_ids[order], pair_classes[:, order]
+    table_ids = np.full((query_ids.size, num_classes, k), PAD_ID, dtype=np.int64)
+    table_distances = np.full((query_ids.size, num_classes, k), np.inf)
+    if row_ids.size == 0:
+        return NeighbourTable(query_ids, table_ids, table_distances)
+    position = np.minimum(np.searchsorted(row_ids, query_ids), row_ids.size - 1)
+    is_self = row_ids[position] == query_ids
+    for class_index in range(num_classes):
+        class_distances = np.where(pair_classes == class_index, distances, np.inf)
+        class_distances[np.flatnonzero(is_self), position[is_self]] = np.inf
+        table_ids[:, class_index, :], table_distances[:, class_index, :] = _k_smallest_sorted(class_distances,
+                                                                                            row_ids, k)
+    return NeighbourTable(query_ids, table_ids, table_distances)
+
+
 def local_neighbour_table(
     query_matrix: Matrix,
     query_ids,
@@ -506,6 +492,8 @@ def local_neighbour_table(
     block_size: int = 2048,
     shift: Optional[np.ndarray] = None,
     feature_weights: Optional[np.ndarray] = None,
+    query_targets=None,
+    hit_bound: Optional[float] = None,
 ) -> NeighbourTable:
     """Per query and class, the k nearest among ``row_matrix``, computed block by block.
 
@@ -527,6 +515,10 @@ def local_neighbour_table(
         See :func:`pairwise_distances`.
     feature_weights : ndarray of shape (p,), optional
         Search in the weighted metric (see :func:`pairwise_distances`); distances returned in it.
+    query_targets, hit_bound : optional
+        A continuous endpoint: ``row_labels`` are the rows' targets, and a row's class for a query
+        is a hit (0) when their targets differ by less than ``hit_bound``, else a miss (1)
+        (:func:`k_nearest_per_pair_class`; ``num_classes`` is 2).
 
     Returns
     -------
@@ -537,7 +529,9 @@ def local_neighbour_table(
         raise ValueError(f"block_size must be a positive number of rows, got {block_size}")
     query_ids = np.asarray(query_ids, dtype=np.int64)
     row_ids = np.asarray(row_ids, dtype=np.int64)
-    row_labels = np.asarray(row_labels).astype(np.int64, copy=False)
+    continuous = hit_bound is not None
+    row_labels = np.asarray(row_labels, dtype=np.float64) if continuous else np.asarray(row_labels).astype(np.int64,
+                                                                                                        copy=False)
     if _is_sparse(query_matrix):
         query_matrix = sp.csr_matrix(query_matrix)
     if _is_sparse(row_matrix):
@@ -553,15 +547,21 @@ def local_neighbour_table(
     for row_start in range(0, num_rows, block_size):
         row_block = np.arange(row_start, min(row_start + block_size, num_rows))
         # Sort the block by (label, id) once: each class is then a column slice of the distances.
-        row_block = row_block[np.lexsort((row_ids[row_block], row_labels[row_block]))]
+        row_block = row_block[np.argsort(row_ids[row_block], kind="stable") if continuous
+                              else np.lexsort((row_ids[row_block], row_labels[row_block]))]
         block_matrix = row_matrix[row_block]
         for query_start in range(0, num_queries, block_size):
             query_chunk = slice(query_start, min(query_start + block_size, num_queries))
             distances = pairwise_distances(query_matrix[query_chunk], block_matrix, metric, shift=shift)
-            found = k_nearest_per_class(
-                distances, query_ids[query_chunk], row_ids[row_block], row_labels[row_block],
-                num_classes=num_classes, k=k, bound=distances_out[query_chunk, :, k - 1],
-            )
+            if continuous:
+                classes = pair_classes(np.asarray(query_targets)[query_chunk], row_labels[row_block], hit_bound)
+                found = k_nearest_per_pair_class(distances, query_ids[query_chunk], row_ids[row_block], classes,
+                                                 num_classes=num_classes, k=k)
+            else:
+                found = k_nearest_per_class(
+                    distances, query_ids[query_chunk], row_ids[row_block], row_labels[row_block],
+                    num_classes=num_classes, k=k, bound=distances_out[query_chunk, :, k - 1],
+                )
             merged = merge_neighbour_tables(
                 NeighbourTable(query_ids[query_chunk], ids_out[query_chunk], distances_out[query_chunk]), found
             )

@@ -30,6 +30,7 @@ from sparkfs.core.parzen_ise_options import DEFAULT_CRITERION as PARZEN_CRITERIO
 from sparkfs.core.parzen_ise_options import DEFAULT_RANK_BY as PARZEN_RANK_BY
 from sparkfs.core.parzen_ise_options import check_options as check_parzen_options
 from sparkfs.core.relief import METRICS as RELIEF_METRICS
+from sparkfs.core.relief import CONTINUOUS_VARIANTS as CONTINUOUS_RELIEF_VARIANTS
 from sparkfs.core.relief import VARIANTS as RELIEF_VARIANTS
 from sparkfs.core.scaling import SCALINGS
 
@@ -116,10 +117,16 @@ class ReliefOptions:
     #: (:func:`sparkfs.core.relief.default_distance`: cosine on term-like data), as ReliefSelector's
     #: ``preset="default"`` does when neither is set.
     distance_from_data: bool = False
+    #: "continuous": the label is a regression target (relief and relieff; core.relief note 9).
+    label_type: str = "categorical"
 
     def __post_init__(self):
         owner = "relief_statistics"
         check_choice("variant", owner, self.variant, RELIEF_VARIANTS)
+        check_choice("label_type", owner, self.label_type, ("categorical", "continuous"))
+        if self.label_type == "continuous" and self.variant not in CONTINUOUS_RELIEF_VARIANTS:
+            raise invalid("variant", owner, f"one of {CONTINUOUS_RELIEF_VARIANTS} with a continuous label",
+                          self.variant)
         check_choice("metric", owner, self.metric, RELIEF_METRICS)
         check_int("k", owner, self.k, 1)
         _check_common(self, owner)

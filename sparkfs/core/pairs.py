@@ -23,7 +23,7 @@ Sparse rows stay sparse: with ``k0 = k(0)``, for a query entry x_qf not stored (
 ``S[q, f] = k0 sum_r W_qr + sum_{r stores f} W_qr (k(x_rf) - k0)``, a (query groups x features)
 table per block; for a stored query entry the second sum runs over the co-non-zeros of the query
 and the block (the same loop as the sparse Manhattan distance,
-:func:`sparkfs.core.neighbours.co_nonzero_chunks`). Cost
+:func:`sparkfs.core.co_nonzero.co_nonzero_chunks`). Cost
 ``O(nnz(block) G + nnz(queries) + co-non-zeros)`` instead of ``m n p``. Memory: the co-non-zero
 pairs are taken in slices of at most ``_MAX_BLOCK_ELEMENTS / (12 + 2 G)`` pairs, cut between query
 entries (a frequent term alone gives m x n_block pairs): a 2,048-row block of the 100,000 x 50,000
@@ -43,7 +43,7 @@ from typing import Optional, Union
 import numpy as np
 import scipy.sparse as sp
 
-from sparkfs.core.neighbours import co_nonzero_chunks
+from sparkfs.core.co_nonzero import co_nonzero_chunks
 
 Matrix = Union[np.ndarray, sp.csr_matrix]
 

@@ -67,6 +67,13 @@ Deviations from the paper (and why)
    ``sum_q s_q m_q / sum_q s_q``. All weights 1 is ReliefF exactly; a row of weight w counts as
    w copies of itself everywhere except in the search (its copies would be its own nearest
    hits). A class whose found neighbours all weigh 0 drops out of that query's margin.
+9. **Continuous endpoint** (relief and relieff; scikit-rebate's ReliefF with
+   ``label_type="continuous"``; :func:`continuous_pairs`): a row is a *hit* of query n when their
+   targets differ by less than the target's sample standard deviation, else a *miss*
+   (:func:`sparkfs.core.neighbours.pair_classes`); the search keeps the k nearest hits and the k
+   nearest misses of each query, and ``m_n = (1/N_M) sum_j |x_n - M_j| - (1/N_H) sum_j |x_n - H_j|``
+   with N_H, N_M the hits and misses found (at most k; a term without any is left out, as
+   scikit-rebate does). Relief and ReliefF coincide there (one miss class).
 
 Scaling (:func:`feature_scale`, defined once in :mod:`sparkfs.core.scaling`): ``"range"``
 divides each feature by ``max - min`` (Kononenko's ``diff``: with Manhattan distance this is
@@ -94,6 +101,8 @@ Matrix = Union[np.ndarray, sp.csr_matrix]
 VARIANTS = ("relief", "relieff", "mrelief", "prelief")
 #: Variants whose margins come from a nearest-neighbour table.
 NEIGHBOUR_VARIANTS = ("relief", "relieff", "mrelief")
+#: Variants that take a continuous endpoint (note 9): MAP-Relief and Parzen-Relief need class priors.
+CONTINUOUS_VARIANTS = ("relief", "relieff")
 #: Feature scalings applied before the neighbour search and the margins (:mod:`sparkfs.core.scaling`).
 SCALINGS = scaling_math.SCALINGS
 #: The paper's Parzen bandwidth on [0, 1]-scaled data (Section 5.1: "sigma_d = 0.01").
@@ -323,6 +332,17 @@ def relieff_pairs(table: NeighbourTable, query_labels, class_priors_) -> MarginP
     per_neighbour = np.divide(class_weight, counts, out=np.zeros_like(class_weight), where=counts > 0)
     weights = np.broadcast_to(per_neighbour[:, :, None], table.neighbour_ids.shape)
     return _pairs(positions, table.neighbour_ids, weights)
+
+
+def continuous_pairs(table: NeighbourTable) -> MarginPairs:
+    """Pairs of the margin on a continuous endpoint (module note 9): ``table`` holds per query its
+    k nearest hits (class 0) and misses (class 1); each found neighbour weighs -1 / N_H or 1 / N_M."""
+    if table.num_classes != 2:
+        raise ValueError(f"a continuous endpoint's table has 2 classes (hit, miss); this one has {table.num_classes}")
+    counts = available_neighbours(table.neighbour_ids)  # (m, 2)
+    per_neighbour = np.divide(np.array([[-1.0, 1.0]]), counts, out=np.zeros(counts.shape), where=counts > 0)
+    positions = np.broadcast_to(np.arange(table.num_queries)[:, None, None], table.neighbour_ids.shape)
+    return _pairs(positions, table.neighbour_ids, np.broadcast_to(per_neighbour[:, :, None], table.neighbour_ids.shape))
 
 
 def weighted_relieff_pairs(table: NeighbourTable, query_labels, class_priors_, query_weights,

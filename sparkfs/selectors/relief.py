@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 from pyspark import keyword_only
@@ -10,14 +11,15 @@ from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import (  # noqa: F401 (DEFAULT_QUERY_SAMPLE: public here)
-    DEFAULT_QUERY_SAMPLE, HasDriverBudget, HasPreset, HasQueryBatchBytes, HasQueryRows, HasScaling, in_range,
-    neighbour_bounds, one_of)
+    DEFAULT_QUERY_SAMPLE, HasDriverBudget, HasLabelType, HasPreset, HasQueryBatchBytes, HasQueryRows, HasScaling,
+    InputShape, in_range, neighbour_bounds, one_of)
 from sparkfs.core.options import ReliefOptions
 from sparkfs.core.relief import METRICS as RELIEF_METRICS
-from sparkfs.core.relief import NEIGHBOUR_VARIANTS
+from sparkfs.core.relief import CONTINUOUS_VARIANTS, NEIGHBOUR_VARIANTS
 from sparkfs.core.relief import VARIANTS as RELIEF_VARIANTS
 from sparkfs.errors import InvalidInputError, LargeWorkWarning
 from sparkfs.spark.relief import relief_statistics
+from sparkfs.spark.target_moments import target_spread
 
 
 
@@ -41,7 +43,7 @@ def _valid_sigma(value) -> bool:
     return len(values) > 0 and all(np.isfinite(v) and v > 0 for v in values)
 
 
-class _ReliefParams(HasQueryRows, HasScaling, HasDriverBudget, HasQueryBatchBytes, HasPreset):
+class _ReliefParams(HasQueryRows, HasScaling, HasDriverBudget, HasQueryBatchBytes, HasPreset, HasLabelType):
     variant: Param = Param(
         Params._dummy(), "variant",
         "'relief' (margin of eq. 3, I-Relief for multi-class), 'relieff' (Kononenko), 'mrelief' (MAP-Relief, "
@@ -142,7 +144,7 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
                  variant="relieff", k=10, metric="euclidean", scaling="range",
                  sampleSize=None, seed=0, sigma=None, rowIdCol=None, blockSize=2048, driverBudgetMB=2048.0,
                  queryBatchBytes=None, preset="default",
-                 allowManyClasses=False, deterministic=False):
+                 allowManyClasses=False, deterministic=False, labelType="categorical"):
         super().__init__()
         self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
@@ -158,12 +160,27 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
             return []
         sample = self._query_sample_rule(shape.n_rows)[0]
         queries = shape.n_rows if sample is None else min(sample, shape.n_rows)  # a sample above n is every row
+        if self._continuous_label():  # a continuous target: two classes per query, its hits and misses
+            shape = InputShape(shape.n_rows, (0, 0), shape.num_features)
         return neighbour_bounds(self.getOrDefault(self.k), queries, shape, self.getDriverBudgetMB())
+
+    def takesContinuousLabels(self) -> bool:
+        """relief and relieff take a regression target (core.relief note 9); MAP- and Parzen-Relief
+        need class priors."""
+        return self.getOrDefault(self.variant) in CONTINUOUS_VARIANTS
+
+    def _check_fit_params(self) -> None:
+        if self.getLabelType() == "continuous" and not self.takesContinuousLabels():
+            raise ValueError(f"{type(self).__name__} variant={self.getOrDefault(self.variant)!r} needs class priors; "
+                             f"with labelType='continuous' use variant 'relief' or 'relieff'")
 
     def takesWeights(self) -> bool:
         return self.getOrDefault(self.variant) == "relieff"
 
     def _weights_refusal(self):
+        if self._weight_col() and self._continuous_label():
+            return (f"{type(self).__name__} takes no weightCol with labelType='continuous' (instance-weighted "
+                    "ReliefF is defined on classes)")
         if not self._weight_col() or self.takesWeights():
             return None
         return (f"{type(self).__name__} supports weightCol with variant='relieff' only (instance-weighted "
@@ -184,7 +201,7 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
             variant=self.getOrDefault(self.variant), k=self.getOrDefault(self.k), metric=self.getOrDefault(self.metric),
             scaling=self.getOrDefault(self.scaling), sample_size=sample_size, seed=self.getOrDefault(self.seed),
             sigma=tuple(sigma) if isinstance(sigma, list) else sigma, block_size=self.getOrDefault(self.blockSize),
-            distance_from_data=self.distanceFromData())
+            distance_from_data=self.distanceFromData(), label_type=self.labelTypeInUse())
 
     def _announce_a_large_table(self, queries: int, num_classes: int) -> None:
         """Warn (:class:`LargeWorkWarning`) when the neighbour table (queries x classes x k ids and
@@ -202,16 +219,22 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
                           LargeWorkWarning, stacklevel=3)
 
     def _compute_scores(self, prepared: PreparedInput) -> ScoreResult:
-        labels, counts = prepared.label_values, prepared.class_counts
-        sample_size, sample_rule = self._query_sample_rule(int(counts.sum()))
+        labels, label_col, hit_bound = prepared.label_values, prepared.label_col, None
+        if self._continuous_label():  # one pass over the label: refusals, the rows and note 9's bound
+            label_col = self.getLabelCol()
+            n_rows, hit_bound = target_spread(prepared.dataset, label_col)
+            prepared = replace(prepared, indexed=prepared.dataset, n_rows=n_rows)
+        n_rows, num_classes = int(prepared.n_rows), 2 if hit_bound is not None else len(labels)
+        sample_size, sample_rule = self._query_sample_rule(n_rows)
         if sample_rule == "default":
             self._warn_default_sample(
-                f"{type(self).__name__} ({self.getOrDefault(self.variant)})", f"the input has {int(counts.sum()):,} rows",
+                f"{type(self).__name__} ({self.getOrDefault(self.variant)})", f"the input has {n_rows:,} rows",
                 f"{sample_size:,} query rows were drawn", after=" (the search costs queries x rows x features)")
-        self._announce_a_large_table(min(sample_size or int(counts.sum()), int(counts.sum())), len(labels))
-        result = relief_statistics(prepared.indexed, self.getFeaturesCol(), prepared.label_col,
-                                   num_features=prepared.num_features, num_classes=len(labels),
-                                   options=self._options(sample_size), engine=self._engine_options())
+        self._announce_a_large_table(min(sample_size or n_rows, n_rows), num_classes)
+        result = relief_statistics(prepared.indexed, self.getFeaturesCol(), label_col,
+                                   num_features=prepared.num_features, num_classes=num_classes,
+                                   options=self._options(sample_size), engine=self._engine_options(),
+                                   hit_bound=hit_bound)
         info = {
             "method": result.variant, "k": result.k, "metric": result.metric, "scaling": result.scaling,
             "preset": self.getOrDefault(self.preset),

@@ -17,10 +17,13 @@ samples and instance weights are not in the front yet.
 
 from __future__ import annotations
 
+from typing import NamedTuple, Optional
+
 import numpy as np
 import scipy.sparse as sp
 
 from sparkfs.core import relief as relief_math
+from sparkfs.core.multisurf import continuous_hit_bound
 from sparkfs.core.neighbours import local_neighbour_table
 from sparkfs.core.sampling import column_statistics
 from sparkfs.core.scaling import SCALINGS, check_magnitude, feature_scale
@@ -30,6 +33,16 @@ from sparkfs.sklearn.rows import rows_in_units
 
 #: metric and scaling when one of them is given and the other is None (the Spark selector's defaults).
 DEFAULT_METRIC, DEFAULT_SCALING = "euclidean", "range"
+
+
+class _Labels(NamedTuple):
+    """The classes of ``y`` (values, each row's index, counts), or on a continuous endpoint its
+    values as ``index`` with ``hit_bound`` set (values and counts empty)."""
+
+    values: np.ndarray
+    index: np.ndarray
+    counts: np.ndarray
+    hit_bound: Optional[float]
 
 
 class ReliefFamilySelector(SparkfsSelector):
@@ -53,6 +66,10 @@ class ReliefFamilySelector(SparkfsSelector):
         prelief's bandwidth in scaled units; None: 0.01 x each scaled feature's range.
     block_size : int, default 2048
         Rows per block of the distance (or kernel) computation.
+    label_type : {"categorical", "continuous"}, default "categorical"
+        ``"continuous"`` (relief and relieff): ``y`` is a regression target; per query its k nearest
+        hits (targets within one sample standard deviation of its own) and k nearest misses
+        (:mod:`sparkfs.core.relief` note 9).
     num_features, threshold, selection_mode, selection_threshold, allow_many_classes
         The selection rule (:class:`sparkfs.sklearn.base.SparkfsSelector`).
 
@@ -75,8 +92,8 @@ class ReliefFamilySelector(SparkfsSelector):
     variant = None  # a named subclass fixes it; the generic class takes it as a Param
 
     def __init__(self, variant="relieff", *, k=10, metric=None, scaling=None, preset="default", sigma=None,
-                 block_size=2048, num_features=None, threshold=None, selection_mode="numTopFeatures",
-                 selection_threshold=None, allow_many_classes=False):
+                 block_size=2048, label_type="categorical", num_features=None, threshold=None,
+                 selection_mode="numTopFeatures", selection_threshold=None, allow_many_classes=False):
         super().__init__(num_features=num_features, threshold=threshold, selection_mode=selection_mode,
                          selection_threshold=selection_threshold, allow_many_classes=allow_many_classes)
         self.variant = variant
@@ -86,19 +103,27 @@ class ReliefFamilySelector(SparkfsSelector):
         self.preset = preset
         self.sigma = sigma
         self.block_size = block_size
+        self.label_type = label_type
 
     @property
     def method(self) -> str:
         return self.variant
 
+    @property
+    def continuous_target(self) -> bool:
+        return self.label_type == "continuous"
+
     def _check_method_params(self) -> None:
         owner = type(self).__name__
         choices = (("variant", relief_math.VARIANTS), ("metric", relief_math.METRICS + (None,)),
-                   ("scaling", SCALINGS + (None,)), ("preset", ("default", "paper")))
+                   ("scaling", SCALINGS + (None,)), ("preset", ("default", "paper")),
+                   ("label_type", ("categorical", "continuous")))
         for name, allowed in choices:
             if getattr(self, name) not in allowed:
                 described = "a str among {" + ", ".join(repr(a) for a in allowed if a is not None) + "}"
                 raise bad_param(owner, name, described + (" or None" if None in allowed else ""), getattr(self, name))
+        if self.continuous_target and self.variant not in relief_math.CONTINUOUS_VARIANTS:
+            raise bad_param(owner, "variant", "'relief' or 'relieff' with label_type='continuous'", self.variant)
         for name in ("k", "block_size"):
             if not (is_int(getattr(self, name)) and getattr(self, name) >= 1):
                 raise bad_param(owner, name, "an int in the range [1, inf)", getattr(self, name))
@@ -116,8 +141,8 @@ class ReliefFamilySelector(SparkfsSelector):
         return (self.metric or DEFAULT_METRIC), (self.scaling or DEFAULT_SCALING)
 
     def _score_features(self, X, y) -> FeatureScores:
-        labels = self._class_labels(y)
-        single = labels.values[labels.counts == 1].tolist()
+        labels = self._endpoint(y)
+        single = labels.values[labels.counts == 1].tolist() if labels.hit_bound is None else []
         if single:
             raise InvalidInputError(f"class {single[0]} has a single row: a query of it has no other row of its "
                                     "class (no nearest hit); remove it or merge it with another class")
@@ -140,14 +165,33 @@ class ReliefFamilySelector(SparkfsSelector):
         return FeatureScores(scores, None, {"weights": relief_math.relief_weights(scores), "metric": metric,
                                             "scaling": scaling})
 
+    def _endpoint(self, y):
+        """The classes of ``y``, or with ``label_type="continuous"`` its values as the labels, with
+        note 9's bound (``hit_bound``; a constant target is refused)."""
+        if not self.continuous_target:
+            return _Labels(*self._class_labels(y), None)
+        targets = np.asarray(y, dtype=np.float64)
+        if targets.size < 2 or targets.min() == targets.max():
+            raise InvalidInputError(f"{type(self).__name__}: y is constant ({targets[0]!r} in all {targets.size} "
+                                    "rows): a continuous target needs some spread (hits are within its standard "
+                                    "deviation)")
+        return _Labels(np.zeros(0), targets, np.zeros(0, dtype=np.int64), continuous_hit_bound(targets))
+
     def _neighbour_margin_sums(self, rows, ids, labels, metric: str) -> np.ndarray:
         """The search (per query and class the k nearest, the query excluded, ties to the lower row)
         and the variant's margin pairs summed over all queries."""
         shift = None if sp.issparse(rows) else np.round(rows.mean(axis=0))  # the Spark search's GEMM shift
-        table = local_neighbour_table(rows, ids, rows, ids, labels.index, num_classes=labels.values.size, k=self.k,
+        continuous = labels.hit_bound is not None
+        table = local_neighbour_table(rows, ids, rows, ids, labels.index,
+                                      num_classes=2 if continuous else labels.values.size, k=self.k,
                                       metric="euclidean" if metric == "cosine" else metric,
-                                      block_size=self.block_size, shift=shift)
-        pairs = relief_math.margin_pairs(self.variant, table, labels.index, relief_math.class_priors(labels.counts))
+                                      block_size=self.block_size, shift=shift,
+                                      query_targets=labels.index if continuous else None, hit_bound=labels.hit_bound)
+        if continuous:
+            pairs = relief_math.continuous_pairs(table)
+        else:
+            pairs = relief_math.margin_pairs(self.variant, table, labels.index,
+                                             relief_math.class_priors(labels.counts))
         sums, _ = relief_math.margin_sums(rows, rows, pairs.query_positions, pairs.neighbour_ids, pairs.weights)
         return sums
 
@@ -156,12 +200,12 @@ def _named_variant(variant: str, class_name: str, summary: str) -> type:
     """A :class:`ReliefFamilySelector` with ``variant`` fixed (its ``__init__`` without it)."""
 
     def __init__(self, *, k=10, metric=None, scaling=None, preset="default", sigma=None, block_size=2048,
-                 num_features=None, threshold=None, selection_mode="numTopFeatures", selection_threshold=None,
-                 allow_many_classes=False):
+                 label_type="categorical", num_features=None, threshold=None, selection_mode="numTopFeatures",
+                 selection_threshold=None, allow_many_classes=False):
         SparkfsSelector.__init__(self, num_features=num_features, threshold=threshold, selection_mode=selection_mode,
                                  selection_threshold=selection_threshold, allow_many_classes=allow_many_classes)
         self.k, self.metric, self.scaling, self.preset = k, metric, scaling, preset
-        self.sigma, self.block_size = sigma, block_size
+        self.sigma, self.block_size, self.label_type = sigma, block_size, label_type
 
     doc = (f"{summary}\n\n    ``method`` ``{variant}`` of sparkfs (Spark: ``ReliefSelector(variant='{variant}')``); "
            "see :class:`ReliefFamilySelector` for the Params, attributes and notes.\n    ")

@@ -62,7 +62,7 @@ def _dense_shift(query_matrix) -> Optional[np.ndarray]:
 
 def nearest(rows: Rows, queries: Queries, k: int, *, metric: str = "euclidean",
             feature_weights: Optional[np.ndarray] = None, block_size: int = 2048,
-            with_vectors: bool = False) -> NeighbourTable:
+            with_vectors: bool = False, hit_bound: Optional[float] = None) -> NeighbourTable:
     """Per query and class, the k nearest rows of ``rows`` (one pass per query batch).
 
     Parameters
@@ -81,6 +81,10 @@ def nearest(rows: Rows, queries: Queries, k: int, *, metric: str = "euclidean",
     with_vectors : bool
         Also return the neighbours' (scaled) feature vectors, ``table.vectors`` (m, C, k, p),
         dense: a search and what needs the neighbours' values in one pass (for small k x p).
+    hit_bound : float, optional
+        ``rows`` hold a continuous target (``Rows(targets=True)``): the classes are each query's
+        hits (targets within ``hit_bound`` of its own) and misses, C = 2; the batch's targets
+        travel with the pass.
 
     Returns
     -------
@@ -96,8 +100,9 @@ def nearest(rows: Rows, queries: Queries, k: int, *, metric: str = "euclidean",
         feature_weights = np.asarray(feature_weights, dtype=np.float64)
         if feature_weights.shape != (rows.num_features,) or not np.all(np.isfinite(feature_weights)):
             raise ValueError(f"feature_weights must be {rows.num_features} finite numbers; got shape {feature_weights.shape}")
-    num_classes = rows.num_classes
+    num_classes = 2 if hit_bound is not None else rows.num_classes
     shipped_queries, queries = queries, query_rows(queries)
+    query_targets = queries.labels
     query_matrix = rows.scaled(queries.matrix)
     shift = _dense_shift(query_matrix)
     neighbour_ids = np.zeros((len(queries), num_classes, k), dtype=np.int64)
@@ -108,6 +113,7 @@ def nearest(rows: Rows, queries: Queries, k: int, *, metric: str = "euclidean",
         table = local_neighbour_table(
             shipped["matrix"], shipped["ids"], block.matrix, block.ids, block.labels, num_classes=num_classes, k=k,
             metric=metric, block_size=block_size, shift=shift, feature_weights=feature_weights,
+            query_targets=shipped.get("targets"), hit_bound=hit_bound,
         )
         if with_vectors:
             table = attach_vectors(table, block.matrix, block.ids)
@@ -127,8 +133,12 @@ def nearest(rows: Rows, queries: Queries, k: int, *, metric: str = "euclidean",
     # What is shipped is the query batch; what returns is (m_batch, C, k) ids and distances, plus
     # (m_batch, C, k, p) vectors with with_vectors: both budgeted.
     returned = num_classes * k * (16.0 + (8.0 * rows.num_features if with_vectors else 0.0))
+    def payload(batch):
+        return {} if hit_bound is None else {"targets": query_targets[batch]}
+
     for batch, summary in batched_pass(rows, shipped_queries, "neighbour search", summarize, merge,
-                                       bytes_per_query=returned):
+                                       bytes_per_query=returned, payload=payload,
+                                       shipped_bytes_per_query=0.0 if hit_bound is None else 8.0):
         if summary is None:
             empty = empty_neighbour_table(queries.ids[batch], num_classes, k)
             summary = {"neighbour_ids": empty.neighbour_ids, "distances": empty.distances}

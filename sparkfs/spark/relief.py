@@ -30,6 +30,7 @@ from sparkfs.spark.method_setup import EngineOptions, feature_scale_of, options_
 from sparkfs.spark.neighbours import kernel_sums, nearest, pair_sums
 from sparkfs.spark.passes import ShippedQueries, query_batches
 from sparkfs.spark.rows import Rows
+from sparkfs.spark.target_moments import target_spread
 
 
 @dataclass
@@ -130,7 +131,7 @@ def _neighbour_weights(rows: Rows, neighbour_ids: np.ndarray):
 
 def relief_statistics(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
                       options: Optional[ReliefOptions] = None, engine: Optional[EngineOptions] = None,
-                      **settings) -> ReliefResult:
+                      hit_bound: Optional[float] = None, **settings) -> ReliefResult:
     """Relief-family scores of the features of ``df`` (see the module notes for the passes).
 
     Parameters
@@ -139,8 +140,12 @@ def relief_statistics(df, features_col: str, label_col: str, *, num_features: in
     features_col : str
         A ``pyspark.ml`` vector column (dense or sparse; sparse rows stay sparse).
     label_col : str
-        Numeric class index 0..C-1 (e.g. a StringIndexer output).
+        Numeric class index 0..C-1 (e.g. a StringIndexer output); with
+        ``options.label_type="continuous"`` a regression target (:mod:`sparkfs.core.relief` note 9:
+        per query its k nearest hits, the rows whose target is within the target's sample standard
+        deviation of its own, and k nearest misses).
     num_features, num_classes : int
+        (``num_classes`` is not used with a continuous target.)
     options : ReliefOptions
         The method's options (:class:`sparkfs.core.options.ReliefOptions`): ``variant`` (relief:
         margin of eq. (3); relieff: Kononenko; mrelief: eq. (16); prelief: eq. (14)), ``k``
@@ -159,18 +164,28 @@ def relief_statistics(df, features_col: str, label_col: str, *, num_features: in
         instance weights (``relieff`` only; :mod:`sparkfs.core.relief` note 8: weighted priors,
         neighbours averaged by weight, queries' margins weighted; one extra pass fetches the
         neighbours' weights and the per-class weight sums).
+    hit_bound : float, optional
+        A continuous target's bound when the caller has it (:func:`~sparkfs.spark.target_moments.target_spread`);
+        None: one pass over the label computes it.
     **settings
         The fields of ``options`` and ``engine`` as keywords instead (scripts and tests).
     """
     options, engine = options_of(ReliefOptions, options, engine, settings, "relief_statistics")
+    continuous = options.label_type == "continuous"
     check_int("num_features", "relief_statistics", num_features, 1)
-    check_int("num_classes", "relief_statistics", num_classes, 2)
-    if engine.weight_col is not None and options.variant != "relieff":
-        raise ValueError(f"instance weights are defined for variant 'relieff' only, not {options.variant!r}")
+    if not continuous:
+        check_int("num_classes", "relief_statistics", num_classes, 2)
+    if engine.weight_col is not None and (options.variant != "relieff" or continuous):
+        raise ValueError(f"instance weights are defined for variant 'relieff' with class labels only, not "
+                         f"{options.variant!r}" + (" on a continuous label" if continuous else ""))
+    if continuous and hit_bound is None:
+        hit_bound = target_spread(df, label_col).std
     sigma = options.sigma_of(num_features)
-    with rows_with_queries(df, features_col, label_col, num_features=num_features, num_classes=num_classes,
-                           engine=engine, sample_size=options.sample_size, seed=options.seed,
-                           check_classes=_check_class_sizes) as (rows, queries):
+    check_classes = (lambda counts: None) if continuous else _check_class_sizes
+    with rows_with_queries(df, features_col, label_col, num_features=num_features,
+                           num_classes=None if continuous else num_classes, engine=engine,
+                           sample_size=options.sample_size, seed=options.seed, targets=continuous,
+                           check_classes=check_classes) as (rows, queries):
         class_counts = rows.class_counts
         options, distance_rule = _distance_of(rows, options)
         needs_sigma = options.variant == "prelief" and sigma is None
@@ -180,8 +195,11 @@ def relief_statistics(df, features_col: str, label_col: str, *, num_features: in
         neighbours = options.variant in relief_math.NEIGHBOUR_VARIANTS
         scaled = rows.scaled_by(scale, unit_rows=neighbours and options.metric == "cosine")
         scaled.check_magnitude(options.variant)
-        sums, table, priors = _margin_sums(rows, scaled, queries, options, sigma, engine.weight_col is not None)
+        sums, table, priors = _margin_sums(rows, scaled, queries, options, sigma, engine.weight_col is not None,
+                                           hit_bound)
         info = dict(rows.info)
+        if continuous:
+            info["label_type"], info["hit_bound"] = "continuous", hit_bound
         if distance_rule:
             info["distance_rule"] = distance_rule
         info["query_batches"] = len(query_batches(rows, queries))
@@ -205,10 +223,12 @@ def _distance_of(rows: Rows, options: ReliefOptions):
     return replace(options, metric=metric, scaling=scaling, distance_from_data=False), rule
 
 
-def _margin_sums(rows: Rows, scaled: Rows, queries, options: ReliefOptions, sigma, weighted: bool):
-    """The passes of one fit: ``(sums, neighbour table or None, class priors)``."""
+def _margin_sums(rows: Rows, scaled: Rows, queries, options: ReliefOptions, sigma, weighted: bool,
+                 hit_bound: Optional[float] = None):
+    """The passes of one fit: ``(sums, neighbour table or None, class priors)`` (a continuous
+    target, ``hit_bound``: no priors, the pairs of core.relief note 9)."""
     class_counts, variant = rows.class_counts, options.variant
-    priors = relief_math.class_priors(class_counts)
+    priors = relief_math.class_priors(class_counts) if hit_bound is None else np.zeros(0)
     per_query = "driver" if options.return_query_margins else None
     if variant == "prelief":
         sums = kernel_sums(scaled, queries, "gaussian", group_weights=relief_math.prelief_class_weights(class_counts),
@@ -216,8 +236,11 @@ def _margin_sums(rows: Rows, scaled: Rows, queries, options: ReliefOptions, sigm
         return sums, None, priors
     with ShippedQueries(scaled, queries) as shipped:  # one broadcast per batch for both passes
         search_metric = "euclidean" if options.metric == "cosine" else options.metric  # on unit rows
-        table = nearest(scaled, shipped, options.k, metric=search_metric, block_size=options.block_size)
-        if not weighted:
+        table = nearest(scaled, shipped, options.k, metric=search_metric, block_size=options.block_size,
+                        hit_bound=hit_bound)
+        if hit_bound is not None:
+            pairs = relief_math.continuous_pairs(table)
+        elif not weighted:
             pairs = relief_math.margin_pairs(variant, table, queries.labels, priors)
         else:
             class_weights, neighbour_weights = _neighbour_weights(rows, table.neighbour_ids)
@@ -233,7 +256,7 @@ def _result(options: ReliefOptions, queries, class_counts, priors, sums, table, 
             *, weighted: bool) -> ReliefResult:
     """The mean margins over the queries (their weights' sum with instance weights) and the facts."""
     variant, k = options.variant, options.k
-    if variant != "prelief":
+    if variant != "prelief" and options.label_type != "continuous":
         short = relief_math.short_classes(class_counts, k)
         if short:
             info["short_classes"] = {str(c): used for c, used in short.items()}

@@ -34,3 +34,22 @@ def test_turf_fit_transform_save_load_on_connect(spark, tmp_path):
     assert model.transform(df).first()["selected_features"].size == 2
     model.write().overwrite().save(str(tmp_path / "turf"))  # Connect has no errorifexists mode
     np.testing.assert_array_equal(type(model).load(str(tmp_path / "turf")).scores, model.scores)
+
+
+def test_continuous_endpoint_on_connect_equals_the_core(spark):
+    """labelType="continuous": the label-only pass for S5's bound and the targets in the blocks, on
+    Connect; MultiSURF (one pass) and ReliefF (the neighbour search with hits and misses per query)."""
+    from sklearn.datasets import make_friedman1
+
+    from sparkfs import MultiSURFSelector, ReliefSelector
+    from sparkfs.sklearn import ReliefFSelector
+
+    X, y = make_friedman1(n_samples=30, n_features=5, random_state=4)
+    df = connect_df(spark, X, y, partitions=2)
+    bound = ms.continuous_hit_bound(y)
+    got = MultiSURFSelector(labelType="continuous").fit(df).scores
+    np.testing.assert_allclose(got, ms.multisurf_scores(X, y, "multisurf", scale=range_scale(X), hit_bound=bound),
+                               rtol=1e-9, atol=1e-12)
+    got = ReliefSelector(k=4, metric="manhattan", scaling="range", labelType="continuous").fit(df).scores
+    want = ReliefFSelector(k=4, metric="manhattan", scaling="range", label_type="continuous").fit(X, y).scores_
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)

@@ -84,6 +84,9 @@ def test_command_line_takes_label_type_continuous(spark, tmp_path, capsys):
                  "--output", str(out)]) == 0
     summary = json.loads(Path(out, "summary.json").read_text())
     assert summary["label_type"] == "continuous"
+    assert main(["select", "--master", "local[2]", "--input", str(path), "--format", "csv", "--label-col", "target",
+                 "--method", "relieff", "--label-type", "continuous", "--num-features", "3",
+                 "--output", str(tmp_path / "relieff")]) == 0
     table = pd.read_parquet(out / "features.parquet").sort_values("index")
     np.testing.assert_allclose(table["score"], MultiSURFFamilySelector(label_type="continuous").fit(X, Y).scores_,
                                rtol=1e-12, atol=1e-15)
@@ -91,3 +94,23 @@ def test_command_line_takes_label_type_continuous(spark, tmp_path, capsys):
                  "local[2]", "--input", str(path), "--format", "csv", "--label-col", "target", "--num-features", "2",
                  "--output", str(tmp_path / "evaluate")])
     refused(capsys, code, tmp_path / "evaluate", "multisurf takes a continuous label")
+
+
+def test_relieff_on_a_continuous_endpoint_equals_the_front_for_any_partitioning(spark):
+    """core.relief note 9 on Spark: the neighbour search keeps each query's k nearest hits and misses
+    (its batch's targets travel with the pass); Manhattan on range scaling as scikit-rebate."""
+    from sparkfs import ReliefSelector
+    from sparkfs.sklearn import ReliefFSelector
+
+    want = ReliefFSelector(k=5, metric="manhattan", scaling="range", label_type="continuous").fit(X, Y).scores_
+    for partitions, sparse in ((1, False), (3, True)):
+        model = ReliefSelector(variant="relieff", k=5, metric="manhattan", scaling="range", labelType="continuous",
+                               numFeatures=3).fit(make_df(spark, X, Y, partitions=partitions, sparse=sparse))
+        np.testing.assert_allclose(model.scores, want, rtol=1e-12, atol=1e-15)
+        assert model.summary["label_type"] == "continuous" and model.summary["class_priors"] == []
+    frame = make_df(spark, X, Y, partitions=2)
+    with pytest.raises(ValueError, match="needs class priors"):
+        ReliefSelector(variant="prelief", labelType="continuous").fit(frame)
+    weighted = make_df(spark, X, Y, partitions=2, weights=np.ones(48))
+    with pytest.raises(ValueError, match="takes no weightCol with labelType='continuous'"):
+        ReliefSelector(labelType="continuous", weightCol="weight").fit(weighted)
