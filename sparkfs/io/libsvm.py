@@ -22,15 +22,17 @@ Connect runs them too); only the second one parses:
 1. **Scan** (:func:`scan_lines`, in the JVM, no Python, one aggregate without a shuffle): the
    data lines and the largest *last* index of a line (the last ``index:value`` token's index,
    which is the line's largest on a valid line, whose indices increase). The driver checks the
-   vector size (an explicit one, or the largest index) against the driver budget, before any
-   vector exists.
+   largest index against the driver budget, before any vector exists. With an explicit vector
+   size (``--vector-size``, checked against the budget first) there is no scan: the parse refuses
+   an index above it and its action counts the data lines (on the S term corpus the scan is about
+   half of the read).
 2. **Parse** (:func:`_parse_partition`, ``mapInArrow``): every line parsed once, emitting
    ``label`` (double) and a SparseVector column; a file block (``_metadata.file_path`` and
    ``file_block_start``) with a bad line emits one row naming its first bad line instead, by its
    number within the block; only then does the driver count the lines of each block
    (:func:`block_first_lines`), so line numbers are exact for any split of the files. The
    result is persisted (``MEMORY_AND_DISK``) and the one action that fills the cache also
-   collects the bad lines, so a bad file is refused (the first bad line of the first file, with
+   counts the data lines and collects the bad lines, so a bad file is refused (the first bad line of the first file, with
    its number) before :func:`read_libsvm` returns, and every later
    pass of a selector reads the parsed rows from the cache instead of the text. ``mapInArrow``
    returns a VectorUDT column as its Arrow struct ``(type, size, indices, values)`` (checked on
@@ -528,9 +530,10 @@ def read_libsvm(spark, path: str, *, label_col: str = "label", features_col: str
             raise InvalidInputError(f"--vector-size must be a whole number from 1 to {MAX_INDEX}, got {vector_size!r}")
         check_vector_size(vector_size, f"--vector-size {vector_size} asks for", driver_budget_mb, budget_name)
     lines = _text_blocks(spark, path)
-    rows, max_index = scan_lines(lines)
-    if not rows or (vector_size is None and not 1 <= max_index <= size_bound(driver_budget_mb)):
-        _refuse_unsized(spark, path, vector_size, driver_budget_mb, budget_name)
+    if vector_size is None:  # the scan sizes the vectors; an explicit size needs none (the parse checks it)
+        rows, max_index = scan_lines(lines)
+        if not rows or not 1 <= max_index <= size_bound(driver_budget_mb):
+            _refuse_unsized(spark, path, vector_size, driver_budget_mb, budget_name)
     size = vector_size or max_index
     schema = StructType([StructField(label_col, DoubleType()), StructField(features_col, VectorUDT()),
                          StructField("error", StringType()), StructField("error_file", StringType()),
@@ -538,15 +541,22 @@ def read_libsvm(spark, path: str, *, label_col: str = "label", features_col: str
     parse = partial(_parse_partition, size=size, explicit_size=vector_size is not None,
                     names=(label_col, features_col))
     parsed = lines.mapInArrow(parse, schema).persist(StorageLevel.MEMORY_AND_DISK)
-    errors = parsed.where("error IS NOT NULL").select("error_file", "error_start", "error_line", "error").collect()
+    from pyspark.sql import functions as F
+
+    # one action fills the cache, counts the data lines and collects the bad blocks' first bad lines
+    error = F.struct("error_file", "error_start", "error_line", "error")
+    found = parsed.agg(F.count(label_col).alias("rows"),
+                       F.collect_list(F.when(F.col("error").isNotNull(), error)).alias("errors")).first()
+    errors = found["errors"]
+    if not errors and not found["rows"]:
+        parsed.unpersist()
+        raise InvalidInputError(f"the input has no rows: {path}")
     if errors:
         parsed.unpersist()
         first_line = block_first_lines(lines)
         file, line, message = min((row["error_file"], first_line[(row["error_file"], row["error_start"])]
                                    + row["error_line"], row["error"]) for row in errors)
         raise InvalidInputError(f"line {line} of {display_path(file)} is not LIBSVM ({FORMAT}): {message}")
-    from pyspark.sql import functions as F
-
     # the size in Spark ML's attribute metadata (as Spark's own LIBSVM source writes it): the fits
     # read it there instead of running a job for the first row's size
     sized = F.col(features_col).alias(features_col, metadata={"ml_attr": {"num_attrs": int(size)}})

@@ -155,3 +155,34 @@ def test_index_above_an_explicit_vector_size_is_refused(spark, tmp_path, capsys)
              out, f"line 6 of {path} is not LIBSVM", "'9:0.5': index 9 is above the vector size 8 (--vector-size)")
     assert _select("--input", str(path), "--format", "libsvm", "--vector-size", "12", "--output", str(out)) == 0
     assert len(pd.read_parquet(out / "features.parquet")) == 12
+
+
+def test_an_explicit_vector_size_skips_the_scan_and_still_refuses_an_empty_file(spark, tmp_path):
+    """With --vector-size there is no scan job: the parse's one action counts the data lines (a file
+    of comments and blank lines is refused by name) and the vectors take the size given."""
+    from sparkfs.io.libsvm import read_libsvm
+
+    empty = tmp_path / "empty.libsvm"
+    empty.write_text("# only a comment\n\n   \n")
+    for size in (None, 5):
+        with pytest.raises(InvalidInputError, match="the input has no rows"):
+            read_libsvm(spark, str(empty), vector_size=size)
+    path = tmp_path / "small.libsvm"
+    path.write_text("1 1:0.5 3:2\n0 2:1\n")
+    tracker, group = spark.sparkContext.statusTracker(), "sparkfs-libsvm-sized"
+    spark.sparkContext.setJobGroup(group, "read")
+    try:
+        frame, size = read_libsvm(spark, str(path), vector_size=7)
+        sized_jobs = len(tracker.getJobIdsForGroup(group))
+    finally:
+        spark.sparkContext.setJobGroup("", "")
+    assert size == 7 and [row["features"].size for row in frame.collect()] == [7, 7]
+    frame.unpersist()
+    spark.sparkContext.setJobGroup(group + "-inferred", "read")
+    try:
+        frame, size = read_libsvm(spark, str(path))
+        inferred_jobs = len(tracker.getJobIdsForGroup(group + "-inferred"))
+    finally:
+        spark.sparkContext.setJobGroup("", "")
+    frame.unpersist()
+    assert size == 3 and sized_jobs < inferred_jobs  # the scan (an aggregate: its jobs) is what is saved
