@@ -25,6 +25,7 @@ then the (then empty) directory: a file that appeared in the meantime stays (:fu
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -208,6 +209,8 @@ def check_replaceable(store, command: str, overwrite: bool) -> None:
         raise UnsafeOutputError(f"output {where} is a symbolic link, not an output directory sparkfs wrote; sparkfs "
                                 "replaces only a directory it wrote, not a link: choose another --output")
     if not store.is_dir(target):
+        if not store.exists(target):  # renamed away since the first look: another writer putting its output in place
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory (renamed away by another writer)", where)
         raise UnsafeOutputError(f"output {where} is a file, not an output directory sparkfs wrote; sparkfs never "
                                 "replaces a file with a directory: choose another --output (a new directory)")
     if not overwrite:

@@ -17,6 +17,11 @@ from sparkfs.io import output
 from sparkfs.io.output import write_output_files
 
 TRIALS = 300
+#: What the unlocked race raises: a rename onto a directory another writer just filled (Errno 39), a
+#: staging or retired directory another writer just moved (Errno 2), and the output checks seeing the
+#: other writer's half-renamed output.
+RACE_SIGNS = ("Errno 39", "Directory not empty", "already exists", "No such file or directory",
+              "is a file, not an output directory", "--overwrite")
 
 
 def _table(writer: int):
@@ -68,8 +73,9 @@ def test_without_the_lock_the_probe_finds_the_race(tmp_path, monkeypatch):
             break
     if not (errors or hidden):
         pytest.skip("the race did not show in 900 unlocked trials on this machine")
-    assert any("Errno 39" in text or "Directory not empty" in text or "already exists" in text
-               for text in errors) or hidden
+    # Which failure a race shows first varies from run to run; each must be one of the race's own.
+    unexplained = [text for text in errors if not any(sign in text for sign in RACE_SIGNS)]
+    assert unexplained == []
 
 
 def test_a_concurrent_writer_without_overwrite_is_refused_cleanly(tmp_path):
