@@ -26,13 +26,17 @@ def continuous_data(seed, n=60, p=6, classes=2, balanced=True):
     return X, y
 
 
-def reference_scores(X, y, variant, metric="manhattan", weights=None, queries=None):
-    """The definitions T1-T2, S1-S4 of sparkfs.core.multisurf, literally, with loops."""
+def reference_scores(X, y, variant, metric="manhattan", weights=None, queries=None, classes_seen_by=None):
+    """The definitions T1-T2, S1-S4 of sparkfs.core.multisurf, literally, with loops.
+
+    ``classes_seen_by(q)``: every row's class as query q sees it (a continuous endpoint's hit 0 or
+    miss 1, S5; the query's own class is 0); None: the rows' classes ``y``."""
     X = np.asarray(X, dtype=np.float64)
     n, p = X.shape
-    C = int(y.max()) + 1
+    C = 2 if classes_seen_by is not None else int(y.max()) + 1
     s = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
     Q = range(n) if queries is None else list(queries)
+    y_rows = y
 
     def dist(a, b):
         d = np.abs(X[a] - X[b])
@@ -42,6 +46,7 @@ def reference_scores(X, y, variant, metric="manhattan", weights=None, queries=No
     surf_T = sum(s[q] * s[r] * D[q, r] for q in Q for r in range(n)) / (sum(s[q] for q in Q) * s.sum())
 
     def term(q, members, far_form):
+        y = y_rows if classes_seen_by is None else classes_seen_by(q)
         hit, miss = np.zeros(p), {c: np.zeros(p) for c in range(C) if c != y[q]}
         n_hit, n_miss = 0.0, {c: 0.0 for c in miss}
         for r in members:

@@ -13,58 +13,17 @@ import scipy.sparse as sp
 from sklearn.datasets import load_diabetes, make_friedman1
 
 from sparkfs.core import multisurf as ms
+from tests.core.test_multisurf import reference_scores as class_reference
 
 TOL = 1e-9
 
 
 def reference_scores(X, t, variant, metric="manhattan", weights=None):
-    """S1-S5 written out with loops: hits within one sample std of the query's target."""
-    X = np.asarray(X, dtype=np.float64)
-    n, p = X.shape
+    """S1-S5 written out with loops (the class reference of test_multisurf with S5's classes): a row
+    is a hit of query q when |t_q - t_r| < sd(t), ddof 1, else a miss."""
     bound = np.std(t, ddof=1)
-    s = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
-
-    def dist(a, b):
-        d = np.abs(X[a] - X[b])
-        return d.sum() if metric == "manhattan" else np.sqrt((d ** 2).sum())
-
-    D = np.array([[dist(a, b) for b in range(n)] for a in range(n)])
-    surf_T = sum(s[q] * s[r] * D[q, r] for q in range(n) for r in range(n)) / (s.sum() * s.sum())
-
-    def term(q, members, far_form):
-        sums = {"hit": np.zeros(p), "miss": np.zeros(p)}
-        counts = {"hit": 0.0, "miss": 0.0}
-        for r in members:
-            diff = np.abs(X[q] - X[r])
-            kind = "hit" if abs(t[q] - t[r]) < bound else "miss"
-            sums[kind] += s[r] * ((1.0 - diff) if far_form else diff)
-            counts[kind] += s[r]
-        out = np.zeros(p)
-        if counts["hit"] > 0:
-            out -= sums["hit"] / counts["hit"]
-        if counts["miss"] > 0:
-            out += sums["miss"] / counts["miss"]
-        return out
-
-    total = np.zeros(p)
-    for q in range(n):
-        others = [r for r in range(n) if r != q]
-        if variant.startswith("multisurf"):
-            w = s[others]
-            mean = np.sum(w * D[q, others]) / w.sum()
-            std = np.sqrt(np.sum(w * (D[q, others] - mean) ** 2) / w.sum())
-            near_t, far_t = mean - std / 2, mean + std / 2
-        else:
-            near_t = far_t = surf_T
-        near = [r for r in others if D[q, r] < near_t]
-        far = [r for r in others if D[q, r] > far_t]
-        term_q = term(q, near, False)
-        if variant == "surf-star":
-            term_q = term_q - term(q, far, False)
-        elif variant == "multisurf-star":
-            term_q = term_q + term(q, far, True)
-        total += s[q] * term_q
-    return total / s.sum()
+    return class_reference(X, None, variant, metric=metric, weights=weights,
+                           classes_seen_by=lambda q: np.where(np.abs(t - t[q]) < bound, 0, 1))
 
 
 def close(got, want):
