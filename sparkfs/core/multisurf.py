@@ -60,6 +60,7 @@ Deviations and additions (scikit-rebate has neither)
    queries: ``sum_q s_q sum_r s_r d / (sum_q s_q  sum_r s_r)``); T2's mean and variance are
    weighted by ``s_r``; in S2 and S3 the counts are weight sums and ``D_X = sum_{r in X} s_r diff``;
    and S4 is ``sum_q s_q t_q / sum_q s_q``. All weights 1 is the unweighted definition exactly.
+   Not weighted: the feature scaling and S5's bound (of the targets as given).
 4. No discrete-feature handling: scikit-rebate treats a feature with at most 10 distinct values
    as discrete (Hamming ``diff``); here every feature is numeric (``diff`` = the scaled absolute
    difference). On such features the scores differ from scikit-rebate's.

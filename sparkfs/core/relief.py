@@ -66,14 +66,19 @@ Deviations from the paper (and why)
    instead of ``1 / k``; and the score is the weighted mean of the queries' margins,
    ``sum_q s_q m_q / sum_q s_q``. All weights 1 is ReliefF exactly; a row of weight w counts as
    w copies of itself everywhere except in the search (its copies would be its own nearest
-   hits). A class whose found neighbours all weigh 0 drops out of that query's margin.
+   hits) and in what is measured of the rows as given: the feature scaling and note 9's bound.
+   A class whose found neighbours all weigh 0 drops out of that query's margin.
 9. **Continuous endpoint** (relief and relieff; scikit-rebate's ReliefF with
    ``label_type="continuous"``; :func:`continuous_pairs`): a row is a *hit* of query n when their
    targets differ by less than the target's sample standard deviation, else a *miss*
    (:func:`sparkfs.core.neighbours.pair_classes`); the search keeps the k nearest hits and the k
    nearest misses of each query, and ``m_n = (1/N_M) sum_j |x_n - M_j| - (1/N_H) sum_j |x_n - H_j|``
    with N_H, N_M the hits and misses found (at most k; a term without any is left out, as
-   scikit-rebate does). Relief and ReliefF coincide there (one miss class).
+   scikit-rebate does). Relief and ReliefF coincide there (one miss class). With instance
+   weights (relieff; :func:`weighted_continuous_pairs`) the hits and the misses are averaged
+   by weight and the queries' margins weighted, as note 8; the bound stays the standard
+   deviation of the targets as given (unweighted, as the MultiSURF family's S5), so a weight
+   changes no row's hits.
 
 Scaling (:func:`feature_scale`, defined once in :mod:`sparkfs.core.scaling`): ``"range"``
 divides each feature by ``max - min`` (Kononenko's ``diff``: with Manhattan distance this is
@@ -365,23 +370,40 @@ def weighted_relieff_pairs(table: NeighbourTable, query_labels, class_priors_, q
     """
     labels = _check_table(table, query_labels)
     priors = np.asarray(class_priors_, dtype=np.float64)
-    query_weights = np.asarray(query_weights, dtype=np.float64)
-    neighbour_weights = np.asarray(neighbour_weights, dtype=np.float64)
     num_queries = table.num_queries
     if priors.shape != (table.num_classes,):
         raise ValueError(f"class_priors has shape {priors.shape}; expected ({table.num_classes},)")
-    if query_weights.shape != (num_queries,) or neighbour_weights.shape != table.neighbour_ids.shape:
-        raise ValueError(f"query_weights must have shape ({num_queries},) and neighbour_weights "
-                         f"{table.neighbour_ids.shape}; got {query_weights.shape} and {neighbour_weights.shape}")
     other_mass = 1.0 - priors[labels]
     if np.any(other_mass <= 0):
         raise ValueError("ReliefF needs rows of at least two classes (no misses exist)")
     class_weight = priors[None, :] / other_mass[:, None]
     class_weight[np.arange(num_queries), labels] = -1.0
-    present = table.neighbour_ids != PAD_ID
     _require_some(np.where(class_weight != 0, available_neighbours(table.neighbour_ids), 1), table,
                   "neighbour in a class it needs (no hit, or an empty class)")
-    mass = np.where(present, neighbour_weights, 0.0)
+    return _weight_shared_pairs(table, class_weight, query_weights, neighbour_weights)
+
+
+def weighted_continuous_pairs(table: NeighbourTable, query_weights, neighbour_weights) -> MarginPairs:
+    """Pairs of the instance-weighted margin on a continuous endpoint (module notes 8 and 9), each
+    scaled by s_q: ``s_q [sum_j s_{M,j} |x_q - M_j| / sum_j s_{M,j} - sum_j s_{H,j} |x_q - H_j| / sum_j s_{H,j}]``
+    over the k nearest misses M and hits H found (``table``: class 0 the hits, 1 the misses); the
+    score is their sum over the queries divided by ``sum_q s_q``. Weights 1 is :func:`continuous_pairs`."""
+    if table.num_classes != 2:
+        raise ValueError(f"a continuous endpoint's table has 2 classes (hit, miss); this one has {table.num_classes}")
+    class_weight = np.broadcast_to(np.array([[-1.0, 1.0]]), (table.num_queries, 2))
+    return _weight_shared_pairs(table, class_weight, query_weights, neighbour_weights)
+
+
+def _weight_shared_pairs(table: NeighbourTable, class_weight, query_weights, neighbour_weights) -> MarginPairs:
+    """``s_q w[q, c] s_{c,j} / sum_j s_{c,j}`` per found neighbour j of class c (a class whose found
+    neighbours all weigh 0 gets nothing): note 8's averaging by weight."""
+    query_weights = np.asarray(query_weights, dtype=np.float64)
+    neighbour_weights = np.asarray(neighbour_weights, dtype=np.float64)
+    num_queries = table.num_queries
+    if query_weights.shape != (num_queries,) or neighbour_weights.shape != table.neighbour_ids.shape:
+        raise ValueError(f"query_weights must have shape ({num_queries},) and neighbour_weights "
+                         f"{table.neighbour_ids.shape}; got {query_weights.shape} and {neighbour_weights.shape}")
+    mass = np.where(table.neighbour_ids != PAD_ID, neighbour_weights, 0.0)
     class_mass = mass.sum(axis=2)                                   # (m, C)
     share = np.divide(mass, class_mass[:, :, None], out=np.zeros_like(mass), where=class_mass[:, :, None] > 0)
     weights = query_weights[:, None, None] * class_weight[:, :, None] * share

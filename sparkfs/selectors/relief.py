@@ -178,9 +178,6 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
         return self.getOrDefault(self.variant) == "relieff"
 
     def _weights_refusal(self):
-        if self._weight_col() and self._continuous_label():
-            return (f"{type(self).__name__} takes no weightCol with labelType='continuous' (instance-weighted "
-                    "ReliefF is defined on classes)")
         if not self._weight_col() or self.takesWeights():
             return None
         return (f"{type(self).__name__} supports weightCol with variant='relieff' only (instance-weighted "

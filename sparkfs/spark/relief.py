@@ -99,9 +99,9 @@ def _check_class_sizes(class_counts: np.ndarray) -> None:
         )
 
 
-def _neighbour_weights(rows: Rows, neighbour_ids: np.ndarray):
-    """One pass: the weight sum of every class, and the instance weight of every neighbour in
-    ``neighbour_ids`` (0 for padding)."""
+def _neighbour_weights(rows: Rows, neighbour_ids: np.ndarray, *, continuous: bool = False):
+    """One pass: the weight sum of every class (one sum of all rows on a continuous target), and
+    the instance weight of every neighbour in ``neighbour_ids`` (0 for padding)."""
     from sparkfs.core.neighbours import PAD_ID
 
     wanted = np.unique(neighbour_ids[neighbour_ids != PAD_ID])
@@ -109,8 +109,10 @@ def _neighbour_weights(rows: Rows, neighbour_ids: np.ndarray):
 
     def summarize(block, handle):
         keep = np.isin(block.ids, handle.value)
-        return {"class_weights": np.bincount(block.labels, weights=block.weights, minlength=num_classes),
-                "ids": block.ids[keep].astype(np.int64), "weights": block.weights[keep]}
+        class_weights = (np.array([block.weights.sum()]) if continuous
+                         else np.bincount(block.labels, weights=block.weights, minlength=num_classes))
+        return {"class_weights": class_weights, "ids": block.ids[keep].astype(np.int64),
+                "weights": block.weights[keep]}
 
     def merge(left, right):
         return {"class_weights": left["class_weights"] + right["class_weights"],
@@ -161,9 +163,9 @@ def relief_statistics(df, features_col: str, label_col: str, *, num_features: in
         ``transport`` ("dataframe" runs on Spark Connect), ``query_batch_bytes``,
         ``driver_budget_mb``, ``canonical`` (the canonical layout of :class:`Rows`: the same bits
         for any partitioning, one shuffle; False: equal to rounding only) and ``weight_col``:
-        instance weights (``relieff`` only; :mod:`sparkfs.core.relief` note 8: weighted priors,
-        neighbours averaged by weight, queries' margins weighted; one extra pass fetches the
-        neighbours' weights and the per-class weight sums).
+        instance weights (``relieff`` only; :mod:`sparkfs.core.relief` notes 8 and 9: weighted
+        priors, neighbours averaged by weight, queries' margins weighted; one extra pass fetches
+        the neighbours' weights and the per-class weight sums).
     hit_bound : float, optional
         A continuous target's bound when the caller has it (:func:`~sparkfs.spark.target_moments.target_spread`);
         None: one pass over the label computes it.
@@ -175,9 +177,8 @@ def relief_statistics(df, features_col: str, label_col: str, *, num_features: in
     check_int("num_features", "relief_statistics", num_features, 1)
     if not continuous:
         check_int("num_classes", "relief_statistics", num_classes, 2)
-    if engine.weight_col is not None and (options.variant != "relieff" or continuous):
-        raise ValueError(f"instance weights are defined for variant 'relieff' with class labels only, not "
-                         f"{options.variant!r}" + (" on a continuous label" if continuous else ""))
+    if engine.weight_col is not None and options.variant != "relieff":
+        raise ValueError(f"instance weights are defined for variant 'relieff' only, not {options.variant!r}")
     if continuous and hit_bound is None:
         hit_bound = target_spread(df, label_col).std
     sigma = options.sigma_of(num_features)
@@ -238,10 +239,12 @@ def _margin_sums(rows: Rows, scaled: Rows, queries, options: ReliefOptions, sigm
         search_metric = "euclidean" if options.metric == "cosine" else options.metric  # on unit rows
         table = nearest(scaled, shipped, options.k, metric=search_metric, block_size=options.block_size,
                         hit_bound=hit_bound)
-        if hit_bound is not None:
-            pairs = relief_math.continuous_pairs(table)
-        elif not weighted:
-            pairs = relief_math.margin_pairs(variant, table, queries.labels, priors)
+        if not weighted:
+            pairs = (relief_math.continuous_pairs(table) if hit_bound is not None
+                     else relief_math.margin_pairs(variant, table, queries.labels, priors))
+        elif hit_bound is not None:
+            _, neighbour_weights = _neighbour_weights(rows, table.neighbour_ids, continuous=True)
+            pairs = relief_math.weighted_continuous_pairs(table, queries.weights, neighbour_weights)
         else:
             class_weights, neighbour_weights = _neighbour_weights(rows, table.neighbour_ids)
             priors = relief_math.class_priors(class_weights)
