@@ -196,14 +196,12 @@ class _FoldWork:
             # each k's selection is asked of the model below; the fit's own size only has to
             # exist (QFS refuses more than its candidates; its default 50 exceeds small data)
             selector.setNumFeatures(min(max(self.sizes), n_features))
-        rows = training_rows(self.train, fold.train)
-        try:
-            model = selector.fit(rows)
-        except (InvalidInputError, ParamBoundError) as error:
-            raise type(error)(f"{method}: {error}. {self.args.output} keeps the results done so far: run the same "
-                              f"command without {method} (or with other params for it) to resume it") from error
-        finally:
-            rows.unpersist()
+        with training_rows(self.train, fold.train) as rows:
+            try:
+                model = selector.fit(rows)
+            except (InvalidInputError, ParamBoundError) as error:
+                raise type(error)(f"{method}: {error}. {self.args.output} keeps the results done so far: run the "
+                                  f"same command without {method} (or with other params for it) to resume it") from error
         # each k on the features the selector picks for k (QFS: not the top k of its scores)
         # greedy methods (mrmr, jmi, cmim) pass their tied steps on to ties.csv
         return cv.FoldSelection(model.scores, model.selectionsForCounts(self.study.feature_counts),

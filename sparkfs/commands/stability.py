@@ -91,7 +91,7 @@ def run_stability(args, spark) -> Dict[str, Any]:
     from sparkfs.io.readers import selector_budget
     from sparkfs.methods import build_selector
     from sparkfs.selectors.instance_weighting import MarginInstanceWeighter
-    from sparkfs.spark.row_values import labels_by_position, with_row_values
+    from sparkfs.spark.row_values import labels_by_position, row_values_attached
 
     directory = check_output(args)
     params = dict(parse_param(text) for text in args.param)
@@ -127,18 +127,19 @@ def run_stability(args, spark) -> Dict[str, Any]:
 
     def fit_run(index: int, rows: np.ndarray) -> RunResult:
         draws = np.bincount(rows, minlength=labels.size).astype(float)
-        counted = with_row_values(df, np.arange(labels.size), draws, _COUNT, partition_offsets=offsets,
-                                  what="draw count").where(F.col(_COUNT) > 0)
-        # A row drawn c times appears c times (bootstrap); then the helper column goes.
-        sample = (counted.withColumn(_REPEAT, F.explode(F.array_repeat(F.lit(1), F.col(_COUNT).cast("int"))))
-                  .drop(_REPEAT, _COUNT))
-        # Persisted: the draw counts are looked up by partition position, which must be evaluated
-        # in this plan's partitions, not inside a later union of the selector's passes.
-        sample = sample.persist(StorageLevel.MEMORY_AND_DISK)
-        try:
-            return _fit_on(sample)
-        finally:
-            sample.unpersist()
+        with row_values_attached(df, np.arange(labels.size), draws, _COUNT, partition_offsets=offsets,
+                                 what="draw count") as marked:
+            counted = marked.where(F.col(_COUNT) > 0)
+            # A row drawn c times appears c times (bootstrap); then the helper column goes.
+            sample = (counted.withColumn(_REPEAT, F.explode(F.array_repeat(F.lit(1), F.col(_COUNT).cast("int"))))
+                      .drop(_REPEAT, _COUNT))
+            # Persisted: the draw counts are looked up by partition position, which must be evaluated
+            # in this plan's partitions, not inside a later union of the selector's passes.
+            sample = sample.persist(StorageLevel.MEMORY_AND_DISK)
+            try:
+                return _fit_on(sample)
+            finally:
+                sample.unpersist()
 
     def _fit_on(sample) -> RunResult:
         selector = build_selector(args.method, params)

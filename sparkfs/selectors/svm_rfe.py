@@ -75,7 +75,7 @@ from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, Prepa
 from sparkfs.selectors._params import MAX_ENSEMBLE, MAX_SOLVER_ITERATIONS, HasDriverBudget, UpperBound, in_range, one_of
 from sparkfs.spark.blocks import arrow_vectors_to_matrix
 from sparkfs.spark.instance_weighting import margin_instance_weights, with_instance_weights
-from sparkfs.spark.row_values import labels_by_position, with_row_values
+from sparkfs.spark.row_values import labels_by_position, row_values_attached
 from sparkfs.spark.stats import diagnose_input
 from sparkfs.spark.svm_rfe import spark_svm_rfe, sparkml_svm_rfe
 
@@ -391,13 +391,13 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
         for _ in range(ensemble):
             drawn = rfe_math.stratified_bootstrap(labels, rng)
             multiplicity = np.bincount(drawn, minlength=labels.size).astype(float)
-            member = with_row_values(data, np.arange(labels.size), multiplicity, _BOOTSTRAP_COUNT,
-                                     partition_offsets=offsets, what="bootstrap count")
-            if weight_col:
-                member = member.withColumn(_MEMBER_WEIGHT, F.col(_BOOTSTRAP_COUNT) * F.col(weight_col))
-            else:
-                member = member.withColumnRenamed(_BOOTSTRAP_COUNT, _MEMBER_WEIGHT)
-            result = fit(member, _MEMBER_WEIGHT)
+            with row_values_attached(data, np.arange(labels.size), multiplicity, _BOOTSTRAP_COUNT,
+                                     partition_offsets=offsets, what="bootstrap count") as member:
+                if weight_col:
+                    member = member.withColumn(_MEMBER_WEIGHT, F.col(_BOOTSTRAP_COUNT) * F.col(weight_col))
+                else:
+                    member = member.withColumnRenamed(_BOOTSTRAP_COUNT, _MEMBER_WEIGHT)
+                result = fit(member, _MEMBER_WEIGHT)
             rankings.append(result.ranking)
             scores.append(result.scores)
             fits += result.n_remaining.size

@@ -2,15 +2,16 @@
 training rows, the top columns of the rows on the driver, and the fold's rows for pyspark.ml.
 
 Folds are drawn on the driver as row positions (:mod:`sparkfs.evaluation.cross_validation`);
-these functions attach them to the rows by position (:func:`sparkfs.spark.row_values.with_row_values`,
+these functions attach them to the rows by position (:func:`sparkfs.spark.row_values.row_values_attached`,
 no join) and persist what they attach, since a position is read from the partition the column is
-evaluated in.
+evaluated in; a fold's frames are ``with`` blocks, which unpersist them and free the shipment.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Dict, Sequence, Tuple
+from typing import Dict, Iterator, Sequence, Tuple
 
 import numpy as np
 
@@ -52,19 +53,25 @@ def positioned_input(df, features_col: str, label_col: str, *, probes: int = 0, 
     return PositionedInput(frame.persist(StorageLevel.MEMORY_AND_DISK), features_col, labels, offsets)
 
 
-def training_rows(source: PositionedInput, members: np.ndarray):
-    """The rows at positions ``members``, persisted (the caller unpersists)."""
+@contextmanager
+def training_rows(source: PositionedInput, members: np.ndarray) -> Iterator:
+    """A ``with`` block over the rows at positions ``members``, persisted; at its end they are
+    unpersisted and the membership shipment destroyed."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
-    from sparkfs.spark.row_values import with_row_values
+    from sparkfs.spark.row_values import row_values_attached
 
     n_rows = source.labels.size
     member = np.zeros(n_rows)
     member[members] = 1.0
-    return (with_row_values(source.df, np.arange(n_rows), member, _IN_FOLD, partition_offsets=source.offsets,
-                            what="fold membership")
-            .where(F.col(_IN_FOLD) > 0).drop(_IN_FOLD).persist(StorageLevel.MEMORY_AND_DISK))
+    with row_values_attached(source.df, np.arange(n_rows), member, _IN_FOLD, partition_offsets=source.offsets,
+                             what="fold membership") as marked:
+        rows = marked.where(F.col(_IN_FOLD) > 0).drop(_IN_FOLD).persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            yield rows
+        finally:
+            rows.unpersist()
 
 
 def columns_by_position(source: PositionedInput, columns: Sequence[int]) -> np.ndarray:
@@ -82,26 +89,31 @@ def columns_by_position(source: PositionedInput, columns: Sequence[int]) -> np.n
     return matrix[order]
 
 
+@contextmanager
 def _fold_frame(source: PositionedInput, members: np.ndarray, columns: Sequence[int], label_values: np.ndarray):
-    """The rows ``members`` of ``source``: the sorted ``columns`` of the features, the class
-    index and the position (both attached before any filter, then persisted)."""
+    """A ``with`` block over the rows ``members`` of ``source``: ``(every row, the members)`` with
+    the sorted ``columns`` of the features, the class index and the position (attached before any
+    filter, then persisted); unpersisted, and the codes' shipment destroyed, at its end."""
     from pyspark import StorageLevel
     from pyspark.ml.feature import VectorSlicer
     from pyspark.sql import functions as F
 
-    from sparkfs.spark.row_values import position_column, with_row_values
+    from sparkfs.spark.row_values import position_column, row_values_attached
 
     frame_labels = source.labels
     code = np.zeros(frame_labels.size)
     code[members] = np.searchsorted(label_values, frame_labels[members]) + 1.0
-    coded = with_row_values(source.df, np.arange(frame_labels.size), code, _CLASS_CODE,
-                            partition_offsets=source.offsets, what="fold membership")
-    sliced = VectorSlicer(inputCol=source.features_col, outputCol=_SLICED,
-                          indices=[int(c) for c in columns]).transform(coded)
-    kept = sliced.select(_SLICED, (F.col(_CLASS_CODE) - 1.0).alias(_CLASS_INDEX),
-                         position_column(source.offsets).alias(_POSITION))
-    kept = kept.persist(StorageLevel.MEMORY_AND_DISK)
-    return kept, kept.where(F.col(_CLASS_INDEX) >= 0)
+    with row_values_attached(source.df, np.arange(frame_labels.size), code, _CLASS_CODE,
+                             partition_offsets=source.offsets, what="fold membership") as coded:
+        sliced = VectorSlicer(inputCol=source.features_col, outputCol=_SLICED,
+                              indices=[int(c) for c in columns]).transform(coded)
+        kept = sliced.select(_SLICED, (F.col(_CLASS_CODE) - 1.0).alias(_CLASS_INDEX),
+                             position_column(source.offsets).alias(_POSITION))
+        kept = kept.persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            yield kept, kept.where(F.col(_CLASS_INDEX) >= 0)
+        finally:
+            kept.unpersist()
 
 
 def fold_predictions_on_spark(train_source: PositionedInput, train_members: np.ndarray,
@@ -112,12 +124,8 @@ def fold_predictions_on_spark(train_source: PositionedInput, train_members: np.n
     ``{key: (test positions, predicted class indices)}`` (:func:`sparkfs.spark.classifiers.fold_predictions`)."""
     from sparkfs.spark.classifiers import fold_predictions
 
-    train_all, train = _fold_frame(train_source, train_members, columns, label_values)
-    test_all, test_rows = _fold_frame(test_source, test_members, columns, label_values)
-    try:
+    with _fold_frame(train_source, train_members, columns, label_values) as (_, train), \
+            _fold_frame(test_source, test_members, columns, label_values) as (_, test_rows):
         return fold_predictions(train, test_rows, features_col=_SLICED, label_col=_CLASS_INDEX,
                                 key_col=_POSITION, subsets=subsets, classifiers=classifiers,
                                 num_classes=label_values.size, seed=seed)
-    finally:
-        train_all.unpersist()
-        test_all.unpersist()

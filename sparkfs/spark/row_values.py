@@ -11,11 +11,18 @@ partition offsets exactly as :class:`sparkfs.spark.rows.Rows` numbers the rows (
 must then be the same rows in the same partitions, i.e. a deterministic input). A position is
 read from the partition the column is evaluated in: persist the result (or select from it into
 a persisted frame) before a union or anything else that renumbers partitions reads it.
+
+The (ids, values) shipment lives as long as what reads it: :func:`row_values_attached` (a
+``with`` block) destroys it when the block ends, for the frames a fit or a fold uses and drops
+(an SVM-RFE ensemble member, a stability draw, an evaluation fold); :func:`with_row_values`
+leaves it to the returned DataFrame, for a frame handed to the user (instance weights), whose
+shipment goes with its last reference.
 """
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Tuple
+from contextlib import contextmanager
+from typing import Dict, Iterator, Optional, Tuple
 
 import numpy as np
 import pandas as pd
@@ -51,7 +58,8 @@ def labels_by_position(df, label_col: str) -> Tuple[np.ndarray, Dict[int, int]]:
 
 def with_row_values(df, ids, values, output_col: str, *, partition_offsets: Optional[Dict[int, int]] = None,
                     row_id_col: Optional[str] = None, transport: str = "auto", what: str = "value"):
-    """``df`` with ``output_col`` = ``values[i]`` for the row whose id is ``ids[i]``.
+    """``df`` with ``output_col`` = ``values[i]`` for the row whose id is ``ids[i]``; the shipment
+    lives with the returned DataFrame (for a frame used within a scope: :func:`row_values_attached`).
 
     Parameters
     ----------
@@ -65,6 +73,28 @@ def with_row_values(df, ids, values, output_col: str, *, partition_offsets: Opti
     what : str
         Names the values in the error raised for a row without one.
     """
+    frame, _ = _attached(df, ids, values, output_col, partition_offsets=partition_offsets, row_id_col=row_id_col,
+                         transport=transport, what=what)
+    return frame
+
+
+@contextmanager
+def row_values_attached(df, ids, values, output_col: str, *, partition_offsets: Optional[Dict[int, int]] = None,
+                        row_id_col: Optional[str] = None, transport: str = "auto",
+                        what: str = "value") -> Iterator:
+    """:func:`with_row_values` for the ``with`` block: the block gets the DataFrame, and the
+    shipment is destroyed when it ends (every job reading the column, and every frame persisted
+    from it, must be done and dropped by then)."""
+    frame, handle = _attached(df, ids, values, output_col, partition_offsets=partition_offsets,
+                              row_id_col=row_id_col, transport=transport, what=what)
+    try:
+        yield frame
+    finally:
+        handle.destroy()
+
+
+def _attached(df, ids, values, output_col: str, *, partition_offsets, row_id_col, transport, what):
+    """(the DataFrame with the column, the shipment's handle)."""
     from pyspark.sql import functions as F
 
     if output_col in df.columns:
@@ -91,7 +121,7 @@ def with_row_values(df, ids, values, output_col: str, *, partition_offsets: Opti
         return pd.Series(known_values[position])
 
     key = F.col(row_id_col).cast("long") if row_id_col is not None else position_column(partition_offsets)
-    return df.withColumn(output_col, value_of(key))
+    return df.withColumn(output_col, value_of(key)), handle
 
 
 def with_probe_features(df, features_col: str, partition_offsets: Dict[int, int], *, n_probes: int, mean: float,
