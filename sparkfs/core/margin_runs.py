@@ -110,6 +110,25 @@ class MarginRun:
 #: The papers' run: beta = 1 constant, one pass, one instance per update, the last w.
 PAPER = MarginRun(schedule="constant", step_size=1.0, passes=1, batch_size=1, batch_rule="replay", averaging="none")
 
+#: Instances in the pool when ``sampleSize`` is unset and the input has more rows (not with
+#: ``preset="paper"``): the pool is drawn in one pass and the whole loop, neighbour searches
+#: included, runs among its rows on the driver (:mod:`sparkfs.core.margin_pool`): Lmba and Simba
+#: compare every picked instance with every row searched, so their cost is quadratic in the rows.
+DEFAULT_POOL = 1000
+#: sparkfs's loop for Lmba and for Simba when ``preset="default"``: the settings that won
+#: studies/lmba_simba_defaults_study.py (docs/lmba_simba.md, section E: probes out of the top k,
+#: Kuncheva stability across instance orders, 1-NN accuracy, on 14 sets with probe features).
+LMBA_DEFAULT_RUN = MarginRun(schedule="decay", step_size=1.0, passes=3, batch_size=8, batch_rule="replay",
+                             averaging="none")
+SIMBA_DEFAULT_RUN = MarginRun(schedule="constant", step_size=1.0, passes=3, batch_size=None, batches_per_pass=16,
+                              batch_rule="replay", averaging="none")
+#: Passes over the pool that ``iterations`` (and ``batchSize``, ``passes``) may ask for: the papers
+#: pick each pool instance about once (Li & Lu's I = the pool size); a hundred passes is far beyond them.
+MAX_POOL_PASSES = 100
+#: Instance-row distances a fit may compute (iterations x rows, each over every feature): 10^12
+#: is hours of a large cluster's time; beyond it a run is not expected to end.
+MAX_INSTANCE_ROW_PAIRS = 10**12
+
 
 class IterateAverage:
     """Running mean of the iterates of w (Polyak-Ruppert averaging), fed after every update.

@@ -17,24 +17,8 @@ from sparkfs.errors import ParamBoundError
 #: A constraint: (predicate on the value, words for the message).
 Constraint = Tuple[Callable[[Any], bool], str]
 
-# Static caps on the Params that scale work (docs/bad_input.md, "Param bounds and model loading").
-# Each is far above any published use, and low enough that a run at the cap still ends.
-#: Solver iterations per SVM fit (SVM-RFE's maxIter): liblinear's default is 1,000, ours 10,000.
-MAX_SOLVER_ITERATIONS = 1_000_000
-#: Descent / fuzzy c-means iterations (Parzen-ISE's maxIter, fcmMaxIter): defaults 100 and 300;
-#: every iteration is at least one pass over the data.
-MAX_PASS_ITERATIONS = 100_000
-#: Bootstrap samples of En-SVM-RFE: the rank sums settle within tens (Abeel et al. 2010 use 40).
-MAX_ENSEMBLE = 10_000
-#: Instances Lmba / Simba pick in total (iterations) or per step (batchSize): each pick is a
-#: neighbour search over every row; the papers pick each pool instance about once.
-MAX_PICKED_INSTANCES = 10_000_000
-#: Rows per block of the distance / kernel computations: a task (a Python worker, whose memory
-#: sparkfs does not know, so the cap is static) holds one blockSize^2 tile of doubles: 2 GiB at the
-#: cap, 32 MiB at the default 2048. A block never holds more rows than its partition.
-MAX_BLOCK_SIZE = 16_384
-#: Clusters of Parzen-ISE's fuzzy c-means (default 3).
-MAX_CLUSTERS = 10_000
+from sparkfs.core.param_caps import (  # noqa: F401 (public here too)
+    MAX_BLOCK_SIZE, MAX_CLUSTERS, MAX_ENSEMBLE, MAX_PASS_ITERATIONS, MAX_PICKED_INSTANCES, MAX_SOLVER_ITERATIONS)
 
 
 def in_range(low: float = -math.inf, high: float = math.inf, *, low_open=False, kind="a finite float") -> Constraint:

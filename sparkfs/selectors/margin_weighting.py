@@ -13,7 +13,9 @@ from __future__ import annotations
 from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
-from sparkfs.core.margin_runs import AVERAGINGS, BATCH_RULES, PAPER, SCHEDULES, MarginRun
+from sparkfs.core.margin_runs import (  # noqa: F401 (DEFAULT_POOL, the default runs and the caps: public here)
+    AVERAGINGS, BATCH_RULES, DEFAULT_POOL, LMBA_DEFAULT_RUN, MAX_INSTANCE_ROW_PAIRS, MAX_POOL_PASSES, PAPER,
+    SCHEDULES, SIMBA_DEFAULT_RUN, MarginRun)
 from sparkfs.core.options import LmbaOptions, SimbaOptions
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import (
@@ -30,30 +32,9 @@ from sparkfs.selectors._params import (
 )
 from sparkfs.spark.margin_weighting import lmba_statistics, simba_statistics
 
-#: Instances in the pool when ``sampleSize`` is unset and the input has more rows (not with
-#: ``preset="paper"``): the pool is drawn in one pass and the whole loop, neighbour searches
-#: included, runs among its rows on the driver (:mod:`sparkfs.core.margin_pool`): Lmba and Simba
-#: compare every picked instance with every row searched, so their cost is quadratic in the rows.
-DEFAULT_POOL = 1000
-
-
-#: sparkfs's loop for Lmba and for Simba when ``preset="default"``: the settings that won
-#: studies/lmba_simba_defaults_study.py (docs/lmba_simba.md, section E: probes out of the top k,
-#: Kuncheva stability across instance orders, 1-NN accuracy, on 14 sets with probe features).
-LMBA_DEFAULT_RUN = MarginRun(schedule="decay", step_size=1.0, passes=3, batch_size=8, batch_rule="replay",
-                             averaging="none")
-SIMBA_DEFAULT_RUN = MarginRun(schedule="constant", step_size=1.0, passes=3, batch_size=None, batches_per_pass=16,
-                              batch_rule="replay", averaging="none")
 #: Params a preset fills in (when not set explicitly) and the MarginRun field each one feeds.
 RUN_PARAMS = {"schedule": "schedule", "stepSize": "step_size", "passes": "passes", "batchSize": "batch_size",
               "batchRule": "batch_rule", "averaging": "averaging"}
-#: Passes over the pool that ``iterations`` (and ``batchSize``, ``passes``) may ask for: the papers
-#: pick each pool instance about once (Li & Lu's I = the pool size); a hundred passes is far beyond them.
-MAX_POOL_PASSES = 100
-#: Instance-row distances a fit may compute (iterations x rows, each over every feature): 10^12
-#: is hours of a large cluster's time; beyond it a run is not expected to end.
-MAX_INSTANCE_ROW_PAIRS = 10**12
-
 
 def _int(name, doc):
     return Param(Params._dummy(), name, doc, typeConverter=TypeConverters.toInt)

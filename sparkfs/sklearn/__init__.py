@@ -14,6 +14,7 @@ Which methods it covers and which not yet: :data:`FRONT`, :data:`NOT_YET`, docs/
 from sparkfs.sklearn.base import SparkfsSelector
 from sparkfs.sklearn.filters import ANOVASelector, Chi2Selector, LFSSelector, MomentFilterSelector, VarianceSelector
 from sparkfs.sklearn.information import CMIMSelector, InformationFamilySelector, JMISelector, MRMRSelector
+from sparkfs.sklearn.margin_weighting import LmbaSelector, SimbaSelector
 from sparkfs.sklearn.multisurf import (MultiSURFFamilySelector, MultiSURFSelector, MultiSURFStarSelector,
                                        SURFSelector, SURFStarSelector, TuRFSelector)
 from sparkfs.sklearn.qfs import QFSPrimeSelector, QFSSelector
@@ -32,6 +33,7 @@ __all__ = [
     "InformationFamilySelector",
     "JMISelector",
     "LFSSelector",
+    "LmbaSelector",
     "MReliefSelector",
     "MRMRSelector",
     "MomentFilterSelector",
@@ -48,6 +50,7 @@ __all__ = [
     "SVMRFESelector",
     "SURFSelector",
     "SURFStarSelector",
+    "SimbaSelector",
     "SparkfsSelector",
     "TuRFSelector",
     "VarianceSelector",

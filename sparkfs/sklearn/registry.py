@@ -17,6 +17,7 @@ from sparkfs.sklearn.base import SparkfsSelector
 from sparkfs.sklearn.filters import (ANOVASelector, Chi2Selector, LFSSelector, MomentFilterSelector, VarianceSelector,
                                      is_class_filter)
 from sparkfs.sklearn.information import CMIMSelector, JMISelector, MRMRSelector
+from sparkfs.sklearn.margin_weighting import LmbaSelector, SimbaSelector
 from sparkfs.sklearn.multisurf import (MultiSURFSelector, MultiSURFStarSelector, SURFSelector, SURFStarSelector,
                                        TuRFSelector)
 from sparkfs.sklearn.qfs import QFSPrimeSelector, QFSSelector
@@ -44,6 +45,8 @@ FRONT: Dict[str, type] = {
     "jmi": JMISelector,
     "cmim": CMIMSelector,
     "svm-rfe": SVMRFESelector,
+    "lmba": LmbaSelector,
+    "simba": SimbaSelector,
     "qfs": QFSSelector,
     "qfs-prime": QFSPrimeSelector,
 }
@@ -51,8 +54,6 @@ FRONT: Dict[str, type] = {
 #: method name -> why it has no front yet. Such a method is absent from the front: no estimator
 #: gives numbers that are not its Spark selector's.
 NOT_YET: Dict[str, str] = {
-    "lmba": "Lmba's pool and its steps are not composed here yet",
-    "simba": "Simba's pool and its weighted searches are not composed here yet",
     "parzen-ise": "Parzen-ISE's groups and ISE evaluations are not composed here yet",
     "chi2-categorical": "Spark ML's ChiSquareTest (contingency tables) has no core function to share",
 }

@@ -7,6 +7,7 @@ the Relief family with its default (positional row ids, whose order breaks neigh
 front's row positions do)."""
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -104,13 +105,26 @@ CASES = [
 LAYOUTS = [index % 2 == 1 for index in range(len(CASES))]
 
 
+#: Methods of the front compared with their Spark selectors in their own file instead, and why.
+COMPARED_ELSEWHERE = {
+    "lmba": ("tests/sklearn/test_margin_weighting_front.py", "its default loop is 34 Spark jobs on these rows"),
+    "simba": ("tests/sklearn/test_margin_weighting_front.py", "its default loop is 45 Spark jobs on these rows"),
+}
+
 #: The defaults on one layout per method, the other one than its first case's above (every method with
 #: cases meets dense and sparse rows across the two tests; the others alternate): one Spark fit each.
 _FIRST_CASE_LAYOUT = {}
 for (_method, _), _sparse in zip(CASES, LAYOUTS):
     _FIRST_CASE_LAYOUT.setdefault(_method, _sparse)
 DEFAULT_LAYOUTS = [(m, not _FIRST_CASE_LAYOUT[m] if m in _FIRST_CASE_LAYOUT else index % 2 == 1)
-                   for index, m in enumerate(sorted(FRONT))]
+                   for index, m in enumerate(sorted(set(FRONT) - set(COMPARED_ELSEWHERE)))]
+
+
+@pytest.mark.parametrize("method", sorted(COMPARED_ELSEWHERE))
+def test_a_method_compared_elsewhere_is_compared_with_its_spark_selector_there(method):
+    path, _ = COMPARED_ELSEWHERE[method]
+    text = (Path(__file__).parents[2] / path).read_text()
+    assert FRONT[method].__name__ in text and "def test_the_spark_selector_gives_the_same_scores" in text
 
 
 @pytest.mark.parametrize("method, sparse", DEFAULT_LAYOUTS,
