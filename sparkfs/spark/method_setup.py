@@ -93,20 +93,23 @@ def options_of(options_class, options, engine: Optional[EngineOptions], settings
 
 
 @contextmanager
-def rows_with_queries(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
-                      engine: EngineOptions, sample_size: Optional[int], seed: int,
-                      check_classes: Callable[[np.ndarray], None], targets: bool = False
-                      ) -> Iterator[Tuple[Rows, RowSet]]:
+def rows_with_queries(df, features_col: str, label_col: Optional[str], *, num_features: int,
+                      num_classes: Optional[int], engine: EngineOptions, sample_size: Optional[int], seed: int,
+                      check_classes: Optional[Callable[[np.ndarray], None]] = None, targets: bool = False,
+                      **row_settings) -> Iterator[Tuple[Rows, RowSet]]:
     """``with rows_with_queries(...) as (rows, queries):`` the prepared rows and the query set
-    (``sample_size`` rows drawn by ``seed``, or every row), ``check_classes(class_counts)`` run
-    before a sample is drawn (fail fast) and on the counts the queries came with (``targets``: the
-    label is a continuous target, its counts the row count)."""
+    (``sample_size`` rows drawn by ``seed``, or every row when None or at least the rows), for a
+    supervised method or an unsupervised one (``label_col`` and ``num_classes`` None).
+    ``check_classes(class_counts)`` runs before a sample is drawn (fail fast) and on the counts the
+    queries came with (``targets``: the label is a continuous target, its counts the row count);
+    ``row_settings`` go to :meth:`EngineOptions.rows` (``cache_blocks``, ``fewer_rows_hint``)."""
+    check = check_classes or (lambda counts: None)
     with engine.rows(df, features_col, label_col, num_features=num_features, num_classes=num_classes,
-                     targets=targets) as rows:
+                     targets=targets, **row_settings) as rows:
         if sample_size is not None:
-            check_classes(rows.class_counts)
+            check(rows.class_counts)
         queries = rows.sample(sample_size, seed)
-        check_classes(rows.class_counts)
+        check(rows.class_counts)
         yield rows, queries
 
 

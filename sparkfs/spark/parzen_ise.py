@@ -41,7 +41,7 @@ from sparkfs.core.options import ParzenISEOptions
 from sparkfs.core.parzen_ise_options import final_scores, runs_with_held_out_feature
 from sparkfs.core.sampling import content_sample_keys
 from sparkfs.errors import InvalidInputError
-from sparkfs.spark.method_setup import EngineOptions, options_of
+from sparkfs.spark.method_setup import EngineOptions, options_of, rows_with_queries
 from sparkfs.spark.parzen_ise_sparse import (SparsePairSettings, group_memberships, group_variances,
                                              prepare_sparse_marginal, sparse_group_memberships,
                                              sparse_group_variances, sparse_marginal_terms_pass, stores_sparse)
@@ -190,7 +190,7 @@ def _dense_pair_functions(rows: Rows, grouping, feature_variance, variance_floor
     """The group variances, then the queries (every row, or ``num_queries`` landmarks drawn by seed + 1)
     centred on the driver: ``(marginal pair terms, image pair sums, num_queries)`` of the dense passes."""
     variances = _group_variances(rows, grouping, feature_variance, variance_floor)
-    queries = rows.collect() if num_queries == rows.n_rows else rows.sample(num_queries, seed + 1)
+    queries = rows.sample(num_queries, seed + 1)  # every row when num_queries is all of them
     # the queries centred at the column means (the rows are centred in the tasks)
     centred = RowSet(_centred(queries.matrix, grouping["mean"]), queries.ids, queries.labels)
     query_memberships = group_memberships(centred.matrix, queries.labels, grouping)
@@ -304,12 +304,14 @@ def parzen_ise_on_sample(df, features_col: str, label_col: Optional[str] = None,
     (passes: the counts, the sample). ``n_rows`` is the input's; ``info["sample_rows"]`` the sample's.
     """
     options, engine = options_of(ParzenISEOptions, options, engine, settings, "parzen_ise_on_sample")
-    with engine.rows(df, features_col, label_col, num_features=num_features, num_classes=num_classes,
-                     fewer_rows_hint="set sampleSize to fit on a smaller sample of the rows") as rows:
+    def at_least_two_rows(counts):
+        if counts.sum() < 2:
+            raise InvalidInputError(f"Parzen-ISE needs at least 2 rows; the input has {int(counts.sum())}")
+
+    with rows_with_queries(df, features_col, label_col, num_features=num_features, num_classes=num_classes,
+                           engine=engine, sample_size=sample_size, seed=options.seed, check_classes=at_least_two_rows,
+                           fewer_rows_hint="set sampleSize to fit on a smaller sample of the rows") as (rows, sample):
         num_rows = rows.n_rows
-        if num_rows < 2:
-            raise InvalidInputError(f"Parzen-ISE needs at least 2 rows; the input has {num_rows}")
-        sample = rows.sample(sample_size, options.seed)
         passes = len(rows.info["passes"])
     points = sample.matrix.toarray() if sp.issparse(sample.matrix) else np.asarray(sample.matrix, dtype=np.float64)
     _, info = pi.parzen_ise_in_memory(points, sample.labels if label_col is not None else None, **options.in_memory())
