@@ -27,6 +27,23 @@ DEFAULT_CRITERION = "marginal"
 DEFAULT_RANK_BY = "reference"
 
 
+
+#: Kernel evaluations (rows x rows x features) one evaluation of the criterion may take before the
+#: selector's default fits on a sample: 5e8 is about a minute for a whole fit on a 2-core machine.
+DEFAULT_PAIR_BUDGET = 5 * 10**8
+#: The smallest default sample (when even it exceeds the budget, it is still used).
+MIN_DEFAULT_SAMPLE = 100
+#: Explicit pair kernels (stored/stored pairs) one evaluation of the sparse pair sums may take on
+#: every row: about 20 s an evaluation on a 2-core machine (~30 ns a pair in one core, hard groups).
+SPARSE_PAIR_BUDGET = 1.5 * 10**9
+#: Above that budget, features with more stored values than this are estimated by landmarks.
+SPARSE_FEATURE_ROWS = 400
+#: Landmark rows of the estimated features.
+SPARSE_LANDMARKS = 400
+#: Rows sampled for the fuzzy c-means start, per cluster (the first C distinct ones by key are taken).
+START_ROWS_PER_CLUSTER = 8
+
+
 def _invalid(parameter: str, constraint: str, value, owner: str = "parzen_ise_in_memory") -> ValueError:
     return ValueError(f"The {parameter!r} parameter of {owner} must be {constraint}. Got {value!r} instead.")
 

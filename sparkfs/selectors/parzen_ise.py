@@ -10,7 +10,8 @@ from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.core.options import ParzenISEOptions
-from sparkfs.core.parzen_ise_options import CRITERIA, DEFAULT_CRITERION, DEFAULT_RANK_BY
+from sparkfs.core.parzen_ise_options import (  # noqa: F401 (the default rule's constants: public here)
+    CRITERIA, DEFAULT_CRITERION, DEFAULT_PAIR_BUDGET, DEFAULT_RANK_BY, MIN_DEFAULT_SAMPLE)
 from sparkfs.core.parzen_ise_marginal import RANKINGS
 from sparkfs.errors import InvalidInputError
 from sparkfs.selectors._base import CHOOSE_SAMPLE, FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
@@ -29,11 +30,6 @@ from sparkfs.spark.parzen_ise import parzen_ise_on_sample, parzen_ise_statistics
 from sparkfs.spark.parzen_ise_sparse import (SPARSE_FEATURE_ROWS, SPARSE_LANDMARKS, SPARSE_PAIR_BUDGET,
                                              SparsePairSettings, feature_nonzero_counts, stores_sparse)
 
-#: Kernel evaluations (rows x rows x features) one evaluation of the criterion may take before the
-#: default fits on a sample: 5e8 is about a minute for a whole fit on this 2-core machine.
-DEFAULT_PAIR_BUDGET = 5 * 10**8
-#: The smallest default sample (when even it exceeds the budget, it is still used).
-MIN_DEFAULT_SAMPLE = 100
 #: The sparse pair sums' budget, cap and landmarks (marginal criterion on sparse vectors, sampleSize and
 #: landmarks unset): every row when the plan's pairs are within the budget (docs/parzen_ise.md).
 SPARSE_SETTINGS = SparsePairSettings()

@@ -12,11 +12,13 @@ Which methods it covers and which not yet: :data:`FRONT`, :data:`NOT_YET`, docs/
 """
 
 from sparkfs.sklearn.base import SparkfsSelector
+from sparkfs.sklearn.contingency import Chi2CategoricalSelector
 from sparkfs.sklearn.filters import ANOVASelector, Chi2Selector, LFSSelector, MomentFilterSelector, VarianceSelector
 from sparkfs.sklearn.information import CMIMSelector, InformationFamilySelector, JMISelector, MRMRSelector
 from sparkfs.sklearn.margin_weighting import LmbaSelector, SimbaSelector
 from sparkfs.sklearn.multisurf import (MultiSURFFamilySelector, MultiSURFSelector, MultiSURFStarSelector,
                                        SURFSelector, SURFStarSelector, TuRFSelector)
+from sparkfs.sklearn.parzen_ise import ParzenISESelector
 from sparkfs.sklearn.qfs import QFSPrimeSelector, QFSSelector
 from sparkfs.sklearn.regression import FRegressionSelector
 from sparkfs.sklearn.relief import (MReliefSelector, PReliefSelector, ReliefFamilySelector, ReliefFSelector,
@@ -27,6 +29,7 @@ from sparkfs.sklearn.registry import FRONT, NOT_YET, estimator_for
 __all__ = [
     "ANOVASelector",
     "CMIMSelector",
+    "Chi2CategoricalSelector",
     "Chi2Selector",
     "FRONT",
     "FRegressionSelector",
@@ -42,6 +45,7 @@ __all__ = [
     "MultiSURFStarSelector",
     "NOT_YET",
     "PReliefSelector",
+    "ParzenISESelector",
     "QFSPrimeSelector",
     "QFSSelector",
     "ReliefFSelector",

@@ -14,12 +14,14 @@ from typing import Dict
 
 from sparkfs.core.moment_filters import MOMENT_FILTERS
 from sparkfs.sklearn.base import SparkfsSelector
+from sparkfs.sklearn.contingency import Chi2CategoricalSelector
 from sparkfs.sklearn.filters import (ANOVASelector, Chi2Selector, LFSSelector, MomentFilterSelector, VarianceSelector,
                                      is_class_filter)
 from sparkfs.sklearn.information import CMIMSelector, JMISelector, MRMRSelector
 from sparkfs.sklearn.margin_weighting import LmbaSelector, SimbaSelector
 from sparkfs.sklearn.multisurf import (MultiSURFSelector, MultiSURFStarSelector, SURFSelector, SURFStarSelector,
                                        TuRFSelector)
+from sparkfs.sklearn.parzen_ise import ParzenISESelector
 from sparkfs.sklearn.qfs import QFSPrimeSelector, QFSSelector
 from sparkfs.sklearn.regression import FRegressionSelector
 from sparkfs.sklearn.relief import MReliefSelector, PReliefSelector, ReliefFSelector, ReliefSelector
@@ -47,16 +49,15 @@ FRONT: Dict[str, type] = {
     "svm-rfe": SVMRFESelector,
     "lmba": LmbaSelector,
     "simba": SimbaSelector,
+    "chi2-categorical": Chi2CategoricalSelector,
+    "parzen-ise": ParzenISESelector,
     "qfs": QFSSelector,
     "qfs-prime": QFSPrimeSelector,
 }
 
-#: method name -> why it has no front yet. Such a method is absent from the front: no estimator
-#: gives numbers that are not its Spark selector's.
-NOT_YET: Dict[str, str] = {
-    "parzen-ise": "Parzen-ISE's groups and ISE evaluations are not composed here yet",
-    "chi2-categorical": "Spark ML's ChiSquareTest (contingency tables) has no core function to share",
-}
+#: method name -> why it has no front yet (none now: every method has one). Such a method is absent
+#: from the front: no estimator gives numbers that are not its Spark selector's.
+NOT_YET: Dict[str, str] = {}
 
 
 def estimator_for(method: str, **params) -> SparkfsSelector:

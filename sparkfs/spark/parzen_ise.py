@@ -41,6 +41,7 @@ from sparkfs.core.options import ParzenISEOptions
 from sparkfs.core.parzen_ise_options import final_scores, runs_with_held_out_feature
 from sparkfs.core.sampling import content_sample_keys
 from sparkfs.errors import InvalidInputError
+from sparkfs.core.parzen_ise_options import START_ROWS_PER_CLUSTER
 from sparkfs.spark.method_setup import EngineOptions, options_of, rows_with_queries
 from sparkfs.spark.parzen_ise_sparse import (SparsePairSettings, group_memberships, group_variances,
                                              prepare_sparse_marginal, sparse_group_memberships,
@@ -48,8 +49,6 @@ from sparkfs.spark.parzen_ise_sparse import (SparsePairSettings, group_membershi
 from sparkfs.spark.passes import batched_pass, sum_merge
 from sparkfs.spark.rows import Block, Rows, RowSet
 
-#: Rows sampled for the FCM start, per cluster (the first C distinct ones by key are taken).
-START_ROWS_PER_CLUSTER = 8
 
 
 @dataclass

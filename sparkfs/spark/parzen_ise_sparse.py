@@ -35,17 +35,11 @@ from sparkfs.core import fuzzy_cmeans as fcm
 from sparkfs.core import parzen_ise as pi
 from sparkfs.core import parzen_ise_marginal as pim
 from sparkfs.core import parzen_ise_sparse as pis
+from sparkfs.core.parzen_ise_options import SPARSE_FEATURE_ROWS, SPARSE_LANDMARKS, SPARSE_PAIR_BUDGET
 from sparkfs.core.sampling import content_sample_keys, smallest_key_positions
 from sparkfs.spark.passes import batched_pass, sum_merge
 from sparkfs.spark.rows import Block, Rows, RowSet
 
-#: Explicit pair kernels (stored/stored pairs) one evaluation may take on every row: about 20 s an
-#: evaluation on this 2-core machine (~30 ns a pair in one core with hard groups).
-SPARSE_PAIR_BUDGET = 1.5 * 10**9
-#: Above the budget, features with more stored values than this are estimated by landmarks.
-SPARSE_FEATURE_ROWS = 400
-#: Landmark rows of the estimated features.
-SPARSE_LANDMARKS = 400
 
 
 @dataclass(frozen=True)

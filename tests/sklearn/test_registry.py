@@ -62,7 +62,8 @@ def test_the_doc_lists_the_methods_covered_and_the_ones_not_yet():
         assert f"`{method}`" in covered, method
     for method, _ in NOT_YET.items():
         assert f"`{method}`" in not_yet, method
-    assert not re.search(r"`(" + "|".join(map(re.escape, NOT_YET)) + r")`", covered)
+    if NOT_YET:
+        assert not re.search(r"`(" + "|".join(map(re.escape, NOT_YET)) + r")`", covered)
 
 
 ALLOWED = ["sparkfs.sklearn", "sparkfs.core", "sparkfs.errors"]
@@ -93,7 +94,7 @@ pyspark.java_gateway.launch_gateway = refuse
 import sparkfs.sklearn
 from pyspark import SparkContext
 rng = np.random.default_rng(0)
-X, y = np.abs(rng.normal(size=(40, 5))), rng.integers(0, 2, 40)
+X, y = np.round(3 * np.abs(rng.normal(size=(40, 5)))), rng.integers(0, 2, 40)  # counts: chi2-categorical takes them
 for name, front in sorted(sparkfs.sklearn.FRONT.items()):
     front(num_features=2).fit(X, y).transform(X)
 assert SparkContext._gateway is None and SparkContext._active_spark_context is None
@@ -106,7 +107,7 @@ import sys
 import numpy as np
 import sparkfs.sklearn
 rng = np.random.default_rng(0)
-X, y = np.abs(rng.normal(size=(40, 5))), rng.integers(0, 2, 40)
+X, y = np.round(3 * np.abs(rng.normal(size=(40, 5)))), rng.integers(0, 2, 40)  # counts: chi2-categorical takes them
 for name, front in sorted(sparkfs.sklearn.FRONT.items()):
     front(num_features=2).fit(X, y).transform(X)
 loaded = sorted(name for name in sys.modules if name.split(".")[0] == "pyspark" or name.startswith("sparkfs.spark")
