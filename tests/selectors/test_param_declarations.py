@@ -1,0 +1,88 @@
+"""Where a Param is written more than once, the copies agree (issue 35): each Estimator's keyword
+signature against its Params and their defaults, each scikit-learn estimator's Params against the
+Spark selector's, and each method's options object against the selector that builds it.
+
+A signature default of None means "unset" (the Param's default applies, or the selector decides
+from the data or the preset: numFeatures, selectionMode, Lmba's run, Relief's metric and scaling);
+any other default must be the Param's. No JVM: Params are plain Python until a fit."""
+
+import dataclasses
+import inspect
+
+import pytest
+
+from sparkfs.core import options as method_options
+from sparkfs.methods import METHODS, _camel
+from sparkfs.selectors.instance_weighting import MarginInstanceWeighter
+from sparkfs.sklearn import FRONT
+
+ESTIMATORS = sorted({cls for cls, _ in METHODS.values()} | {MarginInstanceWeighter}, key=lambda cls: cls.__name__)
+
+#: Params an Estimator's signature leaves out on purpose, and why (a test below checks each reason holds).
+NOT_IN_SIGNATURE = {
+    "InformationSelector": {"weightCol": "takes no weights", "threshold": "a greedy selection has no score cut"},
+    "LmbaSelector": {"weightCol": "takes no weights"},
+    "SimbaSelector": {"weightCol": "takes no weights"},
+    "ParzenISERanker": {"weightCol": "takes no weights"},
+}
+
+#: Options fields whose default differs from the selector's Param, and why: the options are the Spark
+#: function's, called by scripts and tests with their own defaults; the selector always passes its value.
+OPTIONS_DEFAULTS_DIFFER = {
+    ("ReliefOptions", "scaling"): "relief_statistics' default is the data as given; the selector's preset chooses",
+    ("SVMRFEOptions", "max_iter"): "the Spark solver's own iteration cap; the selector's unset maxIter picks per solver",
+    ("SVMRFEOptions", "tol"): "the Spark solver's tolerance; the selector's unset tol picks per solver",
+    ("SVMRFEOptions", "halve_above"): "svm_rfe_statistics removes `step` per round unless asked; the selector halves",
+    ("SVMRFEOptions", "standardize"): "svm_rfe_statistics fits the rows as given; the selector standardises",
+}
+#: method whose selector builds each options class.
+OPTIONS_OF = {"ReliefOptions": "relieff", "MultiSURFOptions": "multisurf", "LmbaOptions": "lmba",
+              "SimbaOptions": "simba", "InformationOptions": "mrmr", "ParzenISEOptions": "parzen-ise",
+              "SVMRFEOptions": "svm-rfe"}
+
+
+def _param_default(selector, name):
+    return selector.getOrDefault(name) if selector.hasDefault(name) or selector.isSet(name) else None
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda cls: cls.__name__)
+def test_every_keyword_is_a_param_with_its_default_and_every_param_a_keyword(cls):
+    signature = inspect.signature(cls.__init__)
+    keywords = {name: parameter for name, parameter in signature.parameters.items() if name != "self"}
+    assert all(parameter.kind is inspect.Parameter.KEYWORD_ONLY for parameter in keywords.values())
+    selector = cls()
+    params = {param.name for param in selector.params}
+    assert set(keywords) <= params, sorted(set(keywords) - params)
+    left_out = NOT_IN_SIGNATURE.get(cls.__name__, {})
+    assert params - set(keywords) == set(left_out), sorted(params - set(keywords))
+    for name, parameter in keywords.items():
+        assert parameter.default is None or parameter.default == _param_default(selector, name), name
+    if "weightCol" in left_out:
+        assert not getattr(cls, "takes_weights", False)
+
+
+@pytest.mark.parametrize("method", sorted(FRONT))
+def test_the_front_has_the_spark_selectors_params_and_defaults(method):
+    selector_class, fixed = METHODS[method]
+    selector = selector_class()
+    selector._set(**fixed)
+    for name, value in FRONT[method]().get_params().items():
+        camel = {"driver_memory_mb": "driverMemoryMB"}.get(name, _camel(name))
+        assert selector.hasParam(camel), f"{name}: the Spark selector has no Param {camel}"
+        assert value is None or value == _param_default(selector, camel), name
+
+
+@pytest.mark.parametrize("options_name", sorted(OPTIONS_OF))
+def test_each_options_field_has_its_params_default_or_a_stated_reason(options_name):
+    selector_class, fixed = METHODS[OPTIONS_OF[options_name]]
+    selector = selector_class()
+    selector._set(**fixed)
+    differ = []
+    for field in dataclasses.fields(getattr(method_options, options_name)):
+        camel = _camel(field.name)
+        if field.default is dataclasses.MISSING or not selector.hasParam(camel):
+            continue  # required, or a setting the selector derives (not a Param of its own)
+        if field.default != _param_default(selector, camel):
+            differ.append(field.name)
+    stated = sorted(field for options, field in OPTIONS_DEFAULTS_DIFFER if options == options_name)
+    assert sorted(differ) == stated
