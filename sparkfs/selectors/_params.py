@@ -476,3 +476,51 @@ class SelectorParams(HasDeterministic, HasFeaturesCol, HasLabelCol, HasOutputCol
                 f"The 'selectionMode' parameter of {owner} must be a str among "
                 f"{{{', '.join(repr(m) for m in self.selectionModes())}}}: {mode!r} compares p-values with alpha, "
                 f"and {owner} computes none (UnivariateTestSelector does). Got {mode!r} instead.")
+
+
+#: The keywords a selector's constructor lists first, in this order; the others follow by name.
+LEADING_KEYWORDS = ("featuresCol", "labelCol", "outputCol", "weightCol", "numFeatures", "threshold", "selectionMode",
+                    "selectionThreshold")
+
+
+def _merged_class_sets(cls, attribute: str) -> set:
+    return set().union(*(getattr(klass, attribute, ()) for klass in cls.__mro__))
+
+
+def keyword_constructor(cls):
+    """Class decorator: ``cls.__init__`` takes every Param of the class as a keyword (no copy of the
+    Param list to keep in step), sets the ones given (None: unset) and has a signature for ``help``
+    and notebooks whose defaults are the Params' defaults as ``_setDefault`` declares them.
+
+    Two class attributes, merged over the bases: ``_not_keywords`` (Params the constructor does not
+    take: the method refuses them) and ``_unset_keywords`` (Params whose *unset* state decides
+    something, e.g. numFeatures' silent "all features when fewer", a preset's run, Relief's distance
+    chosen from the data: their signature default is None, as setting the default value explicitly
+    would not be the same). A subclass may define ``_init_state()`` for attributes of its own."""
+    from inspect import Parameter, Signature
+
+    def __init__(self, **kwargs):
+        keywords = cls.__init__.__signature__.parameters
+        unknown = sorted(name for name in kwargs if name not in keywords or name == "self")
+        if unknown:
+            raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {unknown[0]!r}")
+        super(cls, self).__init__()
+        self._set(**{name: value for name, value in kwargs.items() if value is not None})
+        if hasattr(self, "_init_state"):
+            self._init_state()
+
+    __init__.__signature__ = Signature([Parameter("self", Parameter.POSITIONAL_OR_KEYWORD)])
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    __init__.__doc__ = f"Every Param of {cls.__name__} as a keyword (None or absent: unset)."
+    cls.__init__ = __init__
+    probe = cls()
+    skipped, unset = _merged_class_sets(cls, "_not_keywords"), _merged_class_sets(cls, "_unset_keywords")
+    names = [param.name for param in probe.params if param.name not in skipped]
+    names.sort(key=lambda name: (LEADING_KEYWORDS.index(name) if name in LEADING_KEYWORDS
+                                 else len(LEADING_KEYWORDS), name))
+    __init__.__signature__ = Signature(
+        [Parameter("self", Parameter.POSITIONAL_OR_KEYWORD)]
+        + [Parameter(name, Parameter.KEYWORD_ONLY,
+                     default=None if name in unset or not probe.hasDefault(name) else probe.getOrDefault(name))
+           for name in names])
+    return cls

@@ -28,11 +28,10 @@ A feature whose statistic is undefined and scored 0 (constant, all-zero) has p-v
 from __future__ import annotations
 
 import numpy as np
-from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
-from sparkfs.selectors._params import HasLabelType, HasStatsEngine
+from sparkfs.selectors._params import HasLabelType, HasStatsEngine, keyword_constructor
 from sparkfs.core.scaling import check_magnitude
 from sparkfs.errors import InvalidInputError
 from sparkfs.core.moment_filters import MOMENT_FILTERS, MomentFilter, ranking_scores
@@ -88,6 +87,7 @@ class UnivariateTestSelectorModel(FeatureSelectorModel, _UnivariateParams):
     hasPValues = _UnivariateParams.hasPValues
 
 
+@keyword_constructor
 class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
     """A univariate test as a sparkfs selector: the filter base (see the module doc for the tests).
 
@@ -105,6 +105,7 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
     """
 
     _model_class = UnivariateTestSelectorModel
+    _unset_keywords = ("labelType",)  # unset: the test's (f-regression: continuous)
     hasPValues = _UnivariateParams.hasPValues
 
     @property
@@ -115,14 +116,6 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
 
     def _uses_labels(self, dataset) -> bool:
         return self.requires_labels
-
-    @keyword_only
-    def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features",
-                 numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None,
-                 weightCol=None, test="anova", statsEngine="auto",
-                 allowManyClasses=False, deterministic=False, labelType=None):
-        super().__init__()
-        self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
     _no_weights_message = "{name} does not support weightCol (Spark ML's tests are unweighted)"
 

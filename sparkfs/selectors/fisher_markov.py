@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.core.count_selection import select_by_count
@@ -20,7 +19,7 @@ from sparkfs.core.qfs import (
 )
 from sparkfs.core.scaling import feature_scaling, sample_std
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult, check_supervised
-from sparkfs.selectors._params import HasPreset, HasScaling, HasStatsEngine, in_range, one_of
+from sparkfs.selectors._params import HasPreset, HasScaling, HasStatsEngine, in_range, keyword_constructor, one_of
 from sparkfs.spark.stats import class_moments, with_label_index
 
 #: QFS candidates when ``candidates`` is unset: this many, or the features a count rule asks for
@@ -140,6 +139,7 @@ class FisherMarkovSelectorModel(FeatureSelectorModel, _FisherMarkovParams):
         return selections
 
 
+@keyword_constructor
 class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
     """Fisher-Markov feature selector: LFS (degree 1) or QFS / QFS' (degree 2).
 
@@ -155,8 +155,8 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
     improved by local search, reported as not certified. ``threshold`` is beta; ``numFeatures`` is
     met by a search on beta, and the summary says when that size is not reachable.
 
-    Parameters
-    ----------
+    Params (keywords of the constructor)
+    ------------------------------------
     gamma : float or "auto", default -0.5
     threshold : float, optional
         beta of eq. (20) / (QFS).
@@ -188,20 +188,12 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
 
     _model_class = FisherMarkovSelectorModel
     takes_weights = True
+    _unset_keywords = ("scaling", "candidates")  # unset: the preset's scaling; QFS's candidates from the count
 
     def takesWeights(self) -> bool:
         """LFS (degree 1). QFS hands the weight column to its Gram pass too, but no test checks
         weighted QFS yet, so it is not announced as taking weights (`sparkfs methods`)."""
         return self.getOrDefault(self.degree) == 1
-
-    @keyword_only
-    def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features",
-                 numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None,
-                 weightCol=None, degree=1, kernel="qfs", gamma=-0.5,
-                 statsEngine="auto", scaling="standard", preset="default", center=False, candidates=500, driverMemoryMB=1024.0,
-                 allowManyClasses=False, deterministic=False):
-        super().__init__()
-        self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
     def setGamma(self, value):
         return self._set(gamma=value)

@@ -5,14 +5,13 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.core import information as info_math
 from sparkfs.core.options import DISCRETIZATIONS, InformationOptions
 from sparkfs.errors import InvalidInputError, SelectionTieWarning
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
-from sparkfs.selectors._params import HasDriverBudget, UpperBound, in_range, one_of
+from sparkfs.selectors._params import HasDriverBudget, UpperBound, in_range, keyword_constructor, one_of
 from sparkfs.spark.information import information_selection
 from sparkfs.spark.method_setup import EngineOptions
 
@@ -63,6 +62,7 @@ class InformationSelectorModel(FeatureSelectorModel, _InformationParams):
         return [int(j) for j in np.argsort(-self._scores, kind="mergesort")[: int((self._scores > 0).sum())]]
 
 
+@keyword_constructor
 class InformationSelector(FeatureSelector, _InformationParams):
     """Greedy forward selection by mutual information: mRMR, JMI or CMIM (``criterion``).
 
@@ -77,14 +77,7 @@ class InformationSelector(FeatureSelector, _InformationParams):
     """
 
     _model_class = InformationSelectorModel
-
-    @keyword_only
-    def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features",
-                 numFeatures=None, selectionMode=None, selectionThreshold=None, criterion="mrmr", mrmrForm="difference", bins=10,
-                 discretization="equal-frequency", binSampleSize=10_000, seed=0, driverBudgetMB=2048.0,
-                 allowManyClasses=False, deterministic=False):
-        super().__init__()
-        self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
+    _not_keywords = ("weightCol", "threshold")  # no weights; a greedy selection has no score cut
 
     def _data_bounds(self, shape):
         per_pass = shape.num_features * self.getOrDefault(self.bins) ** 2 * len(shape.class_counts)

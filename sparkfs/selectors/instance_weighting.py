@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, Optional
 
-from pyspark import keyword_only
 from pyspark.ml import Transformer
 from pyspark.ml.util import MLReader
 from pyspark.ml.param import Param, Params, TypeConverters
@@ -28,7 +27,7 @@ from sparkfs.core.labels import check_class_labels
 from sparkfs.core.options import MarginWeightOptions
 from sparkfs.errors import DriverBudgetError, InvalidInputError
 from sparkfs.selectors._base import ParamsReader
-from sparkfs.selectors._params import MAX_BLOCK_SIZE, HasDeterministic, HasDriverBudget
+from sparkfs.selectors._params import MAX_BLOCK_SIZE, HasDeterministic, HasDriverBudget, keyword_constructor
 from sparkfs.spark.failures import with_resource_errors
 from sparkfs.spark.instance_weighting import margin_instance_weights, with_instance_weights
 from sparkfs.spark.method_setup import EngineOptions
@@ -37,6 +36,7 @@ from sparkfs.spark.stats import first_vector_size, label_counts, with_label_inde
 _LABEL_INDEX = "__sparkfs_label_index"
 
 
+@keyword_constructor
 class MarginInstanceWeighter(Transformer, HasDriverBudget, HasDeterministic, HasFeaturesCol, HasLabelCol, HasOutputCol,
                              DefaultParamsReadable, DefaultParamsWritable):
     """Instance weights of Han & Yu (2010), Algorithm 1: eq. (6) margin vectors against all hits
@@ -61,13 +61,10 @@ class MarginInstanceWeighter(Transformer, HasDriverBudget, HasDeterministic, Has
                                     "take every distinct label value as a class even when the label looks continuous",
                                     typeConverter=TypeConverters.toBoolean)
 
-    @keyword_only
-    def __init__(self, *, featuresCol="features", labelCol="label", outputCol="weight", rowIdCol=None,
-                 blockSize=2048, driverBudgetMB=2048.0, allowManyClasses=False, deterministic=False):
-        super().__init__()
+    def _init_state(self) -> None:
+        """After the keywords (:func:`keyword_constructor`): the defaults and the last run's results."""
         self._setDefault(featuresCol="features", labelCol="label", outputCol="weight", blockSize=2048,
                          driverBudgetMB=2048.0, allowManyClasses=False)
-        self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
         self.summary: Dict[str, Any] = {}
         self.result = None
 

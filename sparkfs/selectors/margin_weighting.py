@@ -10,7 +10,6 @@ which ("content" or "row id"): :mod:`sparkfs.spark.margin_weighting`."""
 
 from __future__ import annotations
 
-from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.core.margin_runs import (  # noqa: F401 (DEFAULT_POOL, the default runs and the caps: public here)
@@ -28,6 +27,7 @@ from sparkfs.selectors._params import (
     UpperBound,
     in_range,
     neighbour_bounds,
+    keyword_constructor,
     one_of,
 )
 from sparkfs.spark.margin_weighting import lmba_statistics, simba_statistics
@@ -209,6 +209,7 @@ def _describe(run: MarginRun) -> str:
             f"with rule '{run.batch_rule}', ranking by {ranked}")
 
 
+@keyword_constructor
 class LmbaSelector(FeatureSelector, _LmbaParams):
     __doc__ = """Lmba (Li & Lu 2009): feature weights minimising the loss-margin of k-NN classification (eq. 3)
     by normalised gradient steps (eq. 16-17, Step 3d), features ranked by |w|.
@@ -228,16 +229,8 @@ class LmbaSelector(FeatureSelector, _LmbaParams):
     """
 
     _model_class = LmbaSelectorModel
-
-    @keyword_only
-    def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", numFeatures=None,
-                 threshold=None, selectionMode=None, selectionThreshold=None, k=3, c=1.0, iterations=None, batchSize=None, stepSize=None, schedule=None,
-                 projection="none", sampleSize=None, seed=0, scaling="none", rowIdCol=None, blockSize=2048,
-                 allowManyClasses=False, batchRule=None, driverBudgetMB=2048.0,
-                 queryBatchBytes=None, preset="default", passes=None,
-                 averaging=None, deterministic=False):
-        super().__init__()
-        self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
+    _not_keywords = ("weightCol",)
+    _unset_keywords = tuple(RUN_PARAMS)  # unset: the preset's run
 
     def _data_bounds(self, shape):
         return self._iterative_bounds(shape)
@@ -259,6 +252,7 @@ class SimbaSelectorModel(FeatureSelectorModel, _SimbaParams):
     ranked (the last w, or the mean of the iterates with ``averaging="iterates"``)."""
 
 
+@keyword_constructor
 class SimbaSelector(FeatureSelector, _SimbaParams):
     __doc__ = """Simba (Gilad-Bachrach, Navot & Tishby 2004), the baseline of Li & Lu: per picked instance,
     the nearest hit and miss in the current weighted metric move w along the hypothesis-margin
@@ -274,15 +268,8 @@ class SimbaSelector(FeatureSelector, _SimbaParams):
     """
 
     _model_class = SimbaSelectorModel
-
-    @keyword_only
-    def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", numFeatures=None,
-                 threshold=None, selectionMode=None, selectionThreshold=None, iterations=None, batchSize=None, sampleSize=None, seed=0, scaling="none",
-                 rowIdCol=None, blockSize=2048, allowManyClasses=False, driverBudgetMB=2048.0,
-                 queryBatchBytes=None, preset="default",
-                 passes=None, stepSize=None, schedule=None, batchRule=None, averaging=None, deterministic=False):
-        super().__init__()
-        self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
+    _not_keywords = ("weightCol",)
+    _unset_keywords = tuple(RUN_PARAMS)  # unset: the preset's run
 
     def _data_bounds(self, shape):
         return self._iterative_bounds(shape)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from dataclasses import replace
@@ -11,7 +10,7 @@ from sparkfs.core import multisurf as ms_math
 from sparkfs.core.options import MultiSURFOptions
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import (HasDriverBudget, HasLabelType, HasQueryBatchBytes, HasQueryRows, HasScaling,
-                                       in_range, one_of)
+                                       in_range, keyword_constructor, one_of)
 from sparkfs.spark.multisurf import multisurf_statistics
 from sparkfs.spark.target_moments import target_spread
 
@@ -97,6 +96,7 @@ class MultiSURFSelectorModel(FeatureSelectorModel, _MultiSURFParams):
     ``feature_importances_``); ``featureArray("feature_scale")`` the divisor of each feature."""
 
 
+@keyword_constructor
 class MultiSURFSelector(FeatureSelector, _MultiSURFParams):
     """SURF, SURF*, MultiSURF or MultiSURF* (``variant``): Relief-style scores over every row inside a
     distance threshold (:mod:`sparkfs.core.multisurf`, definitions T1-T2 and S1-S4).
@@ -127,15 +127,6 @@ class MultiSURFSelector(FeatureSelector, _MultiSURFParams):
     _model_class = MultiSURFSelectorModel
     takes_weights = True
 
-    @keyword_only
-    def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", weightCol=None,
-                 numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None, variant="multisurf",
-                 metric="manhattan", scaling="range", sampleSize=None, seed=0, rowIdCol=None, blockSize=2048,
-                 driverBudgetMB=2048.0, queryBatchBytes=None, allowManyClasses=False, deterministic=False,
-                 labelType="categorical"):
-        super().__init__()
-        self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
-
     def setVariant(self, value: str):
         return self._set(variant=value)
 
@@ -151,6 +142,7 @@ class TuRFSelectorModel(FeatureSelectorModel, _TuRFParams):
     removed tier below them (scikit-rebate's TURF scores); ``summary["turf_final_features"]``."""
 
 
+@keyword_constructor
 class TuRFSelector(FeatureSelector, _TuRFParams):
     """TuRF (Moore & White 2007) around a MultiSURF-family method (``innerMethod``), as scikit-rebate's
     ``TURF``: score, remove the ``removeFraction`` lowest-scored of the remaining features, re-score
@@ -166,15 +158,6 @@ class TuRFSelector(FeatureSelector, _TuRFParams):
 
     _model_class = TuRFSelectorModel
     takes_weights = True
-
-    @keyword_only
-    def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", weightCol=None,
-                 numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None,
-                 innerMethod="multisurf", removeFraction=0.5, keepFeatures=100, metric="manhattan", scaling="range",
-                 sampleSize=None, seed=0, rowIdCol=None, blockSize=2048, driverBudgetMB=2048.0, queryBatchBytes=None,
-                 allowManyClasses=False, deterministic=False, labelType="categorical"):
-        super().__init__()
-        self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
     def takesContinuousLabels(self) -> bool:
         return True

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.core.options import ParzenISEOptions
@@ -23,6 +22,7 @@ from sparkfs.selectors._params import (
     HasQueryBatchBytes,
     UpperBound,
     in_range,
+    keyword_constructor,
     one_of,
 )
 from sparkfs.core.parzen_ise_sparse import sparse_pair_plan
@@ -137,6 +137,7 @@ class ParzenISERankerModel(FeatureSelectorModel, _ParzenISEParams):
     for 'multipliers' the positive weights and minus the reduced gradients of the zero weights)."""
 
 
+@keyword_constructor
 class ParzenISERanker(FeatureSelector, _ParzenISEParams):
     """Unsupervised feature ranking by a modified Parzen window and the ISE criterion.
 
@@ -152,23 +153,13 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
     """
 
     _model_class = ParzenISERankerModel
+    _not_keywords = ("weightCol",)
     requires_labels = False
 
     def useWithoutLabels(self) -> None:
         """``groups='auto'`` becomes ``'clusters'``: no label column was named."""
         if self.getOrDefault(self.groups) == "auto":
             self.set(self.getParam("groups"), "clusters")
-
-    @keyword_only
-    def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", numFeatures=None,
-                 threshold=None, selectionMode=None, selectionThreshold=None, criterion=DEFAULT_CRITERION,
-                 rankBy=DEFAULT_RANK_BY, groups="auto", numClusters=3, fuzzifier=2.0, memberships="hard",
-                 windowWidth=None, learningRate=0.1, maxIter=100, tol=1e-6, heldOutFeature="auto", landmarks=None, seed=0,
-                 varianceFloor=1e-6, fcmTol=1e-6, fcmMaxIter=300, rowIdCol=None, blockSize=1024,
-                 driverBudgetMB=2048.0,
-                 queryBatchBytes=None, allowManyClasses=False, sampleSize=None, deterministic=False):
-        super().__init__()
-        self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
     def _uses_labels(self, dataset) -> bool:
         groups = self.getOrDefault(self.groups)

@@ -6,13 +6,12 @@ import warnings
 from dataclasses import replace
 
 import numpy as np
-from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import (  # noqa: F401 (DEFAULT_QUERY_SAMPLE: public here)
     DEFAULT_QUERY_SAMPLE, HasDriverBudget, HasLabelType, HasPreset, HasQueryBatchBytes, HasQueryRows, HasScaling,
-    InputShape, in_range, neighbour_bounds, one_of)
+    InputShape, in_range, keyword_constructor, neighbour_bounds, one_of)
 from sparkfs.core.options import ReliefOptions
 from sparkfs.core.relief import METRICS as RELIEF_METRICS
 from sparkfs.core.relief import CONTINUOUS_VARIANTS, NEIGHBOUR_VARIANTS
@@ -95,6 +94,7 @@ class ReliefSelectorModel(FeatureSelectorModel, _ReliefParams):
         return self.featureArray("weights")
 
 
+@keyword_constructor
 class ReliefSelector(FeatureSelector, _ReliefParams):
     """Relief-family selector: features ranked by their mean margin over the query instances.
 
@@ -136,17 +136,8 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
 
     _model_class = ReliefSelectorModel
     takes_weights = True  # with variant='relieff' only (takesWeights)
+    _unset_keywords = ("metric", "scaling")  # unset (preset 'default'): chosen from the data
     weights_array = "weights"
-
-    @keyword_only
-    def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", weightCol=None,
-                 numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None,
-                 variant="relieff", k=10, metric="euclidean", scaling="range",
-                 sampleSize=None, seed=0, sigma=None, rowIdCol=None, blockSize=2048, driverBudgetMB=2048.0,
-                 queryBatchBytes=None, preset="default",
-                 allowManyClasses=False, deterministic=False, labelType="categorical"):
-        super().__init__()
-        self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
     def setVariant(self, value: str):
         return self._set(variant=value)

@@ -64,7 +64,6 @@ from dataclasses import replace
 from typing import Tuple
 
 import numpy as np
-from pyspark import keyword_only
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from sparkfs.core import svm_rfe as rfe_math
@@ -72,7 +71,8 @@ from sparkfs.core.options import SVMRFEOptions
 from sparkfs.core.scaling import MAX_MAGNITUDE
 from sparkfs.errors import InvalidInputError, SolverConvergenceWarning
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
-from sparkfs.selectors._params import MAX_ENSEMBLE, MAX_SOLVER_ITERATIONS, HasDriverBudget, UpperBound, in_range, one_of
+from sparkfs.selectors._params import (MAX_ENSEMBLE, MAX_SOLVER_ITERATIONS, HasDriverBudget, UpperBound, in_range,
+                                       keyword_constructor, one_of)
 from sparkfs.spark.blocks import arrow_vectors_to_matrix
 from sparkfs.spark.instance_weighting import margin_instance_weights, with_instance_weights
 from sparkfs.spark.row_values import labels_by_position, row_values_attached
@@ -178,6 +178,7 @@ class SVMRFESelectorModel(FeatureSelectorModel, _SVMRFEParams):
         return remaining, np.array(rows).reshape(remaining.size, self.numInputFeatures)
 
 
+@keyword_constructor
 class SVMRFESelector(FeatureSelector, _SVMRFEParams):
     """Recursive feature elimination with a linear SVM (module notes).
 
@@ -189,16 +190,6 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
     gives_weight_path = True
     own_instance_weighting = "instanceWeighting"
     _label_index_col = _LABEL_INDEX
-
-    @keyword_only
-    def __init__(self, *, featuresCol="features", labelCol="label", outputCol="selected_features", weightCol=None,
-                 numFeatures=None, threshold=None, selectionMode=None, selectionThreshold=None,
-                 step=0.1, C=1.0, maxIter=None, tol=None, multiclass="l2",
-                 ensemble=1, seed=0, instanceWeighting="none", solver="auto", driverBudgetMB=1024.0,
-                 allowManyClasses=False, standardize=True, halveAbove=1000, eliminateAll=False,
-                 deterministic=False):
-        super().__init__()
-        self._set(**{name: value for name, value in self._input_kwargs.items() if value is not None})
 
     def _optional(self, param):
         return self.getOrDefault(param) if self.isDefined(param) else None

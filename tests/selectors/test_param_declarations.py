@@ -2,9 +2,10 @@
 signature against its Params and their defaults, each scikit-learn estimator's Params against the
 Spark selector's, and each method's options object against the selector that builds it.
 
-A signature default of None means "unset" (the Param's default applies, or the selector decides
-from the data or the preset: numFeatures, selectionMode, Lmba's run, Relief's metric and scaling);
-any other default must be the Param's. No JVM: Params are plain Python until a fit."""
+The Estimators' constructors are generated from their Params (``keyword_constructor``): a signature
+default of None means "unset" (the Param's default applies, or the selector decides from the data
+or the preset: numFeatures, selectionMode, Lmba's run, Relief's metric and scaling); any other
+default is the Param's. No JVM: Params are plain Python until a fit."""
 
 import dataclasses
 import inspect
@@ -17,14 +18,6 @@ from sparkfs.selectors.instance_weighting import MarginInstanceWeighter
 from sparkfs.sklearn import FRONT
 
 ESTIMATORS = sorted({cls for cls, _ in METHODS.values()} | {MarginInstanceWeighter}, key=lambda cls: cls.__name__)
-
-#: Params an Estimator's signature leaves out on purpose, and why (a test below checks each reason holds).
-NOT_IN_SIGNATURE = {
-    "InformationSelector": {"weightCol": "takes no weights", "threshold": "a greedy selection has no score cut"},
-    "LmbaSelector": {"weightCol": "takes no weights"},
-    "SimbaSelector": {"weightCol": "takes no weights"},
-    "ParzenISERanker": {"weightCol": "takes no weights"},
-}
 
 #: Options fields whose default differs from the selector's Param, and why: the options are the Spark
 #: function's, called by scripts and tests with their own defaults; the selector always passes its value.
@@ -46,19 +39,25 @@ def _param_default(selector, name):
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda cls: cls.__name__)
-def test_every_keyword_is_a_param_with_its_default_and_every_param_a_keyword(cls):
-    signature = inspect.signature(cls.__init__)
-    keywords = {name: parameter for name, parameter in signature.parameters.items() if name != "self"}
+def test_the_constructor_takes_every_param_with_its_default(cls):
+    """keyword_constructor: every Param a keyword but those the method refuses (``_not_keywords``);
+    the signature's default is the Param's, None where the unset state decides (``_unset_keywords``)."""
+    keywords = {name: parameter for name, parameter in inspect.signature(cls.__init__).parameters.items()
+                if name != "self"}
     assert all(parameter.kind is inspect.Parameter.KEYWORD_ONLY for parameter in keywords.values())
     selector = cls()
     params = {param.name for param in selector.params}
-    assert set(keywords) <= params, sorted(set(keywords) - params)
-    left_out = NOT_IN_SIGNATURE.get(cls.__name__, {})
-    assert params - set(keywords) == set(left_out), sorted(params - set(keywords))
+    not_keywords = set().union(*(getattr(klass, "_not_keywords", ()) for klass in cls.__mro__))
+    unset = set().union(*(getattr(klass, "_unset_keywords", ()) for klass in cls.__mro__))
+    assert set(keywords) == params - not_keywords and not_keywords <= params
     for name, parameter in keywords.items():
-        assert parameter.default is None or parameter.default == _param_default(selector, name), name
-    if "weightCol" in left_out:
+        expected = None if name in unset or not selector.hasDefault(name) else selector.getOrDefault(name)
+        assert parameter.default == expected, name
+        assert cls(**{name: parameter.default}).isSet(name) is (parameter.default is not None), name
+    if "weightCol" in not_keywords:  # left out because the method refuses weights
         assert not getattr(cls, "takes_weights", False)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'noSuchParam'"):
+        cls(noSuchParam=1)
 
 
 @pytest.mark.parametrize("method", sorted(FRONT))
