@@ -99,6 +99,16 @@ def _targets_and_theta(rows, labels, pool, instances, *, num_classes: int, k: in
     return target_index, theta
 
 
+def _loop_start(pool_size: int, num_features: int, run: MarginRun, seed: int):
+    """(steps, the pool positions each step picks, betas, the starting w = 1, the iterate average or
+    None): the start both loops share, as the Spark layer's."""
+    steps, batch = run.steps(pool_size), run.batch(pool_size)
+    order = mw.instance_order(pool_size, steps, batch, seed)
+    betas = mw.batch_step_sizes(run.batch_rule, run.schedule, steps, batch, run.step_size)
+    w = np.ones(num_features)
+    return steps, order, betas, w, IterateAverage(w) if run.averaging == "iterates" else None
+
+
 def lmba_over_rows(rows, labels, pool, *, num_classes: int, k: int, c: float, run: MarginRun, projection: str,
                    seed: int, block_size: int = 2048) -> LoopResult:
     """Lmba (Li & Lu 2009, Section 3.1) with the ``pool`` (positions of ``rows``, in visit order)
@@ -108,11 +118,7 @@ def lmba_over_rows(rows, labels, pool, *, num_classes: int, k: int, c: float, ru
     target_index, theta = _targets_and_theta(rows, labels, pool, instances, num_classes=num_classes, k=k,
                                              block_size=block_size)
     target_mask = target_index >= 0
-    steps, batch = run.steps(pool.size), run.batch(pool.size)
-    order = mw.instance_order(pool.size, steps, batch, seed)
-    betas = mw.batch_step_sizes(run.batch_rule, run.schedule, steps, batch, run.step_size)
-    w = np.ones(rows.shape[1])
-    average = IterateAverage(w) if run.averaging == "iterates" else None
+    steps, order, betas, w, average = _loop_start(pool.size, rows.shape[1], run, seed)
     for step, picked in enumerate(order):
         differences = mw.lmba_target_differences(instances[picked], rows, target_index[picked])
         impostor_sums, active_counts = mw.lmba_block_terms(
@@ -129,11 +135,7 @@ def simba_over_rows(rows, labels, pool, *, num_classes: int, run: MarginRun, see
     per step the batch's nearest hit and miss in the current weighted metric (ties to the lower
     position), then :func:`sparkfs.core.simba.simba_batch_update`. Arguments as :func:`lmba_over_rows`."""
     row_ids = np.arange(rows.shape[0])
-    steps, batch = run.steps(pool.size), run.batch(pool.size)
-    order = mw.instance_order(pool.size, steps, batch, seed)
-    betas = mw.batch_step_sizes(run.batch_rule, run.schedule, steps, batch, run.step_size)
-    w = np.ones(rows.shape[1])
-    average = IterateAverage(w) if run.averaging == "iterates" else None
+    steps, order, betas, w, average = _loop_start(pool.size, rows.shape[1], run, seed)
     for step, picked in enumerate(order):
         queries, query_labels = rows[pool[picked]], labels[pool[picked]]
         table = local_neighbour_table(queries, pool[picked], rows, row_ids, labels, num_classes=num_classes, k=1,

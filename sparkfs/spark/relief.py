@@ -100,8 +100,8 @@ def _check_class_sizes(class_counts: np.ndarray) -> None:
 
 
 def _neighbour_weights(rows: Rows, neighbour_ids: np.ndarray, *, continuous: bool = False):
-    """One pass: the weight sum of every class (one sum of all rows on a continuous target), and
-    the instance weight of every neighbour in ``neighbour_ids`` (0 for padding)."""
+    """One pass: the weight sum of every class (none on a continuous target: no priors), and the
+    instance weight of every neighbour in ``neighbour_ids`` (0 for padding)."""
     from sparkfs.core.neighbours import PAD_ID
 
     wanted = np.unique(neighbour_ids[neighbour_ids != PAD_ID])
@@ -109,7 +109,7 @@ def _neighbour_weights(rows: Rows, neighbour_ids: np.ndarray, *, continuous: boo
 
     def summarize(block, handle):
         keep = np.isin(block.ids, handle.value)
-        class_weights = (np.array([block.weights.sum()]) if continuous
+        class_weights = (np.zeros(0) if continuous
                          else np.bincount(block.labels, weights=block.weights, minlength=num_classes))
         return {"class_weights": class_weights, "ids": block.ids[keep].astype(np.int64),
                 "weights": block.weights[keep]}

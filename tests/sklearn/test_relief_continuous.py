@@ -18,9 +18,12 @@ from sparkfs.sklearn import MReliefSelector, ReliefFSelector, ReliefSelector
 X, Y = make_friedman1(n_samples=60, n_features=6, random_state=0)
 
 
-def reference(X, y, k, count_self_hit=False):
+def reference(X, y, k, count_self_hit=False, weights=None):
     """Note 9 with loops: Manhattan distances on range-scaled features, per query its k nearest hits
-    (|y_q - y_r| < sd(y), ddof 1) and k nearest misses among the other rows."""
+    (|y_q - y_r| < sd(y), ddof 1, of the targets as given) and k nearest misses among the other rows;
+    with ``weights`` (note 8) each set averaged by its rows' weights and the queries' margins by
+    theirs. ``count_self_hit``: scikit-rebate's extra zero-difference hit for a query short of k hits."""
+    weights = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=float)
     scaled = (X - X.min(axis=0)) / (X.max(axis=0) - X.min(axis=0))
     bound = np.std(y, ddof=1)
     total = np.zeros(X.shape[1])
@@ -29,12 +32,15 @@ def reference(X, y, k, count_self_hit=False):
         order = [r for r in np.argsort(distances, kind="stable") if r != q]
         hits = [r for r in order if abs(y[q] - y[r]) < bound][:k]
         misses = [r for r in order if abs(y[q] - y[r]) >= bound][:k]
-        hit_count = len(hits) + (1 if count_self_hit and len(hits) < k else 0)
-        if hits:
-            total -= np.abs(scaled[hits] - scaled[q]).sum(axis=0) / hit_count
-        if misses:
-            total += np.abs(scaled[misses] - scaled[q]).mean(axis=0)
-    return total / len(y)
+        margin = np.zeros(X.shape[1])
+        for sign, rows in ((-1.0, hits), (1.0, misses)):
+            mass = sum(weights[r] for r in rows)
+            if sign < 0 and count_self_hit and len(rows) < k:
+                mass += weights[q]
+            if rows and mass > 0:
+                margin += sign * sum(weights[r] * np.abs(scaled[r] - scaled[q]) for r in rows) / mass
+        total += weights[q] * margin
+    return total / weights.sum()
 
 
 @pytest.mark.parametrize("k", [5, 10])

@@ -19,6 +19,7 @@ from sparkfs.sklearn import MultiSURFFamilySelector
 from sparkfs.sklearn import TuRFSelector as FrontTuRF
 from sparkfs.spark.multisurf import multisurf_statistics
 from tests.helpers import make_df, refused
+from tests.sklearn.test_relief_continuous import reference  # notes 8 and 9 with loops
 
 X, Y = make_friedman1(n_samples=48, n_features=6, random_state=0)
 
@@ -116,26 +117,6 @@ def test_relieff_on_a_continuous_endpoint_equals_the_front_for_any_partitioning(
             make_df(spark, X, Y, partitions=2, weights=np.ones(48)))
 
 
-def weighted_continuous_reference(X, y, k, weights):
-    """core.relief notes 8 and 9 with loops: Manhattan on range-scaled features; per query its k
-    nearest hits (|y_q - y_r| < sd(y), ddof 1, of the rows as given) and k nearest misses, each
-    averaged by the neighbours' weights; the queries' margins averaged by theirs."""
-    scaled = (X - X.min(axis=0)) / (X.max(axis=0) - X.min(axis=0))
-    bound = np.std(y, ddof=1)
-    total = np.zeros(X.shape[1])
-    for q in range(len(y)):
-        distances = np.abs(scaled - scaled[q]).sum(axis=1)
-        order = [r for r in np.argsort(distances, kind="stable") if r != q]
-        margin = np.zeros(X.shape[1])
-        for sign, rows in ((-1.0, [r for r in order if abs(y[q] - y[r]) < bound][:k]),
-                           (1.0, [r for r in order if abs(y[q] - y[r]) >= bound][:k])):
-            mass = sum(weights[r] for r in rows)
-            if mass > 0:
-                margin += sign * sum(weights[r] * np.abs(scaled[r] - scaled[q]) for r in rows) / mass
-        total += weights[q] * margin
-    return total / weights.sum()
-
-
 def test_instance_weighted_relieff_on_a_continuous_endpoint(spark):
     """Weights 1 are the unweighted scores; other weights (a zero among them) the loop reference,
     for 1 and 3 partitions; the hit bound is the targets' own, whatever the weights."""
@@ -143,8 +124,8 @@ def test_instance_weighted_relieff_on_a_continuous_endpoint(spark):
 
     weights = np.random.default_rng(3).uniform(0.5, 2.0, size=48)
     weights[[4, 17]] = 0.0
-    want = weighted_continuous_reference(X, Y, 5, weights)
-    assert np.max(np.abs(want - weighted_continuous_reference(X, Y, 5, np.ones(48)))) > 1e-3  # weights matter
+    want = reference(X, Y, 5, weights=weights)
+    assert np.max(np.abs(want - reference(X, Y, 5, weights=np.ones(48)))) > 1e-3  # weights matter
     selector = ReliefSelector(variant="relieff", k=5, metric="manhattan", scaling="range", labelType="continuous",
                               weightCol="weight", numFeatures=3)
     for partitions in (1, 3):
@@ -152,4 +133,4 @@ def test_instance_weighted_relieff_on_a_continuous_endpoint(spark):
         np.testing.assert_allclose(model.scores, want, rtol=1e-12, atol=1e-15)
         assert model.summary["hit_bound"] == ms.continuous_hit_bound(Y)
     ones = selector.fit(make_df(spark, X, Y, partitions=2, weights=np.ones(48))).scores
-    np.testing.assert_allclose(ones, weighted_continuous_reference(X, Y, 5, np.ones(48)), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(ones, reference(X, Y, 5, weights=np.ones(48)), rtol=1e-12, atol=1e-15)
