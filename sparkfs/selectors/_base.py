@@ -159,7 +159,6 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
 
     #: The Model class this Estimator returns (set by each subclass).
     _model_class: type = None  # type: ignore[assignment]
-    _unset_keywords = ("numFeatures", "threshold", "selectionMode", "selectionThreshold")  # keyword_constructor
 
     def setNumFeatures(self, value: int):
         return self._set(numFeatures=value)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Optional, Tuple
 
-from pyspark.ml.param import Param, Params, TypeConverters
+from pyspark.ml.param import Param, TypeConverters
 from pyspark.ml.param.shared import HasFeaturesCol, HasLabelCol, HasOutputCol, HasWeightCol
 
 from sparkfs.core.labels import check_class_labels
@@ -14,9 +14,8 @@ from sparkfs.core.scaling import SCALINGS
 from sparkfs.core.selection import DEFAULT_SELECTION_THRESHOLDS, P_VALUE_MODES, SELECTION_MODES, percentile_count
 from sparkfs.errors import ParamBoundError
 
-#: A constraint: (predicate on the value, words for the message).
-Constraint = Tuple[Callable[[Any], bool], str]
-
+from sparkfs.selectors._declared import (  # noqa: F401 (public here too)
+    NO_DEFAULT, Constraint, DeclaredParams, declare, keyword_constructor)
 from sparkfs.core.param_caps import (  # noqa: F401 (public here too)
     MAX_BLOCK_SIZE, MAX_CLUSTERS, MAX_ENSEMBLE, MAX_PASS_ITERATIONS, MAX_PICKED_INSTANCES, MAX_SOLVER_ITERATIONS)
 
@@ -46,6 +45,14 @@ def one_of(*options) -> Constraint:
 
 def is_finite_float() -> Constraint:
     return (lambda value: isinstance(value, (int, float)) and math.isfinite(value)), "a finite float"
+
+
+def is_bool() -> Constraint:
+    return (lambda value: isinstance(value, bool)), "a bool"
+
+
+def is_int() -> Constraint:
+    return (lambda value: isinstance(value, int)), "an int"
 
 
 @dataclass(frozen=True)
@@ -95,23 +102,18 @@ def neighbour_bounds(k: int, queries: int, shape: InputShape, budget_mb: float):
     ]
 
 
-class HasScaling(Params):
-    """The ``scaling`` Param of the selectors that rescale features; each sets its own default.
-
-    One meaning for all of them: :mod:`sparkfs.core.scaling`.
+class HasScaling(DeclaredParams):
+    """The ``scaling`` Param of the selectors that rescale features; each sets its own default
+    (``_defaults``). One meaning for all of them: :mod:`sparkfs.core.scaling`.
     """
 
-    scaling: Param = Param(
-        Params._dummy(),
+    scaling: Param = declare(
         "scaling",
         "feature scaling before scoring: 'none' (the data as given), 'range' ((x - min) / (max - min), "
         "Relief's classic diff) or 'standard' ((x - mean) / std, the sample std with ddof = 1 as Spark's "
         "Summarizer and StandardScaler); a constant feature is left unscaled. Scores from differences "
         "(Relief) use only the divisor",
-        typeConverter=TypeConverters.toString,
-    )
-
-    _param_constraints: Dict[str, Constraint] = {"scaling": one_of(*SCALINGS)}
+        TypeConverters.toString, constraint=one_of(*SCALINGS))
 
     def getScaling(self) -> str:
         return self.getOrDefault(self.scaling)
@@ -122,19 +124,14 @@ class HasScaling(Params):
 PRESETS = ("default", "paper")
 
 
-class HasPreset(Params):
+class HasPreset(DeclaredParams):
     """``preset``, declared once: which defaults fill the Params it governs when they are not set.
     Each selector says which Params those are and what each preset gives them."""
 
-    preset: Param = Param(Params._dummy(), "preset",
-                          "'default' (sparkfs's defaults, chosen by measurement) or 'paper' (the paper's settings); "
-                          "a Param the preset governs, set explicitly, overrides it (the selector's docs list them)",
-                          typeConverter=TypeConverters.toString)
-    _param_constraints: Dict[str, Constraint] = {"preset": one_of(*PRESETS)}
-
-    def __init__(self, *args):
-        super().__init__(*args)
-        self._setDefault(preset="default")
+    preset: Param = declare("preset",
+                            "'default' (sparkfs's defaults, chosen by measurement) or 'paper' (the paper's settings); "
+                            "a Param the preset governs, set explicitly, overrides it (the selector's docs list them)",
+                            TypeConverters.toString, default="default", constraint=one_of(*PRESETS))
 
 
 #: Query rows the Relief and MultiSURF families use when ``sampleSize`` is unset and the input has
@@ -142,35 +139,26 @@ class HasPreset(Params):
 DEFAULT_QUERY_SAMPLE = 1000
 
 
-class HasQueryRows(Params):
+class HasQueryRows(DeclaredParams):
     """The query-side Params of the neighbour methods (Relief and MultiSURF families): the distance,
     the query sample, the row ids and the tile size, declared once. Each family sets its own
     ``metric`` default (Relief: Euclidean; MultiSURF: Manhattan, scikit-rebate's)."""
 
-    metric: Param = Param(Params._dummy(), "metric",
-                          "neighbour distance: 'euclidean' or 'manhattan' (with scaling='range', scikit-rebate's); "
-                          "the Relief family also 'cosine' (rows divided by their norm, then Euclidean)",
-                          typeConverter=TypeConverters.toString)
-    sampleSize: Param = Param(Params._dummy(), "sampleSize",
-                              "number of query rows drawn by `seed` (Relief's m); unset = every row up to "
-                              f"{DEFAULT_QUERY_SAMPLE:,} rows, else {DEFAULT_QUERY_SAMPLE:,} rows drawn by `seed` "
-                              "(announced; a value >= the rows uses every row)", typeConverter=TypeConverters.toInt)
-    seed: Param = Param(Params._dummy(), "seed", "seed of the query sample", typeConverter=TypeConverters.toInt)
-    rowIdCol: Param = Param(Params._dummy(), "rowIdCol",
-                            "column of unique integer row ids (ties, self-exclusion, sampling); unset = row position",
-                            typeConverter=TypeConverters.toString)
-    blockSize: Param = Param(Params._dummy(), "blockSize", "rows per block of the distance computation",
-                             typeConverter=TypeConverters.toInt)
-    _param_constraints: Dict[str, Constraint] = {
-        "metric": one_of("euclidean", "manhattan"),
-        "sampleSize": in_range(1, kind="an int"),
-        "seed": (lambda v: isinstance(v, int), "an int"),
-        "blockSize": in_range(1, MAX_BLOCK_SIZE, kind="an int"),
-    }
-
-    def __init__(self, *args):
-        super().__init__(*args)
-        self._setDefault(seed=0, blockSize=2048)
+    metric: Param = declare("metric",
+                            "neighbour distance: 'euclidean' or 'manhattan' (with scaling='range', scikit-rebate's); "
+                            "the Relief family also 'cosine' (rows divided by their norm, then Euclidean)",
+                            TypeConverters.toString, constraint=one_of("euclidean", "manhattan"))
+    sampleSize: Param = declare("sampleSize",
+                                "number of query rows drawn by `seed` (Relief's m); unset = every row up to "
+                                f"{DEFAULT_QUERY_SAMPLE:,} rows, else {DEFAULT_QUERY_SAMPLE:,} rows drawn by `seed` "
+                                "(announced; a value >= the rows uses every row)", TypeConverters.toInt,
+                                constraint=in_range(1, kind="an int"))
+    seed: Param = declare("seed", "seed of the query sample", TypeConverters.toInt, default=0, constraint=is_int())
+    rowIdCol: Param = declare("rowIdCol",
+                              "column of unique integer row ids (ties, self-exclusion, sampling); unset = row position",
+                              TypeConverters.toString)
+    blockSize: Param = declare("blockSize", "rows per block of the distance computation", TypeConverters.toInt,
+                               default=2048, constraint=in_range(1, MAX_BLOCK_SIZE, kind="an int"))
 
     def _query_sample_rule(self, n_rows: int):
         """(query rows or None for every row, how it was chosen): ``sampleSize`` when set, else every
@@ -182,47 +170,39 @@ class HasQueryRows(Params):
         return DEFAULT_QUERY_SAMPLE, "default"
 
 
-class HasDriverBudget(Params):
+class HasDriverBudget(DeclaredParams):
     """The ``driverBudgetMB`` Param of the selectors that hold rows on the driver; each sets its own
-    default and says in its docstring what the budget covers."""
+    default (``_defaults``) and says in its docstring what the budget covers."""
 
-    driverBudgetMB: Param = Param(
-        Params._dummy(),
+    driverBudgetMB: Param = declare(
         "driverBudgetMB",
         "largest driver memory in MiB for the rows (and arrays of them) the method holds on the driver; a "
         "configuration above it is refused before any pass, naming this Param (SVMRFESelector with solver='auto' "
         "runs on Spark instead). Raise spark.driver.memory with it",
-        typeConverter=TypeConverters.toFloat,
-    )
-
-    _param_constraints: Dict[str, Constraint] = {"driverBudgetMB": in_range(0.0, low_open=True)}
+        TypeConverters.toFloat, constraint=in_range(0.0, low_open=True))
 
     def getDriverBudgetMB(self) -> float:
         return self.getOrDefault(self.driverBudgetMB)
 
 
-class HasQueryBatchBytes(Params):
+class HasQueryBatchBytes(DeclaredParams):
     """The ``queryBatchBytes`` Param of the selectors whose passes compare query rows with every
     row (Relief and MultiSURF families, Lmba, Simba, Parzen-ISE): the engine's query batch budget."""
 
-    queryBatchBytes: Param = Param(
-        Params._dummy(),
+    queryBatchBytes: Param = declare(
         "queryBatchBytes",
         "largest bytes of query rows shipped to the tasks per pass (a positive int); every batch of queries is one "
         "pass over all rows, so a larger budget means fewer passes when the queries are many or wide, and more "
         "memory per task (the batch is held by every task). Unset = 134217728 (128 MiB). On Spark Connect the "
         "engine caps it at what a task closure may carry (48 MiB)",
-        typeConverter=TypeConverters.toInt,
-    )
-
-    _param_constraints: Dict[str, Constraint] = {"queryBatchBytes": in_range(1, kind="an int")}
+        TypeConverters.toInt, constraint=in_range(1, kind="an int"))
 
     def getQueryBatchBytes(self) -> Optional[int]:
         """The budget, or None when unset (the engine's default)."""
         return self.getOrDefault(self.queryBatchBytes) if self.isDefined(self.queryBatchBytes) else None
 
 
-class HasDeterministic(Params):
+class HasDeterministic(DeclaredParams):
     """The ``deterministic`` Param of every selector (and of MarginInstanceWeighter): whether the
     results are the same bits for any partitioning of the same rows, at the price of the canonical
     layout (one shuffle, :mod:`sparkfs.spark.canonical`) and of the exact-sums statistics engine.
@@ -232,20 +212,12 @@ class HasDeterministic(Params):
     partitionings to rounding only. The summary records which mode ran (``"deterministic"``).
     """
 
-    deterministic: Param = Param(
-        Params._dummy(),
+    deterministic: Param = declare(
         "deterministic",
         "true: the same bits for any partitioning of the same rows (rows laid out by row id, one shuffle, and "
         "exact sums: 'arrow' statistics); false (default): no layout and the fastest statistics, results equal "
         "across partitionings to rounding only",
-        typeConverter=TypeConverters.toBoolean,
-    )
-
-    _param_constraints: Dict[str, Constraint] = {"deterministic": ((lambda value: isinstance(value, bool)), "a bool")}
-
-    def __init__(self, *args):
-        super().__init__(*args)
-        self._setDefault(deterministic=False)
+        TypeConverters.toBoolean, default=False, constraint=is_bool())
 
     def getDeterministic(self) -> bool:
         return bool(self.getOrDefault(self.deterministic))
@@ -262,20 +234,13 @@ STATS_ENGINES = ("auto", "arrow", "jvm")
 class HasStatsEngine(HasDeterministic):
     """The ``statsEngine`` Param of the one-pass statistics (LFS/QFS, anova, chi2), default "auto"."""
 
-    statsEngine: Param = Param(
-        Params._dummy(), "statsEngine",
+    statsEngine: Param = declare(
+        "statsEngine",
         "how the one-pass class moments are computed: 'auto' (default: 'arrow' when deterministic=true, else "
         "Spark's JVM Summarizer), 'arrow' (mapInArrow + exact sums: the same bits for any partitioning) or 'jvm' "
         "(Spark's Summarizer, for anova Spark ML's own ANOVATest: equal to rounding only; refused with "
         "deterministic=true)",
-        typeConverter=TypeConverters.toString,
-    )
-
-    _param_constraints: Dict[str, Constraint] = {"statsEngine": one_of(*STATS_ENGINES)}
-
-    def __init__(self, *args):
-        super().__init__(*args)
-        self._setDefault(statsEngine="auto")
+        TypeConverters.toString, default="auto", constraint=one_of(*STATS_ENGINES))
 
     def statsEngineInUse(self) -> str:
         """'arrow' or 'jvm': statsEngine, or for 'auto' the one ``deterministic`` asks for."""
@@ -297,23 +262,16 @@ class HasStatsEngine(HasDeterministic):
 LABEL_TYPES = ("categorical", "continuous")
 
 
-class HasLabelType(Params):
+class HasLabelType(DeclaredParams):
     """``labelType`` of the selectors that also score against a continuous target. Only these
     declare it; a selector without it needs class labels (its refusal of a continuous-looking
     label names the methods that take one)."""
 
-    labelType: Param = Param(
-        Params._dummy(), "labelType",
+    labelType: Param = declare(
+        "labelType",
         "'categorical' (default: the label is a class) or 'continuous' (a regression target: f-regression, and "
         "ReliefF and the MultiSURF family on a continuous endpoint); never guessed from the data",
-        typeConverter=TypeConverters.toString,
-    )
-
-    _param_constraints: Dict[str, Constraint] = {"labelType": one_of(*LABEL_TYPES)}
-
-    def __init__(self, *args):
-        super().__init__(*args)
-        self._setDefault(labelType="categorical")
+        TypeConverters.toString, default="categorical", constraint=one_of(*LABEL_TYPES))
 
     def getLabelType(self) -> str:
         return self.getOrDefault(self.labelType)
@@ -329,60 +287,38 @@ class SelectorParams(HasDeterministic, HasFeaturesCol, HasLabelCol, HasOutputCol
     ``numTopFeatures`` (numFeatures, or threshold when set), ``percentile`` or, for the selectors
     with p-values (:meth:`hasPValues`), ``fpr``, ``fdr`` and ``fwe`` (:mod:`sparkfs.core.selection`).
 
-    Subclasses add their own Params and list each one's constraint in ``_param_constraints``.
+    Subclasses declare their own Params with :func:`declare` (one statement each: see
+    :mod:`sparkfs.selectors._declared`).
     """
 
-    numFeatures: Param = Param(
-        Params._dummy(),
-        "numFeatures",
-        "number of features to select (the top numFeatures by score). Used unless threshold is set.",
-        typeConverter=TypeConverters.toInt,
-    )
-    threshold: Param = Param(
-        Params._dummy(),
+    numFeatures: Param = declare(
+        "numFeatures", "number of features to select (the top numFeatures by score). Used unless threshold is set.",
+        TypeConverters.toInt, default=50, constraint=in_range(1, kind="an int"), unset_decides=True)
+    threshold: Param = declare(
         "threshold",
         "select every feature whose score is above this value (beta for the Fisher-Markov methods); "
         "when set, it is used instead of numFeatures",
-        typeConverter=TypeConverters.toFloat,
-    )
-
-    selectionMode: Param = Param(
-        Params._dummy(),
+        TypeConverters.toFloat, constraint=is_finite_float(), unset_decides=True)
+    selectionMode: Param = declare(
         "selectionMode",
         "how features are selected, as Spark ML's UnivariateFeatureSelector: 'numTopFeatures' (the top "
         "numFeatures by score, or every score above threshold when threshold is set), 'percentile' (the top "
         "floor(p x selectionThreshold) of the p features by score), and for the selectors with p-values "
         "(UnivariateTestSelector) 'fpr' (p-value < selectionThreshold), 'fdr' (Benjamini-Hochberg at false "
         "discovery rate selectionThreshold) or 'fwe' (p-value < selectionThreshold / p, Bonferroni)",
-        typeConverter=TypeConverters.toString,
-    )
-    selectionThreshold: Param = Param(
-        Params._dummy(),
+        TypeConverters.toString, default="numTopFeatures", constraint=one_of(*SELECTION_MODES), unset_decides=True)
+    selectionThreshold: Param = declare(
         "selectionThreshold",
         "the fraction of features (selectionMode 'percentile', default 0.1) or alpha ('fpr', 'fdr', 'fwe', "
         "default 0.05); not used by 'numTopFeatures', whose count is numFeatures",
-        typeConverter=TypeConverters.toFloat,
-    )
-
-    allowManyClasses: Param = Param(
-        Params._dummy(),
+        TypeConverters.toFloat, constraint=in_range(0.0, 1.0, low_open=True), unset_decides=True)
+    allowManyClasses: Param = declare(
         "allowManyClasses",
         "take every distinct label value as a class even when the label looks continuous (many distinct "
         "non-integer values) or like an identifier (more distinct values than half the rows); refused otherwise",
-        typeConverter=TypeConverters.toBoolean,
-    )
-
-    _param_constraints: Dict[str, Constraint] = {
-        "numFeatures": in_range(1, kind="an int"),
-        "threshold": is_finite_float(),
-        "selectionMode": one_of(*SELECTION_MODES),
-        "selectionThreshold": in_range(0.0, 1.0, low_open=True),
-        "allowManyClasses": ((lambda value: isinstance(value, bool)), "a bool"),
-    }
-    def __init__(self, *args):
-        super().__init__(*args)
-        self._setDefault(numFeatures=50, outputCol="selected_features", featuresCol="features", labelCol="label",
-                         allowManyClasses=False, selectionMode="numTopFeatures")
+        TypeConverters.toBoolean, default=False, constraint=is_bool())
+    #: pyspark's shared column Params, with sparkfs's defaults
+    _defaults = {"outputCol": "selected_features", "featuresCol": "features", "labelCol": "label"}
 
     def getNumFeatures(self) -> int:
         return self.getOrDefault(self.numFeatures)
@@ -421,12 +357,6 @@ class SelectorParams(HasDeterministic, HasFeaturesCol, HasLabelCol, HasOutputCol
     def _check_labels(self, label_values, class_counts) -> None:
         """Refuse a continuous or identifier-like label (see :mod:`sparkfs.core.labels`)."""
         check_class_labels(label_values, class_counts, self.getLabelCol(), self.getAllowManyClasses())
-
-    def _all_constraints(self) -> Dict[str, Constraint]:
-        merged: Dict[str, Constraint] = {}
-        for klass in reversed(type(self).__mro__):
-            merged.update(getattr(klass, "_param_constraints", {}) or {})
-        return merged
 
     def paramNote(self, name: str) -> str:
         """What a Param declared once for several selectors means for this one (``_param_notes``
@@ -476,51 +406,3 @@ class SelectorParams(HasDeterministic, HasFeaturesCol, HasLabelCol, HasOutputCol
                 f"The 'selectionMode' parameter of {owner} must be a str among "
                 f"{{{', '.join(repr(m) for m in self.selectionModes())}}}: {mode!r} compares p-values with alpha, "
                 f"and {owner} computes none (UnivariateTestSelector does). Got {mode!r} instead.")
-
-
-#: The keywords a selector's constructor lists first, in this order; the others follow by name.
-LEADING_KEYWORDS = ("featuresCol", "labelCol", "outputCol", "weightCol", "numFeatures", "threshold", "selectionMode",
-                    "selectionThreshold")
-
-
-def _merged_class_sets(cls, attribute: str) -> set:
-    return set().union(*(getattr(klass, attribute, ()) for klass in cls.__mro__))
-
-
-def keyword_constructor(cls):
-    """Class decorator: ``cls.__init__`` takes every Param of the class as a keyword (no copy of the
-    Param list to keep in step), sets the ones given (None: unset) and has a signature for ``help``
-    and notebooks whose defaults are the Params' defaults as ``_setDefault`` declares them.
-
-    Two class attributes, merged over the bases: ``_not_keywords`` (Params the constructor does not
-    take: the method refuses them) and ``_unset_keywords`` (Params whose *unset* state decides
-    something, e.g. numFeatures' silent "all features when fewer", a preset's run, Relief's distance
-    chosen from the data: their signature default is None, as setting the default value explicitly
-    would not be the same). A subclass may define ``_init_state()`` for attributes of its own."""
-    from inspect import Parameter, Signature
-
-    def __init__(self, **kwargs):
-        keywords = cls.__init__.__signature__.parameters
-        unknown = sorted(name for name in kwargs if name not in keywords or name == "self")
-        if unknown:
-            raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {unknown[0]!r}")
-        super(cls, self).__init__()
-        self._set(**{name: value for name, value in kwargs.items() if value is not None})
-        if hasattr(self, "_init_state"):
-            self._init_state()
-
-    __init__.__signature__ = Signature([Parameter("self", Parameter.POSITIONAL_OR_KEYWORD)])
-    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
-    __init__.__doc__ = f"Every Param of {cls.__name__} as a keyword (None or absent: unset)."
-    cls.__init__ = __init__
-    probe = cls()
-    skipped, unset = _merged_class_sets(cls, "_not_keywords"), _merged_class_sets(cls, "_unset_keywords")
-    names = [param.name for param in probe.params if param.name not in skipped]
-    names.sort(key=lambda name: (LEADING_KEYWORDS.index(name) if name in LEADING_KEYWORDS
-                                 else len(LEADING_KEYWORDS), name))
-    __init__.__signature__ = Signature(
-        [Parameter("self", Parameter.POSITIONAL_OR_KEYWORD)]
-        + [Parameter(name, Parameter.KEYWORD_ONLY,
-                     default=None if name in unset or not probe.hasDefault(name) else probe.getOrDefault(name))
-           for name in names])
-    return cls

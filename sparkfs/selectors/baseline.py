@@ -28,10 +28,10 @@ A feature whose statistic is undefined and scored 0 (constant, all-zero) has p-v
 from __future__ import annotations
 
 import numpy as np
-from pyspark.ml.param import Param, Params, TypeConverters
+from pyspark.ml.param import Param, TypeConverters
 
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
-from sparkfs.selectors._params import HasLabelType, HasStatsEngine, keyword_constructor
+from sparkfs.selectors._params import HasLabelType, HasStatsEngine, declare, keyword_constructor
 from sparkfs.core.scaling import check_magnitude
 from sparkfs.errors import InvalidInputError
 from sparkfs.core.moment_filters import MOMENT_FILTERS, MomentFilter, ranking_scores
@@ -50,17 +50,12 @@ def _known_test(value) -> bool:
 
 
 class _UnivariateParams(HasStatsEngine, HasLabelType):
-    test: Param = Param(Params._dummy(), "test",
-                        "a univariate filter of the class moments (sparkfs.core.moment_filters.MOMENT_FILTERS: 'anova', "
-                        "the F value; 'chi2', scikit-learn's chi-squared of class sums, non-negative features) or "
-                        "'chi2-categorical' (Spark ML's ChiSquareTest, integer-coded categorical features)",
-                        typeConverter=TypeConverters.toString)
-    _param_constraints = {"test": (_known_test, "a filter of sparkfs.core.moment_filters.MOMENT_FILTERS "
-                                                "('anova', 'chi2', ...) or 'chi2-categorical'")}
-
-    def __init__(self, *args):
-        super().__init__(*args)
-        self._setDefault(test="anova")
+    test: Param = declare(
+        "test", "a univariate filter of the class moments (sparkfs.core.moment_filters.MOMENT_FILTERS: 'anova', the F "
+        "value; 'chi2', scikit-learn's chi-squared of class sums, non-negative features) or 'chi2-categorical' (Spark "
+        "ML's ChiSquareTest, integer-coded categorical features)", TypeConverters.toString, default="anova",
+        constraint=(_known_test, "a filter of sparkfs.core.moment_filters.MOMENT_FILTERS ('anova', 'chi2', ...) or "
+                                 "'chi2-categorical'"))
 
     def labelTypeInUse(self) -> str:
         """A filter of a continuous target (f-regression) takes its label as continuous whatever

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from pyspark.ml.param import Param, Params, TypeConverters
+from pyspark.ml.param import Param, TypeConverters
 
 from sparkfs.core.count_selection import select_by_count
 from sparkfs.core.fisher_markov import affine_class_moments, markov_coefficients
@@ -19,7 +19,8 @@ from sparkfs.core.qfs import (
 )
 from sparkfs.core.scaling import feature_scaling, sample_std
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult, check_supervised
-from sparkfs.selectors._params import HasPreset, HasScaling, HasStatsEngine, in_range, keyword_constructor, one_of
+from sparkfs.selectors._params import (HasPreset, HasScaling, HasStatsEngine, declare, in_range, keyword_constructor,
+                                       one_of)
 from sparkfs.spark.stats import class_moments, with_label_index
 
 #: QFS candidates when ``candidates`` is unset: this many, or the features a count rule asks for
@@ -46,55 +47,35 @@ def _to_gamma(value):
 
 
 class _FisherMarkovParams(HasScaling, HasStatsEngine, HasPreset):
-    degree: Param = Param(
-        Params._dummy(), "degree", "polynomial kernel degree: 1 = LFS (eq. 19-20), 2 = QFS (eq. 27-31)",
-        typeConverter=TypeConverters.toInt,
-    )
-    kernel: Param = Param(
-        Params._dummy(), "kernel",
-        "degree 2 only: 'qfs' (k_2 = (1 + <x,y>)^2, eq. 27) or 'qfs-prime' (k'_2 = <x,y>^2, eq. 28)",
-        typeConverter=TypeConverters.toString,
-    )
-    gamma: Param = Param(
-        Params._dummy(), "gamma",
-        "trade-off between discriminativeness and expressiveness in eq. (19); the paper uses -0.5. "
+    degree: Param = declare(
+        "degree", "polynomial kernel degree: 1 = LFS (eq. 19-20), 2 = QFS (eq. 27-31)",
+        TypeConverters.toInt, default=1, constraint=(lambda v: v in (1, 2), "an int among {1, 2}"))
+    kernel: Param = declare(
+        "kernel", "degree 2 only: 'qfs' (k_2 = (1 + <x,y>)^2, eq. 27) or 'qfs-prime' (k'_2 = <x,y>^2, eq. 28)",
+        TypeConverters.toString, default="qfs", constraint=one_of("qfs", "qfs-prime"))
+    gamma: Param = declare(
+        "gamma", "trade-off between discriminativeness and expressiveness in eq. (19); the paper uses -0.5. "
         "'auto' (degree 2): gamma_max_exact of Corollary IV.5, the largest gamma solved exactly",
-        typeConverter=_to_gamma,
-    )
-    center: Param = Param(
-        Params._dummy(), "center",
-        "degree 2: subtract the column means before the Gram pass (not in the paper; uncentred data "
+        _to_gamma,
+        default=-0.5, constraint=(lambda v: v == "auto" or (isinstance(v, float) and math.isfinite(v)),
+                                  "a finite float or 'auto'"))
+    center: Param = declare(
+        "center", "degree 2: subtract the column means before the Gram pass (not in the paper; uncentred data "
         "tend to make QFS select all features or none)",
-        typeConverter=TypeConverters.toBoolean,
-    )
-    candidates: Param = Param(
-        Params._dummy(), "candidates",
-        f"degree 2: QFS runs on the top `candidates` features by LFS theta (all when p is smaller); unset = "
+        TypeConverters.toBoolean, default=False)
+    candidates: Param = declare(
+        "candidates", f"degree 2: QFS runs on the top `candidates` features by LFS theta (all when p is smaller); unset = "
         f"{DEFAULT_CANDIDATES}, or the features asked for when that is more (the summary's 'candidates_rule' says "
         "which)",
-        typeConverter=TypeConverters.toInt,
-    )
-    driverMemoryMB: Param = Param(
-        Params._dummy(), "driverMemoryMB",
-        "degree 2: driver memory budget (MiB) for the p x p x (2 C + 3) doubles of the pairwise statistics at "
+        TypeConverters.toInt, default=500, constraint=in_range(1, kind="an int"))
+    driverMemoryMB: Param = declare(
+        "driverMemoryMB", "degree 2: driver memory budget (MiB) for the p x p x (2 C + 3) doubles of the pairwise statistics at "
         "their peak; more candidates are refused",
-        typeConverter=TypeConverters.toFloat,
-    )
+        TypeConverters.toFloat, default=1024.0, constraint=in_range(0, low_open=True))
     _param_notes = {"preset": "Here: 'default' standardises each feature before theta (scaling='standard'), "
                               "'paper' takes the data as given (scaling='none'), as the paper's equations are "
                               "written; scaling set explicitly overrides it"}
-    _param_constraints = {
-        "degree": (lambda v: v in (1, 2), "an int among {1, 2}"),
-        "kernel": one_of("qfs", "qfs-prime"),
-        "gamma": (lambda v: v == "auto" or (isinstance(v, float) and math.isfinite(v)), "a finite float or 'auto'"),
-        "candidates": in_range(1, kind="an int"),
-        "driverMemoryMB": in_range(0, low_open=True),
-    }
-
-    def __init__(self, *args):
-        super().__init__(*args)
-        self._setDefault(degree=1, kernel="qfs", gamma=-0.5, scaling="standard", preset="default", center=False,
-                         candidates=500, driverMemoryMB=1024.0)
+    _defaults = {"scaling": "standard"}
 
     def scalingInUse(self) -> str:
         """``scaling`` when set explicitly, else the preset's (:data:`PRESET_SCALING`)."""

@@ -5,13 +5,14 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from pyspark.ml.param import Param, Params, TypeConverters
+from pyspark.ml.param import Param, TypeConverters
 
 from sparkfs.core import information as info_math
 from sparkfs.core.options import DISCRETIZATIONS, InformationOptions
 from sparkfs.errors import InvalidInputError, SelectionTieWarning
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
-from sparkfs.selectors._params import HasDriverBudget, UpperBound, in_range, keyword_constructor, one_of
+from sparkfs.selectors._params import (HasDriverBudget, UpperBound, declare, in_range, is_int, keyword_constructor,
+                                       one_of)
 from sparkfs.spark.information import information_selection
 from sparkfs.spark.method_setup import EngineOptions
 
@@ -22,33 +23,25 @@ MAX_BIN_SAMPLE = 10_000_000
 
 
 class _InformationParams(HasDriverBudget):
-    criterion: Param = Param(Params._dummy(), "criterion", "'mrmr' (Peng et al. 2005), 'jmi' (Yang & Moody 1999) or "
-                             "'cmim' (Fleuret 2004)", typeConverter=TypeConverters.toString)
-    mrmrForm: Param = Param(Params._dummy(), "mrmrForm", "mrmr: 'difference' (MID: relevance - mean redundancy) or "
-                            "'quotient' (MIQ: relevance / mean redundancy)", typeConverter=TypeConverters.toString)
-    bins: Param = Param(Params._dummy(), "bins", "codes per feature: exact zero is code 0, the non-zero values are cut "
-                        "into bins - 1 equal-frequency bins (or the values are the codes, discretization='none')",
-                        typeConverter=TypeConverters.toInt)
-    discretization: Param = Param(Params._dummy(), "discretization", "'equal-frequency' (cut points from a sample "
-                                  "of binSampleSize rows) or 'none' (the values are integer codes in [0, bins))",
-                                  typeConverter=TypeConverters.toString)
-    binSampleSize: Param = Param(Params._dummy(), "binSampleSize", "rows drawn by `seed` (by content: the same rows "
-                                 "for any partitioning) for the cut points; all rows when fewer",
-                                 typeConverter=TypeConverters.toInt)
-    seed: Param = Param(Params._dummy(), "seed", "seed of the cut points' sample", typeConverter=TypeConverters.toInt)
-    _param_constraints = {
-        "criterion": one_of(*info_math.CRITERIA),
-        "mrmrForm": one_of(*info_math.MRMR_FORMS),
-        "bins": in_range(2, MAX_BINS, kind="an int"),
-        "discretization": one_of(*DISCRETIZATIONS),
-        "binSampleSize": in_range(1, MAX_BIN_SAMPLE, kind="an int"),
-        "seed": (lambda v: isinstance(v, int), "an int"),
-    }
-
-    def __init__(self, *args):
-        super().__init__(*args)
-        self._setDefault(criterion="mrmr", mrmrForm="difference", bins=10, discretization="equal-frequency",
-                         binSampleSize=10_000, seed=0, driverBudgetMB=2048.0)
+    criterion: Param = declare("criterion", "'mrmr' (Peng et al. 2005), 'jmi' (Yang & Moody 1999) or 'cmim' (Fleuret "
+                               "2004)", TypeConverters.toString, default="mrmr",
+                               constraint=one_of(*info_math.CRITERIA))
+    mrmrForm: Param = declare("mrmrForm", "mrmr: 'difference' (MID: relevance - mean redundancy) or 'quotient' (MIQ: "
+                              "relevance / mean redundancy)", TypeConverters.toString, default="difference",
+                              constraint=one_of(*info_math.MRMR_FORMS))
+    bins: Param = declare("bins", "codes per feature: exact zero is code 0, the non-zero values are cut into bins - 1 "
+                          "equal-frequency bins (or the values are the codes, discretization='none')",
+                          TypeConverters.toInt, default=10, constraint=in_range(2, MAX_BINS, kind="an int"))
+    discretization: Param = declare("discretization", "'equal-frequency' (cut points from a sample of binSampleSize "
+                                    "rows) or 'none' (the values are integer codes in [0, bins))",
+                                    TypeConverters.toString, default="equal-frequency",
+                                    constraint=one_of(*DISCRETIZATIONS))
+    binSampleSize: Param = declare("binSampleSize", "rows drawn by `seed` (by content: the same rows for any "
+                                   "partitioning) for the cut points; all rows when fewer", TypeConverters.toInt,
+                                   default=10_000, constraint=in_range(1, MAX_BIN_SAMPLE, kind="an int"))
+    seed: Param = declare("seed", "seed of the cut points' sample", TypeConverters.toInt, default=0,
+                          constraint=is_int())
+    _defaults = {"driverBudgetMB": 2048.0}
 
 
 class InformationSelectorModel(FeatureSelectorModel, _InformationParams):

@@ -19,7 +19,7 @@ from typing import Any, Dict, Optional
 
 from pyspark.ml import Transformer
 from pyspark.ml.util import MLReader
-from pyspark.ml.param import Param, Params, TypeConverters
+from pyspark.ml.param import Param, TypeConverters
 from pyspark.ml.param.shared import HasFeaturesCol, HasLabelCol, HasOutputCol
 from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
 
@@ -27,7 +27,7 @@ from sparkfs.core.labels import check_class_labels
 from sparkfs.core.options import MarginWeightOptions
 from sparkfs.errors import DriverBudgetError, InvalidInputError
 from sparkfs.selectors._base import ParamsReader
-from sparkfs.selectors._params import MAX_BLOCK_SIZE, HasDeterministic, HasDriverBudget, keyword_constructor
+from sparkfs.selectors._params import MAX_BLOCK_SIZE, HasDeterministic, HasDriverBudget, declare, keyword_constructor
 from sparkfs.spark.failures import with_resource_errors
 from sparkfs.spark.instance_weighting import margin_instance_weights, with_instance_weights
 from sparkfs.spark.method_setup import EngineOptions
@@ -53,18 +53,15 @@ class MarginInstanceWeighter(Transformer, HasDriverBudget, HasDeterministic, Has
     partitions; the driver holds the rows and the n x p margin vectors.
     """
 
-    rowIdCol: Param = Param(Params._dummy(), "rowIdCol", "column of unique integer row ids; unset = row position",
-                            typeConverter=TypeConverters.toString)
-    blockSize: Param = Param(Params._dummy(), "blockSize", "rows per kernel block in the tasks",
-                             typeConverter=TypeConverters.toInt)
-    allowManyClasses: Param = Param(Params._dummy(), "allowManyClasses",
-                                    "take every distinct label value as a class even when the label looks continuous",
-                                    typeConverter=TypeConverters.toBoolean)
+    rowIdCol: Param = declare("rowIdCol", "column of unique integer row ids; unset = row position",
+                              TypeConverters.toString)
+    blockSize: Param = declare("blockSize", "rows per kernel block in the tasks", TypeConverters.toInt, default=2048)
+    allowManyClasses: Param = declare("allowManyClasses", "take every distinct label value as a class even when the "
+                                      "label looks continuous", TypeConverters.toBoolean, default=False)
+    _defaults = {"featuresCol": "features", "labelCol": "label", "outputCol": "weight", "driverBudgetMB": 2048.0}
 
     def _init_state(self) -> None:
-        """After the keywords (:func:`keyword_constructor`): the defaults and the last run's results."""
-        self._setDefault(featuresCol="features", labelCol="label", outputCol="weight", blockSize=2048,
-                         driverBudgetMB=2048.0, allowManyClasses=False)
+        """After the keywords (:func:`keyword_constructor`): the last run's results."""
         self.summary: Dict[str, Any] = {}
         self.result = None
 

@@ -10,7 +10,7 @@ which ("content" or "row id"): :mod:`sparkfs.spark.margin_weighting`."""
 
 from __future__ import annotations
 
-from pyspark.ml.param import Param, Params, TypeConverters
+from pyspark.ml.param import Param, TypeConverters
 
 from sparkfs.core.margin_runs import (  # noqa: F401 (DEFAULT_POOL, the default runs and the caps: public here)
     AVERAGINGS, BATCH_RULES, DEFAULT_POOL, LMBA_DEFAULT_RUN, MAX_INSTANCE_ROW_PAIRS, MAX_POOL_PASSES, PAPER,
@@ -24,8 +24,10 @@ from sparkfs.selectors._params import (
     HasPreset,
     HasQueryBatchBytes,
     HasScaling,
+    declare,
     UpperBound,
     in_range,
+    is_int,
     neighbour_bounds,
     keyword_constructor,
     one_of,
@@ -36,63 +38,53 @@ from sparkfs.spark.margin_weighting import lmba_statistics, simba_statistics
 RUN_PARAMS = {"schedule": "schedule", "stepSize": "step_size", "passes": "passes", "batchSize": "batch_size",
               "batchRule": "batch_rule", "averaging": "averaging"}
 
-def _int(name, doc):
-    return Param(Params._dummy(), name, doc, typeConverter=TypeConverters.toInt)
-
-
-def _str(name, doc):
-    return Param(Params._dummy(), name, doc, typeConverter=TypeConverters.toString)
+def _run_defaults(run: MarginRun) -> dict:
+    """The run Params' defaults of a preset's loop (a setting the run leaves to the pool has none)."""
+    return {param: getattr(run, field) for param, field in RUN_PARAMS.items() if getattr(run, field) is not None}
 
 
 class _IterativeParams(HasScaling, HasDriverBudget, HasQueryBatchBytes, HasPreset):
-    iterations: Param = _int("iterations", "instances picked in total (the paper's I); unset = passes x the pool size")
-    batchSize: Param = _int("batchSize", "instances per step (one Spark job); 1 = the papers' per-instance update; "
-                            "unset (Simba's default) = ceil(pool / 16), 16 steps per pass")
-    sampleSize: Param = _int("sampleSize", "pool of instances to pick from, drawn by `seed`, each compared with every "
-                             f"row; unset = every row up to {DEFAULT_POOL:,} rows (preset 'paper': every row), else "
-                             f"{DEFAULT_POOL:,} rows drawn by `seed` and the whole loop run among them on the driver "
-                             "(announced; the cost is quadratic in the rows; a value >= the rows uses every row)")
-    seed: Param = _int("seed", "seed of the pool and of the order in which instances are picked")
-    rowIdCol: Param = _str("rowIdCol", "column of unique integer row ids, the order the pool is visited in (the "
-                           "papers' runs); unset = row position, and the pool visited in an order keyed by its "
-                           "rows' content (the same for any file layout)")
-    blockSize: Param = _int("blockSize", "rows per block of the distance computation")
-    passes: Param = _int("passes", "passes over the pool (a new instance order each) when iterations is unset; "
-                         "1 = the papers")
-    stepSize: Param = Param(Params._dummy(), "stepSize", "beta of the update (Lmba's Step 3(d); Simba: w += beta "
-                            "Delta); the first one with 'decay'", typeConverter=TypeConverters.toFloat)
-    schedule: Param = _str("schedule", "'constant' (beta_t = stepSize, the papers) or 'decay' "
-                           "(stepSize / sqrt(t + 1), t = instances picked before)")
-    batchRule: Param = _str("batchRule", "how a batch moves w: 'replay' (the search at the batch's first w, then "
-                            "each instance's own step in turn with the current w) or 'sum' (one step along the "
-                            "summed gradients); the same for batchSize=1. See docs/lmba_batch_rule.md")
-    averaging: Param = _str("averaging", "'none' (rank by the last w, the papers) or 'iterates' (rank by the mean of "
-                            "w over every step: Polyak-Ruppert averaging)")
+    iterations: Param = declare("iterations", "instances picked in total (the paper's I); unset = passes x the pool "
+                                "size", TypeConverters.toInt,
+                                constraint=in_range(1, MAX_PICKED_INSTANCES, kind="an int"))
+    batchSize: Param = declare("batchSize", "instances per step (one Spark job); 1 = the papers' per-instance update; "
+                               "unset (Simba's default) = ceil(pool / 16), 16 steps per pass", TypeConverters.toInt,
+                               constraint=in_range(1, MAX_PICKED_INSTANCES, kind="an int"))
+    sampleSize: Param = declare(
+        "sampleSize", "pool of instances to pick from, drawn by `seed`, each compared with every row; unset = every "
+        f"row up to {DEFAULT_POOL:,} rows (preset 'paper': every row), else {DEFAULT_POOL:,} rows drawn by `seed` "
+        "and the whole loop run among them on the driver (announced; the cost is quadratic in the rows; a value >= "
+        "the rows uses every row)", TypeConverters.toInt, constraint=in_range(1, kind="an int"))
+    seed: Param = declare("seed", "seed of the pool and of the order in which instances are picked",
+                          TypeConverters.toInt, default=0, constraint=is_int())
+    rowIdCol: Param = declare("rowIdCol", "column of unique integer row ids, the order the pool is visited in (the "
+                              "papers' runs); unset = row position, and the pool visited in an order keyed by its "
+                              "rows' content (the same for any file layout)", TypeConverters.toString)
+    blockSize: Param = declare("blockSize", "rows per block of the distance computation", TypeConverters.toInt,
+                               default=2048, constraint=in_range(1, MAX_BLOCK_SIZE, kind="an int"))
+    passes: Param = declare("passes", "passes over the pool (a new instance order each) when iterations is unset; "
+                            "1 = the papers", TypeConverters.toInt,
+                            constraint=in_range(1, MAX_POOL_PASSES, kind="an int"))
+    stepSize: Param = declare("stepSize", "beta of the update (Lmba's Step 3(d); Simba: w += beta Delta); the first "
+                              "one with 'decay'", TypeConverters.toFloat, constraint=in_range(0.0, low_open=True))
+    schedule: Param = declare("schedule", "'constant' (beta_t = stepSize, the papers) or 'decay' "
+                              "(stepSize / sqrt(t + 1), t = instances picked before)", TypeConverters.toString,
+                              constraint=one_of(*SCHEDULES))
+    batchRule: Param = declare("batchRule", "how a batch moves w: 'replay' (the search at the batch's first w, then "
+                               "each instance's own step in turn with the current w) or 'sum' (one step along the "
+                               "summed gradients); the same for batchSize=1. See docs/lmba_batch_rule.md",
+                               TypeConverters.toString, constraint=one_of(*BATCH_RULES))
+    averaging: Param = declare("averaging", "'none' (rank by the last w, the papers) or 'iterates' (rank by the mean "
+                               "of w over every step: Polyak-Ruppert averaging)", TypeConverters.toString,
+                               constraint=one_of(*AVERAGINGS))
     _param_notes = {"preset": "Here: 'default' is sparkfs's loop (docs/lmba_simba.md, section E), 'paper' (the "
                               "papers' run: schedule='constant', stepSize=1, passes=1, batchSize=1, "
                               "averaging='none'); schedule, stepSize, passes, batchSize, batchRule, averaging set "
                               "explicitly override it"}
-    _param_constraints = {
-        "iterations": in_range(1, MAX_PICKED_INSTANCES, kind="an int"),
-        "batchSize": in_range(1, MAX_PICKED_INSTANCES, kind="an int"),
-        "sampleSize": in_range(1, kind="an int"),
-        "seed": (lambda v: isinstance(v, int), "an int"),
-        "blockSize": in_range(1, MAX_BLOCK_SIZE, kind="an int"),
-        "passes": in_range(1, MAX_POOL_PASSES, kind="an int"),
-        "stepSize": in_range(0.0, low_open=True),
-        "schedule": one_of(*SCHEDULES),
-        "batchRule": one_of(*BATCH_RULES),
-        "averaging": one_of(*AVERAGINGS),
-    }
+    #: Each subclass adds its own default run's settings (``_run_defaults``).
+    _defaults = {"scaling": "none", "driverBudgetMB": 2048.0}
     #: The loop of ``preset="default"`` (each subclass names its own).
     _default_run: MarginRun = PAPER
-
-    def __init__(self, *args):
-        super().__init__(*args)
-        run = self._default_run
-        self._setDefault(seed=0, blockSize=2048, scaling="none", driverBudgetMB=2048.0, preset="default",
-                         **{param: getattr(run, field) for param, field in RUN_PARAMS.items()
-                            if getattr(run, field) is not None})
 
     def _optional(self, param):
         return self.getOrDefault(param) if self.isDefined(param) else None
@@ -157,24 +149,19 @@ class _IterativeParams(HasScaling, HasDriverBudget, HasQueryBatchBytes, HasPrese
 
 
 class _LmbaParams(_IterativeParams):
-    k: Param = _int("k", "target neighbours per instance (k nearest of its class)")
-    c: Param = Param(Params._dummy(), "c", "weight of the hinge (impostor) term of eq. 3", typeConverter=TypeConverters.toFloat)
-    projection: Param = _str("projection", "'none' (the update as printed) or 'clip' (w to [0, 1] after each step)")
-    _param_constraints = {
-        **_IterativeParams._param_constraints,
-        "k": in_range(1, kind="an int"),
-        "c": in_range(0.0, low_open=True),
-        "projection": one_of("none", "clip"),
-    }
+    k: Param = declare("k", "target neighbours per instance (k nearest of its class)", TypeConverters.toInt,
+                       default=3, constraint=in_range(1, kind="an int"))
+    c: Param = declare("c", "weight of the hinge (impostor) term of eq. 3", TypeConverters.toFloat, default=1.0,
+                       constraint=in_range(0.0, low_open=True))
+    projection: Param = declare("projection", "'none' (the update as printed) or 'clip' (w to [0, 1] after each "
+                                "step)", TypeConverters.toString, default="none", constraint=one_of("none", "clip"))
     _default_run = LMBA_DEFAULT_RUN
-
-    def __init__(self, *args):
-        super().__init__(*args)
-        self._setDefault(k=3, c=1.0, projection="none")
+    _defaults = _run_defaults(LMBA_DEFAULT_RUN)
 
 
 class _SimbaParams(_IterativeParams):
     _default_run = SIMBA_DEFAULT_RUN
+    _defaults = _run_defaults(SIMBA_DEFAULT_RUN)
 
 
 def _fit_indexed(selector, prepared: PreparedInput, compute, info):

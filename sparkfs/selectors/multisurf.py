@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pyspark.ml.param import Param, Params, TypeConverters
+from pyspark.ml.param import Param, TypeConverters
 
 from dataclasses import replace
 
@@ -10,7 +10,7 @@ from sparkfs.core import multisurf as ms_math
 from sparkfs.core.options import MultiSURFOptions
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import (HasDriverBudget, HasLabelType, HasQueryBatchBytes, HasQueryRows, HasScaling,
-                                       in_range, keyword_constructor, one_of)
+                                       declare, in_range, keyword_constructor, one_of)
 from sparkfs.spark.multisurf import multisurf_statistics
 from sparkfs.spark.target_moments import target_spread
 
@@ -20,40 +20,27 @@ class _SURFParams(HasQueryRows, HasScaling, HasDriverBudget, HasQueryBatchBytes,
     """The Params of every MultiSURF-family fit (the Relief family's metric, scaling, sampleSize, ...;
     ``labelType="continuous"``: scikit-rebate's continuous endpoint, S5 of :mod:`sparkfs.core.multisurf`)."""
 
-    def __init__(self, *args):
-        super().__init__(*args)
-        self._setDefault(metric="manhattan", scaling="range", seed=0, blockSize=2048, driverBudgetMB=2048.0)
+    _defaults = {"metric": "manhattan", "scaling": "range", "driverBudgetMB": 2048.0}
 
 
 class _MultiSURFParams(_SURFParams):
-    variant: Param = Param(Params._dummy(), "variant", "'multisurf' (Urbanowicz et al. 2018), 'multisurf-star' "
-                           "(Granizo-Mackenzie & Moore 2013), 'surf' (Greene et al. 2009) or 'surf-star' (Greene et "
-                           "al. 2010)", typeConverter=TypeConverters.toString)
-    _param_constraints = {"variant": one_of(*ms_math.VARIANTS)}
-
-    def __init__(self, *args):
-        super().__init__(*args)
-        self._setDefault(variant="multisurf")
+    variant: Param = declare("variant", "'multisurf' (Urbanowicz et al. 2018), 'multisurf-star' (Granizo-Mackenzie & "
+                             "Moore 2013), 'surf' (Greene et al. 2009) or 'surf-star' (Greene et al. 2010)",
+                             TypeConverters.toString, default="multisurf", constraint=one_of(*ms_math.VARIANTS))
 
 
 class _TuRFParams(_SURFParams):
-    innerMethod: Param = Param(Params._dummy(), "innerMethod", "the method TuRF re-fits each round: 'multisurf', "
-                               "'multisurf-star', 'surf' or 'surf-star'", typeConverter=TypeConverters.toString)
-    removeFraction: Param = Param(Params._dummy(), "removeFraction", "fraction of the remaining features removed "
-                                  "(the lowest scored) per round; at most int(1 / removeFraction) rounds "
-                                  "(scikit-rebate's TURF pct)", typeConverter=TypeConverters.toFloat)
-    keepFeatures: Param = Param(Params._dummy(), "keepFeatures", "TuRF stops once at most this many features remain "
-                                "(scikit-rebate's num_scores_to_return)", typeConverter=TypeConverters.toInt)
-    _param_constraints = {
-        "innerMethod": one_of(*ms_math.VARIANTS),
-        "removeFraction": ((lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 < v < 1.0),
-                           "a float in the range (0, 1)"),
-        "keepFeatures": in_range(1, kind="an int"),
-    }
-
-    def __init__(self, *args):
-        super().__init__(*args)
-        self._setDefault(innerMethod="multisurf", removeFraction=0.5, keepFeatures=100)
+    innerMethod: Param = declare("innerMethod", "the method TuRF re-fits each round: 'multisurf', 'multisurf-star', "
+                                 "'surf' or 'surf-star'", TypeConverters.toString, default="multisurf",
+                                 constraint=one_of(*ms_math.VARIANTS))
+    removeFraction: Param = declare(
+        "removeFraction", "fraction of the remaining features removed (the lowest scored) per round; at most "
+        "int(1 / removeFraction) rounds (scikit-rebate's TURF pct)", TypeConverters.toFloat, default=0.5,
+        constraint=((lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 < v < 1.0),
+                    "a float in the range (0, 1)"))
+    keepFeatures: Param = declare("keepFeatures", "TuRF stops once at most this many features remain (scikit-rebate's "
+                                  "num_scores_to_return)", TypeConverters.toInt, default=100,
+                                  constraint=in_range(1, kind="an int"))
 
 
 def _scores(selector, prepared: PreparedInput, variant: str, turf_fraction=None, turf_keep: int = 100) -> ScoreResult:

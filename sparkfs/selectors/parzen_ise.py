@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from pyspark.ml.param import Param, Params, TypeConverters
+from pyspark.ml.param import Param, TypeConverters
 
 from sparkfs.core.options import ParzenISEOptions
 from sparkfs.core.parzen_ise_options import (  # noqa: F401 (the default rule's constants: public here)
@@ -21,7 +21,9 @@ from sparkfs.selectors._params import (
     HasDriverBudget,
     HasQueryBatchBytes,
     UpperBound,
+    declare,
     in_range,
+    is_int,
     keyword_constructor,
     one_of,
 )
@@ -41,10 +43,6 @@ def default_sparse_plan(counts, n_rows: int):
                             feature_rows=SPARSE_SETTINGS.feature_rows, landmarks=SPARSE_SETTINGS.landmarks)
 
 
-def _param(name, doc, converter):
-    return Param(Params._dummy(), name, doc, typeConverter=converter)
-
-
 def _held_out(value):
     """'auto', 'none' or a feature index (an int is kept as its decimal string)."""
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
@@ -57,76 +55,63 @@ def _is_held_out(value) -> bool:
 
 
 class _ParzenISEParams(HasDriverBudget, HasQueryBatchBytes):
-    criterion: Param = _param("criterion", "reading of the paper's ISE (docs/parzen_ise.md, section 0): 'marginal' "
-                              "(fixed windows, feature by feature) or 'image' (q is p shrunk by w; issue 11's reading)",
-                              TypeConverters.toString)
-    rankBy: Param = _param("rankBy", "how the marginal optimum ranks the features (docs/parzen_ise.md, section 0): "
+    criterion: Param = declare("criterion", "reading of the paper's ISE (docs/parzen_ise.md, section 0): "
+                               "'marginal' (fixed windows, feature by feature) or 'image' (q is p shrunk by w; issue "
+                               "11's reading)",
+                               TypeConverters.toString, default=DEFAULT_CRITERION, constraint=one_of(*CRITERIA))
+    rankBy: Param = declare("rankBy", "how the marginal optimum ranks the features (docs/parzen_ise.md, section 0): "
                             "'multipliers' (positive weights by weight, then the zero weights by their KKT reduced "
                             "gradient), 'weights' (the weights only; the zeros tie) or 'reference' (each feature's ISE "
-                            "decrease at the equal weight); criterion='image' ranks by weight", TypeConverters.toString)
-    groups: Param = _param("groups", "'auto' (the classes when the label column exists, else clusters), 'labels' "
-                           "or 'clusters' (fuzzy c-means, also on labelled data)", TypeConverters.toString)
-    numClusters: Param = _param("numClusters", "clusters C of fuzzy c-means", TypeConverters.toInt)
-    fuzzifier: Param = _param("fuzzifier", "m of fuzzy c-means (> 1)", TypeConverters.toFloat)
-    memberships: Param = _param("memberships", "'hard' (each row in its largest-membership cluster) or 'soft' "
-                                "(memberships as mixture weights)", TypeConverters.toString)
-    windowWidth: Param = _param("windowWidth", "h of the Parzen window; unset = Silverman's rule (1-D for "
-                                "criterion='marginal', d-dimensional for 'image')",
-                                TypeConverters.toFloat)
-    learningRate: Param = _param("learningRate", "first trial step of the descent (the paper's 0.1); criterion='image' only "
-                                 "(the marginal reading takes Newton steps)",
-                                 TypeConverters.toFloat)
-    maxIter: Param = _param("maxIter", "descent steps at most", TypeConverters.toInt)
-    tol: Param = _param("tol", "stop when no weight moves more than tol x the weights' spread", TypeConverters.toFloat)
-    heldOutFeature: Param = _param("heldOutFeature", "feature held at weight 0: 'auto' (the paper's second strategy), "
-                                   "'none', or its 0-based index", _held_out)
-    landmarks: Param = _param("landmarks", "rows sampled for the inner sums (every feature, dense pass); unset = "
-                              "every row (on sparse vectors with criterion='marginal': every pair of every feature "
-                              f"exact while the stored pairs sum_k m_k^2 <= {SPARSE_PAIR_BUDGET:.1e}, else the "
-                              f"features with more than {SPARSE_FEATURE_ROWS} non-zeros estimated against "
-                              f"{SPARSE_LANDMARKS} seeded rows, announced; docs/parzen_ise.md)",
-                              TypeConverters.toInt)
-    sampleSize: Param = _param("sampleSize", "rows the whole fit runs on, drawn by `seed` and fitted on the driver; "
-                               "unset = every row while rows x rows x features <= "
-                               f"{DEFAULT_PAIR_BUDGET:.0e} (or landmarks is set, or, for criterion='marginal' on "
-                               "sparse vectors, the sparse pair sums fit their budget), else the largest sample "
-                               f"within that, at least {MIN_DEFAULT_SAMPLE} (announced); a value >= the rows uses "
-                               "every row", TypeConverters.toInt)
-    seed: Param = _param("seed", "seed of the FCM start, the landmarks and the sample", TypeConverters.toInt)
-    varianceFloor: Param = _param("varianceFloor", "group variances floored at this share of the feature's variance",
-                                  TypeConverters.toFloat)
-    fcmTol: Param = _param("fcmTol", "FCM stops when no centre moves more than this many feature stds",
-                           TypeConverters.toFloat)
-    fcmMaxIter: Param = _param("fcmMaxIter", "FCM iterations at most", TypeConverters.toInt)
-    rowIdCol: Param = _param("rowIdCol", "column of unique integer row ids; unset = row position",
-                             TypeConverters.toString)
-    blockSize: Param = _param("blockSize", "queries per batch and rows per kernel block", TypeConverters.toInt)
-    _param_constraints = {
-        "criterion": one_of(*CRITERIA),
-        "rankBy": one_of(*RANKINGS),
-        "groups": one_of("auto", "labels", "clusters"),
-        "numClusters": in_range(1, MAX_CLUSTERS, kind="an int"),
-        "fuzzifier": in_range(1.0, low_open=True),
-        "memberships": one_of("hard", "soft"),
-        "windowWidth": in_range(0.0, low_open=True),
-        "learningRate": in_range(0.0, low_open=True),
-        "maxIter": in_range(1, MAX_PASS_ITERATIONS, kind="an int"),
-        "tol": in_range(0.0),
-        "heldOutFeature": (_is_held_out, "'auto', 'none' or a feature index"),
-        "landmarks": in_range(2, kind="an int"),
-        "sampleSize": in_range(2, kind="an int"),
-        "seed": (lambda v: isinstance(v, int), "an int"),
-        "varianceFloor": in_range(0.0, low_open=True),
-        "fcmTol": in_range(0.0),
-        "fcmMaxIter": in_range(1, MAX_PASS_ITERATIONS, kind="an int"),
-        "blockSize": in_range(1, MAX_BLOCK_SIZE, kind="an int"),
-    }
-
-    def __init__(self, *args):
-        super().__init__(*args)
-        self._setDefault(criterion=DEFAULT_CRITERION, rankBy=DEFAULT_RANK_BY, groups="auto", numClusters=3,
-                         fuzzifier=2.0, memberships="hard", learningRate=0.1, maxIter=100, tol=1e-6, heldOutFeature="auto", seed=0, varianceFloor=1e-6, fcmTol=1e-6,
-                         fcmMaxIter=300, blockSize=1024, driverBudgetMB=2048.0)
+                            "decrease at the equal weight); criterion='image' ranks by weight", TypeConverters.toString,
+                            default=DEFAULT_RANK_BY, constraint=one_of(*RANKINGS))
+    groups: Param = declare("groups", "'auto' (the classes when the label column exists, else clusters), 'labels' "
+                            "or 'clusters' (fuzzy c-means, also on labelled data)", TypeConverters.toString,
+                            default="auto", constraint=one_of("auto", "labels", "clusters"))
+    numClusters: Param = declare("numClusters", "clusters C of fuzzy c-means", TypeConverters.toInt,
+                                 default=3, constraint=in_range(1, MAX_CLUSTERS, kind="an int"))
+    fuzzifier: Param = declare("fuzzifier", "m of fuzzy c-means (> 1)", TypeConverters.toFloat,
+                               default=2.0, constraint=in_range(1.0, low_open=True))
+    memberships: Param = declare("memberships", "'hard' (each row in its largest-membership cluster) or 'soft' "
+                                 "(memberships as mixture weights)", TypeConverters.toString,
+                                 default="hard", constraint=one_of("hard", "soft"))
+    windowWidth: Param = declare("windowWidth", "h of the Parzen window; unset = Silverman's rule (1-D for "
+                                 "criterion='marginal', d-dimensional for 'image')",
+                                 TypeConverters.toFloat, constraint=in_range(0.0, low_open=True))
+    learningRate: Param = declare("learningRate", "first trial step of the descent (the paper's 0.1); "
+                                  "criterion='image' only (the marginal reading takes Newton steps)",
+                                  TypeConverters.toFloat, default=0.1, constraint=in_range(0.0, low_open=True))
+    maxIter: Param = declare("maxIter", "descent steps at most", TypeConverters.toInt,
+                             default=100, constraint=in_range(1, MAX_PASS_ITERATIONS, kind="an int"))
+    tol: Param = declare("tol", "stop when no weight moves more than tol x the weights' spread", TypeConverters.toFloat,
+                         default=1e-6, constraint=in_range(0.0))
+    heldOutFeature: Param = declare("heldOutFeature", "feature held at weight 0: 'auto' (the paper's second strategy), "
+                                    "'none', or its 0-based index", _held_out,
+                                    default="auto", constraint=(_is_held_out, "'auto', 'none' or a feature index"))
+    landmarks: Param = declare("landmarks", "rows sampled for the inner sums (every feature, dense pass); unset = "
+                               "every row (on sparse vectors with criterion='marginal': every pair of every feature "
+                               f"exact while the stored pairs sum_k m_k^2 <= {SPARSE_PAIR_BUDGET:.1e}, else the "
+                               f"features with more than {SPARSE_FEATURE_ROWS} non-zeros estimated against "
+                               f"{SPARSE_LANDMARKS} seeded rows, announced; docs/parzen_ise.md)",
+                               TypeConverters.toInt, constraint=in_range(2, kind="an int"))
+    sampleSize: Param = declare("sampleSize", "rows the whole fit runs on, drawn by `seed` and fitted on the driver; "
+                                "unset = every row while rows x rows x features <= "
+                                f"{DEFAULT_PAIR_BUDGET:.0e} (or landmarks is set, or, for criterion='marginal' on "
+                                "sparse vectors, the sparse pair sums fit their budget), else the largest sample "
+                                f"within that, at least {MIN_DEFAULT_SAMPLE} (announced); a value >= the rows uses "
+                                "every row", TypeConverters.toInt, constraint=in_range(2, kind="an int"))
+    seed: Param = declare("seed", "seed of the FCM start, the landmarks and the sample", TypeConverters.toInt,
+                          default=0, constraint=is_int())
+    varianceFloor: Param = declare("varianceFloor", "group variances floored at this share of the feature's variance",
+                                   TypeConverters.toFloat, default=1e-6, constraint=in_range(0.0, low_open=True))
+    fcmTol: Param = declare("fcmTol", "FCM stops when no centre moves more than this many feature stds",
+                            TypeConverters.toFloat, default=1e-6, constraint=in_range(0.0))
+    fcmMaxIter: Param = declare("fcmMaxIter", "FCM iterations at most", TypeConverters.toInt,
+                                default=300, constraint=in_range(1, MAX_PASS_ITERATIONS, kind="an int"))
+    rowIdCol: Param = declare("rowIdCol", "column of unique integer row ids; unset = row position",
+                              TypeConverters.toString)
+    blockSize: Param = declare("blockSize", "queries per batch and rows per kernel block", TypeConverters.toInt,
+                               default=1024, constraint=in_range(1, MAX_BLOCK_SIZE, kind="an int"))
+    _defaults = {"driverBudgetMB": 2048.0}
 
     def _optional(self, param):
         return self.getOrDefault(param) if self.isDefined(param) else None

@@ -6,12 +6,12 @@ import warnings
 from dataclasses import replace
 
 import numpy as np
-from pyspark.ml.param import Param, Params, TypeConverters
+from pyspark.ml.param import Param, TypeConverters
 
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import (  # noqa: F401 (DEFAULT_QUERY_SAMPLE: public here)
     DEFAULT_QUERY_SAMPLE, HasDriverBudget, HasLabelType, HasPreset, HasQueryBatchBytes, HasQueryRows, HasScaling,
-    InputShape, in_range, keyword_constructor, neighbour_bounds, one_of)
+    InputShape, declare, in_range, keyword_constructor, neighbour_bounds, one_of)
 from sparkfs.core.options import ReliefOptions
 from sparkfs.core.relief import METRICS as RELIEF_METRICS
 from sparkfs.core.relief import CONTINUOUS_VARIANTS, NEIGHBOUR_VARIANTS
@@ -43,16 +43,17 @@ def _valid_sigma(value) -> bool:
 
 
 class _ReliefParams(HasQueryRows, HasScaling, HasDriverBudget, HasQueryBatchBytes, HasPreset, HasLabelType):
-    variant: Param = Param(
-        Params._dummy(), "variant",
+    variant: Param = declare(
+        "variant",
         "'relief' (margin of eq. 3, I-Relief for multi-class), 'relieff' (Kononenko), 'mrelief' (MAP-Relief, "
-        "eq. 16) or 'prelief' (Parzen-Relief, eq. 14)", typeConverter=TypeConverters.toString,
-    )
-    k: Param = Param(Params._dummy(), "k", "nearest hits and misses per query (per other class for relieff)",
-                     typeConverter=TypeConverters.toInt)
-    sigma: Param = Param(Params._dummy(), "sigma",
-                         "prelief bandwidth (scaled units), scalar or one per feature; unset = 0.01 x the range "
-                         "of each scaled feature (the paper's 0.01 on [0, 1]-scaled data)", typeConverter=_to_sigma)
+        "eq. 16) or 'prelief' (Parzen-Relief, eq. 14)", TypeConverters.toString,
+        default="relieff", constraint=one_of(*RELIEF_VARIANTS))
+    k: Param = declare("k", "nearest hits and misses per query (per other class for relieff)", TypeConverters.toInt,
+                       default=10, constraint=in_range(1, kind="an int"))
+    sigma: Param = declare("sigma",
+                           "prelief bandwidth (scaled units), scalar or one per feature; unset = 0.01 x the range "
+                           "of each scaled feature (the paper's 0.01 on [0, 1]-scaled data)", _to_sigma,
+                           constraint=(_valid_sigma, "a positive float or a list of positive floats"))
     _param_notes = {
         "preset": "Here: 'default' chooses metric and scaling from the data when neither is set (relief, relieff, "
                   "mrelief): on term-like data (no negative value, at most 10% non-zero) metric='cosine', "
@@ -61,17 +62,8 @@ class _ReliefParams(HasQueryRows, HasScaling, HasDriverBudget, HasQueryBatchByte
         "metric": "With preset='default' and neither metric nor scaling set, 'cosine' on term-like data (see preset)",
         "scaling": "With preset='default' and neither metric nor scaling set, 'none' on term-like data (see preset)",
     }
-    _param_constraints = {
-        "metric": one_of(*RELIEF_METRICS),
-        "variant": one_of(*RELIEF_VARIANTS),
-        "k": in_range(1, kind="an int"),
-        "sigma": (_valid_sigma, "a positive float or a list of positive floats"),
-    }
-
-    def __init__(self, *args):
-        super().__init__(*args)
-        self._setDefault(variant="relieff", k=10, metric="euclidean", scaling="range", seed=0, blockSize=2048,
-                         driverBudgetMB=2048.0, preset="default")
+    _param_constraints = {"metric": one_of(*RELIEF_METRICS)}
+    _defaults = {"metric": "euclidean", "scaling": "range", "driverBudgetMB": 2048.0}
 
     def distanceFromData(self) -> bool:
         """Whether the fit chooses ``metric`` and ``scaling`` from the data: ``preset="default"``,

@@ -64,15 +64,15 @@ from dataclasses import replace
 from typing import Tuple
 
 import numpy as np
-from pyspark.ml.param import Param, Params, TypeConverters
+from pyspark.ml.param import Param, TypeConverters
 
 from sparkfs.core import svm_rfe as rfe_math
 from sparkfs.core.options import SVMRFEOptions
 from sparkfs.core.scaling import MAX_MAGNITUDE
 from sparkfs.errors import InvalidInputError, SolverConvergenceWarning
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
-from sparkfs.selectors._params import (MAX_ENSEMBLE, MAX_SOLVER_ITERATIONS, HasDriverBudget, UpperBound, in_range,
-                                       keyword_constructor, one_of)
+from sparkfs.selectors._params import (MAX_ENSEMBLE, MAX_SOLVER_ITERATIONS, HasDriverBudget, UpperBound, declare, in_range,
+                                       is_bool, is_int, keyword_constructor, one_of)
 from sparkfs.spark.blocks import arrow_vectors_to_matrix
 from sparkfs.spark.instance_weighting import margin_instance_weights, with_instance_weights
 from sparkfs.spark.row_values import labels_by_position, row_values_attached
@@ -115,55 +115,46 @@ def rfe_step(value: float):
 
 
 class _SVMRFEParams(HasDriverBudget):
-    step: Param = Param(Params._dummy(), "step", "share of the remaining features eliminated per iteration (0, 1), "
-                        "rounded up, or a whole number of features >= 1", typeConverter=TypeConverters.toFloat)
-    C: Param = Param(Params._dummy(), "C", "the linear SVM's C (scikit-learn's meaning)",
-                     typeConverter=TypeConverters.toFloat)
-    maxIter: Param = Param(Params._dummy(), "maxIter", "solver iterations per SVM fit; unset = 10,000 on the "
-                           "driver (liblinear), 100 L-BFGS iterations on Spark", typeConverter=TypeConverters.toInt)
-    tol: Param = Param(Params._dummy(), "tol", "solver tolerance; unset = 1e-4 on the driver, 1e-6 on Spark",
-                       typeConverter=TypeConverters.toFloat)
-    multiclass: Param = Param(Params._dummy(), "multiclass", "how one-vs-rest weights combine per feature: "
-                              "'l2' (sqrt of the sum of squares) or 'l1'", typeConverter=TypeConverters.toString)
-    ensemble: Param = Param(Params._dummy(), "ensemble", "number of bootstrap samples of En-SVM-RFE (rank sum); "
-                            "1 = plain SVM-RFE", typeConverter=TypeConverters.toInt)
-    seed: Param = Param(Params._dummy(), "seed", "seed of the bootstrap samples", typeConverter=TypeConverters.toInt)
-    instanceWeighting: Param = Param(Params._dummy(), "instanceWeighting", "'none' or 'margin' (Han & Yu's "
-                                     "eq. 7 weights, IW-SVM-RFE)", typeConverter=TypeConverters.toString)
-    standardize: Param = Param(Params._dummy(), "standardize", "divide every feature by its standard deviation "
-                               "(and centre it when most values are non-zero) before the SVM fits; False = the data "
-                               "as given (the paper's setting)", typeConverter=TypeConverters.toBoolean)
-    halveAbove: Param = Param(Params._dummy(), "halveAbove", "while more than this many features remain, each round "
-                              "eliminates half of them (not going below it), then 'step' applies; 0 = 'step' "
-                              "throughout (the paper's rule)", typeConverter=TypeConverters.toInt)
-    eliminateAll: Param = Param(Params._dummy(), "eliminateAll", "eliminate down to the last feature (the paper's "
-                                "full ranking); False = stop when the selection's count remain (numFeatures, or the "
-                                "percentile's count; scikit-learn RFE's n_features_to_select), the same selected "
-                                "set in fewer fits", typeConverter=TypeConverters.toBoolean)
-    solver: Param = Param(Params._dummy(), "solver", "'auto' (driver or spark), 'driver' (scikit-learn), "
-                          "'spark' (L-BFGS over distributed sums: the same bits for any partitioning) or 'sparkml' "
-                          "(pyspark.ml LinearSVC: faster on wide sparse data, equal to rounding only)",
-                          typeConverter=TypeConverters.toString)
-    _param_constraints = {
-        "step": (_valid_step, "a float in (0, 1) or a whole number >= 1"),
-        "C": in_range(0.0, low_open=True),
-        "maxIter": in_range(1, MAX_SOLVER_ITERATIONS, kind="an int"),
-        "tol": in_range(0.0, low_open=True),
-        "multiclass": one_of(*rfe_math.MULTICLASS),
-        "ensemble": in_range(1, MAX_ENSEMBLE, kind="an int"),
-        "seed": (lambda v: isinstance(v, int), "an int"),
-        "instanceWeighting": one_of("none", "margin"),
-        "solver": one_of("auto", "driver", "spark", "sparkml"),
-        "standardize": (lambda v: isinstance(v, bool), "a bool"),
-        "halveAbove": in_range(0, kind="an int"),
-        "eliminateAll": (lambda v: isinstance(v, bool), "a bool"),
-    }
-
-    def __init__(self, *args):
-        super().__init__(*args)
-        self._setDefault(step=0.1, C=1.0, multiclass="l2", ensemble=1, seed=0, instanceWeighting="none",
-                         solver="auto", driverBudgetMB=1024.0, standardize=True, halveAbove=1000,
-                         eliminateAll=False)
+    step: Param = declare("step", "share of the remaining features eliminated per iteration (0, 1), "
+                          "rounded up, or a whole number of features >= 1", TypeConverters.toFloat,
+                          default=0.1, constraint=(_valid_step, "a float in (0, 1) or a whole number >= 1"))
+    C: Param = declare("C", "the linear SVM's C (scikit-learn's meaning)",
+                       TypeConverters.toFloat, default=1.0, constraint=in_range(0.0, low_open=True))
+    maxIter: Param = declare("maxIter", "solver iterations per SVM fit; unset = 10,000 on the "
+                             "driver (liblinear), 100 L-BFGS iterations on Spark", TypeConverters.toInt,
+                             constraint=in_range(1, MAX_SOLVER_ITERATIONS, kind="an int"))
+    tol: Param = declare("tol", "solver tolerance; unset = 1e-4 on the driver, 1e-6 on Spark",
+                         TypeConverters.toFloat, constraint=in_range(0.0, low_open=True))
+    multiclass: Param = declare("multiclass", "how one-vs-rest weights combine per feature: "
+                                "'l2' (sqrt of the sum of squares) or 'l1'", TypeConverters.toString,
+                                default="l2", constraint=one_of(*rfe_math.MULTICLASS))
+    ensemble: Param = declare("ensemble", "number of bootstrap samples of En-SVM-RFE (rank sum); "
+                              "1 = plain SVM-RFE", TypeConverters.toInt,
+                              default=1, constraint=in_range(1, MAX_ENSEMBLE, kind="an int"))
+    seed: Param = declare("seed", "seed of the bootstrap samples", TypeConverters.toInt,
+                          default=0, constraint=is_int())
+    instanceWeighting: Param = declare("instanceWeighting", "'none' or 'margin' (Han & Yu's "
+                                       "eq. 7 weights, IW-SVM-RFE)", TypeConverters.toString,
+                                       default="none", constraint=one_of("none", "margin"))
+    standardize: Param = declare("standardize", "divide every feature by its standard deviation "
+                                 "(and centre it when most values are non-zero) before the SVM fits; False = the data "
+                                 "as given (the paper's setting)", TypeConverters.toBoolean,
+                                 default=True, constraint=is_bool())
+    halveAbove: Param = declare("halveAbove", "while more than this many features remain, each round "
+                                "eliminates half of them (not going below it), then 'step' applies; 0 = 'step' "
+                                "throughout (the paper's rule)", TypeConverters.toInt,
+                                default=1000, constraint=in_range(0, kind="an int"))
+    eliminateAll: Param = declare("eliminateAll", "eliminate down to the last feature (the paper's "
+                                  "full ranking); False = stop when the selection's count remain (numFeatures, or the "
+                                  "percentile's count; scikit-learn RFE's n_features_to_select), the same selected "
+                                  "set in fewer fits", TypeConverters.toBoolean,
+                                  default=False, constraint=is_bool())
+    solver: Param = declare("solver", "'auto' (driver or spark), 'driver' (scikit-learn), "
+                            "'spark' (L-BFGS over distributed sums: the same bits for any partitioning) or 'sparkml' "
+                            "(pyspark.ml LinearSVC: faster on wide sparse data, equal to rounding only)",
+                            TypeConverters.toString,
+                            default="auto", constraint=one_of("auto", "driver", "spark", "sparkml"))
+    _defaults = {"driverBudgetMB": 1024.0}
 
 
 class SVMRFESelectorModel(FeatureSelectorModel, _SVMRFEParams):

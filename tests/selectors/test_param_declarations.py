@@ -41,14 +41,16 @@ def _param_default(selector, name):
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda cls: cls.__name__)
 def test_the_constructor_takes_every_param_with_its_default(cls):
     """keyword_constructor: every Param a keyword but those the method refuses (``_not_keywords``);
-    the signature's default is the Param's, None where the unset state decides (``_unset_keywords``)."""
+    the signature's default is the Param's, None where the unset state decides (declared
+    ``unset_decides``, or named in ``_unset_keywords``)."""
     keywords = {name: parameter for name, parameter in inspect.signature(cls.__init__).parameters.items()
                 if name != "self"}
     assert all(parameter.kind is inspect.Parameter.KEYWORD_ONLY for parameter in keywords.values())
     selector = cls()
     params = {param.name for param in selector.params}
     not_keywords = set().union(*(getattr(klass, "_not_keywords", ()) for klass in cls.__mro__))
-    unset = set().union(*(getattr(klass, "_unset_keywords", ()) for klass in cls.__mro__))
+    unset = set().union(*(getattr(klass, "_unset_keywords", ()) for klass in cls.__mro__)) | {
+        param.name for param in selector.params if getattr(param, "unset_decides", False)}
     assert set(keywords) == params - not_keywords and not_keywords <= params
     for name, parameter in keywords.items():
         expected = None if name in unset or not selector.hasDefault(name) else selector.getOrDefault(name)
@@ -85,3 +87,47 @@ def test_each_options_field_has_its_params_default_or_a_stated_reason(options_na
             differ.append(field.name)
     stated = sorted(field for options, field in OPTIONS_DEFAULTS_DIFFER if options == options_name)
     assert sorted(differ) == stated
+
+
+#: pyspark's shared column Params (``HasFeaturesCol`` ...), declared by pyspark; sparkfs gives their defaults.
+PYSPARK_SHARED = {"featuresCol", "labelCol", "outputCol", "weightCol"}
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda cls: cls.__name__)
+def test_every_param_is_declared_once_with_its_default_and_constraint(cls):
+    """Each sparkfs Param is one ``declare`` statement: a DeclaredParam carrying its default (the
+    instance's, unless a class states its own in ``_defaults``) and its constraint (which the
+    selector checks, unless a class states its own in ``_param_constraints``)."""
+    from sparkfs.selectors._declared import NO_DEFAULT, DeclaredParam
+
+    selector = cls()
+    overridden_defaults = set().union(*(vars(klass).get("_defaults", {}) for klass in cls.__mro__))
+    overridden_constraints = set().union(*(vars(klass).get("_param_constraints", {}) for klass in cls.__mro__))
+    for param in selector.params:
+        if param.name in PYSPARK_SHARED:
+            continue
+        assert isinstance(param, DeclaredParam), f"{cls.__name__}.{param.name} is not declared with declare()"
+        if param.name not in overridden_defaults:
+            assert selector.hasDefault(param) is (param.default is not NO_DEFAULT), param.name
+            if param.default is not NO_DEFAULT:
+                assert selector.getOrDefault(param) == param.default, param.name
+        if param.constraint is not None and param.name not in overridden_constraints and hasattr(
+                selector, "validate_params"):
+            predicate, _ = param.constraint
+            assert selector._all_constraints()[param.name][0] is predicate, param.name
+
+
+def test_no_param_is_built_or_defaulted_outside_declare():
+    """No second way to write a Param in the selectors: no ``Param(...)`` and no ``_setDefault``
+    outside :mod:`sparkfs.selectors._declared` (the model reader sets saved defaults back)."""
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[2] / "sparkfs" / "selectors"
+    allowed = {"_declared.py": (), "_model_files.py": ("instance._setDefault",)}
+    for path in sorted(folder.glob("*.py")):
+        text = path.read_text()
+        for allowed_text in allowed.get(path.name, ()):
+            text = text.replace(allowed_text, "")
+        if path.name == "_declared.py":
+            continue
+        assert "Param(Params._dummy()" not in text and "_setDefault(" not in text, path.name
