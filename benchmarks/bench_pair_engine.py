@@ -55,13 +55,19 @@ else:
     df, p, extra = sparse_frame(spark, n, 50000, 0.002, partitions=8), 50000, {"sample_size": 1000, "seed": 0}
 df.count()
 parameters = inspect.signature(relief_statistics).parameters
-takes_transport = "transport" in parameters or "settings" in parameters  # keywords go to EngineOptions
-if transport != "-" and takes_transport:
-    extra["transport"] = transport
+if "options" in parameters:                    # the options and engine objects (this checkout)
+    from sparkfs.core.options import ReliefOptions
+    from sparkfs.spark.method_setup import EngineOptions
+    settings = {"options": ReliefOptions(variant="relieff", k=10, **extra),
+                "engine": EngineOptions(transport=transport) if transport != "-" else None}
+else:                                          # a checkout before them: the settings as keywords
+    settings = dict(variant="relieff", k=10, **extra)
+    if transport != "-" and "transport" in parameters:
+        settings["transport"] = transport
 times, result = [], None
 for _ in range(repeats + 1):                   # the first run starts the Python workers: not counted
     started = time.perf_counter()
-    result = relief_statistics(df, "features", "label", num_features=p, num_classes=2, variant="relieff", k=10, **extra)
+    result = relief_statistics(df, "features", "label", num_features=p, num_classes=2, **settings)
     times.append(time.perf_counter() - started)
 print("RESULT " + json.dumps({"times": times[1:], "scores": result.scores.tolist(), "first": times[0]}))
 """

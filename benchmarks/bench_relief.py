@@ -95,15 +95,16 @@ def main():
     parser.add_argument("--skrebate-rows", type=lambda text: [int(v) for v in text.split(",")],
                         default=[5_000, 10_000, 20_000], help="row counts tried for scikit-rebate (200 features)")
     args = parser.parse_args()
+    from sparkfs.core.options import ReliefOptions
     from sparkfs.spark.relief import relief_statistics
 
     load_before = os.getloadavg()
     spark = session()
     rows, notes = [], []
 
-    def relieff(df, num_features, **params):
+    def relieff(df, num_features, **params):   # params: fields of ReliefOptions
         return relief_statistics(df, "features", "label", num_features=num_features, num_classes=2,
-                                 variant="relieff", k=10, **params)
+                                 options=ReliefOptions(variant="relieff", k=10, **params))
 
     # --- dense: sparkfs vs the GEMM lower bound ------------------------------------------------
     n_dense, p_dense = (2_000, 100) if args.quick else (20_000, 500)

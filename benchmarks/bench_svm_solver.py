@@ -37,6 +37,7 @@ def main():
     from pyspark.sql import functions as F
     from sklearn.svm import LinearSVC as LiblinearSVC
 
+    from sparkfs.core.options import SVMRFEOptions
     from sparkfs.spark.blocks import arrow_vectors_to_matrix
     import sparkfs.core.linear_svm as linear_svm
     import sparkfs.spark.svm_rfe as spark_rfe
@@ -65,7 +66,7 @@ def main():
 
         def ours(frame=df):
             spark_rfe.spark_svm_rfe(frame, "features", "label", num_features=n_features, num_classes=n_classes,
-                          n_features_to_select=n_features, max_iter=100, tol=1e-6)
+                                    options=SVMRFEOptions(n_features_to_select=n_features, max_iter=100, tol=1e-6))
             return fits["last"]
 
         ours_s, ours_runs, ours_fit = timed_runs(ours)

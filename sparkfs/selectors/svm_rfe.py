@@ -75,6 +75,7 @@ from sparkfs.selectors._params import (MAX_ENSEMBLE, MAX_SOLVER_ITERATIONS, HasD
                                        is_bool, is_int, keyword_constructor, one_of)
 from sparkfs.spark.blocks import arrow_vectors_to_matrix
 from sparkfs.spark.instance_weighting import margin_instance_weights, with_instance_weights
+from sparkfs.spark.method_setup import EngineOptions
 from sparkfs.spark.row_values import labels_by_position, row_values_attached
 from sparkfs.spark.stats import diagnose_input
 from sparkfs.spark.svm_rfe import spark_svm_rfe, sparkml_svm_rfe
@@ -274,7 +275,8 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
         if weighting == "margin":   # distances: on the scaled features (centring changes none)
             margin_features = _STANDARDISED if self.getOrDefault(self.standardize) else self.getFeaturesCol()
             weights = margin_instance_weights(scaled, margin_features, _LABEL_INDEX, num_features=num_features,
-                                              num_classes=len(labels), canonical=self.getDeterministic())
+                                              num_classes=len(labels),
+                                              engine=EngineOptions(canonical=self.getDeterministic()))
             data = with_instance_weights(data, weights, _MARGIN_WEIGHT)
             weight_col = _MARGIN_WEIGHT
             info["instance_weight_range"] = [float(weights.weights.min()), float(weights.weights.max())]

@@ -113,13 +113,13 @@ def _codes_of(block, shipped, bins: int, discretization: str):
 
 
 def information_selection(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
-                          options: Optional[InformationOptions] = None, engine: Optional[EngineOptions] = None,
-                          **settings) -> InformationResult:
+                          options: Optional[InformationOptions] = None,
+                          engine: Optional[EngineOptions] = None) -> InformationResult:
     """The greedy selection of ``options.num_select`` features (``label_col`` holds class indices
-    0..C-1). ``options``: :class:`sparkfs.core.options.InformationOptions` (or its fields and those
-    of ``engine`` as keywords). The counts need no canonical layout (integer sums): the engine's
-    ``canonical`` is not used."""
-    options, engine = options_of(InformationOptions, options, engine, settings, "information_selection")
+    0..C-1). ``options``: :class:`sparkfs.core.options.InformationOptions`; ``engine``:
+    :class:`sparkfs.spark.method_setup.EngineOptions`. The counts need no canonical layout
+    (integer sums): the engine's ``canonical`` is not used."""
+    options, engine = options_of(InformationOptions, options, engine)
     p, B, C = int(num_features), int(options.bins), int(num_classes)
     with Rows(df, features_col, num_features=p, label_col=label_col, num_classes=C, row_id_col=engine.row_id_col,
               transport=engine.transport, driver_budget_mb=engine.driver_budget_mb, canonical=False,

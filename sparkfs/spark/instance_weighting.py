@@ -78,8 +78,8 @@ class InstanceWeightsResult:
 
 
 def margin_instance_weights(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
-                            options: Optional[MarginWeightOptions] = None, engine: Optional[EngineOptions] = None,
-                            **settings) -> InstanceWeightsResult:
+                            options: Optional[MarginWeightOptions] = None,
+                            engine: Optional[EngineOptions] = None) -> InstanceWeightsResult:
     """Margin vectors (eq. 6), outlying degrees and instance weights (eq. 7) of every row of ``df``.
 
     Parameters
@@ -99,8 +99,6 @@ def margin_instance_weights(df, features_col: str, label_col: str, *, num_featur
         "dataframe"), ``query_batch_bytes`` (the largest query batch handed to the tasks at once),
         ``canonical`` (the canonical layout of :class:`Rows`: the same bits for any partitioning,
         one shuffle; False: equal to rounding only, the selectors' ``deterministic=False``).
-    **settings
-        The fields of ``options`` and ``engine`` as keywords instead (scripts and tests).
 
     Returns
     -------
@@ -111,7 +109,7 @@ def margin_instance_weights(df, features_col: str, label_col: str, *, num_featur
     InvalidInputError
         Rows of a single class (eq. 6 has no misses), NaN/inf values, bad row ids.
     """
-    options, engine = options_of(MarginWeightOptions, options, engine, settings, "margin_instance_weights")
+    options, engine = options_of(MarginWeightOptions, options, engine)
     num_features = check_int("num_features", "margin_instance_weights", num_features, 1)
     num_classes = check_int("num_classes", "margin_instance_weights", num_classes, 1)
     with engine.rows(df, features_col, label_col, num_features=num_features, num_classes=num_classes,

@@ -172,14 +172,14 @@ POOL_HINT = "set sampleSize to draw a smaller pool of instances"
 
 
 def lmba_statistics(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
-                    options: Optional[LmbaOptions] = None, engine: Optional[EngineOptions] = None,
-                    **settings) -> MarginWeightingResult:
+                    options: Optional[LmbaOptions] = None,
+                    engine: Optional[EngineOptions] = None) -> MarginWeightingResult:
     """Lmba feature weights (Li & Lu 2009, Section 3), one Spark job per mini-batch step
     (``options.run.batch_rule``: see :func:`sparkfs.core.margin_weighting.lmba_in_memory`; "replay"
     brings back per-instance impostor sums, batch x D values per partition).
 
-    ``options`` (:class:`sparkfs.core.options.LmbaOptions`; or its fields and those of ``engine``,
-    :class:`sparkfs.spark.method_setup.EngineOptions`, as keywords). ``within_pool=True``: after the
+    ``options``: :class:`sparkfs.core.options.LmbaOptions`; ``engine``:
+    :class:`sparkfs.spark.method_setup.EngineOptions`. ``within_pool=True``: after the
     pool's sample pass the whole loop runs on the driver among the pool's rows
     (:func:`sparkfs.core.margin_pool.lmba_in_pool`), no pass per step.
 
@@ -187,7 +187,7 @@ def lmba_statistics(df, features_col: str, label_col: str, *, num_features: int,
     vectors (at most pool x (k + 1) rows, CSR kept CSR). Shipped per step: the batch's instances,
     their (batch, k) hinge thresholds and w.
     """
-    options, engine = options_of(LmbaOptions, options, engine, settings, "lmba_statistics")
+    options, engine = options_of(LmbaOptions, options, engine)
     k, c, run, projection, seed, block_size = (options.k, options.c, options.run, options.projection, options.seed,
                                                options.block_size)
     within_pool = options.within_pool
@@ -257,15 +257,15 @@ def _lmba_over_rows(rows: Rows, pool: RowSet, *, k, c, run: MarginRun, projectio
 
 
 def simba_statistics(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
-                     options: Optional[SimbaOptions] = None, engine: Optional[EngineOptions] = None,
-                     **settings) -> MarginWeightingResult:
+                     options: Optional[SimbaOptions] = None,
+                     engine: Optional[EngineOptions] = None) -> MarginWeightingResult:
     """Simba feature weights (Gilad-Bachrach et al. 2004), one Spark job per mini-batch step (the
     batch's nearest hits and misses at the batch's first w; ``options.run.batch_rule`` then adds the
     Deltas in turn or summed, :func:`sparkfs.core.simba.simba_batch_update`). ``options``:
-    :class:`sparkfs.core.options.SimbaOptions` (or its fields and those of ``engine`` as keywords);
+    :class:`sparkfs.core.options.SimbaOptions`; ``engine``: :class:`sparkfs.spark.method_setup.EngineOptions`;
     ``within_pool=True``: the whole loop on the driver among the pool's rows
     (:func:`sparkfs.core.margin_pool.simba_in_pool`)."""
-    options, engine = options_of(SimbaOptions, options, engine, settings, "simba_statistics")
+    options, engine = options_of(SimbaOptions, options, engine)
     run, seed, block_size, within_pool = options.run, options.seed, options.block_size, options.within_pool
     with engine.rows(df, features_col, label_col, num_features=num_features, num_classes=num_classes,
                      cache_blocks=True, fewer_rows_hint=POOL_HINT) as rows:

@@ -3,8 +3,9 @@
 * :class:`EngineOptions`: the engine's settings (row ids and how rows without them are numbered,
   instance weights, transport, query batch budget, driver budget, canonical layout), frozen and validated once, shared by every
   method; the method's own options are one object of :mod:`sparkfs.core.options`.
-* :func:`options_of`: the keyword form (``relief_statistics(df, ..., variant="relieff", k=3)``)
-  for scripts and tests, split into the two objects.
+* :func:`options_of`: the two objects a method's Spark function was given, defaults for the
+  missing ones (the functions take the objects only: ``relief_statistics(df, ...,
+  options=ReliefOptions(variant="relieff", k=3), engine=EngineOptions(transport="dataframe"))``).
 * :func:`rows_with_queries`: the prepared :class:`~sparkfs.spark.rows.Rows` and the query set (a
   sample, or every row), the method's class rule checked before the sample travels and after.
 * :func:`feature_scale_of`: the divisor of every feature for a scaling (and the column
@@ -14,8 +15,8 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass, fields
-from typing import Any, Callable, Dict, Iterator, Optional, Tuple
+from dataclasses import dataclass
+from typing import Callable, Iterator, Optional, Tuple
 
 import numpy as np
 
@@ -72,24 +73,11 @@ class EngineOptions:
                     canonical=self.canonical, row_order=self.row_order)
 
 
-def options_of(options_class, options, engine: Optional[EngineOptions], settings: Dict[str, Any], owner: str):
-    """``(options, engine)`` of a method's Spark function: the objects given, or built from the
-    keyword ``settings`` (each name a field of ``options_class`` or of :class:`EngineOptions`)."""
-    own = {field.name for field in fields(options_class)}
-    engine_names = {field.name for field in fields(EngineOptions)}
-    unknown = sorted(set(settings) - own - engine_names)
-    if unknown:
-        raise TypeError(f"{owner}() got unexpected keyword arguments {unknown}")
-    if options is not None and own & set(settings):
-        raise TypeError(f"{owner}(): pass either options= or its fields {sorted(own & set(settings))}, not both")
-    if engine is not None and engine_names & set(settings):
-        raise TypeError(f"{owner}(): pass either engine= or its fields {sorted(engine_names & set(settings))}, "
-                        "not both")
-    if options is None:
-        options = options_class(**{name: value for name, value in settings.items() if name in own})
-    if engine is None:
-        engine = EngineOptions(**{name: value for name, value in settings.items() if name in engine_names})
-    return options, engine
+def options_of(options_class, options, engine: Optional[EngineOptions]):
+    """``(options, engine)`` of a method's Spark function: the objects given, or the defaults
+    (``options_class()``, ``EngineOptions()``) for the ones left None."""
+    return (options if options is not None else options_class(),
+            engine if engine is not None else EngineOptions())
 
 
 @contextmanager

@@ -331,7 +331,7 @@ def _check_classes(class_counts: np.ndarray) -> None:
 
 def multisurf_statistics(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
                          options: Optional[MultiSURFOptions] = None, engine: Optional[EngineOptions] = None,
-                         hit_bound: Optional[float] = None, **settings) -> MultiSURFResult:
+                         hit_bound: Optional[float] = None) -> MultiSURFResult:
     """Scores of a MultiSURF-family variant (or TuRF around it) of the features of ``df``.
 
     Parameters
@@ -359,10 +359,8 @@ def multisurf_statistics(df, features_col: str, label_col: str, *, num_features:
     hit_bound : float, optional
         A continuous endpoint's S5 bound when the caller has it (:func:`target_spread`); None:
         one pass over the label computes it.
-    **settings
-        The fields of ``options`` and ``engine`` as keywords instead (scripts and tests).
     """
-    options, engine = options_of(MultiSURFOptions, options, engine, settings, "multisurf_statistics")
+    options, engine = options_of(MultiSURFOptions, options, engine)
     variant = options.variant
     continuous = options.label_type == "continuous"
     if continuous and hit_bound is None:

@@ -223,19 +223,18 @@ def _sparse_pair_functions(rows: Rows, grouping, feature_variance, variance_floo
 def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None, *, num_features: int,
                           num_classes: Optional[int] = None, options: Optional[ParzenISEOptions] = None,
                           engine: Optional[EngineOptions] = None,
-                          sparse_pairs: Optional[SparsePairSettings] = SparsePairSettings(),
-                          **settings) -> ParzenISEResult:
+                          sparse_pairs: Optional[SparsePairSettings] = SparsePairSettings()) -> ParzenISEResult:
     """Parzen-ISE weights on a DataFrame; equal to :func:`parzen_ise_in_memory` on the same rows
     (``label_col``: a class index column 0..num_classes-1, else FCM groups). ``options``: the
     method's (:class:`sparkfs.core.options.ParzenISEOptions`); ``engine``: the pair engine's
     (:class:`sparkfs.spark.method_setup.EngineOptions`: ``row_id_col``, ``transport``,
-    ``driver_budget_mb``, ``query_batch_bytes``, ``canonical``); or their fields as keywords.
+    ``driver_budget_mb``, ``query_batch_bytes``, ``canonical``).
     The pair sums run per query batch of at most ``block_size`` queries and within
     ``query_batch_bytes`` (see :class:`~sparkfs.spark.rows.Rows`; on Spark Connect at most 48 MiB
     per batch). ``sparse_pairs`` (None: always the dense passes): on sparse vectors with the marginal
     criterion and no landmarks, the budget of the sparse passes (:mod:`sparkfs.spark.parzen_ise_sparse`;
     ``info["sparse_pairs"]`` says which features were exact and how many landmarks the others took)."""
-    options, engine = options_of(ParzenISEOptions, options, engine, settings, "parzen_ise_statistics")
+    options, engine = options_of(ParzenISEOptions, options, engine)
     checked = options.checked(num_features)   # the descent's values as floats, fixed_feature within the features
     landmarks, seed, block_size = options.landmarks, options.seed, options.block_size
     marginal = checked["criterion"] == "marginal"
@@ -290,8 +289,8 @@ def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None
 
 def parzen_ise_on_sample(df, features_col: str, label_col: Optional[str] = None, *, num_features: int,
                          num_classes: Optional[int] = None, sample_size: int,
-                         options: Optional[ParzenISEOptions] = None, engine: Optional[EngineOptions] = None,
-                         **settings) -> ParzenISEResult:
+                         options: Optional[ParzenISEOptions] = None,
+                         engine: Optional[EngineOptions] = None) -> ParzenISEResult:
     """Parzen-ISE on ``sample_size`` rows drawn by ``options.seed`` (:meth:`Rows.sample`: the rows
     of smallest content key, the same for any partitioning), fitted on the driver by
     :func:`sparkfs.core.parzen_ise.parzen_ise_in_memory` (``options``: its keyword arguments, as
@@ -302,7 +301,7 @@ def parzen_ise_on_sample(df, features_col: str, label_col: Optional[str] = None,
     for the Gaussian kernel), so on a large, wide input the selector's default is this sample
     (passes: the counts, the sample). ``n_rows`` is the input's; ``info["sample_rows"]`` the sample's.
     """
-    options, engine = options_of(ParzenISEOptions, options, engine, settings, "parzen_ise_on_sample")
+    options, engine = options_of(ParzenISEOptions, options, engine)
     def at_least_two_rows(counts):
         if counts.sum() < 2:
             raise InvalidInputError(f"Parzen-ISE needs at least 2 rows; the input has {int(counts.sum())}")

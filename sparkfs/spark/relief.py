@@ -133,7 +133,7 @@ def _neighbour_weights(rows: Rows, neighbour_ids: np.ndarray, *, continuous: boo
 
 def relief_statistics(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
                       options: Optional[ReliefOptions] = None, engine: Optional[EngineOptions] = None,
-                      hit_bound: Optional[float] = None, **settings) -> ReliefResult:
+                      hit_bound: Optional[float] = None) -> ReliefResult:
     """Relief-family scores of the features of ``df`` (see the module notes for the passes).
 
     Parameters
@@ -169,10 +169,8 @@ def relief_statistics(df, features_col: str, label_col: str, *, num_features: in
     hit_bound : float, optional
         A continuous target's bound when the caller has it (:func:`~sparkfs.spark.target_moments.target_spread`);
         None: one pass over the label computes it.
-    **settings
-        The fields of ``options`` and ``engine`` as keywords instead (scripts and tests).
     """
-    options, engine = options_of(ReliefOptions, options, engine, settings, "relief_statistics")
+    options, engine = options_of(ReliefOptions, options, engine)
     continuous = options.label_type == "continuous"
     check_int("num_features", "relief_statistics", num_features, 1)
     if not continuous:

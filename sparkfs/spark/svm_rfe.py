@@ -76,8 +76,7 @@ def check_solver_memory(num_problems: int, num_features: int, driver_budget_mb: 
 
 
 def spark_svm_rfe(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
-                  options: Optional[SVMRFEOptions] = None, engine: Optional[EngineOptions] = None,
-                  **settings) -> RFEResult:
+                  options: Optional[SVMRFEOptions] = None, engine: Optional[EngineOptions] = None) -> RFEResult:
     """SVM-RFE with the distributed L-BFGS SVM; same result type as :func:`sparkfs.core.svm_rfe.svm_rfe`.
 
     Parameters
@@ -97,10 +96,8 @@ def spark_svm_rfe(df, features_col: str, label_col: str, *, num_features: int, n
         ``driver_budget_mb`` and ``canonical`` (the canonical layout of :class:`Rows`: the same
         bits for any partitioning, one shuffle; False: equal to rounding only, the selectors'
         ``deterministic=False``).
-    **settings
-        The fields of ``options`` and ``engine`` as keywords instead (scripts and tests).
     """
-    options, engine = options_of(SVMRFEOptions, options, engine, settings, "spark_svm_rfe")
+    options, engine = options_of(SVMRFEOptions, options, engine)
     positive_classes = [1] if num_classes == 2 else list(range(num_classes))
     check_solver_memory(len(positive_classes), num_features, engine.driver_budget_mb)
     with engine.rows(df, features_col, label_col, num_features=num_features, num_classes=num_classes,
@@ -178,8 +175,7 @@ def _summed_hinge_terms(rows: Rows, features: np.ndarray, coef: np.ndarray, inte
 
 
 def sparkml_svm_rfe(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
-                    options: Optional[SVMRFEOptions] = None, engine: Optional[EngineOptions] = None,
-                    **settings) -> RFEResult:
+                    options: Optional[SVMRFEOptions] = None, engine: Optional[EngineOptions] = None) -> RFEResult:
     """SVM-RFE with pyspark.ml's ``LinearSVC`` (``solver="sparkml"``): faster than
     :func:`spark_svm_rfe` on wide sparse data (``benchmarks/results/svm_solver.md``), but its
     gradient sums are merged in the order tasks finish, so its weights agree across partitionings
@@ -189,7 +185,7 @@ def sparkml_svm_rfe(df, features_col: str, label_col: str, *, num_features: int,
     ``engine`` as :func:`spark_svm_rfe`; of the engine only ``weight_col`` is used (pyspark.ml keeps
     the optimiser's state in the JVM and merges in its own order), of the options neither
     ``standardize`` nor ``centre`` (the caller standardises the features first)."""
-    options, engine = options_of(SVMRFEOptions, options, engine, settings, "sparkml_svm_rfe")
+    options, engine = options_of(SVMRFEOptions, options, engine)
     weight_col, max_iter = engine.weight_col, options.max_iter
     from pyspark import StorageLevel
     from pyspark.ml.classification import LinearSVC

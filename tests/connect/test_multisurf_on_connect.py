@@ -5,6 +5,7 @@ import numpy as np
 
 from sparkfs import TuRFSelector
 from sparkfs.core import multisurf as ms
+from sparkfs.core.options import MultiSURFOptions
 from sparkfs.spark.multisurf import multisurf_statistics
 from tests.connect.test_on_connect import connect_df
 from tests.core.test_multisurf import continuous_data, range_scale
@@ -17,7 +18,8 @@ def test_multisurf_star_on_connect_equals_the_core_on_sparse_rows(spark):
     X, y = continuous_data(31, n=28, p=5, classes=3, balanced=False)
     X[np.random.default_rng(2).random(X.shape) < 0.4] = 0.0
     result = multisurf_statistics(connect_df(spark, X, y, partitions=2, sparse=True), "features", "label",
-                                  num_features=5, num_classes=3, variant="multisurf-star", block_size=9)
+                                  num_features=5, num_classes=3,
+                                  options=MultiSURFOptions(variant="multisurf-star", block_size=9))
     assert result.info["transport"] == "dataframe"
     want = ms.multisurf_scores(X, y, "multisurf-star", scale=range_scale(X))
     np.testing.assert_allclose(result.scores, want, rtol=1e-9, atol=1e-12)

@@ -15,6 +15,7 @@ from sparkfs.core import information as info_math
 from sparkfs.core import margin_weighting as mw
 from sparkfs.core import simba
 from sparkfs.core.margin_pool import content_order
+from sparkfs.core.options import ReliefOptions
 from sparkfs.spark.blocks import is_connect_session
 from sparkfs.spark.neighbours import kernel_sums, nearest, pair_sums
 from sparkfs.spark.relief import relief_statistics
@@ -96,7 +97,7 @@ def test_engine_on_connect_equals_brute_force(spark, sparse, partitions):
 def test_relieff_with_small_classes_on_connect(spark, results_dir, variant):
     X, y = small_class_data()
     result = relief_statistics(connect_df(spark, X, y, 2), "features", "label", num_features=6, num_classes=4,
-                               variant=variant, k=10, return_query_margins=True)
+                               options=ReliefOptions(variant=variant, k=10, return_query_margins=True))
     ids = np.arange(len(y))
     assert_close(result.query_margins, reference_margins(X, y, ids, ids, variant, k=10))
     assert result.info["short_classes"] == {"0": 1, "1": 2}

@@ -32,6 +32,7 @@ pytest.importorskip("pyspark")
 from pyspark.ml.linalg import Vectors, VectorUDT  # noqa: E402
 from pyspark.sql.types import DoubleType, StructField, StructType  # noqa: E402
 
+from sparkfs.core.options import ReliefOptions  # noqa: E402
 from sparkfs.spark.relief import relief_statistics  # noqa: E402
 
 K = 10
@@ -58,7 +59,7 @@ def sparkfs_relieff(spark, X, y):
     df = spark.createDataFrame(spark.sparkContext.parallelize(rows, 3), schema)
     result = relief_statistics(
         df, "features", "label", num_features=X.shape[1], num_classes=int(y.max()) + 1,
-        variant="relieff", k=K, metric="manhattan", scaling="range",
+        options=ReliefOptions(variant="relieff", k=K, metric="manhattan", scaling="range"),
     )
     return result.scores
 

@@ -16,6 +16,7 @@ import pytest
 pytest.importorskip("pyspark.sql.connect.session")
 pytest.importorskip("grpc")
 
+from sparkfs.core.options import ReliefOptions  # noqa: E402
 from sparkfs.spark.relief import relief_statistics  # noqa: E402
 from tests.connect.test_on_connect import small_class_data  # noqa: E402
 from tests.spark.test_relief_engine import make_df  # noqa: E402
@@ -36,6 +37,6 @@ def test_connect_suite_passes_and_equals_the_classic_session(spark, tmp_path):
     for variant in ("relief", "relieff"):
         on_connect = np.load(tmp_path / f"{variant}_small_classes.npy")
         classic = relief_statistics(make_df(spark, X, y, 2), "features", "label", num_features=6, num_classes=4,
-                                    variant=variant, k=10)
+                                    options=ReliefOptions(variant=variant, k=10))
         assert classic.info["transport"] == "context"
         np.testing.assert_allclose(on_connect, classic.scores, rtol=1e-9, atol=1e-12 * np.abs(classic.scores).max())

@@ -7,6 +7,8 @@ import pytest
 
 from sparkfs import MultiSURFSelector
 from sparkfs.core import multisurf as ms
+from sparkfs.core.options import MultiSURFOptions
+from sparkfs.spark.method_setup import EngineOptions
 from sparkfs.spark.multisurf import multisurf_statistics
 from tests.core.test_multisurf import continuous_data, range_scale, reference_scores
 from tests.helpers import make_df
@@ -28,8 +30,9 @@ def test_engine_equals_core(spark, variant, partitions, sparse, metric):
     if sparse:
         X[np.random.default_rng(1).random(X.shape) < 0.5] = 0.0
     df = make_df(spark, X, y, partitions=partitions, sparse=sparse)
-    result = multisurf_statistics(df, "features", "label", num_features=5, num_classes=3, variant=variant,
-                                  metric=metric, scaling="range", block_size=7)  # several tables per block
+    # several tables per block
+    options = MultiSURFOptions(variant=variant, metric=metric, scaling="range", block_size=7)
+    result = multisurf_statistics(df, "features", "label", num_features=5, num_classes=3, options=options)
     close(result.scores, ms.multisurf_scores(X, y, variant, metric=metric, scale=range_scale(X)))
     passes = result.info["passes"]  # every row a query, one batch: each pair's distance once (SURF: twice, T1 first)
     assert result.info["one_pass"] and passes.count("thresholds, set counts and weighted differences") == 1
@@ -40,8 +43,10 @@ def test_weights_and_sample_equal_reference(spark):
     X, y = continuous_data(23, n=36, p=4, classes=2, balanced=False)
     weights = np.random.default_rng(3).uniform(0.2, 2.0, size=36)
     df = make_df(spark, X, y, partitions=2, weights=weights)
-    result = multisurf_statistics(df, "features", "label", num_features=4, num_classes=2, variant="multisurf-star",
-                                  scaling="none", weight_col="weight", sample_size=12, seed=4)
+    result = multisurf_statistics(df, "features", "label", num_features=4, num_classes=2,
+                                  options=MultiSURFOptions(variant="multisurf-star", scaling="none", sample_size=12,
+                                                           seed=4),
+                                  engine=EngineOptions(weight_col="weight"))
     queries = result.query_ids  # positional ids are the row positions
     close(result.scores, reference_scores(X, y, "multisurf-star", weights=weights, queries=queries))
     assert len(queries) == 12

@@ -23,6 +23,7 @@ pytest.importorskip("pyspark")
 
 from sparkfs import (DefaultSampleWarning, LmbaSelector, ParzenISERanker, ReliefSelector, SimbaSelector,  # noqa: E402
                      UnivariateTestSelector)
+from sparkfs.core.options import ReliefOptions  # noqa: E402
 from sparkfs.spark.relief import relief_statistics  # noqa: E402
 
 ROWS, FEATURES = 1200, 6
@@ -69,7 +70,8 @@ def test_relieff_sample_is_the_same_rows_scores_equal_to_rounding_same_selection
     results = {}
     for name, (frame, tags) in layouts.items():
         result = relief_statistics(frame, "features", "label", num_features=FEATURES, num_classes=2,
-                                   variant="relieff", k=5, scaling="range", sample_size=150, seed=3)
+                                   options=ReliefOptions(variant="relieff", k=5, scaling="range", sample_size=150,
+                                                         seed=3))
         results[name] = (set(tags[result.query_ids].tolist()), result.scores)  # positional ids -> rows
     assert results["one"][0] == results["seven"][0] and len(results["one"][0]) == 150
     np.testing.assert_allclose(results["seven"][1], results["one"][1], rtol=1e-12, atol=0)

@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 from sparkfs import MarginInstanceWeighter
+from sparkfs.core.options import MarginWeightOptions
 from sparkfs.errors import DriverBudgetError, InvalidInputError
 from sparkfs.spark.instance_weighting import margin_instance_weights
+from sparkfs.spark.method_setup import EngineOptions
 from tests.core.test_instance_weighting import assert_close, reference_margin_vectors, reference_weights
 from tests.helpers import make_df, to_vectors
 
@@ -49,7 +51,8 @@ def test_spark_passes_match_with_several_query_batches_and_both_transports(spark
     for transport in ("context", "dataframe"):
         # 12 rows of 4 doubles per batch: 3 batches in each pass
         result = margin_instance_weights(df, "features", "label", num_features=4, num_classes=3,
-                                         transport=transport, query_batch_bytes=12 * 4 * 8, block_size=5)
+                                         options=MarginWeightOptions(block_size=5),
+                                         engine=EngineOptions(transport=transport, query_batch_bytes=12 * 4 * 8))
         assert_close(result.weights, expected)
         assert_close(result.outlying_degree, degree)
         np.testing.assert_array_equal(result.ids, np.arange(30))

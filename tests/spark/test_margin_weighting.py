@@ -18,6 +18,7 @@ from sparkfs.core import margin_weighting as mw  # noqa: E402
 from sparkfs.core import simba  # noqa: E402
 from sparkfs.core.margin_pool import content_order  # noqa: E402
 from sparkfs.core.margin_runs import MarginRun  # noqa: E402
+from sparkfs.core.options import LmbaOptions, SimbaOptions  # noqa: E402
 from sparkfs.spark.margin_weighting import lmba_statistics, simba_statistics  # noqa: E402
 from tests.core.test_lmba_simba import continuous_data, grid_data, reference_lmba, reference_simba  # noqa: E402
 from tests.spark.test_relief_engine import make_df  # noqa: E402
@@ -41,8 +42,9 @@ def test_lmba_batch_1_equals_the_papers_steps(spark, sparse, partitions, k, c, p
     X, y = grid_data(3)
     steps = 8
     result = lmba_statistics(make_df(spark, X, y, partitions, sparse=sparse), "features", "label", num_features=5,
-                             num_classes=3, k=k, c=c, run=MarginRun(iterations=steps, batch_size=1, step_size=0.5),
-                             projection=projection, seed=4)
+                             num_classes=3,
+                             options=LmbaOptions(k=k, c=c, run=MarginRun(iterations=steps, batch_size=1, step_size=0.5),
+                                                 projection=projection, seed=4))
     order = visited(X, y, 4)[mw.instance_order(len(y), steps, 1, 4)]  # ties (grid data) by position, as Spark
     expected = reference_lmba(X, y, k, c, order, np.full(steps, 0.5), projection)
     assert_close(result.raw_weights, expected)
@@ -54,7 +56,8 @@ def test_simba_batch_1_equals_the_algorithm(spark, sparse, partitions):
     X, y = continuous_data(3)
     steps = 8
     result = simba_statistics(make_df(spark, X, y, partitions, sparse=sparse), "features", "label", num_features=5,
-                              num_classes=3, run=MarginRun(iterations=steps, batch_size=1), seed=2)
+                              num_classes=3, options=SimbaOptions(run=MarginRun(iterations=steps, batch_size=1),
+                                                                  seed=2))
     final, raw = reference_simba(X, y, visited(X, y, 2)[mw.instance_order(len(y), steps, 1, 2)])
     assert_close(result.raw_weights, raw)
     assert_close(result.scores, final)
@@ -68,10 +71,10 @@ def test_simba_fetches_the_neighbours_when_their_vectors_exceed_the_budget(spark
     X, y = continuous_data(3)
     df = make_df(spark, X, y, 2, sparse=True)
     carried = simba_statistics(df, "features", "label", num_features=5, num_classes=3,
-                               run=MarginRun(iterations=6, batch_size=3), seed=4)
+                               options=SimbaOptions(run=MarginRun(iterations=6, batch_size=3), seed=4))
     monkeypatch.setattr(spark_mw, "SEARCH_VECTOR_BYTES", 0)
     fetched = simba_statistics(df, "features", "label", num_features=5, num_classes=3,
-                               run=MarginRun(iterations=6, batch_size=3), seed=4)
+                               options=SimbaOptions(run=MarginRun(iterations=6, batch_size=3), seed=4))
     assert fetched.info["passes"] > carried.info["passes"]
     assert_close(fetched.raw_weights, carried.raw_weights)
     pool = visited(X, y, 4)
@@ -80,18 +83,20 @@ def test_simba_fetches_the_neighbours_when_their_vectors_exceed_the_budget(spark
 
 def test_mini_batches_do_not_depend_on_partitions_and_equal_the_in_memory_driver(spark):
     X, y = continuous_data(2)
+    run = MarginRun(iterations=12, batch_size=4)
     lmba_runs = [lmba_statistics(make_df(spark, X, y, parts), "features", "label", num_features=5, num_classes=2,
-                                 run=MarginRun(iterations=12, batch_size=4), seed=1).raw_weights for parts in (1, 3)]
+                                 options=LmbaOptions(run=run, seed=1)).raw_weights for parts in (1, 3)]
     simba_runs = [simba_statistics(make_df(spark, X, y, parts), "features", "label", num_features=5, num_classes=2,
-                                   run=MarginRun(iterations=12, batch_size=4), seed=1).raw_weights for parts in (1, 3)]
+                                   options=SimbaOptions(run=run, seed=1)).raw_weights for parts in (1, 3)]
     assert_close(lmba_runs[1], lmba_runs[0])
     assert_close(simba_runs[1], simba_runs[0])
     pool = visited(X, y, 1)
     X, y = X[pool], y[pool]
     assert_close(lmba_runs[0], mw.lmba_in_memory(X, y, iterations=12, batch_size=4, seed=1)[1])
     summed = [lmba_statistics(make_df(spark, X, y, parts, sparse=parts == 3), "features", "label", num_features=5,
-                              num_classes=2, run=MarginRun(iterations=12, batch_size=4, batch_rule="sum"),
-                              seed=1).raw_weights
+                              num_classes=2,
+                              options=LmbaOptions(run=MarginRun(iterations=12, batch_size=4, batch_rule="sum"),
+                                                  seed=1)).raw_weights
               for parts in (1, 3)]
     assert_close(summed[1], summed[0])
     assert_close(summed[0], mw.lmba_in_memory(X, y, iterations=12, batch_size=4, seed=1, batch_rule="sum")[1])

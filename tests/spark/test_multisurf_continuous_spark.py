@@ -14,6 +14,7 @@ from sklearn.datasets import make_friedman1
 from sparkfs import MultiSURFSelector, TuRFSelector
 from sparkfs.cli import main
 from sparkfs.core import multisurf as ms
+from sparkfs.core.options import MultiSURFOptions
 from sparkfs.errors import InvalidInputError
 from sparkfs.sklearn import MultiSURFFamilySelector
 from sparkfs.sklearn import TuRFSelector as FrontTuRF
@@ -44,8 +45,9 @@ def test_sampled_queries_equal_the_core_reference(spark, variant):
     """A query sample: the three passes (moments, set counts with each pair's hit or miss from the
     shipped targets, weighted differences), against the in-memory definition on the same queries."""
     frame = make_df(spark, X, Y, partitions=2)
-    result = multisurf_statistics(frame, "features", "label", num_features=6, num_classes=2, variant=variant,
-                                  label_type="continuous", sample_size=20, seed=3)
+    result = multisurf_statistics(frame, "features", "label", num_features=6, num_classes=2,
+                                  options=MultiSURFOptions(variant=variant, label_type="continuous", sample_size=20,
+                                                           seed=3))
     assert not result.info["one_pass"] and result.n_queries == 20
     positions = np.asarray(result.query_ids, dtype=np.int64)  # positional ids: the rows' positions
     want = ms.multisurf_scores(X / (X.max(axis=0) - X.min(axis=0)), Y, variant, query_positions=positions,

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_iris
 
+from sparkfs.core.options import ParzenISEOptions
 from sparkfs.core.parzen_ise import parzen_ise_in_memory
 from sparkfs.spark.parzen_ise import parzen_ise_statistics
 from tests.spark.test_relief_engine import make_df
@@ -29,7 +30,8 @@ def test_fcm_groups_equal_the_in_memory_model(spark, partitions):
     X, y = small_iris()
     options = dict(num_clusters=3, max_iter=2, fixed_feature=0, fcm_max_iter=5, seed=2)
     want, want_info = parzen_ise_in_memory(X, **options)
-    result = parzen_ise_statistics(make_df(spark, X, y, partitions), "features", num_features=4, **options)
+    result = parzen_ise_statistics(make_df(spark, X, y, partitions), "features", num_features=4,
+                                   options=ParzenISEOptions(**options))
     assert result.groups == "fcm" and want_info["groups"] == "fcm"
     assert result.info["fcm"]["iterations"] == want_info["fcm"]["iterations"]
     assert_close(result.info["centres"], want_info["centres"])
@@ -46,7 +48,8 @@ def test_class_groups_soft_and_landmarks_equal_the_in_memory_model(spark, partit
     options = dict(max_iter=3, fixed_feature=2, landmarks=20, seed=1, criterion="image")
     want, want_info = parzen_ise_in_memory(X, y, **options)
     df = make_df(spark, X, y, partitions, sparse=sparse)
-    result = parzen_ise_statistics(df, "features", "label", num_features=4, num_classes=3, **options)
+    result = parzen_ise_statistics(df, "features", "label", num_features=4, num_classes=3,
+                                   options=ParzenISEOptions(**options))
     assert result.groups == "labels" and result.info["num_queries"] == 20
     assert_close(result.scores, want_info["scores"])
     assert np.isclose(result.info["runs"][-1]["ise_relative_standard_error"],
@@ -57,7 +60,8 @@ def test_soft_fcm_memberships_and_the_auto_held_out_feature(spark):
     X, y = small_iris()
     options = dict(num_clusters=2, memberships="soft", max_iter=2, fixed_feature="auto", fcm_max_iter=5, seed=0)
     want, want_info = parzen_ise_in_memory(X, **options)
-    result = parzen_ise_statistics(make_df(spark, X, y, 2), "features", num_features=4, **options)
+    result = parzen_ise_statistics(make_df(spark, X, y, 2), "features", num_features=4,
+                                   options=ParzenISEOptions(**options))
     assert len(result.info["runs"]) == 2
     assert result.info["fixed_feature"] == want_info["fixed_feature"]
     assert_close(result.scores, want_info["scores"])
@@ -66,7 +70,8 @@ def test_soft_fcm_memberships_and_the_auto_held_out_feature(spark):
 def test_fcm_start_needs_distinct_rows(spark):
     X = np.ones((6, 2))
     with pytest.raises(ValueError, match="distinct rows"):
-        parzen_ise_statistics(make_df(spark, X, np.zeros(6), 1), "features", num_features=2, num_clusters=2)
+        parzen_ise_statistics(make_df(spark, X, np.zeros(6), 1), "features", num_features=2,
+                              options=ParzenISEOptions(num_clusters=2))
 
 
 def test_ranker_fit_transform_save_load_and_groups(spark, tmp_path):
@@ -110,8 +115,9 @@ def test_marginal_reading_equals_the_in_memory_model(spark, partitions, labelled
                    block_size=32, rank_by=rank_by)
     want, want_info = parzen_ise_in_memory(X, y if labelled else None, **options)
     df = make_df(spark, X, y, partitions)
-    result = (parzen_ise_statistics(df, "features", "label", num_features=4, num_classes=3, **options) if labelled
-              else parzen_ise_statistics(df, "features", num_features=4, **options))
+    fit_options = ParzenISEOptions(**options)
+    result = (parzen_ise_statistics(df, "features", "label", num_features=4, num_classes=3, options=fit_options)
+              if labelled else parzen_ise_statistics(df, "features", num_features=4, options=fit_options))
     assert result.info["criterion"] == "marginal" and result.info["h"] == want_info["h"]
     assert [r["passes"] for r in result.info["runs"]] == [r["passes"] for r in want_info["runs"]]
     assert result.info["fixed_feature"] == want_info["fixed_feature"]

@@ -8,6 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 from sparkfs.core import parzen_ise_marginal as pim
+from sparkfs.core.options import ParzenISEOptions
 from sparkfs.core.parzen_ise import parzen_ise_in_memory
 from sparkfs.core.parzen_ise_sparse import sparse_pair_plan
 from sparkfs.core.sampling import content_sample_keys, smallest_key_positions
@@ -38,10 +39,10 @@ def sparse_data(n=60, p=12, seed=3):
 
 
 def fit(spark, df, labelled, **extra):
-    settings = dict(OPTIONS, **extra)
+    options = ParzenISEOptions(**dict(OPTIONS, **extra))
     if labelled:
-        return parzen_ise_statistics(df, "features", "label", num_features=12, num_classes=3, **settings)
-    return parzen_ise_statistics(df, "features", num_features=12, **settings)
+        return parzen_ise_statistics(df, "features", "label", num_features=12, num_classes=3, options=options)
+    return parzen_ise_statistics(df, "features", num_features=12, options=options)
 
 
 @pytest.mark.parametrize("partitions,labelled", [(1, True), (3, True), (3, False)])
@@ -99,7 +100,7 @@ def test_a_feature_above_the_cap_is_estimated_by_landmarks(spark):
     df = make_df(spark, X, y, 2)
     options = dict(OPTIONS, fixed_feature=None, max_iter=1)
     result = parzen_ise_statistics(df, "features", "label", num_features=12, num_classes=3, sparse_pairs=settings,
-                                   **options)
+                                   options=ParzenISEOptions(**options))
     assert result.info["sparse_pairs"] == {"exact_features": 11, "estimated_features": 1, "landmarks": 20,
                                            "pairs": pytest.approx(float((counts[1:] ** 2).sum())
                                                                   + 20 * counts[0] ** 2 / 60)}

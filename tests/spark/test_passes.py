@@ -96,15 +96,18 @@ def test_a_pass_composed_from_the_api_on_a_scaled_view(spark):
 
 
 def test_parzen_ise_batches_within_the_shipping_budget(spark):
+    from sparkfs.core.options import ParzenISEOptions
     from sparkfs.core.parzen_ise import parzen_ise_in_memory
+    from sparkfs.spark.method_setup import EngineOptions
     from sparkfs.spark.parzen_ise import parzen_ise_statistics
     from tests.spark.test_parzen_ise_spark import assert_close, small_iris
 
     X, y = small_iris()  # 50 queries of 4 features: 32 bytes each
-    options = dict(max_iter=2, fixed_feature=0, criterion="image", transport="context")
-    want, _ = parzen_ise_in_memory(X, y, **{k: v for k, v in options.items() if k != "transport"})
+    options = dict(max_iter=2, fixed_feature=0, criterion="image")
+    want, _ = parzen_ise_in_memory(X, y, **options)
     result = parzen_ise_statistics(make_df(spark, X, y, 1), "features", "label", num_features=4, num_classes=3,
-                                   query_batch_bytes=32 * 10, **options)  # batches of 10 queries, not block_size's 50
+                                   options=ParzenISEOptions(**options),   # batches of 10 queries, not block_size's 50
+                                   engine=EngineOptions(transport="context", query_batch_bytes=32 * 10))
     assert_close(result.scores, want)
     # five passes per evaluation of the pair sums (there are 10 passes in all with one batch of 50)
     assert result.info["passes"] >= 5 * result.info["runs"][-1]["evaluations"] + 5

@@ -13,6 +13,8 @@ pytest.importorskip("pyspark")
 from pyspark.ml.linalg import Vectors, VectorUDT  # noqa: E402
 from pyspark.sql.types import DoubleType, LongType, StructField, StructType  # noqa: E402
 
+from sparkfs.core.options import ReliefOptions  # noqa: E402
+from sparkfs.spark.method_setup import EngineOptions  # noqa: E402
 from sparkfs.spark.relief import relief_statistics
 from sparkfs.core.sampling import content_sample_keys, smallest_key_positions  # noqa: E402
 from sparkfs.errors import InvalidInputError  # noqa: E402
@@ -46,10 +48,12 @@ def make_df(spark, X, y, partitions, sparse=False, row_ids=None):
     return spark.createDataFrame(rdd, StructType(fields))
 
 
-def run(df, X, y, variant, **params):
+def run(df, X, y, variant, engine=None, **params):
+    """``params``: the fields of :class:`ReliefOptions` (k 3 unless given); ``engine``: an :class:`EngineOptions`."""
     params.setdefault("k", 3)
     return relief_statistics(
-        df, "features", "label", num_features=X.shape[1], num_classes=int(y.max()) + 1, variant=variant, **params
+        df, "features", "label", num_features=X.shape[1], num_classes=int(y.max()) + 1,
+        options=ReliefOptions(variant=variant, **params), engine=engine,
     )
 
 
@@ -140,12 +144,12 @@ def test_row_id_column_makes_results_independent_of_row_order(spark):
     user_ids = np.random.default_rng(0).permutation(10_000)[: len(y)]
     ref_margins, ref_scores = expected(X, y, user_ids, np.arange(len(y)), "relief")
     shuffled = make_df(spark, X, y, 3, row_ids=user_ids).repartition(4)  # rows reordered
-    result = run(shuffled, X, y, "relief", row_id_col="row_id", return_query_margins=True)
+    result = run(shuffled, X, y, "relief", engine=EngineOptions(row_id_col="row_id"), return_query_margins=True)
     order = np.argsort(user_ids)
     np.testing.assert_array_equal(result.query_ids, user_ids[order])
     assert_close(result.scores, ref_scores)
     assert_close(result.query_margins, ref_margins[order])
-    sampled = run(shuffled, X, y, "mrelief", row_id_col="row_id", sample_size=10, seed=1)
+    sampled = run(shuffled, X, y, "mrelief", engine=EngineOptions(row_id_col="row_id"), sample_size=10, seed=1)
     expected_ids = np.sort(user_ids[smallest_key_positions(content_sample_keys(X, y, None, 1), user_ids, 10)])
     np.testing.assert_array_equal(sampled.query_ids, expected_ids)
     positions = np.array([np.flatnonzero(user_ids == i)[0] for i in expected_ids])
@@ -155,8 +159,8 @@ def test_row_id_column_makes_results_independent_of_row_order(spark):
 def test_queries_broadcast_in_batches_give_the_same_result(spark):
     X, y = continuous_data(27, n=40)
     ids = np.arange(len(y))
-    result = run(make_df(spark, X, y, 2), X, y, "relieff", k=2, query_batch_bytes=8 * X.shape[1] * 7,
-                 return_query_margins=True)
+    result = run(make_df(spark, X, y, 2), X, y, "relieff", engine=EngineOptions(query_batch_bytes=8 * X.shape[1] * 7),
+                 k=2, return_query_margins=True)
     assert result.info["query_batches"] == 6
     ref_margins, ref_scores = expected(X, y, ids, ids, "relieff", k=2)
     assert_close(result.scores, ref_scores)
@@ -176,9 +180,11 @@ def test_input_errors_name_the_problem(spark):
     y_single[4] = 3  # class 3 has one row: its query has no hit
     df_single = make_df(spark, X, y_single, 2)
     with pytest.raises(InvalidInputError, match="class 3 has a single row"):
-        relief_statistics(df_single, "features", "label", num_features=6, num_classes=4, variant="relieff", k=3)
+        relief_statistics(df_single, "features", "label", num_features=6, num_classes=4,
+                          options=ReliefOptions(variant="relieff", k=3))
     with pytest.raises(InvalidInputError, match=r"labels must be class indices 0\.\.1"):
-        relief_statistics(df, "features", "label", num_features=6, num_classes=2, variant="relief", k=1)
+        relief_statistics(df, "features", "label", num_features=6, num_classes=2,
+                          options=ReliefOptions(variant="relief", k=1))
     X_nan = X.copy()
     X_nan[3, 1] = np.nan
     df_nan = make_df(spark, X_nan, y, 2)

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from sparkfs import ReliefSelector
+from sparkfs.core.options import ReliefOptions
+from sparkfs.spark.method_setup import EngineOptions
 from sparkfs.spark.relief import relief_statistics
 from tests.helpers import make_df
 
@@ -59,8 +61,9 @@ def test_unit_weights_give_relieff_and_a_sample_fetches_neighbour_weights(spark)
     unit = ReliefSelector(variant="relieff", k=4, scaling="none", weightCol="weight").fit(df)
     np.testing.assert_allclose(unit.scores, plain.scores, rtol=1e-12, atol=1e-15)
     weighted = make_df(spark, X, y, partitions=2, weights=s)
-    result = relief_statistics(weighted, "features", "label", num_features=4, num_classes=3, variant="relieff", k=4,
-                               sample_size=10, seed=5, weight_col="weight")
+    result = relief_statistics(weighted, "features", "label", num_features=4, num_classes=3,
+                               options=ReliefOptions(variant="relieff", k=4, sample_size=10, seed=5),
+                               engine=EngineOptions(weight_col="weight"))
     queries = result.query_ids.tolist()                      # positional ids = row indices
     assert len(queries) == 10 and "neighbour weights" in result.info["passes"]
     np.testing.assert_allclose(result.scores, reference_weighted_relieff(X, y, s, 4, queries), rtol=1e-9, atol=1e-12)
