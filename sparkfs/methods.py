@@ -219,7 +219,7 @@ def add_filter_method(name: str, moment_filter: MomentFilter, facts: MethodFacts
     """Register a univariate filter of the class moments as ``--method NAME``: the filter in
     :data:`sparkfs.core.moment_filters.MOMENT_FILTERS`, the method on the filter base
     (:class:`UnivariateTestSelector` with ``test=NAME``), its facts and its family ("univariate",
-    so the per-method tests run it as they run anova). The recipe: docs/architecture.md."""
+    so the per-method tests run it as they run anova). The recipe: docs/recipes.md."""
     if name in METHODS or name in MOMENT_FILTERS or name in EVALUATE_ONLY:
         raise ValueError(f"method '{name}' is already registered")
     MOMENT_FILTERS[name] = moment_filter

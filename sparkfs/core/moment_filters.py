@@ -6,7 +6,7 @@ where the test has them, its upper-tail p-values.
 :data:`MOMENT_FILTERS` is the registry the ``anova`` / ``chi2`` selector
 (:class:`sparkfs.selectors.baseline.UnivariateTestSelector`) and the ``--method`` names
 (:func:`sparkfs.methods.add_filter_method`) are built from: a new filter is one function here and
-one :class:`MomentFilter` entry (docs/architecture.md, "How to add a univariate filter").
+one :class:`MomentFilter` entry (docs/recipes.md, "How to add a univariate filter").
 
 Every statistic is ranked larger-first. A filter whose statistic is better when smaller (a
 p-value, a Laplacian score) declares ``larger_is_better=False``: the selector then ranks by the

@@ -12,7 +12,7 @@ the canonical layout) are one object of the Spark layer, shared by every method 
 
 QFS / LFS / Fisher-Markov and the anova / chi2 baselines have no options object: their Spark
 functions are the shared one-pass statistics (``class_moments``, ``class_gram_statistics``), whose
-few arguments are settings of the pass, not of a method (``docs/architecture.md``).
+few arguments are settings of the pass, not of a method (``docs/recipes.md``, "Options objects").
 """
 
 from __future__ import annotations

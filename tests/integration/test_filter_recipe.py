@@ -1,4 +1,4 @@
-"""docs/architecture.md's recipe for a univariate filter, followed as a contributor would: one core
+"""docs/recipes.md's recipe for a univariate filter, followed as a contributor would: one core
 function of the class moments plus one registry line, then the method runs through the selector,
 the CLI and ``sparkfs methods`` (issue 35). Each score is checked against NumPy written here from
 the statistic's definition."""
