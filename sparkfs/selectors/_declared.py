@@ -54,30 +54,24 @@ def declare(name: str, doc: str, converter, *, default: Any = NO_DEFAULT, constr
     return DeclaredParam(name, doc, converter, default, constraint, unset_decides)
 
 
-def _declared(cls):
-    """(class, name, DeclaredParam) over the bases, the farthest base first."""
+def _merged(cls, field: str, overrides: Optional[str], absent) -> Dict[str, Any]:
+    """Each declared Param's ``field`` (unless ``absent``), then a class's ``overrides`` dict (if any), over
+    the bases from the farthest: the class nearest the instance wins."""
+    merged: Dict[str, Any] = {}
     for klass in reversed(cls.__mro__):
-        for name, value in vars(klass).items():
-            if isinstance(value, DeclaredParam):
-                yield klass, name, value
+        merged.update({name: getattr(value, field) for name, value in vars(klass).items()
+                       if isinstance(value, DeclaredParam) and getattr(value, field) is not absent})
+        if overrides:
+            merged.update(vars(klass).get(overrides, {}))
+    return merged
 
 
 def declared_defaults(cls) -> Dict[str, Any]:
-    merged: Dict[str, Any] = {}
-    for klass in reversed(cls.__mro__):
-        merged.update({name: value.default for name, value in vars(klass).items()
-                       if isinstance(value, DeclaredParam) and value.default is not NO_DEFAULT})
-        merged.update(vars(klass).get("_defaults", {}))
-    return merged
+    return _merged(cls, "default", "_defaults", NO_DEFAULT)
 
 
 def declared_constraints(cls) -> Dict[str, Constraint]:
-    merged: Dict[str, Constraint] = {}
-    for klass in reversed(cls.__mro__):
-        merged.update({name: value.constraint for name, value in vars(klass).items()
-                       if isinstance(value, DeclaredParam) and value.constraint is not None})
-        merged.update(vars(klass).get("_param_constraints", {}))
-    return merged
+    return _merged(cls, "constraint", "_param_constraints", None)
 
 
 def _merged_class_sets(cls, attribute: str) -> set:
@@ -86,8 +80,7 @@ def _merged_class_sets(cls, attribute: str) -> set:
 
 def unset_keywords(cls) -> set:
     """Params whose unset state decides: declared so, or named in a class's ``_unset_keywords``."""
-    return {name for _, name, param in _declared(cls) if param.unset_decides} | _merged_class_sets(
-        cls, "_unset_keywords")
+    return set(_merged(cls, "unset_decides", None, False)) | _merged_class_sets(cls, "_unset_keywords")
 
 
 class DeclaredParams(Params):

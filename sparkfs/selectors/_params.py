@@ -15,7 +15,7 @@ from sparkfs.core.selection import DEFAULT_SELECTION_THRESHOLDS, P_VALUE_MODES, 
 from sparkfs.errors import ParamBoundError
 
 from sparkfs.selectors._declared import (  # noqa: F401 (public here too)
-    NO_DEFAULT, Constraint, DeclaredParams, declare, keyword_constructor)
+    Constraint, DeclaredParams, declare, keyword_constructor)
 from sparkfs.core.param_caps import (  # noqa: F401 (public here too)
     MAX_BLOCK_SIZE, MAX_CLUSTERS, MAX_ENSEMBLE, MAX_PASS_ITERATIONS, MAX_PICKED_INSTANCES, MAX_SOLVER_ITERATIONS)
 

@@ -156,12 +156,12 @@ class _LmbaParams(_IterativeParams):
     projection: Param = declare("projection", "'none' (the update as printed) or 'clip' (w to [0, 1] after each "
                                 "step)", TypeConverters.toString, default="none", constraint=one_of("none", "clip"))
     _default_run = LMBA_DEFAULT_RUN
-    _defaults = _run_defaults(LMBA_DEFAULT_RUN)
+    _defaults = _run_defaults(_default_run)
 
 
 class _SimbaParams(_IterativeParams):
     _default_run = SIMBA_DEFAULT_RUN
-    _defaults = _run_defaults(SIMBA_DEFAULT_RUN)
+    _defaults = _run_defaults(_default_run)
 
 
 def _fit_indexed(selector, prepared: PreparedInput, compute, info):
