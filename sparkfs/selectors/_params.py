@@ -226,9 +226,11 @@ class HasDeterministic(DeclaredParams):
         return self._set(deterministic=value)
 
 
-#: statsEngine values: "auto" follows ``deterministic`` (exact "arrow" sums when true, Spark's JVM
-#: Summarizer when false); an explicit value wins.
-STATS_ENGINES = ("auto", "arrow", "jvm")
+#: statsEngine values: "auto" follows ``deterministic`` (exact "arrow" sums when true, NumPy's float
+#: sums in one mapInArrow, "float", when false); an explicit value wins.
+STATS_ENGINES = ("auto", "float", "arrow", "jvm")
+#: The engines whose sums follow the partitioning (equal to rounding only): refused with deterministic=true.
+_ROUNDING_ENGINES = ("float", "jvm")
 
 
 class HasStatsEngine(HasDeterministic):
@@ -237,25 +239,29 @@ class HasStatsEngine(HasDeterministic):
     statsEngine: Param = declare(
         "statsEngine",
         "how the one-pass class moments are computed: 'auto' (default: 'arrow' when deterministic=true, else "
-        "Spark's JVM Summarizer), 'arrow' (mapInArrow + exact sums: the same bits for any partitioning) or 'jvm' "
-        "(Spark's Summarizer, for anova Spark ML's own ANOVATest: equal to rounding only; refused with "
-        "deterministic=true)",
+        "'float'), 'float' (mapInArrow + NumPy float64 sums, the labels counted in the same pass: equal to rounding "
+        "for another partitioning), 'arrow' (mapInArrow + exact sums: the same bits for any partitioning) or 'jvm' "
+        "(Spark's Summarizer, for anova Spark ML's own ANOVATest: equal to rounding only); 'float' and 'jvm' are "
+        "refused with deterministic=true",
         TypeConverters.toString, default="auto", constraint=one_of(*STATS_ENGINES))
 
     def statsEngineInUse(self) -> str:
-        """'arrow' or 'jvm': statsEngine, or for 'auto' the one ``deterministic`` asks for."""
+        """'float', 'arrow' or 'jvm': statsEngine, or for 'auto' the one ``deterministic`` asks for."""
         engine = self.getOrDefault(self.statsEngine)
         if engine == "auto":
-            return "arrow" if self.getDeterministic() else "jvm"
+            return "arrow" if self.getDeterministic() else "float"
         return engine
 
     def _check_stats_engine(self) -> None:
         """deterministic=true promises the same bits, which only the exact 'arrow' sums give."""
-        if self.getDeterministic() and self.getOrDefault(self.statsEngine) == "jvm":
+        engine = self.getOrDefault(self.statsEngine)
+        if self.getDeterministic() and engine in _ROUNDING_ENGINES:
+            how = ("(Spark's Summarizer / ANOVATest) sums in the order tasks finish" if engine == "jvm"
+                   else "(NumPy's float64 sums) sums in partition order")
             raise ValueError(
                 f"{type(self).__name__}: deterministic=true asks for the same bits for any partitioning, and "
-                "statsEngine='jvm' (Spark's Summarizer / ANOVATest) sums in the order tasks finish: equal to "
-                "rounding only. Give statsEngine='arrow' (or 'auto'), or deterministic=false.")
+                f"statsEngine={engine!r} {how}: equal to rounding only. Give statsEngine='arrow' (or 'auto'), or "
+                "deterministic=false.")
 
 
 #: The label types a selector may take (Spark ML's ``UnivariateFeatureSelector.labelType``).

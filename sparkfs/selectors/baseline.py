@@ -38,7 +38,7 @@ from sparkfs.core.moment_filters import MOMENT_FILTERS, MomentFilter, ranking_sc
 from sparkfs.core.univariate import anova_p_values, constant_feature_candidates
 from sparkfs.spark.blocks import is_connect_session
 from sparkfs.core.regression import check_continuous_target
-from sparkfs.spark.stats import class_moments, column_extremes, diagnose_input
+from sparkfs.spark.stats import class_moments, class_moments_counting_labels, column_extremes, diagnose_input
 from sparkfs.spark.target_moments import target_moments
 
 
@@ -137,6 +137,37 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
                              "Summarizer ('jvm') weights by non-negative weights only. Give statsEngine='auto' or 'arrow'")
     _sizes_vectors = False  # Spark ML's tests and the moments pass read the vectors themselves
 
+    def _folds_labels(self) -> bool:
+        """Whether the fit is one pass: a filter of the class moments on the float engine, whose pass
+        counts the labels itself (the other engines and tests take the shared preamble's label count)."""
+        moment_filter = MOMENT_FILTERS.get(self.getOrDefault(self.test))
+        return (moment_filter is not None and moment_filter.needs_labels and not self._continuous_label()
+                and self.statsEngineInUse() == "float")
+
+    def _score(self, dataset) -> ScoreResult:
+        """One Spark job for a filter of the class moments on the float engine (issue 37): the
+        moments pass counts the labels, then the preamble's label checks run on its counts, with
+        the preamble's messages. Anything else: the shared preamble, then :meth:`_compute_scores`."""
+        if not self._folds_labels():
+            return super()._score(dataset)
+        refusal = self._weights_refusal()
+        if refusal:
+            raise ValueError(refusal)
+        self._check_fit_params()
+        moment_filter = MOMENT_FILTERS[self.getOrDefault(self.test)]
+        moments = class_moments_counting_labels(
+            dataset, self.getFeaturesCol(), self.getLabelCol(), engine="float", extremes=moment_filter.non_negative,
+            check_labels=self._check_labels)
+        labels, counts = moments.label_values, moments.class_counts
+        if len(labels) < 2:  # refused by the fit, by name
+            return ScoreResult(scores=np.zeros(0), label_values=labels, class_counts=counts.tolist(),
+                               n_rows=int(counts.sum()))
+        self._check_labels(labels, counts)
+        self._check_class_counts(labels, counts)
+        scores, p_values, feature_arrays, n_rows = self._scores_of_moments(dataset, moments, moment_filter)
+        return self._filter_result(scores, p_values, labels, counts, n_rows, feature_arrays,
+                                   {"method": self.getOrDefault(self.test), "stats_engine": moments.extra["engine"]})
+
     def _compute_scores(self, prepared: PreparedInput) -> ScoreResult:
         dataset, indexed = prepared.dataset, prepared.indexed
         labels, counts = prepared.label_values, prepared.class_counts
@@ -157,9 +188,11 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
                 scores = self._spark_ml_anova(dataset, indexed)
                 p_values = anova_p_values(scores, counts)
             else:
-                # Moments: exact (arrow) or Summarizer's (jvm; also on Spark Connect, which has no JVM access).
-                scores, p_values, feature_arrays, n_rows = self._moment_filter_scores(
-                    dataset, indexed, MOMENT_FILTERS[test], engine)
+                # Moments: float, exact (arrow) or Summarizer's (jvm; also on Spark Connect, which has no JVM access).
+                moments = class_moments(indexed, self.getFeaturesCol(), "__label_index", engine=engine,
+                                        extremes=MOMENT_FILTERS[test].non_negative)
+                scores, p_values, feature_arrays, n_rows = self._scores_of_moments(indexed, moments,
+                                                                                   MOMENT_FILTERS[test])
             if test != CATEGORICAL_TEST:
                 info["stats_engine"] = engine
         except (InvalidInputError, ValueError):
@@ -167,6 +200,11 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         except Exception:  # a failed JVM test: name the bad input if there is one
             diagnose_input(dataset, self.getFeaturesCol(), self.getLabelCol())
             raise
+        return self._filter_result(scores, p_values, labels, counts, n_rows, feature_arrays, info)
+
+    def _filter_result(self, scores, p_values, labels, counts, n_rows, feature_arrays, info) -> ScoreResult:
+        """The fit's result: undefined p-values are 1; a smaller-is-better statistic is said so."""
+        test = self.getOrDefault(self.test)
         if p_values is not None:
             p_values = np.where(np.isnan(p_values), 1.0, p_values)
         if test in MOMENT_FILTERS and not MOMENT_FILTERS[test].larger_is_better:
@@ -186,19 +224,17 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         p_values = np.where(undefined, 1.0, np.asarray(p_values, dtype=np.float64))
         return ranking_scores(moment_filter, statistics), p_values, moments.n_rows
 
-    def _moment_filter_scores(self, dataset, indexed, moment_filter: MomentFilter, engine: str):
-        """(ranking scores, p-values or None, feature arrays, rows) of a filter of the class moments: one
-        pass (with the column minima when the filter refuses negative values); a constant feature's
+    def _scores_of_moments(self, dataset, moments, moment_filter: MomentFilter):
+        """(ranking scores, p-values or None, feature arrays, rows) of a filter of the class moments
+        (with the column minima when the filter refuses negative values); a constant feature's
         statistic is undefined (score 0 or last, p-value 1); other non-finite statistics name the
         bad input (:meth:`_defined_scores`) or stay (F = +inf separates the classes)."""
-        moments = class_moments(indexed, self.getFeaturesCol(), "__label_index", engine=engine,
-                                extremes=moment_filter.non_negative)
         if moment_filter.non_negative:
             self._refuse_negative_values(moments)
         statistics, p_values = moment_filter.score(moments.class_counts, moments.class_sums,
                                                    moments.class_sum_squares)
         statistics = np.asarray(statistics, dtype=np.float64)
-        undefined = self._constant_features(indexed, moments)
+        undefined = self._constant_features(dataset, moments)
         if not np.all(np.isfinite(statistics[~undefined])):
             statistics = self._defined_scores(dataset, statistics)
         statistics = np.where(undefined, np.nan, statistics)

@@ -21,7 +21,7 @@ from sparkfs.core.scaling import feature_scaling, sample_std
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult, check_supervised
 from sparkfs.selectors._params import (HasPreset, HasScaling, HasStatsEngine, declare, in_range, keyword_constructor,
                                        one_of)
-from sparkfs.spark.stats import class_moments, with_label_index
+from sparkfs.spark.stats import class_moments_counting_labels, with_label_index
 
 #: QFS candidates when ``candidates`` is unset: this many, or the features a count rule asks for
 #: when that is more and its Gram statistics stay within DEFAULT_GRAM_TASK_BYTES per task.
@@ -190,9 +190,9 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
     def _score(self, dataset) -> ScoreResult:
         """Not the shared preamble: the one moments pass counts the labels itself (and the
         fit refuses fewer than two classes after it), so LFS takes a single pass."""
-        moments = class_moments(
+        moments = class_moments_counting_labels(
             dataset, self.getFeaturesCol(), self.getLabelCol(), self._weight_col(),
-            engine=self.statsEngineInUse(), extremes=self.scalingInUse() != "none",
+            engine=self.statsEngineInUse(), extremes=self.scalingInUse() != "none", check_labels=self._check_labels,
         )
         scaling = self.scalingInUse()
         class_sums, class_sum_squares = moments.class_sums, moments.class_sum_squares
@@ -211,7 +211,7 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
             class_counts=moments.class_counts.tolist(),
             n_rows=moments.n_rows,
             info={"method": "lfs", "gamma": gamma, "scaling": scaling, "preset": self.getOrDefault(self.preset),
-                  "stats_engine": self.statsEngineInUse()},
+                  "stats_engine": moments.extra["engine"]},
         )
         if self.getOrDefault(self.degree) == 2:
             check_supervised(result, type(self).__name__)

@@ -19,7 +19,7 @@ Two ways to run a pass (one switch, :data:`TRANSPORTS`; both give the same numbe
   whose merge order is fixed, so results are repeatable bit for bit.
 * ``"context"`` (classic Spark only) uses the SparkContext: values are ``sc.broadcast`` (read once
   per executor instead of shipped with every task). Up to :data:`DRIVER_MERGE_PARTITIONS`
-  partitions, the summaries are collected and merged on the driver in partition order (no
+  partitions, the summaries are collected as Arrow and merged on the driver in partition order (no
   shuffle); above it, the same fixed two-level merge as the DataFrame path (groups by partition
   index modulo :data:`REDUCE_FANOUT`, each merged in partition order). Not ``treeAggregate``:
   its middle level merges in the order shuffle blocks arrive, which changes the last bits from
@@ -267,6 +267,13 @@ def _merge_in_order(pairs, merge):
     return merged
 
 
+def _merge_collected(table: pa.Table, merge):
+    """Merge a collected table of (partition, summary) rows in partition order (None when empty)."""
+    pairs = [(index, deserialize_summary(payload))
+             for index, payload in zip(table.column("partition").to_pylist(), table.column("summary").to_pylist())]
+    return _merge_in_order(pairs, merge) if pairs else None
+
+
 def aggregate_partitions(
     df,
     columns: Sequence[str],
@@ -327,11 +334,10 @@ def aggregate_partitions(
     summaries = df.select(*columns).mapInArrow(summarize_partition, schema)
 
     if key_of_block is not None and n_keys <= DRIVER_MERGE_PARTITIONS:
-        table = summaries.toArrow()
-        pairs = [(index, deserialize_summary(payload))
-                 for index, payload in zip(table.column("partition").to_pylist(), table.column("summary").to_pylist())]
-        return _merge_in_order(pairs, merge) if pairs else None
+        return _merge_collected(summaries.toArrow(), merge)
     if transport == "context" and key_of_block is None:
+        if summaries.rdd.getNumPartitions() <= DRIVER_MERGE_PARTITIONS:  # collected as Arrow: no Python stage
+            return _merge_collected(summaries.toArrow(), merge)
         partials = summaries.rdd.map(lambda row: (int(row[0]), bytes(row[1])))
         if partials.getNumPartitions() > DRIVER_MERGE_PARTITIONS:
             def merge_payloads(pairs):
@@ -355,9 +361,4 @@ def aggregate_partitions(
     from pyspark.sql import functions as F
 
     grouped = summaries.repartition(REDUCE_FANOUT, F.col("partition") % REDUCE_FANOUT)
-    table = grouped.mapInArrow(merge_group, schema).toArrow()
-    pairs = [
-        (index, deserialize_summary(payload))
-        for index, payload in zip(table.column("partition").to_pylist(), table.column("summary").to_pylist())
-    ]
-    return _merge_in_order(pairs, merge) if pairs else None
+    return _merge_collected(grouped.mapInArrow(merge_group, schema).toArrow(), merge)

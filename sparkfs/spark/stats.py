@@ -1,21 +1,25 @@
 """Per-class first and second moments in one pass, label discovery and input diagnosis.
 
-``class_moments`` is the single pass behind LFS (and the label mapping every selector needs):
-per class, the row count (or weight sum), the column sums and the column sums of squares.
-Two engines compute the same numbers:
+``class_moments`` is the single pass behind LFS, anova and chi2 (and the label mapping every
+selector needs): per class, the row count (or weight sum), the column sums and the column sums of
+squares. Three engines compute the same numbers:
 
+* ``"float"`` (the selectors' default): ``mapInArrow`` blocks summed in float64 with NumPy, the
+  labels discovered in the same pass (:mod:`sparkfs.spark.float_moments`); equal to rounding
+  for another partitioning.
 * ``"jvm"`` (this function's default, for the label discovery of every selector):
   ``groupBy(label).agg(Summarizer(sum, normL2))``. The aggregation runs in
   the JVM on Spark's own vector types, sparse vectors update only their non-zeros, and no row
   crosses to Python. sum of squares = normL2^2 (one sqrt/square round trip: relative error
-  ~1e-16).
+  ~1e-16). Per class it keeps and shuffles three dense arrays of p doubles, which made it three
+  bare passes on a term matrix of 20 classes (issue 37).
 * ``"arrow"``: ``mapInArrow`` blocks summarised with NumPy/SciPy and merged in partition
   order (see :mod:`sparkfs.spark.blocks`). The sums are exact (:mod:`sparkfs.core.exact_sums`:
   integer limbs, rounded once on the driver), so they are the correctly rounded sums of the
-  terms, the same bits for any partitioning; the JVM engine's agree with them to rounding. LFS and
-  QFS use this engine unless told otherwise (``statsEngine``).
+  terms, the same bits for any partitioning; the JVM engine's agree with them to rounding. LFS,
+  QFS, anova and chi2 use this engine with ``deterministic=true``.
 
-``benchmarks/bench_lfs.py`` measures both. Bad input (null vectors, vectors of different sizes,
+``benchmarks/bench_lfs.py`` measures them. Bad input (null vectors, vectors of different sizes,
 NaN/inf, null labels) is diagnosed only when the pass fails or returns non-finite sums, so the
 happy path stays one pass.
 """
@@ -23,7 +27,7 @@ happy path stays one pass.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 import numpy as np
 
@@ -32,6 +36,7 @@ from sparkfs.core.exact_sums import (ExactSums, as_arrays, exact_class_moment_su
 from sparkfs.core.scaling import check_magnitude
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.blocks import aggregate_partitions
+from sparkfs.spark.float_moments import TooManyClassesError, is_too_many_classes, moments_float
 
 
 @dataclass
@@ -294,7 +299,10 @@ def class_moments(
 ) -> ClassMoments:
     """Per-class counts, weighted column sums and sums of squares in one pass over ``df``.
 
-    ``extremes=False`` lets the JVM engine skip the column min and max (``feature_min`` and
+    ``engine``: ``"jvm"`` (Spark's Summarizer), ``"arrow"`` (exact sums) or ``"float"`` (NumPy
+    float sums in one mapInArrow, :mod:`sparkfs.spark.float_moments`; raises
+    :class:`~sparkfs.spark.float_moments.TooManyClassesError` for a label with too many values).
+    ``extremes=False`` lets the JVM and float engines skip the column min and max (``feature_min`` and
     ``feature_max`` are then None): smaller aggregation buffers for the callers that need neither.
 
     Raises :class:`InvalidInputError` naming the problem for empty input, null vectors or
@@ -303,18 +311,20 @@ def class_moments(
     for name in [features_col, label_col] + ([weight_col] if weight_col else []):
         if name not in df.columns:
             raise InvalidInputError(f"column '{name}' not found; the input has columns {df.columns}")
-    if num_features is None:
-        num_features = first_vector_size(df, features_col)
-    compute = {"jvm": _moments_jvm, "arrow": _moments_arrow}.get(engine)
+    if num_features is None:  # the float pass reads each block's size itself (one job without metadata)
+        num_features = metadata_vector_size(df, features_col) if engine == "float" else first_vector_size(df, features_col)
+    compute = {"jvm": _moments_jvm, "arrow": _moments_arrow, "float": moments_float}.get(engine)
     if compute is None:
-        raise ValueError(f"unknown statistics engine '{engine}': use 'jvm' or 'arrow'")
-    options = {"extremes": extremes} if engine == "jvm" else {}
+        raise ValueError(f"unknown statistics engine '{engine}': use 'float', 'jvm' or 'arrow'")
+    options = {"extremes": extremes} if engine in ("jvm", "float") else {}
     try:
         per_label = compute(df, features_col, label_col, weight_col, num_features, **options)
     except InvalidInputError:
         diagnose_input(df, features_col, label_col, weight_col)
         raise
-    except Exception:
+    except Exception as error:
+        if is_too_many_classes(error):  # the float pass's guard: the caller counts the labels first
+            raise TooManyClassesError(f"column '{label_col}' has too many distinct values for per-class sums") from None
         # A failed job (null vector, size mismatch inside the aggregation...): name the cause.
         diagnose_input(df, features_col, label_col, weight_col)
         raise
@@ -330,6 +340,8 @@ def class_moments(
         raise InvalidInputError("the feature sums are not finite (values too large?)")
     labels = _sort_labels(list(per_label))
     counts, weights, sums, squares, minima, maxima = zip(*(per_label[label] for label in labels))
+    if sums[0].shape[0] == 0:  # the float pass sizes the vectors itself: the message first_vector_size gives
+        raise InvalidInputError(f"the feature vectors in column '{features_col}' are empty (size 0): no features to select")
     with_extremes = minima[0] is not None
     return ClassMoments(
         label_values=[v.item() if isinstance(v, np.generic) else v for v in labels],
@@ -337,10 +349,27 @@ def class_moments(
         class_weights=np.asarray(weights, dtype=np.float64),
         class_sums=np.vstack(sums),
         class_sum_squares=np.vstack(squares),
-        num_features=num_features,
+        num_features=int(sums[0].shape[0]),
         feature_min=np.min(np.vstack(minima), axis=0) if with_extremes else None,
         feature_max=np.max(np.vstack(maxima), axis=0) if with_extremes else None,
     )
+
+
+def class_moments_counting_labels(df, features_col: str, label_col: str, weight_col: Optional[str] = None, *,
+                                  engine: str, extremes: bool, check_labels: Callable) -> ClassMoments:
+    """:func:`class_moments`, whose pass also counts the labels (no label-count job before it). When
+    the float engine stops for too many distinct labels (a continuous label taken for classes), the
+    labels are counted first and ``check_labels(label_values, class_counts)`` runs (the selector's
+    label checks, which name a continuous label) before Spark's Summarizer takes the classes.
+    ``moments.extra["engine"]`` names the engine that ran."""
+    try:
+        moments = class_moments(df, features_col, label_col, weight_col, engine=engine, extremes=extremes)
+    except TooManyClassesError:
+        check_labels(*label_counts(df, label_col))
+        engine = "jvm"
+        moments = class_moments(df, features_col, label_col, weight_col, engine=engine, extremes=extremes)
+    moments.extra["engine"] = engine
+    return moments
 
 
 def _column_extremes(df, features_col: str, per_label):

@@ -10,7 +10,7 @@ from sparkfs.methods import build_selector
 from tests.helpers import make_df
 
 
-@pytest.fixture(params=["jvm", "arrow"])
+@pytest.fixture(params=["float", "jvm", "arrow"])
 def engine(request):
     return request.param
 
@@ -77,7 +77,7 @@ def test_negative_weights(spark, engine):
 @pytest.mark.parametrize("params, message", [
     ({"numFeatures": 0}, r"The 'numFeatures' parameter of FisherMarkovSelector must be an int in the range \[1, inf\). Got 0 instead."),
     ({"gamma": float("nan")}, r"The 'gamma' parameter of FisherMarkovSelector must be a finite float"),
-    ({"statsEngine": "gpu"}, r"The 'statsEngine' parameter of FisherMarkovSelector must be a str among \{'auto', 'arrow', 'jvm'\}. Got 'gpu'"),
+    ({"statsEngine": "gpu"}, r"The 'statsEngine' parameter of FisherMarkovSelector must be a str among \{'auto', 'float', 'arrow', 'jvm'\}. Got 'gpu'"),
     ({"scaling": "log"}, r"The 'scaling' parameter"),
 ])
 def test_invalid_params_are_named(spark, params, message):
