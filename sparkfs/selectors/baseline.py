@@ -101,6 +101,8 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
 
     _model_class = UnivariateTestSelectorModel
     _unset_keywords = ("labelType",)  # unset: the test's (f-regression: continuous)
+    #: The statistics engine of the fit under way (statsEngine 'auto' judged on its input by _score).
+    _engine_of_fit = None
     hasPValues = _UnivariateParams.hasPValues
 
     @property
@@ -142,19 +144,22 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         counts the labels itself (the other engines and tests take the shared preamble's label count)."""
         moment_filter = MOMENT_FILTERS.get(self.getOrDefault(self.test))
         return (moment_filter is not None and moment_filter.needs_labels and not self._continuous_label()
-                and self.statsEngineInUse() == "float")
+                and self._engine_of_fit == "float")
 
     def _score(self, dataset) -> ScoreResult:
-        """One Spark job for a filter of the class moments on the float engine (issue 37): the
-        moments pass counts the labels, then the preamble's label checks run on its counts, with
-        the preamble's messages. Anything else: the shared preamble, then :meth:`_compute_scores`."""
-        if not self._folds_labels():
-            return super()._score(dataset)
+        """One pass for a filter of the class moments on the float engine (issue 37; 'auto' takes it
+        for sparse vectors, after a one-row look at the first): the moments pass counts the labels,
+        then the preamble's label checks run on its counts, with the preamble's messages. Anything
+        else: the shared preamble, then :meth:`_compute_scores`."""
         refusal = self._weights_refusal()
         if refusal:
             raise ValueError(refusal)
         self._check_fit_params()
-        moment_filter = MOMENT_FILTERS[self.getOrDefault(self.test)]
+        moment_filter = MOMENT_FILTERS.get(self.getOrDefault(self.test))
+        uses_engine = moment_filter is not None and not self._continuous_label()
+        self._engine_of_fit = self.statsEngineInUse(dataset) if uses_engine else self.statsEngineInUse()
+        if not self._folds_labels():
+            return super()._score(dataset)
         moments = class_moments_counting_labels(
             dataset, self.getFeaturesCol(), self.getLabelCol(), engine="float", extremes=moment_filter.non_negative,
             check_labels=self._check_labels)
@@ -171,7 +176,7 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
     def _compute_scores(self, prepared: PreparedInput) -> ScoreResult:
         dataset, indexed = prepared.dataset, prepared.indexed
         labels, counts = prepared.label_values, prepared.class_counts
-        test, engine = self.getOrDefault(self.test), self.statsEngineInUse()
+        test, engine = self.getOrDefault(self.test), self._engine_of_fit or self.statsEngineInUse()
         if indexed is None:  # a filter of all rows together: their moments as one class
             from pyspark.sql import functions as F
 

@@ -192,7 +192,7 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
         fit refuses fewer than two classes after it), so LFS takes a single pass."""
         moments = class_moments_counting_labels(
             dataset, self.getFeaturesCol(), self.getLabelCol(), self._weight_col(),
-            engine=self.statsEngineInUse(), extremes=self.scalingInUse() != "none", check_labels=self._check_labels,
+            engine=self.statsEngineInUse(dataset), extremes=self.scalingInUse() != "none", check_labels=self._check_labels,
         )
         scaling = self.scalingInUse()
         class_sums, class_sum_squares = moments.class_sums, moments.class_sum_squares

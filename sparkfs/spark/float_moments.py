@@ -7,7 +7,9 @@ rows, 50,000 terms, 20 classes) took 3 bare ``Summarizer`` passes; the exact sum
 carry integer limbs. Here each Arrow block becomes a CSR (or dense) matrix, and its per-class sums
 are one ``bincount`` over the stored values (one BLAS product for dense rows): the pass costs the
 Arrow hand-over plus a scan of the non-zeros. The labels are discovered in the same pass, so a
-univariate fit needs no label-count job before it.
+univariate fit needs no label-count job before it. ``statsEngine="auto"`` takes it for sparse
+vectors only: dense rows cost more to hand over than the Summarizer's buffers (LFS on a cached
+250,000 x 631 dense table: 4.2 s here, 1.6 s with the Summarizer).
 
 Summation order: within a block, NumPy's; blocks and partitions are merged in partition order
 (:func:`sparkfs.spark.blocks.aggregate_partitions`). So a partitioning gives the same bits every

@@ -27,7 +27,8 @@ def _frame(spark, X, labels, label_type, partitions, weights=None, sparse=True):
     rows = []
     for i, label in enumerate(labels):
         nonzero = np.flatnonzero(X[i])
-        vector = (Vectors.sparse(X.shape[1], nonzero.tolist(), X[i, nonzero].tolist()) if sparse and i % 3
+        as_sparse = sparse == "all" or (sparse and i % 3)  # True: a mixed column, every third row dense
+        vector = (Vectors.sparse(X.shape[1], nonzero.tolist(), X[i, nonzero].tolist()) if as_sparse
                   else Vectors.dense(X[i].tolist()))
         rows.append((vector, label) + ((float(weights[i]),) if weights is not None else ()))
     return spark.createDataFrame(spark.sparkContext.parallelize(rows, partitions), StructType(fields))
@@ -91,27 +92,34 @@ def test_the_same_partitioning_gives_the_same_bits_and_another_agrees_to_roundin
     np.testing.assert_allclose(runs[1][0], runs[7][0], rtol=1e-12, atol=1e-12)
 
 
-def test_a_univariate_fit_is_one_spark_job(spark):
-    """anova, chi2 and LFS on cached rows without vector metadata: the moments pass alone."""
-    from pyspark.ml.functions import array_to_vector, vector_to_array
+def _jobs_of_fit(spark, selector, frame):
+    tracker = spark.sparkContext.statusTracker()
+    before = set(tracker.getJobIdsForGroup(None))
+    model = selector.fit(frame)
+    return model, set(tracker.getJobIdsForGroup(None)) - before
 
+
+def test_a_univariate_fit_is_one_pass_and_auto_takes_it_for_sparse_rows(spark):
+    """anova, chi2 and LFS on cached rows without vector metadata: with statsEngine='float' the
+    moments pass alone; 'auto' looks at the first row (one more, one-row job) and takes the float
+    pass for sparse vectors, Spark's Summarizer for dense ones."""
     X = np.abs(_data(seed=7, n=80))
     X[:, 2] = 1.0 + (np.arange(80) % 3)  # no constant feature: the sums decide it, no extremes pass
-    frame = _frame(spark, X, [float(i % 2) for i in range(len(X))], DoubleType(), 4)
-    frame = frame.withColumn("features", array_to_vector(vector_to_array("features"))).cache()  # no metadata
-    tracker = spark.sparkContext.statusTracker()
+    labels = [float(i % 2) for i in range(len(X))]
+    sparse = _frame(spark, X, labels, DoubleType(), 4, sparse="all").cache()
+    dense = _frame(spark, X, labels, DoubleType(), 4, sparse=False).cache()
     try:
-        frame.count()
+        assert sparse.count() == dense.count() == 80
         for method in ("anova", "chi2", "lfs"):
             cls, fixed = METHODS[method]
-            selector = cls(numFeatures=2)._set(**fixed)
-            before = set(tracker.getJobIdsForGroup(None))
-            model = selector.fit(frame)
-            jobs = set(tracker.getJobIdsForGroup(None)) - before
-            assert model.summary["stats_engine"] == "float", method
-            assert len(jobs) == 1, (method, [[tracker.getStageInfo(s).name for s in tracker.getJobInfo(j).stageIds] for j in sorted(jobs)])
+            model, jobs = _jobs_of_fit(spark, cls(numFeatures=2, statsEngine="float")._set(**fixed), dense)
+            assert model.summary["stats_engine"] == "float" and len(jobs) == 1, (method, sorted(jobs))
+            model, jobs = _jobs_of_fit(spark, cls(numFeatures=2)._set(**fixed), sparse)
+            assert model.summary["stats_engine"] == "float" and len(jobs) == 2, (method, sorted(jobs))
+            assert cls(numFeatures=2)._set(**fixed).fit(dense).summary["stats_engine"] == "jvm", method
     finally:
-        frame.unpersist()
+        sparse.unpersist()
+        dense.unpersist()
 
 
 def test_too_many_labels_for_the_sums_are_counted_first_and_a_continuous_label_is_named(spark, monkeypatch):
