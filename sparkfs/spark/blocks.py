@@ -338,14 +338,14 @@ def aggregate_partitions(
     if transport == "context" and key_of_block is None:
         if summaries.rdd.getNumPartitions() <= DRIVER_MERGE_PARTITIONS:  # collected as Arrow: no Python stage
             return _merge_collected(summaries.toArrow(), merge)
-        partials = summaries.rdd.map(lambda row: (int(row[0]), bytes(row[1])))
-        if partials.getNumPartitions() > DRIVER_MERGE_PARTITIONS:
-            def merge_payloads(pairs):
-                items = [(index, deserialize_summary(payload)) for index, payload in pairs]
-                return min(index for index, _ in items), serialize_summary(_merge_in_order(items, merge))
 
-            partials = (partials.map(lambda pair: (pair[0] % REDUCE_FANOUT, pair))
-                        .groupByKey(REDUCE_FANOUT).map(lambda group: merge_payloads(group[1])))
+        def merge_payloads(pairs):
+            items = [(index, deserialize_summary(payload)) for index, payload in pairs]
+            return min(index for index, _ in items), serialize_summary(_merge_in_order(items, merge))
+
+        partials = (summaries.rdd.map(lambda row: (int(row[0]), bytes(row[1])))
+                    .map(lambda pair: (pair[0] % REDUCE_FANOUT, pair))
+                    .groupByKey(REDUCE_FANOUT).map(lambda group: merge_payloads(group[1])))
         pairs = [(index, deserialize_summary(payload)) for index, payload in partials.collect()]
         return _merge_in_order(pairs, merge) if pairs else None
 
