@@ -12,7 +12,7 @@ import pytest
 
 from sparkfs.cli import main
 from sparkfs.errors import InvalidInputError
-from sparkfs.io.libsvm import LineProblem, parse_or_locate
+from sparkfs.io.libsvm_lines import LineProblem, parse_or_locate
 from sparkfs.io.readers import read_dataset
 from tests.helpers import refused as _refused
 
@@ -186,3 +186,52 @@ def test_an_explicit_vector_size_skips_the_scan_and_still_refuses_an_empty_file(
         spark.sparkContext.setJobGroup("", "")
     frame.unpersist()
     assert size == 3 and sized_jobs < inferred_jobs  # the scan (an aggregate: its jobs) is what is saved
+
+
+def _read_counting(spark, path, monkeypatch):
+    """(rows, size, parses, exact scans) of read_libsvm on ``path``."""
+    from sparkfs.io import libsvm
+
+    calls = {"parse": 0, "scan": 0}
+    parse, scan = libsvm._parse_and_cache, libsvm.scan_lines
+
+    def counted_parse(*args, **kwargs):
+        calls["parse"] += 1
+        return parse(*args, **kwargs)
+
+    def counted_scan(*args, **kwargs):
+        calls["scan"] += 1
+        return scan(*args, **kwargs)
+
+    monkeypatch.setattr(libsvm, "_parse_and_cache", counted_parse)
+    monkeypatch.setattr(libsvm, "scan_lines", counted_scan)
+    frame, size = libsvm.read_libsvm(spark, str(path))
+    rows = _rows(frame)
+    frame.unpersist()
+    return rows, size, calls["parse"], calls["scan"]
+
+
+@pytest.mark.parametrize("ending, parses, scans", [
+    ("plain", 1, 0),                               # the guess is the size: one parse, no scan
+    ("1 2:1 # see 30:1", 2, 0),                    # a comment's last token guesses too large
+    ("1 2:1 9:2\t10:1", 2, 0),                     # a tab hides index 10 from the space split
+    ("1 2:1 10:3   ", 2, 0),                       # blanks after the largest index
+    ("1 2:1 # 99999999999:1", 1, 1),               # a guess above the budget's bound: the exact scan
+])
+def test_the_size_guess_is_checked_by_the_parse(spark, tmp_path, monkeypatch, ending, parses, scans):
+    """The size is guessed from each line's last token and the parse's largest index decides: a
+    wrong guess costs a second parse, never a wrong size (the same rows as a file of plain lines)."""
+    lines = _plain_lines(n_rows=40)
+    plain = list(lines)
+    if ending != "plain":
+        lines[11] = ending
+        label, rest = ending.split("#")[0].split(" ", 1)
+        plain[11] = " ".join([label, *rest.replace("\t", " ").split()])
+    path, plain_path = tmp_path / "guess.libsvm", tmp_path / "plain.libsvm"
+    path.write_text("\n".join(lines) + "\n")
+    plain_path.write_text("\n".join(plain) + "\n")
+    rows, size, parse_count, scan_count = _read_counting(spark, path, monkeypatch)
+    expected = spark.read.format("libsvm").load(str(plain_path))
+    assert size == expected.first()["features"].size == max(8, max(r[1][-1] + 1 for r in rows))
+    assert rows == _rows(expected)
+    assert (parse_count, scan_count) == (parses, scans)
