@@ -9,9 +9,9 @@ What is written (``OUTPUT/``, a Parquet directory any Spark, pandas or pyarrow r
 * the feature names in the vector column's Spark ML attribute metadata, which Spark stores in
   every Parquet file's key-value metadata (``org.apache.spark.sql.parquet.row.metadata``): a CSV's
   header names one by one (as ``VectorAssembler`` writes them); for LIBSVM the size
-  (``num_attrs``) and :data:`sparkfs.io.readers.LIBSVM_NAMES`, which says the names are the
+  (``num_attrs``), :data:`sparkfs.io.readers.LIBSVM_NAMES`, which says the names are the
   file's own 1-based column numbers ``f1..fD`` (not listed: a million names would be tens of MB
-  in every file's footer). :func:`sparkfs.io.readers.read_dataset` reads both back, so ``select``
+  in every file's footer), and that every vector is sparse (``statsEngine="auto"`` reads it). :func:`sparkfs.io.readers.read_dataset` reads both back, so ``select``
   on the Parquet reports the names and the vector size ``select`` on the text reports;
 * ``_summary.json``: the marker of the output rules (:mod:`sparkfs.io.output_safety`; its name
   starts with ``_`` so Parquet readers skip it), the rows, the features, the input's fingerprint.
@@ -36,7 +36,7 @@ from sparkfs.commands.arguments import (add_spark_args, check_numeric_options, l
 from sparkfs.errors import InvalidInputError
 from sparkfs.interruption import install_handlers
 from sparkfs.io.config import ConfigError
-from sparkfs.io.libsvm import DEFAULT_DRIVER_BUDGET_MB
+from sparkfs.io.libsvm import DEFAULT_DRIVER_BUDGET_MB, sparse_vectors_metadata
 from sparkfs.io.output import check_output_early, check_output_free, write_spark_output
 from sparkfs.io.readers import LIBSVM_NAMES, check_input_early, read_dataset
 from sparkfs.io.stores import local_path_of
@@ -137,7 +137,7 @@ def output_frame(dataset, fmt: str, features_col: str):
     from pyspark.sql import functions as F
 
     if fmt == "libsvm":
-        metadata = {"ml_attr": {"num_attrs": dataset.num_features}, **LIBSVM_NAMES}
+        metadata = sparse_vectors_metadata(dataset.num_features, **LIBSVM_NAMES["sparkfs"])
     else:
         metadata = vector_metadata(dataset.feature_names)
     others = [name for name in dataset.df.columns if name != dataset.features_col]

@@ -368,10 +368,24 @@ def _parse_and_cache(lines, path: str, size: int, explicit_size: bool, names: Tu
 
 def _sized(parsed, names: Tuple[str, str], size: int):
     """The label and the vectors, with the size in Spark ML's attribute metadata (as Spark's own
-    LIBSVM source writes it): the fits read it there instead of running a job for the first row's size."""
+    LIBSVM source writes it: the fits read it there instead of running a job for the first row's
+    size) and :func:`sparse_vectors_metadata`'s word that every vector is sparse."""
     from pyspark.sql import functions as F
 
-    return parsed.select(names[0], F.col(names[1]).alias(names[1], metadata={"ml_attr": {"num_attrs": int(size)}}))
+    return parsed.select(names[0], F.col(names[1]).alias(names[1], metadata=sparse_vectors_metadata(size)))
+
+
+def sparse_vectors_metadata(size: int, **sparkfs_keys) -> dict:
+    """The metadata of a vector column of SparseVectors only (the reader's, ``convert``'s): its size
+    for Spark ML and ``{"sparkfs": {"vectors": "sparse"}}``, which ``statsEngine="auto"`` reads
+    instead of looking at the first row (:func:`said_sparse`)."""
+    return {"ml_attr": {"num_attrs": int(size)}, "sparkfs": {"vectors": "sparse", **sparkfs_keys}}
+
+
+def said_sparse(metadata: dict) -> bool:
+    """Whether a vector column's metadata says every vector is sparse (:func:`sparse_vectors_metadata`)."""
+    said = metadata.get("sparkfs")
+    return isinstance(said, dict) and said.get("vectors") == "sparse"
 
 
 def _refuse_unsized(spark, path: str, vector_size: Optional[int], driver_budget_mb: float, budget_name: str):

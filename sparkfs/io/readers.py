@@ -70,7 +70,8 @@ def vector_names(df, features_col: str, size: int) -> List[str]:
     ``f{i}`` where there is none (``f{i+1}``, the LIBSVM column numbers, under :data:`LIBSVM_NAMES`)."""
     metadata = df.schema[features_col].metadata
     attrs = metadata.get("ml_attr", {}).get("attrs", {})
-    first = 1 if metadata.get("sparkfs") == LIBSVM_NAMES["sparkfs"] else 0
+    said = metadata.get("sparkfs")
+    first = 1 if isinstance(said, dict) and said.get("feature_names") == "libsvm" else 0
     names = [None] * size
     for group in attrs.values():
         for attribute in group:

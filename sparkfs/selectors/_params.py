@@ -235,12 +235,15 @@ _ROUNDING_ENGINES = ("float", "jvm")
 
 
 def _first_vector_is_sparse(dataset, features_col: str) -> bool:
-    """Whether the first non-null vector of the column is a SparseVector (True without one, or for
-    a column that is not a vector: the pass then names the problem)."""
+    """Whether the column's metadata says its vectors are sparse (sparkfs's LIBSVM reader and
+    ``convert`` say so: no job), else whether its first non-null vector is a SparseVector (True
+    without one, or for a column that is not a vector: the pass then names the problem)."""
     from pyspark.ml.linalg import DenseVector
     from pyspark.sql import functions as F
 
-    if features_col not in dataset.columns:
+    from sparkfs.io.libsvm import said_sparse
+
+    if features_col not in dataset.columns or said_sparse(dataset.schema[features_col].metadata):
         return True
     row = dataset.select(features_col).where(F.col(features_col).isNotNull()).first()
     return row is None or not isinstance(row[0], DenseVector)
@@ -252,7 +255,7 @@ class HasStatsEngine(HasDeterministic):
     statsEngine: Param = declare(
         "statsEngine",
         "how the one-pass class moments are computed: 'auto' (default: 'arrow' when deterministic=true, else "
-        "'float' for sparse vectors and 'jvm' for dense ones, by the first row), 'float' (mapInArrow + NumPy float64 sums, the labels counted in the same pass: equal to rounding "
+        "'float' for sparse vectors and 'jvm' for dense ones, by the column's metadata or its first row), 'float' (mapInArrow + NumPy float64 sums, the labels counted in the same pass: equal to rounding "
         "for another partitioning), 'arrow' (mapInArrow + exact sums: the same bits for any partitioning) or 'jvm' "
         "(Spark's Summarizer, for anova Spark ML's own ANOVATest: equal to rounding only); 'float' and 'jvm' are "
         "refused with deterministic=true",

@@ -122,6 +122,34 @@ def test_a_univariate_fit_is_one_pass_and_auto_takes_it_for_sparse_rows(spark):
         dense.unpersist()
 
 
+def test_auto_reads_sparse_vectors_from_the_readers_metadata_in_one_job(spark, tmp_path):
+    """sparkfs's LIBSVM reader says its vectors are sparse in the column's metadata: 'auto' takes
+    the float pass without the one-row look, so the fit is one Spark job; the same metadata on a
+    column of dense vectors is only a hint of speed (the float pass reads either)."""
+    from sparkfs.io.libsvm import read_libsvm, sparse_vectors_metadata
+
+    X = np.abs(_data(seed=8, n=60))
+    path = tmp_path / "rows.libsvm"
+    path.write_text("".join(f"{i % 2} " + " ".join(f"{j + 1}:{v:.6g}" for j, v in enumerate(row) if v) + "\n"
+                            for i, row in enumerate(X)))
+    frame, _ = read_libsvm(spark, str(path))
+    try:
+        for method in ("anova", "chi2", "lfs"):
+            cls, fixed = METHODS[method]
+            model, jobs = _jobs_of_fit(spark, cls(numFeatures=2)._set(**fixed), frame)
+            assert model.summary["stats_engine"] == "float" and len(jobs) == 1, (method, sorted(jobs))
+    finally:
+        frame.unpersist()
+    from pyspark.sql import functions as F
+
+    dense = _frame(spark, X, [float(i % 2) for i in range(60)], DoubleType(), 3, sparse=False)
+    said = dense.select(F.col("features").alias("features", metadata=sparse_vectors_metadata(X.shape[1])), "label")
+    expected = METHODS["anova"][0](numFeatures=2, statsEngine="jvm", test="anova").fit(dense)
+    model = METHODS["anova"][0](numFeatures=2, test="anova").fit(said)
+    assert model.summary["stats_engine"] == "float"
+    np.testing.assert_allclose(model.scores, expected.scores, rtol=1e-9)
+
+
 def test_too_many_labels_for_the_sums_are_counted_first_and_a_continuous_label_is_named(spark, monkeypatch):
     X = _data(seed=9, n=60)
     monkeypatch.setattr(float_moments, "FOLDED_CLASS_BYTES", 16 * 3 * X.shape[1])  # at most 3 classes per block
