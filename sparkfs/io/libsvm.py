@@ -22,10 +22,11 @@ Each line is parsed once (twice on an unusual file). Two passes, both on the Dat
    first bad line instead, by its number within the block; only then does the driver count the
    lines of each block (:func:`block_first_lines`), so line numbers are exact for any split of the
    files. The result is persisted (``MEMORY_AND_DISK``) and the one action that fills the cache
-   also counts the data lines, takes the largest index and collects the bad lines, so a bad file
-   is refused (the first bad line of the first file, with its number) before :func:`read_libsvm`
-   returns, and every later pass of a selector reads the parsed rows from the cache instead of
-   the text. ``mapInArrow`` returns a VectorUDT column as its Arrow struct ``(type, size,
+   also counts the data lines, takes the largest index and the first bad line (an ``Observation``
+   on the parse, so the frame returned is the persisted one and each read its own plan), so a bad
+   file is refused (the first bad line of the first file, with its number) before
+   :func:`read_libsvm` returns, and every later pass of a selector reads the parsed rows from the
+   cache instead of the text. ``mapInArrow`` returns a VectorUDT column as its Arrow struct ``(type, size,
    indices, values)`` (checked on pyspark 4.x), so no RDD is needed.
 
 The guess is wrong only on lines that end otherwise: a comment (its last token may look like
@@ -318,29 +319,34 @@ def read_libsvm(spark, path: str, *, label_col: str = "label", features_col: str
     lines = _text_blocks(spark, path)
     names = (label_col, features_col)
     if vector_size is not None:
-        parsed, _ = _parse_and_cache(lines, path, vector_size, True, names)
-        return _sized(parsed, names, vector_size), vector_size
+        return _parse_and_cache(lines, path, vector_size, True, names)[0], vector_size
     bound = size_bound(driver_budget_mb)
     size = guess_size(lines)
     if not 1 <= size <= bound:   # no line ends with an index, or a guess above the bound: the exact scan
         rows, size = scan_lines(lines)
         if not rows or not 1 <= size <= bound:
             _refuse_unsized(spark, path, vector_size, driver_budget_mb, budget_name)
-    parsed, found_size = _parse_and_cache(lines, path, size, False, names)
+    frame, found_size = _parse_and_cache(lines, path, size, False, names)
     if found_size != size:       # the guess was wrong (module notes): parse again with the size found
-        parsed.unpersist()
+        frame.unpersist()
         if not 1 <= found_size <= bound:
             _refuse_unsized(spark, path, vector_size, driver_budget_mb, budget_name)
         size = found_size
-        parsed, _ = _parse_and_cache(lines, path, size, True, names)
-    return _sized(parsed, names, size), size
+        frame, _ = _parse_and_cache(lines, path, size, True, names)
+    return frame, size
 
 
 def _parse_and_cache(lines, path: str, size: int, explicit_size: bool, names: Tuple[str, str]):
-    """(the persisted parse, the largest index it found): one action fills the cache, counts the
-    data lines and collects the bad blocks' first bad lines; a bad line or no row is refused."""
+    """(the persisted label and vectors, the largest index the parse found). The one action fills
+    the cache; an ``Observation`` on the parse takes, in the same action, the data lines, the largest
+    index and the first bad line (the least file, block and line), so the frame returned is the one
+    persisted (its ``unpersist()`` frees it) and every read is its own plan (no cached rows of an
+    earlier read of the same path). A bad line or no row is refused, the cache dropped first."""
+    import uuid
+
     from pyspark import StorageLevel
     from pyspark.ml.linalg import VectorUDT
+    from pyspark.sql import Observation
     from pyspark.sql import functions as F
     from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
 
@@ -349,30 +355,25 @@ def _parse_and_cache(lines, path: str, size: int, explicit_size: bool, names: Tu
                          StructField("error", StringType()), StructField("error_file", StringType()),
                          StructField("error_start", LongType()), StructField("error_line", LongType())])
     parse = partial(_parse_partition, size=size, explicit_size=explicit_size, names=names)
-    parsed = lines.mapInArrow(parse, schema).persist(StorageLevel.MEMORY_AND_DISK)
+    check = Observation(f"sparkfs-libsvm-{uuid.uuid4().hex}")
     error = F.struct("error_file", "error_start", "error_line", "error")
-    found = parsed.agg(F.count(names[0]).alias("rows"), F.max("max_index").alias("max_index"),
-                       F.collect_list(F.when(F.col("error").isNotNull(), error)).alias("errors")).first()
-    errors = found["errors"]
-    if errors or not found["rows"]:
-        parsed.unpersist()
-    if errors:
-        first_line = block_first_lines(lines)
-        file, line, message = min((row["error_file"], first_line[(row["error_file"], row["error_start"])]
-                                   + row["error_line"], row["error"]) for row in errors)
+    observed = lines.mapInArrow(parse, schema).observe(
+        check, F.count(names[0]).alias("rows"), F.max("max_index").alias("max_index"),
+        F.min(F.when(F.col("error").isNotNull(), error)).alias("first_error"))
+    frame = observed.select(names[0], F.col(names[1]).alias(names[1], metadata=sparse_vectors_metadata(size)))
+    frame = frame.persist(StorageLevel.MEMORY_AND_DISK)
+    frame.count()
+    found = check.get
+    first_error = found["first_error"]
+    if first_error is not None or not found["rows"]:
+        frame.unpersist()
+    if first_error is not None:
+        file, start, line, message = first_error
+        line += block_first_lines(lines)[(file, start)]
         raise InvalidInputError(f"line {line} of {display_path(file)} is not LIBSVM ({FORMAT}): {message}")
     if not found["rows"]:
         raise InvalidInputError(f"the input has no rows: {path}")
-    return parsed, found["max_index"] or 0
-
-
-def _sized(parsed, names: Tuple[str, str], size: int):
-    """The label and the vectors, with the size in Spark ML's attribute metadata (as Spark's own
-    LIBSVM source writes it: the fits read it there instead of running a job for the first row's
-    size) and :func:`sparse_vectors_metadata`'s word that every vector is sparse."""
-    from pyspark.sql import functions as F
-
-    return parsed.select(names[0], F.col(names[1]).alias(names[1], metadata=sparse_vectors_metadata(size)))
+    return frame, found["max_index"] or 0
 
 
 def sparse_vectors_metadata(size: int, **sparkfs_keys) -> dict:

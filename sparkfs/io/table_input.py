@@ -273,9 +273,11 @@ def _csv_error(schema, column: str, value, line: str):
 
 
 def _csv_partition(batches, names: List[str], features: List[int], other: List[int], out_names: List[str],
-                   rows_per_batch: int):
+                   rows_per_batch: int, read_token: str = ""):
     """The parse of a CSV's lines (module notes): each file's first line (its header) and blank
-    lines skipped; features in slices of at most ``rows_per_batch`` rows."""
+    lines skipped; features in slices of at most ``rows_per_batch`` rows. ``read_token`` is not
+    read: unique per read, it makes each read its own plan, so Spark's cache never hands a read
+    the persisted rows of an earlier read of the same path (which may have changed since)."""
     import pyarrow.compute as pc
 
     from sparkfs.io.libsvm import block_runs
@@ -300,6 +302,8 @@ def read_csv(spark, path: str, names: List[str], features: List[str], other: Lis
     """(persisted DataFrame of ``vector_col`` and the ``other`` columns as strings, errors): the
     CSV's lines parsed with the header's names, one action that fills the cache and collects the
     errors ((column, value, line text) of the first bad value or line of each failing batch)."""
+    import uuid
+
     from pyspark import StorageLevel
     from pyspark.ml.linalg import VectorUDT
     from pyspark.sql import functions as F
@@ -313,7 +317,7 @@ def read_csv(spark, path: str, names: List[str], features: List[str], other: Lis
         "value", F.col("_metadata.file_path").alias("file"), F.col("_metadata.file_block_start").alias("start"))
     parse = partial(_csv_partition, names=names, features=[position[name] for name in features],
                     other=[position[name] for name in other], out_names=out_names,
-                    rows_per_batch=max(1, 4_000_000 // max(1, len(features))))
+                    rows_per_batch=max(1, 4_000_000 // max(1, len(features))), read_token=uuid.uuid4().hex)
     parsed = lines.mapInArrow(parse, schema).persist(StorageLevel.MEMORY_AND_DISK)
     errors = [tuple(row) for row in parsed.where("error_column IS NOT NULL")
               .select("error_column", "error_value", "error_line").collect()]

@@ -273,16 +273,17 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
         return isinstance(self, HasLabelType) and self.labelTypeInUse() == "continuous"
 
     def _score(self, dataset) -> ScoreResult:
-        """The shared preamble, then the selector's ``_compute_scores``. A selector whose first
-        pass counts the labels itself overrides this (FisherMarkovSelector: its moments pass)."""
+        """The checks, then a selector's one-pass fit (:meth:`_score_in_one_pass`), else the shared
+        preamble and the selector's ``_compute_scores``."""
         refusal = self._weights_refusal()
         if refusal:
             raise ValueError(refusal)
         self._check_fit_params()
-        prepared = self._prepare(dataset)
-        if isinstance(prepared, ScoreResult):
-            return prepared
-        return self._compute_scores(prepared)
+        prepared = self._score_in_one_pass(dataset) or self._prepare(dataset)
+        return prepared if isinstance(prepared, ScoreResult) else self._compute_scores(prepared)
+
+    def _score_in_one_pass(self, dataset) -> Optional[ScoreResult]:
+        """Hook: the fit of a first pass that counts the labels itself, or None (the preamble)."""
 
     def _prepare(self, dataset) -> Union[PreparedInput, ScoreResult]:
         """Count the labels (refusing an empty input), stop at fewer than two classes (an empty

@@ -27,6 +27,8 @@ A feature whose statistic is undefined and scored 0 (constant, all-zero) has p-v
 
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 from pyspark.ml.param import Param, TypeConverters
 
@@ -101,7 +103,7 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
 
     _model_class = UnivariateTestSelectorModel
     _unset_keywords = ("labelType",)  # unset: the test's (f-regression: continuous)
-    #: The statistics engine of the fit under way (statsEngine 'auto' judged on its input by _score).
+    #: The statistics engine of the fit under way (statsEngine 'auto' judged on its input by _score_in_one_pass).
     _engine_of_fit = None
     hasPValues = _UnivariateParams.hasPValues
 
@@ -146,20 +148,16 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         return (moment_filter is not None and moment_filter.needs_labels and not self._continuous_label()
                 and self._engine_of_fit == "float")
 
-    def _score(self, dataset) -> ScoreResult:
+    def _score_in_one_pass(self, dataset) -> Optional[ScoreResult]:
         """One pass for a filter of the class moments on the float engine (issue 37; 'auto' takes it
-        for sparse vectors, after a one-row look at the first): the moments pass counts the labels,
-        then the preamble's label checks run on its counts, with the preamble's messages. Anything
-        else: the shared preamble, then :meth:`_compute_scores`."""
-        refusal = self._weights_refusal()
-        if refusal:
-            raise ValueError(refusal)
-        self._check_fit_params()
+        for sparse vectors): the moments pass counts the labels, then the preamble's label checks
+        run on its counts, with the preamble's messages. Anything else: None, so the shared
+        preamble, then :meth:`_compute_scores` (with the engine resolved here)."""
         moment_filter = MOMENT_FILTERS.get(self.getOrDefault(self.test))
         uses_engine = moment_filter is not None and not self._continuous_label()
         self._engine_of_fit = self.statsEngineInUse(dataset) if uses_engine else self.statsEngineInUse()
         if not self._folds_labels():
-            return super()._score(dataset)
+            return None
         moments = class_moments_counting_labels(
             dataset, self.getFeaturesCol(), self.getLabelCol(), engine="float", extremes=moment_filter.non_negative,
             check_labels=self._check_labels)

@@ -187,7 +187,7 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
         if self.getOrDefault(self.degree) == 1 and self.getOrDefault(self.gamma) == "auto":
             raise ValueError("The 'gamma' parameter of FisherMarkovSelector may be 'auto' only with degree=2 (QFS).")
 
-    def _score(self, dataset) -> ScoreResult:
+    def _score_in_one_pass(self, dataset) -> ScoreResult:
         """Not the shared preamble: the one moments pass counts the labels itself (and the
         fit refuses fewer than two classes after it), so LFS takes a single pass."""
         moments = class_moments_counting_labels(

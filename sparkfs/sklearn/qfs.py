@@ -1,6 +1,6 @@
 """QFS and QFS' (Cheng, Zhou & Cheng 2011, quadratic Fisher-Markov selection) as scikit-learn selectors.
 
-The second half of ``selectors/fisher_markov.FisherMarkovSelector._score`` on in-memory rows: LFS's
+The second half of ``selectors/fisher_markov.FisherMarkovSelector._score_in_one_pass`` on in-memory rows: LFS's
 theta (:class:`sparkfs.sklearn.filters.LFSSelector`, the same moments and scaling), the top
 ``candidates`` by theta, their Gram statistics (:func:`sparkfs.core.qfs.block_gram_statistics`, the
 Spark Gram pass's block function on all rows at once), rescaled as the features are, then the

@@ -40,8 +40,8 @@ Summary = Dict[str, np.ndarray]
 
 #: VectorUDT rows arrive in Arrow as struct<type:int8, size:int32, indices:list<int32>,
 #: values:list<double>>; type 0 is a SparseVector, type 1 a DenseVector.
-_SPARSE_TYPE = 0
-_DENSE_TYPE = 1
+SPARSE_TYPE = 0
+DENSE_TYPE = 1
 
 #: How values reach the tasks and how their summaries are merged (see the module notes).
 TRANSPORTS = ("auto", "context", "dataframe")
@@ -93,7 +93,7 @@ def arrow_vectors_to_matrix(column: pa.Array, num_features: int, dense: Optional
     # Dense vectors leave `size` null; their length is the length of `values`.
     value_lengths = pc.list_value_length(values_array).to_numpy(zero_copy_only=False).astype(np.int64)
     sizes = size_array.to_numpy(zero_copy_only=False)
-    is_dense_row = vector_types == _DENSE_TYPE
+    is_dense_row = vector_types == DENSE_TYPE
     row_sizes = np.where(is_dense_row, value_lengths, np.nan_to_num(sizes.astype(float), nan=-1)).astype(np.int64)
     wrong = row_sizes != num_features
     if wrong.any():

@@ -235,3 +235,29 @@ def test_the_size_guess_is_checked_by_the_parse(spark, tmp_path, monkeypatch, en
     assert size == expected.first()["features"].size == max(8, max(r[1][-1] + 1 for r in rows))
     assert rows == _rows(expected)
     assert (parse_count, scan_count) == (parses, scans)
+
+
+def test_a_rewritten_file_is_read_again_and_unpersist_frees_the_parse(spark, tmp_path):
+    """Each read is its own plan: a file rewritten in the same session gives its new rows (Spark's
+    cache matches equal plans, and served the first read's rows before), for LIBSVM and CSV; the
+    LIBSVM frame returned is the persisted one, so its unpersist() frees the parsed rows."""
+    from sparkfs.io.libsvm import read_libsvm
+
+    path = tmp_path / "rewritten.libsvm"
+    persisted = spark.sparkContext._jsc.getPersistentRDDs
+    path.write_text("1 1:1 3:2\n0 2:5\n")
+    before = persisted().size()
+    frame, _ = read_libsvm(spark, str(path))
+    assert [row["features"].values.tolist() for row in frame.collect()] == [[1.0, 2.0], [5.0]]
+    assert persisted().size() == before + 1
+    frame.unpersist(blocking=True)
+    assert persisted().size() == before
+    path.write_text("1 1:7 3:9\n0 2:8\n")
+    frame, _ = read_libsvm(spark, str(path))
+    assert [row["features"].values.tolist() for row in frame.collect()] == [[7.0, 9.0], [8.0]]
+    frame.unpersist()
+    csv = tmp_path / "rewritten.csv"
+    for values in ((1.5, 2.5), (3.5, 4.5)):
+        csv.write_text(f"x,label\n{values[0]},0\n{values[1]},1\n")
+        dataset = read_dataset(spark, str(csv), "csv", label_col="label")
+        assert sorted(row[dataset.features_col][0] for row in dataset.df.collect()) == list(values)
