@@ -17,6 +17,7 @@ import pytest
 from sparkfs.cli import main
 from sparkfs.commands.convert import input_format
 from sparkfs.io.config import ConfigError
+from sparkfs.io.libsvm import said_sparse
 from sparkfs.io.output_safety import MARKER_KEY
 from sparkfs.io.readers import read_dataset
 from tests.integration.test_output_safety import snapshot
@@ -81,6 +82,8 @@ def test_libsvm_convert_then_select_equals_select_on_the_text(spark, digits, con
     # The names travel in the Parquet files' own key-value metadata (Spark's schema of the column).
     footer = pq.read_schema(next(out.glob("*.parquet"))).metadata
     assert b'"feature_names":"libsvm"' in footer[b"org.apache.spark.sql.parquet.row.metadata"]
+    # ... with the word that every vector is sparse, which statsEngine='auto' reads instead of a row
+    assert said_sparse(converted.df.schema["features"].metadata)
     # Bit for bit: the same rows in the same order in one partition each way, so every sum is taken
     # in the same order (the digits' values are small integers besides, whose sums are exact).
     text = _select(digits, "libsvm", tmp_path / "text", "anova")

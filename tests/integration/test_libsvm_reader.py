@@ -143,6 +143,11 @@ def test_largest_index_above_the_driver_budget_is_refused_in_seconds(spark, tmp_
     _refused(capsys, _select("--input", str(path), "--format", "libsvm", "--output", str(out)), out,
              "has index 20000000")
     assert "MiB" in message
+    # behind a tab the size guess does not see it: the parse finds it, and it is refused the same way
+    lines[17] = "0 1:1\t2147483647:1"
+    path.write_text("\n".join(lines) + "\n")
+    _refused(capsys, _select("--input", str(path), "--format", "libsvm", "--output", str(out)), out,
+             f"line 18 of {path} has index 2147483647", "above the driver budget of 1024 MiB")
 
 
 def test_index_above_an_explicit_vector_size_is_refused(spark, tmp_path, capsys):
