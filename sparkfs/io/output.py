@@ -218,8 +218,8 @@ def write_spark_output(path: str, write_data: Callable[[str], None], summary: Di
 
 def _stage_and_place(path: str, spark, command: str, overwrite: bool, fill_staging, *, payloads=None,
                      recheck_may_race: bool = False) -> str:
-    """The tail every output shares: check the target is replaceable, fill a fresh staging
-    directory beside it (``fill_staging(store, staging, target)``), then, under
+    """The tail every output shares: check the target is replaceable (under :func:`replace_lock`,
+    briefly), fill a fresh staging directory beside it (``fill_staging(store, staging, target)``), then, under
     :func:`replace_lock`, check again and rename it into place. Any failure (Ctrl-C included)
     removes the staging directory and leaves an existing output as it was.
 
@@ -231,7 +231,11 @@ def _stage_and_place(path: str, spark, command: str, overwrite: bool, fill_stagi
     try:
         target = store.target
         try:
-            check_replaceable(store, command, overwrite)  # again: the directory may have changed since the start
+            # again: the directory may have changed since the start; under the lock, so that another
+            # writer's output is never seen half put in place (its old output renamed away, the new
+            # one not yet renamed in: a directory, then nothing, then a directory again)
+            with replace_lock(store, target):
+                check_replaceable(store, command, overwrite)
         except FileNotFoundError:
             if not recheck_may_race:
                 raise
