@@ -335,7 +335,11 @@ def replace_lock(store, target):
     if fcntl is None or local is None:
         yield
         return
-    descriptor = os.open(local, os.O_RDONLY)
+    try:
+        descriptor = os.open(local, os.O_RDONLY)
+    except FileNotFoundError:  # no parent yet (the staging creates it): no output there to race with
+        yield
+        return
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX)
         yield
