@@ -62,8 +62,10 @@ DEFAULT_DRIVER_BUDGET_MB = 1024.0
 # Spark passes
 # --------------------------------------------------------------------------------------------
 
-_CHECK_SCHEMA = ("file string, start long, lines long, rows long, max_index long, max_line long, "
-                 "error_line long, error string")
+#: One summary row per file block of the check pass, as (name, type).
+_CHECK_COLUMNS = (("file", "string"), ("start", "long"), ("lines", "long"), ("rows", "long"), ("max_index", "long"),
+                  ("max_line", "long"), ("error_line", "long"), ("error", "string"))
+_CHECK_SCHEMA = ", ".join(f"{name} {kind}" for name, kind in _CHECK_COLUMNS)
 
 
 def block_runs(batch) -> List[Tuple[int, int]]:
@@ -105,21 +107,37 @@ def _check_partition(batches, vector_size: Optional[int]):
                 row = int(np.searchsorted(parsed.offsets, at, side="right")) - 1
                 block["max_index"], block["max_line"] = int(parsed.indices[at]) + 1, seen + int(parsed.lines[row]) + 1
     columns = {"file": [k[0] for k in blocks], "start": [k[1] for k in blocks]}
-    for name in ("lines", "rows", "max_index", "max_line", "error_line", "error"):
-        columns[name] = [block[name] for block in blocks.values()]
-    types = [pa.string(), pa.int64(), pa.int64(), pa.int64(), pa.int64(), pa.int64(), pa.int64(), pa.string()]
-    yield pa.RecordBatch.from_arrays([pa.array(columns[name], type) for name, type in zip(columns, types)],
-                                     names=list(columns))
+    columns.update({name: [block[name] for block in blocks.values()] for name, _ in _CHECK_COLUMNS[2:]})
+    types = {"long": pa.int64(), "string": pa.string()}
+    yield pa.RecordBatch.from_arrays([pa.array(columns[name], types[kind]) for name, kind in _CHECK_COLUMNS],
+                                     names=[name for name, _ in _CHECK_COLUMNS])
+
+
+#: The parse's columns after the label and the vector: each batch's largest index, then where a
+#: block's first bad line is (null on vector rows), as (name, type): one list for both schemas.
+_PARSE_COLUMNS = (("max_index", "long"), ("error", "string"), ("error_file", "string"), ("error_start", "long"),
+                  ("error_line", "long"))
 
 
 def _batch_schema(names: Tuple[str, str]):
-    """The Arrow schema of the parse's output: label, vector struct, and the error columns."""
+    """The Arrow schema of the parse's output: label, vector struct (VectorUDT's), ``_PARSE_COLUMNS``."""
     import pyarrow as pa
 
     vector = pa.struct([("type", pa.int8()), ("size", pa.int32()), ("indices", pa.list_(pa.int32())),
                         ("values", pa.list_(pa.float64()))])
-    return pa.schema([(names[0], pa.float64()), (names[1], vector), ("max_index", pa.int64()), ("error", pa.string()),
-                      ("error_file", pa.string()), ("error_start", pa.int64()), ("error_line", pa.int64())])
+    types = {"long": pa.int64(), "string": pa.string()}
+    return pa.schema([(names[0], pa.float64()), (names[1], vector),
+                      *((name, types[kind]) for name, kind in _PARSE_COLUMNS)])
+
+
+def _spark_schema(names: Tuple[str, str]):
+    """The same columns as :func:`_batch_schema` as Spark declares them (the vector a VectorUDT)."""
+    from pyspark.ml.linalg import VectorUDT
+    from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
+
+    types = {"long": LongType(), "string": StringType()}
+    return StructType([StructField(names[0], DoubleType()), StructField(names[1], VectorUDT()),
+                       *(StructField(name, types[kind]) for name, kind in _PARSE_COLUMNS)])
 
 
 def _vector_batch(parsed: ParsedLines, size: int, largest: int, names: Tuple[str, str]):
@@ -226,12 +244,10 @@ def guess_size(lines) -> int:
     return lines.agg(F.max(index).alias("max_index")).first()["max_index"] or 0
 
 
-def block_first_lines(lines) -> Dict[Tuple[str, int], int]:
-    """(file, block start) -> the lines of the same file's earlier blocks (on the way to a refusal:
-    a bad line's number within its block becomes its number in the file)."""
-    from pyspark.sql import functions as F
-
-    blocks = lines.groupBy("file", "start").agg(F.count(F.lit(1)).alias("lines")).collect()
+def _first_lines(blocks) -> Dict[Tuple[str, int], int]:
+    """(file, block start) -> the lines of the same file's earlier blocks, from rows holding each
+    block's ``file``, ``start`` and ``lines``: a line's number within its block becomes its number
+    in the file."""
     first_line: Dict[Tuple[str, int], int] = {}
     for file in sorted({block["file"] for block in blocks}):
         before = 0
@@ -239,6 +255,13 @@ def block_first_lines(lines) -> Dict[Tuple[str, int], int]:
             first_line[(file, block["start"])] = before
             before += block["lines"]
     return first_line
+
+
+def block_first_lines(lines) -> Dict[Tuple[str, int], int]:
+    """:func:`_first_lines` of the text's blocks (one aggregate, on the way to a refusal)."""
+    from pyspark.sql import functions as F
+
+    return _first_lines(lines.groupBy("file", "start").agg(F.count(F.lit(1)).alias("lines")).collect())
 
 
 def display_path(uri: str) -> str:
@@ -262,12 +285,7 @@ def check_libsvm(spark, path: str, vector_size: Optional[int] = None) -> LibsvmC
     refused with its file and number, else the rows and the largest index with its line."""
     blocks = _text_blocks(spark, path).mapInArrow(partial(_check_partition, vector_size=vector_size),
                                                   _CHECK_SCHEMA).collect()
-    first_line: Dict[Tuple[str, int], int] = {}
-    for file in sorted({block["file"] for block in blocks}):
-        before = 0
-        for block in sorted((b for b in blocks if b["file"] == file), key=lambda b: b["start"]):
-            first_line[(file, block["start"])] = before
-            before += block["lines"]
+    first_line = _first_lines(blocks)
     errors = sorted((block["file"], first_line[(block["file"], block["start"])] + block["error_line"], block["error"])
                     for block in blocks if block["error"] is not None)
     if errors:
@@ -345,15 +363,10 @@ def _parse_and_cache(lines, path: str, size: int, explicit_size: bool, names: Tu
     import uuid
 
     from pyspark import StorageLevel
-    from pyspark.ml.linalg import VectorUDT
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
-    from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
 
-    schema = StructType([StructField(names[0], DoubleType()), StructField(names[1], VectorUDT()),
-                         StructField("max_index", LongType()),
-                         StructField("error", StringType()), StructField("error_file", StringType()),
-                         StructField("error_start", LongType()), StructField("error_line", LongType())])
+    schema = _spark_schema(names)
     parse = partial(_parse_partition, size=size, explicit_size=explicit_size, names=names)
     check = Observation(f"sparkfs-libsvm-{uuid.uuid4().hex}")
     error = F.struct("error_file", "error_start", "error_line", "error")
