@@ -14,14 +14,16 @@ would run on it; the cost is O(pool^2 D) (O(pool x nnz) on CSR rows) per pass ov
 no longer grows with n. A user who sets ``sampleSize`` (or ``preset="paper"``) keeps the search
 among every row, one Spark job per step (:mod:`sparkfs.spark.margin_weighting`).
 
-The functions below are the Spark layer's loop with the rows' pass replaced by one call of the
-same block kernels (:func:`sparkfs.core.neighbours.local_neighbour_table`,
+The functions below run the loops the Spark layer runs (:func:`sparkfs.core.margin_weighting.lmba_loop`,
+:func:`sparkfs.core.simba.simba_loop`) with the rows' pass replaced by one call of the same block
+kernels (:func:`sparkfs.core.neighbours.local_neighbour_table`,
 :func:`sparkfs.core.margin_weighting.lmba_block_terms`) on the pool: CSR stays CSR, distances use
-the same GEMM identity, shift and tie rule (distance, then row id).
+the same GEMM identity, shift and tie rule (distance, then row id). The scikit-learn front uses the
+same searches (:func:`lmba_targets_and_theta`, :func:`nearest_hits_and_misses_among`) over all its rows.
 
 The order of the pool
 ---------------------
-Both loops visit the pool by :func:`sparkfs.core.margin_weighting.instance_order`, a seeded
+Both loops visit the pool by :func:`sparkfs.core.margin_loops.instance_order`, a seeded
 permutation of the pool's *positions*, so the order the pool is given in decides which instance is
 picked when. The Spark layer gives the pool in :func:`content_order` (by each row's seeded content
 key, the key the pool was drawn by) unless the row ids are the user's (``rowIdCol``: their order,
@@ -36,7 +38,6 @@ step the batch's dense rows and neighbours (batch x D doubles).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
@@ -44,20 +45,11 @@ import scipy.sparse as sp
 
 from sparkfs.core import margin_weighting as mw
 from sparkfs.core import simba
-from sparkfs.core.margin_runs import IterateAverage, MarginRun
+from sparkfs.core.margin_loops import LoopResult
+from sparkfs.core.margin_runs import MarginRun
 from sparkfs.core.neighbours import PAD_ID, local_neighbour_table
 from sparkfs.core.relief import miss_neighbours
 from sparkfs.core.sampling import content_sample_keys
-
-
-@dataclass
-class PoolRun:
-    """The weights a loop within the pool ranked (the last w, or the mean of the iterates), its
-    steps, and the pool rows never picked because their class has no other row in the pool."""
-
-    ranked: np.ndarray
-    steps: int
-    left_out: int
 
 
 def content_order(matrix, labels, ids, seed: int, weights=None) -> np.ndarray:
@@ -104,61 +96,62 @@ def pickable_positions(labels) -> np.ndarray:
     return np.flatnonzero(np.isin(labels, classes[counts >= 2]))
 
 
-def _loop_order(labels, run: MarginRun, seed: int):
-    """(pickable positions, the pool positions each step picks, betas): the Spark loop's order
-    (:func:`sparkfs.core.margin_weighting.instance_order`) over the pickable positions."""
-    pickable = pickable_positions(labels)
-    steps, batch = run.steps(pickable.size), run.batch(pickable.size)
-    order = pickable[mw.instance_order(pickable.size, steps, batch, seed)]
-    return pickable, order, mw.batch_step_sizes(run.batch_rule, run.schedule, steps, batch, run.step_size)
+def lmba_targets_and_theta(rows, labels, ids, *, num_classes: int, k: int, block_size: int, positions=None):
+    """Lmba's step 2 (Li & Lu 2009) for the rows at ``positions`` (None: every row), searched among all
+    ``rows`` in the original metric: each one's k target neighbours (positions in ``rows``, -1 for an
+    absent one) and theta of eq. (2) from its nearest hit (the first target) and nearest miss.
+    ``ids`` (increasing along ``rows``) break distance ties, as the Spark search's row ids."""
+    queries = rows if positions is None else rows[positions]
+    query_ids, query_labels = (ids, labels) if positions is None else (ids[positions], labels[positions])
+    table = local_neighbour_table(queries, query_ids, rows, ids, labels, num_classes=num_classes, k=k,
+                                  block_size=block_size, shift=query_shift(queries))
+    target_ids = table.neighbour_ids[np.arange(query_ids.size), query_labels]     # (m, k) nearest hits = targets
+    target_index = np.where(target_ids != PAD_ID, np.searchsorted(ids, target_ids), -1)
+    miss_index = np.searchsorted(ids, miss_neighbours(table, query_labels)[0][:, :1])
+    theta = mw.lmba_theta(
+        mw.weighted_squared_norms(mw.lmba_target_differences(queries, rows, target_index[:, :1])),
+        mw.weighted_squared_norms(mw.lmba_target_differences(queries, rows, miss_index)))
+    return target_index, theta
+
+
+def nearest_hits_and_misses_among(rows, labels, ids, *, num_classes: int, block_size: int):
+    """Simba's search (Algorithm 1, step 2b) for :func:`sparkfs.core.simba.simba_loop` over rows in
+    memory: ``search(picked, w)`` returns the dense vectors of the rows at the ``picked`` positions and
+    of their nearest hit and miss among all ``rows`` in ``||.||_w`` (ties to the smaller id, itself
+    excluded), with the Spark search's kernel and shift."""
+    def search(picked, w):
+        instances = rows[picked]
+        table = local_neighbour_table(instances, ids[picked], rows, ids, labels, num_classes=num_classes, k=1,
+                                      block_size=block_size, shift=query_shift(instances), feature_weights=w)
+        hits = table.neighbour_ids[np.arange(picked.size), labels[picked], 0]
+        misses = miss_neighbours(table, labels[picked])[0][:, 0]
+        return _dense(instances), _dense(rows[np.searchsorted(ids, hits)]), _dense(rows[np.searchsorted(ids, misses)])
+    return search
 
 
 def lmba_in_pool(matrix, labels, ids, *, num_classes: int, k: int, c: float, run: MarginRun, projection: str,
-                 seed: int, block_size: int = 2048) -> PoolRun:
+                 seed: int, block_size: int = 2048) -> LoopResult:
     """Lmba (Li & Lu 2009, Section 3.1) with the pool as the whole data: targets, theta and the
     hinge rows among the pool's rows (module notes). ``matrix`` holds the pool's scaled rows in the
     order they are visited in, ``ids`` increasing along it (the user's ids, or 0..m-1 in
-    :func:`content_order`: they break distance ties); ``labels`` are class indices 0..num_classes-1."""
+    :func:`content_order`: they break distance ties); ``labels`` are class indices 0..num_classes-1.
+    Returns the ranked w, the steps and the pool rows never picked (:func:`pickable_positions`)."""
     matrix, labels, ids = _checked_pool(matrix, labels, ids)
-    size = ids.size
-    table = local_neighbour_table(matrix, ids, matrix, ids, labels, num_classes=num_classes, k=k,
-                                  block_size=block_size, shift=query_shift(matrix))
-    target_ids = table.neighbour_ids[np.arange(size), labels]             # (m, k) nearest hits = targets
-    target_mask = target_ids != PAD_ID
-    target_index = np.where(target_mask, np.searchsorted(ids, target_ids), -1)
-    miss_index = np.searchsorted(ids, miss_neighbours(table, labels)[0][:, :1])
-    theta = mw.lmba_theta(
-        mw.weighted_squared_norms(mw.lmba_target_differences(matrix, matrix, target_index[:, :1])),
-        mw.weighted_squared_norms(mw.lmba_target_differences(matrix, matrix, miss_index)))
-    pickable, order, betas = _loop_order(labels, run, seed)
-    w = np.ones(matrix.shape[1])
-    average = IterateAverage(w) if run.averaging == "iterates" else None
-    for step, picked in enumerate(order):
-        instances = matrix[picked]
-        differences = mw.lmba_target_differences(instances, matrix, target_index[picked])
-        impostor_sums, active_counts = mw.lmba_block_terms(
-            instances, labels[picked], mw.lmba_thresholds(theta[picked], differences, w), matrix, labels, w,
-            target_mask=target_mask[picked], per_instance=run.batch_rule == "replay")
-        w = mw.lmba_batch_update(w, run.batch_rule, differences, active_counts, impostor_sums, c, betas[step],
-                                 projection, target_mask[picked], average)
-    return PoolRun(w if average is None else average.mean(), len(order), ids.size - pickable.size)
+    target_index, theta = lmba_targets_and_theta(matrix, labels, ids, num_classes=num_classes, k=k,
+                                                 block_size=block_size)
+    pickable = pickable_positions(labels)
+    found = mw.lmba_loop(matrix, labels, matrix, target_index, theta, run=run, seed=seed, c=c, projection=projection,
+                         block_terms=mw.block_terms_over(matrix, labels), pickable=pickable)
+    return found._replace(left_out=ids.size - pickable.size)
 
 
 def simba_in_pool(matrix, labels, ids, *, num_classes: int, run: MarginRun, seed: int,
-                  block_size: int = 2048) -> PoolRun:
+                  block_size: int = 2048) -> LoopResult:
     """Simba (Gilad-Bachrach et al. 2004, Algorithm 1) with the pool as the whole data: each
     batch's nearest hit and miss in the current weighted metric among the pool's rows. ``matrix``,
     ``labels`` and ``ids`` as :func:`lmba_in_pool`."""
     matrix, labels, ids = _checked_pool(matrix, labels, ids)
-    pickable, order, betas = _loop_order(labels, run, seed)
-    w = np.ones(matrix.shape[1])
-    average = IterateAverage(w) if run.averaging == "iterates" else None
-    for step, picked in enumerate(order):
-        instances = matrix[picked]
-        table = local_neighbour_table(instances, ids[picked], matrix, ids, labels, num_classes=num_classes, k=1,
-                                      block_size=block_size, shift=query_shift(instances), feature_weights=w)
-        hits = table.neighbour_ids[np.arange(picked.size), labels[picked], 0]
-        misses = miss_neighbours(table, labels[picked])[0][:, 0]
-        w = simba.simba_batch_update(w, run.batch_rule, _dense(instances), _dense(matrix[np.searchsorted(ids, hits)]),
-                                     _dense(matrix[np.searchsorted(ids, misses)]), betas[step], average)
-    return PoolRun(w if average is None else average.mean(), len(order), ids.size - pickable.size)
+    pickable = pickable_positions(labels)
+    found = simba.simba_loop(pickable, matrix.shape[1], run=run, seed=seed, nearest_hits_and_misses=(
+        nearest_hits_and_misses_among(matrix, labels, ids, num_classes=num_classes, block_size=block_size)))
+    return found._replace(left_out=ids.size - pickable.size)

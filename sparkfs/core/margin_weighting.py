@@ -9,7 +9,8 @@ eq. (3) ``sum_j t_ij ||x_i - x_j||_w^2 + c sum_{j,p} t_ij (1 - b_ip) h_jp``, wit
 ``h_jp = [theta_i + ||x_i - x_j||_w^2 - ||x_i - x_p||_w^2]_+``, theta_i of eq. (2), T and B of
 Definitions 1 and 3. A step is :func:`lmba_block_terms` (one pass over a block of rows; outputs
 add over disjoint blocks, which is how the Spark layer distributes it), :func:`lmba_gradient`
-(eqs. 16-17) and :func:`lmba_step` (step 3(d)); :func:`lmba_in_memory` composes them. Simba
+(eqs. 16-17) and :func:`lmba_step` (step 3(d)); :func:`lmba_loop` composes them into the loop
+every driver runs (:func:`lmba_in_memory` on dense data in memory). Simba
 (Gilad-Bachrach, Navot & Tishby, ICML 2004), the paper's baseline, is in
 :mod:`sparkfs.core.simba` and shares this module's instance order and input checks.
 
@@ -53,14 +54,17 @@ states O(N^2 n)).
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional, Tuple, Union
+from typing import Callable, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
 import scipy.sparse as sp
 
 Matrix = Union[np.ndarray, sp.csr_matrix]
 
-from sparkfs.core.margin_runs import BATCH_RULES, SCHEDULES, IterateAverage, MarginRun
+# The loop's schedule lived here first; it is re-exported (``mw.instance_order`` and the like).
+from sparkfs.core.margin_loops import (LoopResult, batch_step_sizes, instance_order, margin_loop,  # noqa: F401
+                                       number_of_steps, step_sizes)
+from sparkfs.core.margin_runs import IterateAverage, MarginRun
 from sparkfs.core.options import PROJECTIONS, check_choice, check_int, check_positive
 
 # Largest temporary (elements) of a chunk: (instances, targets, rows) hinge values, or (pairs,
@@ -422,29 +426,6 @@ def lmba_ranking_weights(w) -> np.ndarray:
     return magnitude / top if top > 0 else np.zeros_like(magnitude)
 
 
-def step_sizes(schedule, iterations, step_size=1.0) -> np.ndarray:
-    """The beta_t of step 3(d) for t = 0 .. iterations - 1.
-
-    ``"constant"``: beta_t = step_size (the paper's experiments, beta = 1). ``"decay"``:
-    beta_t = step_size / sqrt(t + 1) (the paper asks for a decay without fixing one).
-    """
-    check_choice("schedule", "step_sizes", schedule, SCHEDULES)
-    iterations = check_int("iterations", "step_sizes", iterations, 0)
-    step_size = check_positive("step_size", "step_sizes", step_size)
-    if schedule == "constant":
-        return np.full(iterations, step_size)
-    return step_size / np.sqrt(np.arange(1, iterations + 1, dtype=float))
-
-
-def batch_step_sizes(batch_rule, schedule, steps, batch_size, step_size=1.0) -> np.ndarray:
-    """beta per step (rule "sum", shape (steps,)) or per picked instance (rule "replay", shape
-    (steps, batch_size): the schedule runs over instances, as in the paper's per-instance loop)."""
-    check_choice("batch_rule", "batch_step_sizes", batch_rule, BATCH_RULES)
-    if batch_rule == "sum":
-        return step_sizes(schedule, steps, step_size)
-    return step_sizes(schedule, steps * batch_size, step_size).reshape(steps, batch_size)
-
-
 def lmba_batch_update(w, batch_rule, target_differences, active_counts, impostor_sums, c, beta, projection,
                       target_mask=None, average: Optional[IterateAverage] = None) -> np.ndarray:
     """w after one batch: :func:`lmba_replay` (impostor sums per instance, betas per instance) or
@@ -460,32 +441,65 @@ def lmba_batch_update(w, batch_rule, target_differences, active_counts, impostor
     return w
 
 
-def number_of_steps(iterations: int, batch_size: int) -> int:
-    """Steps (updates of w) that pick ``iterations`` instances ``batch_size`` at a time: ceil(I / B).
+#: The part of an Lmba step that sees every row: :func:`lmba_block_terms` summed over all the
+#: rows, called as ``block_terms(instance_matrix, instance_labels, thresholds, w, *, target_mask,
+#: per_instance)`` -> (impostor_sums, active_counts).
+BlockTerms = Callable[..., Tuple[np.ndarray, np.ndarray]]
 
-    ``iterations`` counts picked instances, the paper's I, whatever the batch size, so a larger
-    batch does fewer, averaged updates over the same number of instances (the last batch is
-    full, so up to B - 1 more instances are picked).
+
+def block_terms_over(row_matrix: Matrix, row_labels) -> BlockTerms:
+    """The ``block_terms`` of :func:`lmba_loop` over rows in memory: one :func:`lmba_block_terms`
+    call with every row in one block."""
+    def block_terms(instance_matrix, instance_labels, thresholds, w, *, target_mask, per_instance):
+        return lmba_block_terms(instance_matrix, instance_labels, thresholds, row_matrix, row_labels, w,
+                                target_mask=target_mask, per_instance=per_instance)
+    return block_terms
+
+
+def lmba_loop(instances: Matrix, labels, neighbours: Matrix, target_index, theta, *, run: MarginRun, seed, c,
+              projection, block_terms: BlockTerms, pickable=None,
+              after_step: Optional[Callable[[], None]] = None) -> LoopResult:
+    """Lmba's steps 1 and 3 (Section 3.1) in mini-batches (notes 4-6), the one loop of the in-memory
+    driver, the pool, the scikit-learn front and the Spark layer
+    (:func:`sparkfs.core.margin_loops.margin_loop`).
+
+    Per step, for the picked instances x_i: the differences ``x_i - x_j`` to their targets
+    (Definition 3), the thresholds ``theta_i + ||x_i - x_j||_w^2`` of eq. (3)'s hinge, the hinge
+    terms over every row (``block_terms``, eqs. 3 and 17), then :func:`lmba_batch_update` (eqs.
+    16-17, step 3(d)).
+
+    Parameters
+    ----------
+    instances, labels : the pool's instances (m, D), dense or CSR in the rows' units, and labels (m,).
+    neighbours : ndarray or CSR matrix (r, D): the rows ``target_index`` points into.
+    target_index : int (m, k): row of ``neighbours`` of each instance's j-th target (step 2, original
+        metric); -1 marks an absent target (a class of fewer than k + 1 rows).
+    theta : (m,), eq. (2) (:func:`lmba_theta`).
+    run, seed, c, projection : the loop's settings, the order's seed, eq. (3)'s c, :func:`lmba_step`'s.
+    block_terms : :data:`BlockTerms`: :func:`block_terms_over` rows in memory, a pass in the Spark layer.
+    pickable : int array, optional: the positions of ``instances`` that may be picked (default: all).
+    after_step : callable, optional: called after every step.
+
+    Returns
+    -------
+    LoopResult: the ranked w (the last w, or the mean of the iterates) and the number of steps.
     """
-    return -(-int(iterations) // int(batch_size)) if iterations > 0 else 0
+    labels, theta = np.asarray(labels), np.asarray(theta, dtype=float)
+    target_index = np.asarray(target_index, dtype=np.int64)
+    target_mask = target_index >= 0
+    per_instance = run.batch_rule == "replay"
 
+    def update(picked, beta, w, average):
+        batch = instances[picked]
+        differences = lmba_target_differences(batch, neighbours, target_index[picked])
+        impostor_sums, active_counts = block_terms(batch, labels[picked],
+                                                   lmba_thresholds(theta[picked], differences, w), w,
+                                                   target_mask=target_mask[picked], per_instance=per_instance)
+        return lmba_batch_update(w, run.batch_rule, differences, active_counts, impostor_sums, c, beta, projection,
+                                 target_mask[picked], average)
 
-def instance_order(n_instances, iterations, batch_size, seed) -> np.ndarray:
-    """Which pool position each step picks (step 3(a)), shape (iterations, batch_size), int64.
-
-    A seeded permutation of the pool (``numpy.random.default_rng(seed)``), a new permutation
-    for each pass, concatenated and cut into consecutive batches. A batch straddling two passes
-    may hold an instance twice; it then counts twice. batch_size = 1 is the paper's procedure.
-    """
-    n_instances = check_int("n_instances", "instance_order", n_instances, 1)
-    iterations = check_int("iterations", "instance_order", iterations, 0)
-    batch_size = check_int("batch_size", "instance_order", batch_size, 1)
-    rng = np.random.default_rng(seed)
-    needed = iterations * batch_size
-    passes = -(-needed // n_instances)
-    stream = [rng.permutation(n_instances) for _ in range(passes)]
-    order = np.concatenate(stream) if stream else np.zeros(0, dtype=np.int64)
-    return order[:needed].astype(np.int64).reshape(iterations, batch_size)
+    pickable = np.arange(instances.shape[0]) if pickable is None else np.asarray(pickable, dtype=np.int64)
+    return margin_loop(pickable, instances.shape[1], run=run, seed=seed, update=update, after_step=after_step)
 
 
 # In-memory drivers (small data; the Spark layer mirrors them) -----------------------------------
@@ -561,24 +575,11 @@ def lmba_in_memory(X, y, *, k=3, c=1.0, iterations=None, batch_size=1, step_size
                     batch_rule=batch_rule, averaging=averaging, iterations=iterations)
     X, y = check_margin_data(X, y, owner)
     n, num_features = X.shape
-    steps, batch_size = run.steps(n), run.batch(n)
-    betas = batch_step_sizes(batch_rule, schedule, steps, batch_size, step_size)
     everyone = np.arange(n)
     ones = np.ones(num_features)
     targets = sorted_neighbours(X, y, everyone, ones, True, k)                  # Step 2: T
-    target_mask = targets >= 0
     nearmiss = sorted_neighbours(X, y, everyone, ones, False, 1)[:, 0]
     theta = lmba_theta(weighted_squared_norms(X - X[targets[:, 0]]), weighted_squared_norms(X - X[nearmiss]))
-    w = np.ones(num_features)                                                     # Step 1
-    average = IterateAverage(w) if averaging == "iterates" else None
-    for batch, beta in zip(instance_order(n, steps, batch_size, seed), betas):
-        instances = X[batch]
-        differences = lmba_target_differences(instances, X, targets[batch])
-        thresholds = lmba_thresholds(theta[batch], differences, w)
-        impostor_sums, active_counts = lmba_block_terms(instances, y[batch], thresholds, X, y, w,
-                                                        target_mask=target_mask[batch],
-                                                        per_instance=batch_rule == "replay")
-        w = lmba_batch_update(w, batch_rule, differences, active_counts, impostor_sums, c, beta, projection,
-                              target_mask[batch], average)
-    ranked = w if average is None else average.mean()
+    ranked = lmba_loop(X, y, X, targets, theta, run=run, seed=seed, c=c, projection=projection,
+                       block_terms=block_terms_over(X, y)).ranked              # Steps 1 and 3
     return lmba_ranking_weights(ranked), ranked

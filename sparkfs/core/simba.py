@@ -3,11 +3,13 @@ Algorithm 1), the baseline of Li & Lu's Lmba paper. Pure NumPy.
 
 * :func:`simba_delta` -- the summed update of a batch of instances (step 2c);
 * :func:`simba_final_weights` -- ``w^2 / ||w^2||_inf``;
+* :func:`simba_loop` -- the loop (step 2) with the nearest-neighbour search injected, the one the
+  in-memory driver, the pool, the scikit-learn front and the Spark layer run;
 * :func:`simba_in_memory` -- the whole algorithm on in-memory data (the Spark layer,
   :mod:`sparkfs.spark.margin_weighting`, mirrors it with one Spark job per step).
 
 Choices: a neighbour at weighted distance 0 (a duplicate row) contributes 0 to Delta instead of
-dividing by zero. Instances are picked by :func:`sparkfs.core.margin_weighting.instance_order`.
+dividing by zero. Instances are picked by :func:`sparkfs.core.margin_loops.instance_order`.
 The loop's settings are those of Lmba (:class:`sparkfs.core.margin_runs.MarginRun`):
 
 * **batch rules** -- a batch's nearest hits and misses are searched at the batch's first w (the
@@ -21,12 +23,13 @@ The loop's settings are those of Lmba (:class:`sparkfs.core.margin_runs.MarginRu
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Callable, Optional, Tuple
 
 import numpy as np
 
+from sparkfs.core.margin_loops import LoopResult, margin_loop
 from sparkfs.core.margin_runs import IterateAverage, MarginRun
-from sparkfs.core.margin_weighting import check_margin_data, sorted_neighbours, batch_step_sizes, instance_order
+from sparkfs.core.margin_weighting import check_margin_data, sorted_neighbours
 
 
 def _inverse_distance_terms(w2, instances, neighbours) -> np.ndarray:
@@ -94,6 +97,28 @@ def simba_batch_update(w, batch_rule, instance_matrix, hit_vectors, miss_vectors
     return w
 
 
+#: The part of a Simba step that sees every row: ``nearest_hits_and_misses(picked, w)`` returns the
+#: dense (m, D) vectors of the picked instances, of their nearest hits and of their nearest misses
+#: in the metric ``||.||_w`` (step 2b).
+NearestHitsAndMisses = Callable[[np.ndarray, np.ndarray], Tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+def simba_loop(pickable, num_features: int, *, run: MarginRun, seed, nearest_hits_and_misses: NearestHitsAndMisses,
+               after_step: Optional[Callable[[], None]] = None) -> LoopResult:
+    """Simba's loop (Gilad-Bachrach et al. 2004, Algorithm 1, step 2) in mini-batches: per step the
+    picked instances' nearest hit and miss at the batch's first w (``nearest_hits_and_misses``: a
+    search over the rows in memory, a Spark job in the Spark layer), then :func:`simba_batch_update`
+    (step 2c). ``pickable``: the positions that may be picked, handed to the search as they are;
+    ``after_step`` (optional) is called after every step. Returns the ranked w (the last w, or the
+    mean of the iterates) and the steps (:func:`sparkfs.core.margin_loops.margin_loop`)."""
+    def update(picked, beta, w, average):
+        instances, hits, misses = nearest_hits_and_misses(picked, w)
+        return simba_batch_update(w, run.batch_rule, instances, hits, misses, beta, average)
+
+    return margin_loop(np.asarray(pickable, dtype=np.int64), num_features, run=run, seed=seed, update=update,
+                       after_step=after_step)
+
+
 def simba_in_memory(X, y, *, iterations=None, batch_size=1, seed=0, batch_rule="replay", schedule="constant",
                     step_size=1.0, passes=1, averaging="none") -> Tuple[np.ndarray, np.ndarray]:
     """Simba (Gilad-Bachrach et al. 2004, Algorithm 1) on in-memory dense data, with mini-batches.
@@ -112,15 +137,13 @@ def simba_in_memory(X, y, *, iterations=None, batch_size=1, seed=0, batch_rule="
     run = MarginRun(schedule=schedule, step_size=step_size, passes=passes, batch_size=batch_size,
                     batch_rule=batch_rule, averaging=averaging, iterations=iterations)
     X, y = check_margin_data(X, y, owner)
-    n, num_features = X.shape
-    steps, batch_size = run.steps(n), run.batch(n)
-    betas = batch_step_sizes(batch_rule, schedule, steps, batch_size, step_size)
-    w = np.ones(num_features)
-    average = IterateAverage(w) if averaging == "iterates" else None
-    for batch, beta in zip(instance_order(n, steps, batch_size, seed), betas):
+
+    def nearest_hits_and_misses(picked, w):  # brute force over every row, in ||.||_w
         w2 = w ** 2
-        hits = sorted_neighbours(X, y, batch, w2, True, 1)[:, 0]
-        misses = sorted_neighbours(X, y, batch, w2, False, 1)[:, 0]
-        w = simba_batch_update(w, batch_rule, X[batch], X[hits], X[misses], beta, average)
-    ranked = w if average is None else average.mean()
+        hits = sorted_neighbours(X, y, picked, w2, True, 1)[:, 0]
+        misses = sorted_neighbours(X, y, picked, w2, False, 1)[:, 0]
+        return X[picked], X[hits], X[misses]
+
+    ranked = simba_loop(np.arange(X.shape[0]), X.shape[1], run=run, seed=seed,
+                        nearest_hits_and_misses=nearest_hits_and_misses).ranked
     return simba_final_weights(ranked), ranked

@@ -13,7 +13,7 @@ same kernel on all the rows (:func:`sparkfs.core.neighbours.local_neighbour_tabl
 2. **The pool** (:func:`visited_pool`): every row, or the ``sample_size`` rows with the smallest
    seeded content keys (:func:`sparkfs.core.sampling.content_sample_keys`, the Spark sample), put in
    :func:`sparkfs.core.margin_pool.content_order`: the order the Spark selector visits its pool in
-   without ``rowIdCol``. Instances are then picked by :func:`sparkfs.core.margin_weighting.instance_order`
+   without ``rowIdCol``. Instances are then picked by :func:`sparkfs.core.margin_loops.instance_order`
    over the pool's positions, so the same ``seed`` picks the same rows as the Spark selector.
 3. **The loop.** With the pool searched against every row (:func:`lmba_over_rows`,
    :func:`simba_over_rows`: the Spark layer's ``_lmba_over_rows`` and ``_simba_over_rows`` with one
@@ -32,21 +32,18 @@ Not in the front: ``rowIdCol`` (the user's visit order), instance weights, the d
 from __future__ import annotations
 
 import warnings
-from typing import NamedTuple
 
 import numpy as np
-import scipy.sparse as sp
 
 from sparkfs.core import margin_weighting as mw
 from sparkfs.core import simba
-from sparkfs.core.margin_pool import content_order, lmba_in_pool, query_shift, simba_in_pool
+from sparkfs.core.margin_loops import LoopResult
+from sparkfs.core.margin_pool import (content_order, lmba_in_pool, lmba_targets_and_theta,
+                                      nearest_hits_and_misses_among, simba_in_pool)
 from sparkfs.core.margin_runs import (AVERAGINGS, BATCH_RULES, DEFAULT_POOL, LMBA_DEFAULT_RUN, MAX_INSTANCE_ROW_PAIRS,
-                                      MAX_POOL_PASSES, PAPER, SCHEDULES, SIMBA_DEFAULT_RUN, IterateAverage,
-                                      MarginRun)
+                                      MAX_POOL_PASSES, PAPER, SCHEDULES, SIMBA_DEFAULT_RUN, MarginRun)
 from sparkfs.core.param_caps import MAX_BLOCK_SIZE, MAX_PICKED_INSTANCES
-from sparkfs.core.neighbours import PAD_ID, local_neighbour_table
 from sparkfs.core.options import PROJECTIONS
-from sparkfs.core.relief import miss_neighbours
 from sparkfs.core.sampling import column_statistics, content_sample_keys, smallest_key_positions
 from sparkfs.core.scaling import SCALINGS, check_magnitude, feature_scale
 from sparkfs.errors import DefaultSampleWarning, InvalidInputError, ParamBoundError
@@ -55,19 +52,6 @@ from sparkfs.sklearn.rows import rows_in_units
 
 #: The loop's Params a preset fills in when None (each is a MarginRun field of the same name).
 RUN_PARAMS = ("schedule", "step_size", "passes", "batch_size", "batch_rule", "averaging")
-
-
-class LoopResult(NamedTuple):
-    """The w a loop ranked (the last w, or the mean of the iterates), its steps, and the pool rows
-    never picked (within the pool: their class has no other row there)."""
-
-    ranked: np.ndarray
-    steps: int
-    left_out: int = 0
-
-
-def _dense(matrix) -> np.ndarray:
-    return matrix.toarray() if sp.issparse(matrix) else np.asarray(matrix, dtype=np.float64)
 
 
 def visited_pool(X, labels, sample_size, seed: int) -> np.ndarray:
@@ -84,67 +68,26 @@ def visited_pool(X, labels, sample_size, seed: int) -> np.ndarray:
     return positions[content_order(X[positions], labels[positions], positions, seed)]
 
 
-def _targets_and_theta(rows, labels, pool, instances, *, num_classes: int, k: int, block_size: int):
-    """Step 2 of Lmba over every row, in the original metric: each pool instance's k target
-    neighbours (positions in ``rows``, -1 for an absent one, ties to the lower position) and theta of
-    eq. (2) from its nearest hit (the first target) and nearest miss."""
-    table = local_neighbour_table(instances, pool, rows, np.arange(rows.shape[0]), labels, num_classes=num_classes,
-                                  k=k, block_size=block_size, shift=query_shift(instances))
-    target_ids = table.neighbour_ids[np.arange(pool.size), labels[pool]]          # (m, k) nearest hits
-    target_index = np.where(target_ids != PAD_ID, target_ids, -1)
-    miss_index = miss_neighbours(table, labels[pool])[0][:, :1]                     # (m, 1) nearest miss
-    theta = mw.lmba_theta(
-        mw.weighted_squared_norms(mw.lmba_target_differences(instances, rows, target_index[:, :1])),
-        mw.weighted_squared_norms(mw.lmba_target_differences(instances, rows, miss_index)))
-    return target_index, theta
-
-
-def _loop_start(pool_size: int, num_features: int, run: MarginRun, seed: int):
-    """(steps, the pool positions each step picks, betas, the starting w = 1, the iterate average or
-    None): the start both loops share, as the Spark layer's."""
-    steps, batch = run.steps(pool_size), run.batch(pool_size)
-    order = mw.instance_order(pool_size, steps, batch, seed)
-    betas = mw.batch_step_sizes(run.batch_rule, run.schedule, steps, batch, run.step_size)
-    w = np.ones(num_features)
-    return steps, order, betas, w, IterateAverage(w) if run.averaging == "iterates" else None
-
-
 def lmba_over_rows(rows, labels, pool, *, num_classes: int, k: int, c: float, run: MarginRun, projection: str,
                    seed: int, block_size: int = 2048) -> LoopResult:
     """Lmba (Li & Lu 2009, Section 3.1) with the ``pool`` (positions of ``rows``, in visit order)
-    searched against every row: the Spark layer's loop with every row in one block. ``rows`` are
-    scaled (dense or CSR), ``labels`` class indices 0..num_classes-1; row ids are positions."""
-    instances = rows[pool]
-    target_index, theta = _targets_and_theta(rows, labels, pool, instances, num_classes=num_classes, k=k,
-                                             block_size=block_size)
-    target_mask = target_index >= 0
-    steps, order, betas, w, average = _loop_start(pool.size, rows.shape[1], run, seed)
-    for step, picked in enumerate(order):
-        differences = mw.lmba_target_differences(instances[picked], rows, target_index[picked])
-        impostor_sums, active_counts = mw.lmba_block_terms(
-            instances[picked], labels[pool[picked]], mw.lmba_thresholds(theta[picked], differences, w), rows, labels,
-            w, target_mask=target_mask[picked], per_instance=run.batch_rule == "replay")
-        w = mw.lmba_batch_update(w, run.batch_rule, differences, active_counts, impostor_sums, c, betas[step],
-                                 projection, target_mask[picked], average)
-    return LoopResult(w if average is None else average.mean(), steps)
+    searched against every row: the Spark layer's loop (:func:`sparkfs.core.margin_weighting.lmba_loop`)
+    with every row in one block. ``rows`` are scaled (dense or CSR), ``labels`` class indices
+    0..num_classes-1; row ids are positions (step 2's ties go to the lower position)."""
+    target_index, theta = lmba_targets_and_theta(rows, labels, np.arange(rows.shape[0]), num_classes=num_classes,
+                                                 k=k, block_size=block_size, positions=pool)
+    return mw.lmba_loop(rows[pool], labels[pool], rows, target_index, theta, run=run, seed=seed, c=c,
+                        projection=projection, block_terms=mw.block_terms_over(rows, labels))
 
 
 def simba_over_rows(rows, labels, pool, *, num_classes: int, run: MarginRun, seed: int,
                     block_size: int = 2048) -> LoopResult:
     """Simba (Gilad-Bachrach et al. 2004, Algorithm 1) with the ``pool`` searched against every row:
-    per step the batch's nearest hit and miss in the current weighted metric (ties to the lower
-    position), then :func:`sparkfs.core.simba.simba_batch_update`. Arguments as :func:`lmba_over_rows`."""
-    row_ids = np.arange(rows.shape[0])
-    steps, order, betas, w, average = _loop_start(pool.size, rows.shape[1], run, seed)
-    for step, picked in enumerate(order):
-        queries, query_labels = rows[pool[picked]], labels[pool[picked]]
-        table = local_neighbour_table(queries, pool[picked], rows, row_ids, labels, num_classes=num_classes, k=1,
-                                      block_size=block_size, shift=query_shift(queries), feature_weights=w)
-        hits = table.neighbour_ids[np.arange(picked.size), query_labels, 0]
-        misses = miss_neighbours(table, query_labels)[0][:, 0]
-        w = simba.simba_batch_update(w, run.batch_rule, _dense(queries), _dense(rows[hits]), _dense(rows[misses]),
-                                     betas[step], average)
-    return LoopResult(w if average is None else average.mean(), steps)
+    :func:`sparkfs.core.simba.simba_loop`, per step the batch's nearest hit and miss in the current
+    weighted metric (ties to the lower position). Arguments as :func:`lmba_over_rows`."""
+    search = nearest_hits_and_misses_among(rows, labels, np.arange(rows.shape[0]), num_classes=num_classes,
+                                           block_size=block_size)
+    return simba.simba_loop(pool, rows.shape[1], run=run, seed=seed, nearest_hits_and_misses=search)
 
 
 class _MarginWeightingSelector(SparkfsSelector):
@@ -348,8 +291,7 @@ class LmbaSelector(_MarginWeightingSelector):
         settings = dict(num_classes=num_classes, k=self.k, c=float(self.c), run=run, projection=self.projection,
                         seed=self.seed, block_size=self.block_size)
         if within_pool:  # the pool numbered 0..m-1 in its visit order, as the Spark layer does
-            found = lmba_in_pool(rows[pool], labels[pool], np.arange(pool.size), **settings)
-            return LoopResult(found.ranked, found.steps, found.left_out)
+            return lmba_in_pool(rows[pool], labels[pool], np.arange(pool.size), **settings)
         return lmba_over_rows(rows, labels, pool, **settings)
 
     def _ranking(self, ranked) -> np.ndarray:
@@ -385,8 +327,7 @@ class SimbaSelector(_MarginWeightingSelector):
     def _loop(self, rows, labels, pool, num_classes, run, *, within_pool) -> LoopResult:
         settings = dict(num_classes=num_classes, run=run, seed=self.seed, block_size=self.block_size)
         if within_pool:
-            found = simba_in_pool(rows[pool], labels[pool], np.arange(pool.size), **settings)
-            return LoopResult(found.ranked, found.steps, found.left_out)
+            return simba_in_pool(rows[pool], labels[pool], np.arange(pool.size), **settings)
         return simba_over_rows(rows, labels, pool, **settings)
 
     def _ranking(self, ranked) -> np.ndarray:

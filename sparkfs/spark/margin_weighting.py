@@ -1,7 +1,10 @@
 """Lmba and Simba (Li & Lu 2009; Gilad-Bachrach, Navot & Tishby 2004) on the pair engine.
 
 Both learn a feature weight vector w by a driver loop; the formulas are in
-:mod:`sparkfs.core.margin_weighting`, the passes in :mod:`sparkfs.spark.neighbours`.
+:mod:`sparkfs.core.margin_weighting`, the passes in :mod:`sparkfs.spark.neighbours`. The loops are
+core's (:func:`sparkfs.core.margin_weighting.lmba_loop`, :func:`sparkfs.core.simba.simba_loop`), the
+ones the in-memory drivers, the pool and the scikit-learn front run; this module hands them the
+part of a step that sees every row as a Spark job.
 
 Lmba
 ----
@@ -36,7 +39,7 @@ the pool's sample pass the whole loop runs on the driver among the pool's rows
 The order of the pool
 ---------------------
 Both loops pick instances by a seeded permutation of the pool's positions
-(:func:`sparkfs.core.margin_weighting.instance_order`), so the pool's order decides the run. Without
+(:func:`sparkfs.core.margin_loops.instance_order`), so the pool's order decides the run. Without
 ``row_id_col`` the pool is put in :func:`sparkfs.core.margin_pool.content_order` (by the seeded
 content key it was drawn by; rows of identical content, interchangeable, by id) and, within the
 pool, numbered 0..m-1 in that order, so the visit order and the pool's neighbour ties depend on the
@@ -66,8 +69,9 @@ import scipy.sparse as sp
 from sparkfs import progress
 from sparkfs.core import margin_weighting as mw
 from sparkfs.core import simba
+from sparkfs.core.margin_loops import LoopResult
 from sparkfs.core.margin_pool import content_order, lmba_in_pool, simba_in_pool
-from sparkfs.core.margin_runs import IterateAverage, MarginRun
+from sparkfs.core.margin_runs import MarginRun
 from sparkfs.core.neighbours import PAD_ID
 from sparkfs.core.relief import miss_neighbours
 from sparkfs.core.options import LmbaOptions, SimbaOptions
@@ -197,63 +201,63 @@ def lmba_statistics(df, features_col: str, label_col: str, *, num_features: int,
         if within_pool:
             found = lmba_in_pool(scaled.scaled(pool.rows.matrix), pool.rows.labels, pool.ids, num_classes=num_classes,
                                  k=k, c=c, run=run, projection=projection, seed=seed, block_size=block_size)
-            ranked, steps, extra = found.ranked, found.steps, {"pool_left_out": found.left_out}
         else:
-            ranked, steps = _lmba_over_rows(scaled, pool.rows, k=k, c=c, run=run, projection=projection, seed=seed,
-                                            block_size=block_size)
-            extra = {}
-        info = {"passes": len(rows.info["passes"]), "transport": rows.transport, "row_ids": rows.info["row_ids"],
-                "visit_order": pool.visit_order}
-        info.update(neighbours_among="pool" if within_pool else "every row", **extra)
+            found = _lmba_over_rows(scaled, pool.rows, k=k, c=c, run=run, projection=projection, seed=seed,
+                                    block_size=block_size)
+        info = _loop_info(rows, pool, found, within_pool)
         class_counts = rows.class_counts
-    return MarginWeightingResult(mw.lmba_ranking_weights(ranked), ranked, int(class_counts.sum()), len(pool.rows),
-                                 steps, class_counts, info)
+    return MarginWeightingResult(mw.lmba_ranking_weights(found.ranked), found.ranked, int(class_counts.sum()),
+                                 len(pool.rows), found.steps, class_counts, info)
 
 
-def _lmba_over_rows(rows: Rows, pool: RowSet, *, k, c, run: MarginRun, projection, seed, block_size):
-    """The loop with every row searched: targets in one pass, then one Spark job per step; ``pool``
-    in the order it is visited. Returns (the ranked w, steps)."""
-    num_features = rows.num_features
-    positions = np.arange(len(pool))
+def _loop_info(rows: Rows, pool: Pool, found: LoopResult, within_pool: bool) -> Dict[str, Any]:
+    """The result's ``info``: the passes, the transport, the row ids, the visit order, where the
+    neighbours were searched and (within the pool) the pool rows never picked."""
+    info = {"passes": len(rows.info["passes"]), "transport": rows.transport, "row_ids": rows.info["row_ids"],
+            "visit_order": pool.visit_order, "neighbours_among": "pool" if within_pool else "every row"}
+    if within_pool:
+        info["pool_left_out"] = found.left_out
+    return info
+
+
+def _lmba_over_rows(rows: Rows, pool: RowSet, *, k, c, run: MarginRun, projection, seed, block_size) -> LoopResult:
+    """The loop with every row searched: targets in one pass, their vectors in another, then
+    :func:`sparkfs.core.margin_weighting.lmba_loop` with one Spark job per step (:func:`_block_terms_pass`);
+    ``pool`` in the order it is visited. Returns the ranked w and the steps."""
     table = nearest(rows, pool, k, metric="euclidean", block_size=block_size)
-    target_ids = table.neighbour_ids[positions, pool.labels]  # (m, k) nearest hits = target neighbours
+    target_ids = table.neighbour_ids[np.arange(len(pool)), pool.labels]  # (m, k) nearest hits = target neighbours
     miss_ids = miss_neighbours(table, pool.labels)[0][:, :1]  # (m, 1) nearest miss
     neighbour_ids, neighbours = _rows_by_id(rows, np.concatenate([target_ids[target_ids != PAD_ID],
                                                                   miss_ids.ravel()]))
-    target_mask = target_ids != PAD_ID
-    target_index = np.where(target_mask, np.searchsorted(neighbour_ids, target_ids), -1)
+    target_index = np.where(target_ids != PAD_ID, np.searchsorted(neighbour_ids, target_ids), -1)
     miss_index = np.searchsorted(neighbour_ids, miss_ids)
     instances = rows.scaled(pool.matrix)
     instances = sp.csr_matrix(instances) if sp.issparse(instances) else np.asarray(instances, dtype=np.float64)
     theta = mw.lmba_theta(
         mw.weighted_squared_norms(mw.lmba_target_differences(instances, neighbours, target_index[:, :1])),
         mw.weighted_squared_norms(mw.lmba_target_differences(instances, neighbours, miss_index)))
-    steps = run.steps(len(pool))
-    order = mw.instance_order(len(pool), steps, run.batch(len(pool)), seed)
-    betas = mw.batch_step_sizes(run.batch_rule, run.schedule, steps, run.batch(len(pool)), run.step_size)
-    per_instance = run.batch_rule == "replay"
-    w = np.ones(num_features)
-    average = IterateAverage(w) if run.averaging == "iterates" else None
+    meter = progress.steps("lmba", run.steps(len(pool)))
+    return mw.lmba_loop(instances, pool.labels, neighbours, target_index, theta, run=run, seed=seed, c=c,
+                        projection=projection, block_terms=_block_terms_pass(rows), after_step=meter.advance)
 
-    def summarize(block: Block, shipped):
+
+def _block_terms_pass(rows: Rows) -> mw.BlockTerms:
+    """The ``block_terms`` of :func:`sparkfs.core.margin_weighting.lmba_loop` as one Spark job: the
+    batch's instances, labels, thresholds, target mask and w are shipped, every block returns its
+    :func:`sparkfs.core.margin_weighting.lmba_block_terms`, and the additive terms are summed."""
+    def summarize(block: Block, shipped, per_instance: bool):
         impostor_sums, active_counts = mw.lmba_block_terms(
             shipped["instances"], shipped["labels"], shipped["thresholds"], block.matrix, block.labels,
             shipped["w"], target_mask=shipped["mask"], per_instance=per_instance)
         return {"impostor_sums": impostor_sums, "active_counts": active_counts.astype(np.float64)}
 
-    meter = progress.steps("lmba", steps)
-    for step in range(steps):
-        picked = order[step]
-        differences = mw.lmba_target_differences(instances[picked], neighbours, target_index[picked])
-        with rows.shipped({"instances": instances[picked], "labels": pool.labels[picked], "w": w,
-                           "thresholds": mw.lmba_thresholds(theta[picked], differences, w),
-                           "mask": target_mask[picked]}) as handle:
-            summary = rows.run_pass("lmba step", lambda block: summarize(block, handle.value), sum_merge)
-        w = mw.lmba_batch_update(w, run.batch_rule, differences, summary["active_counts"].astype(np.int64),
-                                 summary["impostor_sums"], c, betas[step], projection, target_mask[picked],
-                                 average)
-        meter.advance()
-    return (w if average is None else average.mean()), steps
+    def block_terms(instance_matrix, instance_labels, thresholds, w, *, target_mask, per_instance):
+        with rows.shipped({"instances": instance_matrix, "labels": instance_labels, "w": w,
+                           "thresholds": thresholds, "mask": target_mask}) as handle:
+            summary = rows.run_pass("lmba step", lambda block: summarize(block, handle.value, per_instance),
+                                    sum_merge)
+        return summary["impostor_sums"], summary["active_counts"].astype(np.int64)
+    return block_terms
 
 
 def simba_statistics(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
@@ -273,32 +277,32 @@ def simba_statistics(df, features_col: str, label_col: str, *, num_features: int
         if within_pool:
             found = simba_in_pool(scaled.scaled(pool.rows.matrix), pool.rows.labels, pool.ids,
                                   num_classes=num_classes, run=run, seed=seed, block_size=block_size)
-            ranked, steps, extra = found.ranked, found.steps, {"pool_left_out": found.left_out}
         else:
-            ranked, steps = _simba_over_rows(scaled, pool.rows, run=run, seed=seed, block_size=block_size)
-            extra = {}
-        info = {"passes": len(rows.info["passes"]), "transport": rows.transport, "row_ids": rows.info["row_ids"],
-                "visit_order": pool.visit_order}
-        info.update(neighbours_among="pool" if within_pool else "every row", **extra)
+            found = _simba_over_rows(scaled, pool.rows, run=run, seed=seed, block_size=block_size)
+        info = _loop_info(rows, pool, found, within_pool)
         class_counts = rows.class_counts
-    return MarginWeightingResult(simba.simba_final_weights(ranked), ranked, int(class_counts.sum()), len(pool.rows),
-                                 steps, class_counts, info)
+    return MarginWeightingResult(simba.simba_final_weights(found.ranked), found.ranked, int(class_counts.sum()),
+                                 len(pool.rows), found.steps, class_counts, info)
 
 
-def _simba_over_rows(rows: Rows, pool: RowSet, *, run: MarginRun, seed, block_size):
-    """The loop with every row searched, one Spark job per step. Returns (the ranked w, steps)."""
-    num_features, num_classes = rows.num_features, rows.num_classes
-    steps = run.steps(len(pool))
-    order = mw.instance_order(len(pool), steps, run.batch(len(pool)), seed)
-    betas = mw.batch_step_sizes(run.batch_rule, run.schedule, steps, run.batch(len(pool)), run.step_size)
-    w = np.ones(num_features)
-    average = IterateAverage(w) if run.averaging == "iterates" else None
+def _simba_over_rows(rows: Rows, pool: RowSet, *, run: MarginRun, seed, block_size) -> LoopResult:
+    """The loop with every row searched: :func:`sparkfs.core.simba.simba_loop` with one Spark job per
+    step (:func:`_nearest_pass`). Returns the ranked w and the steps."""
+    meter = progress.steps("simba", run.steps(len(pool)))
+    return simba.simba_loop(np.arange(len(pool)), rows.num_features, run=run, seed=seed,
+                            nearest_hits_and_misses=_nearest_pass(rows, pool, run.batch(len(pool)), block_size),
+                            after_step=meter.advance)
+
+
+def _nearest_pass(rows: Rows, pool: RowSet, batch_size: int, block_size: int) -> simba.NearestHitsAndMisses:
+    """The search of :func:`sparkfs.core.simba.simba_loop` as one :func:`nearest` job: the picked pool
+    instances' nearest hit and miss in the current weighted metric, with their vectors."""
     # The search can bring the neighbours' vectors along (one job per step), but it carries
     # every class's: B x C x D values. Above the budget, fetch the hit and miss rows instead.
-    with_vectors = run.batch(len(pool)) * num_classes * num_features * 8 <= SEARCH_VECTOR_BYTES
-    meter = progress.steps("simba", steps)
-    for step in range(steps):
-        batch: RowSet = pool.take(order[step])
+    with_vectors = batch_size * rows.num_classes * rows.num_features * 8 <= SEARCH_VECTOR_BYTES
+
+    def search(picked, w):
+        batch: RowSet = pool.take(picked)
         table = nearest(rows, batch, 1, metric="euclidean", feature_weights=w, block_size=block_size,
                         with_vectors=with_vectors)
         positions = np.arange(len(batch))
@@ -311,7 +315,5 @@ def _simba_over_rows(rows: Rows, pool: RowSet, *, run: MarginRun, seed, block_si
             ids, matrix = _rows_by_id(rows, np.concatenate([hit_ids, miss_ids]))
             hit_vectors = _dense(matrix[np.searchsorted(ids, hit_ids)])
             miss_vectors = _dense(matrix[np.searchsorted(ids, miss_ids)])
-        w = simba.simba_batch_update(w, run.batch_rule, _dense(rows.scaled(batch.matrix)), hit_vectors,
-                                     miss_vectors, betas[step], average)
-        meter.advance()
-    return (w if average is None else average.mean()), steps
+        return _dense(rows.scaled(batch.matrix)), hit_vectors, miss_vectors
+    return search
