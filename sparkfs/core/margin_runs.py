@@ -19,9 +19,14 @@ from typing import Optional
 
 import numpy as np
 
+from sparkfs.core.param_caps import MAX_PICKED_INSTANCES
+
 SCHEDULES = ("constant", "decay")
 BATCH_RULES = ("replay", "sum")
 AVERAGINGS = ("none", "iterates")
+#: Passes over the pool that ``iterations`` (and ``batchSize``, ``passes``) may ask for: the papers
+#: pick each pool instance about once (Li & Lu's I = the pool size); a hundred passes is far beyond them.
+MAX_POOL_PASSES = 100
 
 
 def _invalid(parameter: str, owner: str, constraint: str, value) -> ValueError:
@@ -36,12 +41,12 @@ class MarginRun:
     ----------
     schedule : {"constant", "decay"}
         beta_t = step_size, or step_size / sqrt(t + 1) with t the 0-based count of picked
-        instances (:func:`sparkfs.core.margin_weighting.step_sizes`).
+        instances (:func:`sparkfs.core.margin_loops.step_sizes`).
     step_size : float > 0
-    passes : int >= 1
+    passes : int in [1, MAX_POOL_PASSES]
         Passes over the pool when ``iterations`` is not given: I = passes x pool size (each pass
-        a new seeded permutation, :func:`sparkfs.core.margin_weighting.instance_order`).
-    batch_size : int >= 1 or None
+        a new seeded permutation, :func:`sparkfs.core.margin_loops.instance_order`).
+    batch_size : int in [1, MAX_PICKED_INSTANCES] or None
         Instances per update of the search (one Spark job); None = ``batches_per_pass``.
     batches_per_pass : int >= 1
         With ``batch_size=None``: batches of ceil(pool size / batches_per_pass) instances, i.e. that
@@ -53,7 +58,7 @@ class MarginRun:
     averaging : {"none", "iterates"}
         Rank by the last w ("none", the papers) or by the mean of the iterates after every
         instance's step ("iterates"; with rule "sum", after every step).
-    iterations : int >= 0 or None
+    iterations : int in [1, MAX_PICKED_INSTANCES] or None
         Instances picked in total; None = passes x pool size.
     """
 
@@ -72,12 +77,15 @@ class MarginRun:
             value = getattr(self, name)
             if not isinstance(value, str) or value not in choices:
                 raise _invalid(name, owner, "a str among {" + ", ".join(repr(c) for c in choices) + "}", value)
-        for name, minimum in (("passes", 1), ("batch_size", 1), ("iterations", 0), ("batches_per_pass", 1)):
+        for name, maximum in (("passes", MAX_POOL_PASSES), ("batch_size", MAX_PICKED_INSTANCES),
+                              ("iterations", MAX_PICKED_INSTANCES), ("batches_per_pass", None)):
             value = getattr(self, name)
             if value is None and name in ("iterations", "batch_size"):
                 continue
-            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
-                raise _invalid(name, owner, f"an int in the range [{minimum}, inf)", value)
+            integer = not isinstance(value, (bool, np.bool_)) and isinstance(value, (int, np.integer))
+            if not integer or value < 1 or (maximum is not None and value > maximum):
+                raise _invalid(name, owner, f"an int in the range [1, {'inf)' if maximum is None else f'{maximum}]'}",
+                               value)
         number = isinstance(self.step_size, (int, float, np.integer, np.floating)) and not isinstance(self.step_size,
                                                                                                         bool)
         if not number or not np.isfinite(self.step_size) or self.step_size <= 0:
@@ -122,9 +130,6 @@ LMBA_DEFAULT_RUN = MarginRun(schedule="decay", step_size=1.0, passes=3, batch_si
                              averaging="none")
 SIMBA_DEFAULT_RUN = MarginRun(schedule="constant", step_size=1.0, passes=3, batch_size=None, batches_per_pass=16,
                               batch_rule="replay", averaging="none")
-#: Passes over the pool that ``iterations`` (and ``batchSize``, ``passes``) may ask for: the papers
-#: pick each pool instance about once (Li & Lu's I = the pool size); a hundred passes is far beyond them.
-MAX_POOL_PASSES = 100
 #: Instance-row distances a fit may compute (iterations x rows, each over every feature): 10^12
 #: is hours of a large cluster's time; beyond it a run is not expected to end.
 MAX_INSTANCE_ROW_PAIRS = 10**12

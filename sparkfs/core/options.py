@@ -26,6 +26,8 @@ from sparkfs.core.information import CRITERIA, MRMR_FORMS
 from sparkfs.core.margin_runs import PAPER, MarginRun
 from sparkfs.core.multisurf import VARIANTS as MULTISURF_VARIANTS
 from sparkfs.core.neighbours import METRICS
+from sparkfs.core.param_caps import (MAX_BIN_SAMPLE, MAX_BINS, MAX_BLOCK_SIZE, MAX_CLUSTERS,
+                                     MAX_PASS_ITERATIONS, MAX_SOLVER_ITERATIONS)
 from sparkfs.core.parzen_ise_options import DEFAULT_CRITERION as PARZEN_CRITERION
 from sparkfs.core.parzen_ise_options import DEFAULT_RANK_BY as PARZEN_RANK_BY
 from sparkfs.core.parzen_ise_options import check_options as check_parzen_options
@@ -53,12 +55,15 @@ def check_choice(parameter: str, owner: str, value, choices) -> str:
     return value
 
 
-def check_int(parameter: str, owner: str, value, minimum: int, *, optional: bool = False) -> Optional[int]:
-    """An int >= ``minimum`` (None too when ``optional``)."""
+def check_int(parameter: str, owner: str, value, minimum: int, *, optional: bool = False,
+              maximum: Optional[int] = None) -> Optional[int]:
+    """An int in [``minimum``, ``maximum``] (None: no cap; None too as a value when ``optional``)."""
     if optional and value is None:
         return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise invalid(parameter, owner, f"an int in the range [{minimum}, inf)" + (" or None" if optional else ""),
+    integer = not isinstance(value, (bool, np.bool_)) and isinstance(value, (int, np.integer))
+    if not integer or value < minimum or (maximum is not None and value > maximum):
+        cap = "inf)" if maximum is None else f"{maximum}]"
+        raise invalid(parameter, owner, f"an int in the range [{minimum}, {cap}" + (" or None" if optional else ""),
                       value)
     return int(value)
 
@@ -90,7 +95,7 @@ def _check_common(options, owner: str) -> None:
                             or not isinstance(options.seed, (int, np.integer))):
         raise invalid("seed", owner, "an int", options.seed)
     if "block_size" in names:
-        check_int("block_size", owner, options.block_size, 1)
+        check_int("block_size", owner, options.block_size, 1, maximum=MAX_BLOCK_SIZE)
     if "scaling" in names:
         check_choice("scaling", owner, options.scaling, SCALINGS)
 
@@ -245,9 +250,9 @@ class InformationOptions:
         check_int("num_select", owner, self.num_select, 1)
         check_choice("criterion", owner, self.criterion, CRITERIA)
         check_choice("form", owner, self.form, MRMR_FORMS)
-        check_int("bins", owner, self.bins, 2)
+        check_int("bins", owner, self.bins, 2, maximum=MAX_BINS)
         check_choice("discretization", owner, self.discretization, DISCRETIZATIONS)
-        check_int("sample_size", owner, self.sample_size, 1)
+        check_int("sample_size", owner, self.sample_size, 1, maximum=MAX_BIN_SAMPLE)
         _check_common(self, owner)
 
 
@@ -273,7 +278,7 @@ class SVMRFEOptions:
         object.__setattr__(self, "step", check_step(owner, self.step))
         check_int("n_features_to_select", owner, self.n_features_to_select, 1)
         object.__setattr__(self, "C", check_positive("C", owner, self.C))
-        check_int("max_iter", owner, self.max_iter, 1)
+        check_int("max_iter", owner, self.max_iter, 1, maximum=MAX_SOLVER_ITERATIONS)
         object.__setattr__(self, "tol", check_positive("tol", owner, self.tol))
         check_choice("multiclass", owner, self.multiclass, MULTICLASS)
         check_int("halve_above", owner, self.halve_above, 0)
@@ -318,13 +323,12 @@ class ParzenISEOptions:
     def __post_init__(self):
         owner = "parzen_ise_statistics"
         check_parzen_options(None, owner=owner, **self._descent_fields())
-        check_int("num_clusters", owner, self.num_clusters, 1)
+        check_int("num_clusters", owner, self.num_clusters, 1, maximum=MAX_CLUSTERS)
         m_is_number = isinstance(self.m, (int, float, np.number)) and not isinstance(self.m, (bool, np.bool_))
         if not m_is_number or not np.isfinite(self.m) or self.m <= 1:
             raise invalid("m", owner, "a float in the range (1, inf)", self.m)
-        check_int("fcm_max_iter", owner, self.fcm_max_iter, 1)
-        if not (isinstance(self.fcm_tol, (int, float, np.number)) and self.fcm_tol >= 0):
-            raise invalid("fcm_tol", owner, "a float in the range [0, inf)", self.fcm_tol)
+        check_int("fcm_max_iter", owner, self.fcm_max_iter, 1, maximum=MAX_PASS_ITERATIONS)
+        object.__setattr__(self, "fcm_tol", check_positive("fcm_tol", owner, self.fcm_tol, allow_zero=True))
         _check_common(self, owner)
 
     def _descent_fields(self) -> dict:

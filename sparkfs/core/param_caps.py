@@ -19,3 +19,8 @@ MAX_PICKED_INSTANCES = 10_000_000
 MAX_BLOCK_SIZE = 16_384
 #: Clusters of Parzen-ISE's fuzzy c-means (default 3).
 MAX_CLUSTERS = 10_000
+#: Codes per feature of the information family's discretisation (bins): the counts of a step hold
+#: p x bins^2 x classes cells at worst.
+MAX_BINS = 256
+#: Sample rows for the information family's cut points (they travel to the driver).
+MAX_BIN_SAMPLE = 10_000_000

@@ -16,6 +16,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from sparkfs.core import parzen_ise_marginal as pim
+from sparkfs.core.param_caps import MAX_BLOCK_SIZE, MAX_PASS_ITERATIONS
 from sparkfs.core.selection import rank_features
 
 #: How FCM memberships enter the density (choice 2 of :mod:`sparkfs.core.parzen_ise`).
@@ -94,9 +95,9 @@ def check_options(num_features: Optional[int], *, memberships: str, fixed_featur
         raise refuse("fixed_feature", f"None, 'auto' or an int in the range [0, {bound}", fixed_feature)
     if landmarks is not None and not (_is_int(landmarks) and landmarks >= 2):
         raise refuse("landmarks", "None or an int in the range [2, inf)", landmarks)
-    for name, value in (("max_iter", max_iter), ("block_size", block_size)):
-        if not (_is_int(value) and value >= 1):
-            raise refuse(name, "an int in the range [1, inf)", value)
+    for name, value, cap in (("max_iter", max_iter, MAX_PASS_ITERATIONS), ("block_size", block_size, MAX_BLOCK_SIZE)):
+        if not (_is_int(value) and 1 <= value <= cap):
+            raise refuse(name, f"an int in the range [1, {cap}]", value)
     if rank_by not in pim.RANKINGS:
         raise refuse("rank_by", "a str among {" + ", ".join(repr(r) for r in pim.RANKINGS) + "}", rank_by)
     return {"criterion": criterion, "rank_by": rank_by,

@@ -9,6 +9,7 @@ from pyspark.ml.param import Param, TypeConverters
 
 from sparkfs.core import information as info_math
 from sparkfs.core.options import DISCRETIZATIONS, InformationOptions
+from sparkfs.core.param_caps import MAX_BIN_SAMPLE, MAX_BINS
 from sparkfs.errors import InvalidInputError, SelectionTieWarning
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import (HasDriverBudget, UpperBound, declare, in_range, is_int, keyword_constructor,
@@ -16,10 +17,6 @@ from sparkfs.selectors._params import (HasDriverBudget, UpperBound, declare, in_
 from sparkfs.spark.information import information_selection
 from sparkfs.spark.method_setup import EngineOptions
 
-#: Codes per feature at most (the counts of a step hold p x bins^2 x classes cells at worst).
-MAX_BINS = 256
-#: Sample rows for the cut points at most (they travel to the driver).
-MAX_BIN_SAMPLE = 10_000_000
 
 
 class _InformationParams(HasDriverBudget):

@@ -21,12 +21,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from sparkfs.core import information as info_math
 from sparkfs.core.options import DISCRETIZATIONS
+from sparkfs.core.param_caps import MAX_BINS
 from sparkfs.core.selection import percentile_count
 from sparkfs.errors import InvalidInputError
 from sparkfs.sklearn.base import DEFAULT_NUM_FEATURES, FeatureScores, SparkfsSelector, bad_param, is_int
 
-#: Codes per feature at most (the Spark selector's ``MAX_BINS``).
-MAX_BINS = 256
 
 
 def feature_codes(X, bins: int, discretization: str) -> sp.csr_matrix:

@@ -34,6 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from sparkfs.core import fuzzy_cmeans as fcm
+from sparkfs.core.param_caps import MAX_BLOCK_SIZE, MAX_CLUSTERS, MAX_PASS_ITERATIONS
 from sparkfs.core import parzen_ise as pi
 from sparkfs.core import parzen_ise_marginal as pim
 from sparkfs.core import parzen_ise_sparse as pis
@@ -273,9 +274,10 @@ class ParzenISESelector(SparkfsSelector):
         for name, allowed in choices:
             if getattr(self, name) not in allowed:
                 raise bad_param(owner, name, "a str among {" + ", ".join(map(repr, allowed)) + "}", getattr(self, name))
-        for name, low in (("num_clusters", 1), ("max_iter", 1), ("fcm_max_iter", 1), ("block_size", 1)):
-            if not (is_int(getattr(self, name)) and getattr(self, name) >= low):
-                raise bad_param(owner, name, f"an int in the range [{low}, inf)", getattr(self, name))
+        for name, cap in (("num_clusters", MAX_CLUSTERS), ("max_iter", MAX_PASS_ITERATIONS),
+                          ("fcm_max_iter", MAX_PASS_ITERATIONS), ("block_size", MAX_BLOCK_SIZE)):
+            if not (is_int(getattr(self, name)) and 1 <= getattr(self, name) <= cap):
+                raise bad_param(owner, name, f"an int in the range [1, {cap}]", getattr(self, name))
         for name in ("landmarks", "sample_size"):
             if getattr(self, name) is not None and not (is_int(getattr(self, name)) and getattr(self, name) >= 2):
                 raise bad_param(owner, name, "an int in the range [2, inf) or None", getattr(self, name))

@@ -25,6 +25,7 @@ import scipy.sparse as sp
 from sparkfs.core import relief as relief_math
 from sparkfs.core.multisurf import continuous_hit_bound
 from sparkfs.core.neighbours import local_neighbour_table
+from sparkfs.core.param_caps import MAX_BLOCK_SIZE
 from sparkfs.core.sampling import column_statistics
 from sparkfs.core.scaling import SCALINGS, check_magnitude, feature_scale
 from sparkfs.errors import InvalidInputError
@@ -124,9 +125,10 @@ class ReliefFamilySelector(SparkfsSelector):
                 raise bad_param(owner, name, described + (" or None" if None in allowed else ""), getattr(self, name))
         if self.continuous_target and self.variant not in relief_math.CONTINUOUS_VARIANTS:
             raise bad_param(owner, "variant", "'relief' or 'relieff' with label_type='continuous'", self.variant)
-        for name in ("k", "block_size"):
-            if not (is_int(getattr(self, name)) and getattr(self, name) >= 1):
-                raise bad_param(owner, name, "an int in the range [1, inf)", getattr(self, name))
+        for name, cap in (("k", None), ("block_size", MAX_BLOCK_SIZE)):
+            value = getattr(self, name)
+            if not (is_int(value) and value >= 1 and (cap is None or value <= cap)):
+                raise bad_param(owner, name, f"an int in the range [1, {'inf)' if cap is None else f'{cap}]'}", value)
         if self.sigma is not None:
             values = np.asarray(self.sigma, dtype=object).ravel()
             if values.size == 0 or not all(is_real(v) and np.isfinite(v) and v > 0 for v in values):

@@ -131,3 +131,100 @@ def test_no_param_is_built_or_defaulted_outside_declare():
         if path.name == "_declared.py":
             continue
         assert "Param(Params._dummy()" not in text and "_setDefault(" not in text, path.name
+
+
+# --- the checks agree: a value one place refuses, the others refuse too ------------------------
+#: Values to try on every Param: each is first converted by the Param's type converter (a value it
+#: cannot convert is refused at ``set`` time), then given to every other place that checks it.
+PROBES = [-1, 0, 1, 2, 3, 256, 10**7, -1.0, 0.0, 1e-9, 0.5, 1.0, 1.5, 2.0, float("nan"), float("inf"), True]
+#: Params checked by the selection rules together (tests/commands/test_selection_modes.py), not one by one.
+SELECTION_PARAMS = {"numFeatures", "threshold", "selectionMode", "selectionThreshold"}
+#: Options classes and the method whose selector checks the same values as Params.
+OPTIONS_CHECKED_BY = {**OPTIONS_OF, "MarginRun": "lmba"}
+#: Fields the options cannot be built without.
+REQUIRED_FIELDS = {("ReliefOptions", "variant"): "relieff", ("InformationOptions", "num_select"): 1}
+
+
+def _probes(words: str) -> list:
+    """PROBES, every quoted choice of the constraint's words, and a string that is none of them."""
+    import re
+
+    return PROBES + re.findall(r"'([^']*)'", words) + ["bogus"]
+
+
+def _accepts(check) -> bool:
+    try:
+        check()
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
+def _spark_accepts(selector, param, value) -> bool:
+    """The selector's checks before any pass: its Params (``validate_params``) and its fit rules."""
+    copy = selector.copy({param: value})
+    return _accepts(lambda: (copy.validate_params(), copy._check_fit_params()))
+
+
+def _checked_params(method):
+    selector_class, fixed = METHODS[method]
+    selector = selector_class()
+    selector._set(**fixed)
+    constraints = selector._all_constraints()
+    return selector, {name: constraints[name][1] for name in constraints if name not in SELECTION_PARAMS}
+
+
+def _converted(param, value):
+    try:
+        return True, param.typeConverter(value)
+    except TypeError:
+        return False, None
+
+
+@pytest.mark.parametrize("options_name", sorted(OPTIONS_CHECKED_BY))
+def test_an_options_object_refuses_what_the_selector_refuses(options_name):
+    """The Spark functions' options objects and the selectors' Params check the same values alike
+    (the step of SVM-RFE as the selector hands it over: a whole float becomes an int)."""
+    from sparkfs.core.margin_runs import MarginRun
+
+    options_class = MarginRun if options_name == "MarginRun" else getattr(method_options, options_name)
+    selector, checked = _checked_params(OPTIONS_CHECKED_BY[options_name])
+    required = {field: value for (name, field), value in REQUIRED_FIELDS.items() if name == options_name}
+    compared = 0
+    for field in dataclasses.fields(options_class):
+        camel = _camel(field.name)
+        if camel not in checked:
+            continue
+        param = selector.getParam(camel)
+        for probe in _probes(checked[camel]):
+            convertible, value = _converted(param, probe)
+            if not convertible:
+                continue
+            if field.name == "step" and isinstance(value, float) and value.is_integer():
+                value = int(value)
+            spark = _spark_accepts(selector, param, value)
+            options = _accepts(lambda: options_class(**{**required, field.name: value}))
+            assert spark == options, (options_name, field.name, probe, spark, options)
+            compared += 1
+    assert compared >= 20, compared
+
+
+@pytest.mark.parametrize("method", sorted(FRONT))
+def test_the_front_refuses_what_the_spark_selector_refuses(method):
+    """Each scikit-learn estimator's checks and its Spark selector's agree on every probe (a feature
+    index the Spark Param holds as a string, the front as an int)."""
+    selector, checked = _checked_params(method)
+    front_class = FRONT[method]
+    for name in front_class().get_params():
+        camel = {"driver_memory_mb": "driverMemoryMB"}.get(name, _camel(name))
+        if camel not in checked:
+            continue
+        param = selector.getParam(camel)
+        for probe in _probes(checked[camel]):
+            convertible, value = _converted(param, probe)
+            if not convertible:
+                continue
+            front_value = probe if isinstance(value, str) and not isinstance(probe, str) else value
+            front = front_class(**{name: front_value})
+            front_accepts = _accepts(lambda: (front._check_method_params(), front._check_selection_params()))
+            assert _spark_accepts(selector, param, value) == front_accepts, (name, probe)
