@@ -58,8 +58,6 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if JVM_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.spark)
-    # the modules with children started early run last: their children have the whole run to finish
-    items.sort(key=lambda item: hasattr(getattr(item, "module", None), "early_children"))
 
 
 def _refuse_jvm(*args, **kwargs):
@@ -70,28 +68,3 @@ if os.environ.get("SPARKFS_TEST_TIER") == "fast":
     import pyspark.java_gateway
 
     pyspark.java_gateway.launch_gateway = _refuse_jvm
-
-
-# ---- heavy children started early (tests/early_start.py) --------------------------------------
-
-
-def pytest_collection_finish(session):
-    """Queue the children of the selected test modules (a module's ``early_children()``), in the
-    order of the modules, to run beside the tests from now on."""
-    from tests import early_start
-
-    if session.config.option.collectonly:
-        return
-    modules = dict.fromkeys(item.module for item in session.items if getattr(item, "module", None) is not None)
-    children = {}
-    for module in modules:
-        if hasattr(module, "early_children"):
-            children.update(module.early_children())
-    if children:
-        early_start.start(children)
-
-
-def pytest_sessionfinish(session):
-    from tests import early_start
-
-    early_start.stop_all()

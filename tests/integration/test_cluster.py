@@ -6,8 +6,7 @@ with a tmpfs over the checkout, so neither it nor its executors can see the proj
 as on separate nodes: Spark's jars reach them through a bind mount of the pyspark package made
 (before the tmpfs) at a path outside the checkout, as a Spark installed at /opt/spark would, and
 only Spark's ``pyspark.zip``/py4j are on their Python workers' path. The executors' Python comes
-from ``make pack``'s archive (built when missing or older than the sources, in the background from
-the moment the suite is collected: tests/early_start.py).
+from ``make pack``'s archive (built once per session when missing or older than the sources).
 Every process is started in a new session and stopped by its process group, also on failure.
 The spark-submit application loses worker-2 (killed with its executor) after its first run; the
 tests after it run on worker-1 alone.
@@ -24,13 +23,10 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
-
-from tests import early_start
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -60,18 +56,13 @@ def _newest_source() -> float:
     return max(file.stat().st_mtime for file in files)
 
 
-def _pack_command() -> list:
-    return [sys.executable, str(REPO / "tools" / "pack_env.py"), "--output", str(ARCHIVE), "--compress-level", "1"]
-
-
-def _archive_is_stale() -> bool:
-    return not ARCHIVE.exists() or ARCHIVE.stat().st_mtime < _newest_source()
-
-
-def _packed() -> Path:
-    """The archive, built here (in the early thread) when missing or stale."""
-    if _archive_is_stale():
-        built = subprocess.run(_pack_command(), capture_output=True, text=True, timeout=1200)
+@pytest.fixture(scope="session")
+def packed_environment():
+    """dist/sparkfs-env.tar.gz, built by tools/pack_env.py (make pack) when missing or stale."""
+    if not ARCHIVE.exists() or ARCHIVE.stat().st_mtime < _newest_source():
+        built = subprocess.run([sys.executable, str(REPO / "tools" / "pack_env.py"), "--output", str(ARCHIVE),
+                                "--compress-level", "1"],
+                               capture_output=True, text=True, timeout=1200)
         assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-3000:]
     return ARCHIVE
 
@@ -134,7 +125,6 @@ class Cluster:
         self.url = f"spark://127.0.0.1:{self.master_port}"
 
     def start_master(self):
-        assert not early_start.stopping(), "the session ended before the cluster started"
         home = str(_pyspark_home())
         log = open(self.folder / "master.log", "w")
         self.processes["master"] = subprocess.Popen(
@@ -145,7 +135,6 @@ class Cluster:
     def start_worker(self, name: str):
         """A worker in a mount namespace of its own: Spark bind-mounted outside the checkout, then
         a tmpfs over the checkout."""
-        assert not early_start.stopping(), "the session ended before the cluster started"
         spark_home = self.folder / "spark-home"  # an empty mount point; the bind mount is the worker's alone
         spark_home.mkdir(exist_ok=True)
         work_dir = self.folder / f"{name}-work"
@@ -192,76 +181,32 @@ class Cluster:
             _stop(process)
 
 
-def early_children() -> dict:
-    """Everything this module runs on the cluster, started when the suite is collected
-    (tests/early_start.py), beside the other tests: the archive's build, the cluster, the CLI
-    recipe's run and the spark-submit application, in that order. The tests check what they left."""
-    return {"cluster": early_start.Child(function=_run_on_the_cluster)}
-
-
-def _run_on_the_cluster() -> SimpleNamespace:
-    """A master and two hidden-checkout workers on 127.0.0.1 (stopped by the ``cluster_runs``
-    fixture, or when the session ends), then the runs on it."""
+@pytest.fixture(scope="module")
+def cluster():
+    """A master and two hidden-checkout workers on 127.0.0.1, started once for the module."""
     folder = Path(tempfile.mkdtemp(prefix="sparkfs-cluster-"))
-    early_start.at_end(lambda: shutil.rmtree(folder, ignore_errors=True))
     refusal = _namespace_refusal(folder)
     if refusal:
-        return SimpleNamespace(skip=refusal, folder=folder, cluster=None)
-    archive = _packed()
+        shutil.rmtree(folder, ignore_errors=True)
+        pytest.skip(refusal)
     started = Cluster(folder)
-    early_start.at_end(started.stop)
-    runs = SimpleNamespace(skip=None, folder=folder, cluster=started)
-    started.start_master()
-    started.start_worker("worker-1")
-    started.start_worker("worker-2")
-    started.wait_for_workers(2)
-    runs.digits, runs.breast = _write_inputs(folder / "data")
-    runs.recipe = _select([*_select_args(runs.digits, *RECIPE_RUN)[1:], "--master", started.url, *RECIPE,
-                           "--output", str(folder / "recipe")])
-    runs.submitted = None if runs.breast is None else _submit(started, archive, runs.digits, runs.breast,
-                                                              folder / "submitted")
-    return runs
-
-
-def _write_inputs(folder: Path):
-    """The Optical Pen digits and breast-w as LIBSVM, outside the checkout (paths every worker
-    sees); breast-w is None without the shared data folder."""
-    from sklearn.datasets import dump_svmlight_file
-
-    from sparkfs.io.datasets import write_digits_libsvm
-    from tests.conftest import SHARED_DATA
-
-    folder.mkdir(parents=True)
-    digits = write_digits_libsvm(str(folder / "digits.libsvm"))
-    if not (SHARED_DATA / "breast_w.npz").is_file():
-        return digits, None
-    data = np.load(SHARED_DATA / "breast_w.npz")
-    dump_svmlight_file(data["X"], data["y"], str(folder / "breast.libsvm"), zero_based=False)
-    return digits, str(folder / "breast.libsvm")
-
-
-@pytest.fixture(scope="module")
-def cluster_runs():
-    """What the early thread ran on the cluster; the cluster is stopped after the module."""
-    runs = early_start.outcome("cluster").result()
     try:
-        if runs.skip:
-            pytest.skip(runs.skip)
-        yield runs
+        started.start_master()
+        started.start_worker("worker-1")
+        started.start_worker("worker-2")
+        started.wait_for_workers(2)
+        yield started
     finally:
-        if runs.cluster is not None:
-            runs.cluster.stop()
-        shutil.rmtree(runs.folder, ignore_errors=True)
+        started.stop()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
-def cluster(cluster_runs):
-    return cluster_runs.cluster
+def digits(tmp_path_factory):
+    """The Optical Pen digits as LIBSVM, outside the checkout (a path every worker sees)."""
+    from sparkfs.io.datasets import write_digits_libsvm
 
-
-@pytest.fixture(scope="module")
-def digits(cluster_runs):
-    return cluster_runs.digits
+    return write_digits_libsvm(str(tmp_path_factory.mktemp("cluster-data") / "digits.libsvm"))
 
 
 def _without_local_python(environ=None) -> dict:
@@ -300,17 +245,13 @@ def _select_args(digits, method, k, *params):
             "--deterministic", *params]
 
 
-#: The README recipe's run: LFS on the digits.
-RECIPE_RUN = ("lfs", 10, "--param", "gamma=-0.5")
-
-
-def test_the_cli_recipe_gives_local_selection(spark, cluster_runs, tmp_path):
+def test_the_cli_recipe_gives_local_selection(spark, cluster, packed_environment, digits, tmp_path):
     """README's recipe: `sparkfs select --master spark://... --conf spark.archives=...#environment
     --conf spark.pyspark.python=./environment/bin/python` gives local[2]'s LFS scores to the last bit."""
-    ran = cluster_runs.recipe
+    arguments = _select_args(digits, "lfs", 10, "--param", "gamma=-0.5")
+    ran = _select([*arguments[1:], "--master", cluster.url, *RECIPE, "--output", str(tmp_path / "cluster")])
     assert ran.returncode == 0, ran.stderr[-4000:]
-    _same_as_local(cluster_runs.folder / "recipe", _select_args(cluster_runs.digits, *RECIPE_RUN),
-                   tmp_path / "local", "lfs", 10)
+    _same_as_local(tmp_path / "cluster", arguments, tmp_path / "local", "lfs", 10)
 
 
 #: Run under spark-submit in one application (the executors and their environment start once),
@@ -339,16 +280,22 @@ FAMILY_RUNS = {
 
 
 @pytest.fixture(scope="module")
-def breast(cluster_runs, shared_data):
-    """breast-w as LIBSVM, outside the checkout (written by the early thread)."""
-    return cluster_runs.breast
+def breast(tmp_path_factory, shared_data):
+    """breast-w as LIBSVM, outside the checkout."""
+    from sklearn.datasets import dump_svmlight_file
+
+    data = np.load(shared_data / "breast_w.npz")
+    path = tmp_path_factory.mktemp("cluster-breast") / "breast.libsvm"
+    dump_svmlight_file(data["X"], data["y"], str(path), zero_based=False)
+    return str(path)
 
 
-def _submit(cluster, archive: Path, digits: str, breast: str, folder: Path) -> SimpleNamespace:
+@pytest.fixture(scope="module")
+def submitted(cluster, packed_environment, digits, breast, tmp_path_factory):
     """Spark's own recipe, `PYSPARK_PYTHON=./environment/bin/python spark-submit --archives
     env.tar.gz#environment ...`: one application runs jobs/select_features.py for every run above
-    (tests/integration/cluster_job_runs.py), worker-2 killed after its first run."""
-    folder.mkdir(parents=True)
+    (tests/integration/cluster_job_runs.py). Returns the folder, the exit codes and the driver's log."""
+    folder = tmp_path_factory.mktemp("submitted")
     runs = {name: [*_select_args(digits, *run)[1:], "--output", str(folder / name)]
             for name, run in SUBMIT_RUNS.items()}
     for method, params in FAMILY_RUNS.items():
@@ -366,33 +313,23 @@ def _submit(cluster, archive: Path, digits: str, breast: str, folder: Path) -> S
     with open(stdout_path, "w") as stdout, open(stderr_path, "w") as stderr:  # files: never a blocked pipe
         submitted = subprocess.Popen(
             [str(Path(sys.executable).parent / "spark-submit"), "--master", cluster.url,
-             "--archives", f"{archive}#environment", "--conf", "spark.ui.enabled=false",
+             "--archives", f"{packed_environment}#environment", "--conf", "spark.ui.enabled=false",
              "--conf", "spark.default.parallelism=3",
              str(REPO / "tests" / "integration" / "cluster_job_runs.py"), str(folder / "runs.json"),
              str(folder / "exit_codes.json")],
             stdout=stdout, stderr=stderr, env=environ, cwd=folder, start_new_session=True)
-        early_start.at_end(lambda: _stop(submitted))
         try:
             killed_while_in_use = _kill_a_worker_after_the_first_run(cluster, submitted, stderr_path)
             submitted.wait(timeout=900)
         finally:
             if submitted.poll() is None:
                 os.killpg(submitted.pid, signal.SIGKILL)
-    codes = folder / "exit_codes.json"
-    return SimpleNamespace(folder=folder, returncode=submitted.returncode, killed_while_in_use=killed_while_in_use,
-                           out_text=stdout_path.read_text(), log=stderr_path.read_text(),
-                           exit_codes=json.loads(codes.read_text()) if codes.is_file() else {})
-
-
-@pytest.fixture(scope="module")
-def submitted(cluster_runs, breast):
-    """The spark-submit application's folder, exit codes and driver log (run by the early thread)."""
-    ran = cluster_runs.submitted
-    assert ran.returncode == 0, ran.out_text[-3000:] + ran.log[-3000:]
-    assert ran.killed_while_in_use, "worker-2 ran no executor of the application when it was killed"
+    out_text, log = stdout_path.read_text(), stderr_path.read_text()
+    assert submitted.returncode == 0, out_text[-3000:] + log[-3000:]
+    assert killed_while_in_use, "worker-2 ran no executor of the application when it was killed"
     # spark-submit merges the Python driver's stderr into its stdout; the job logs to the JVM's stderr
-    assert "stage=" not in ran.out_text and "sparkfs: error" not in ran.out_text, ran.out_text[-3000:]
-    return ran.folder, ran.exit_codes, ran.log
+    assert "stage=" not in out_text and "sparkfs: error" not in out_text, out_text[-3000:]
+    return folder, json.loads((folder / "exit_codes.json").read_text()), log
 
 
 def _kill_a_worker_after_the_first_run(cluster, submitted, stderr_path) -> bool:

@@ -6,20 +6,15 @@ Python worker killed from outside by SIGKILL while a pass runs (issue 21). Both 
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
-
-from tests import early_start
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]  # each test runs a child with its own JVM
 
@@ -126,15 +121,6 @@ KILL_CHILD = CHILD + textwrap.dedent("""
 """)
 
 
-def _kill_group(child: subprocess.Popen) -> None:
-    """The child and its session (JVM, daemon, workers), if still there (the session is ending)."""
-    try:
-        if child.poll() is None:
-            os.killpg(child.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
 def _descendants(root: int) -> list:
     """Pids of every process below ``root`` (from /proc)."""
     children = {}
@@ -180,34 +166,18 @@ def _busy_python_workers(root: int) -> list:
     return [pid for pid in workers if before[pid] is not None and (_proc_field(pid, "cpu") or 0) > before[pid]]
 
 
-def early_children() -> dict:
-    """The child of both tests, started when the suite is collected (tests/early_start.py), beside
-    the other tests; the tests check what it left."""
-    return {"faults": early_start.Child(function=_run_faulty_child)}
-
-
 @pytest.fixture(scope="module")
-def faulty_child():
-    found = early_start.outcome("faults").result()
-    yield found
-    shutil.rmtree(found.folder, ignore_errors=True)
-
-
-def _run_faulty_child():
+def faulty_child(tmp_path_factory):
     """One child for both tests: the injected faults (RESULT line), then a clean fit (CLEAN line)
     and fits disturbed by SIGKILLs of busy Python workers sent from here. Returns what the tests
     check; the kill phase reads only the log written after the CLEAN line (the injected faults
     also log "Lost task")."""
-    folder = Path(tempfile.mkdtemp(prefix="sparkfs-faults-"))
-    early_start.at_end(lambda: shutil.rmtree(folder, ignore_errors=True))
+    folder = tmp_path_factory.mktemp("faults")
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
     log = folder / "stderr.txt"  # a file, not a pipe: Spark's log must never block the child
     with open(log, "w") as stderr:
         child = subprocess.Popen([sys.executable, "-c", KILL_CHILD, str(folder)], stdout=subprocess.PIPE,
                                  stderr=stderr, text=True, env=env, start_new_session=True)
-    early_start.at_end(lambda: _kill_group(child))
-    if early_start.stopping():
-        _kill_group(child)
     lines, start, kills, task_lost = [], None, [], False
 
     def kill_phase_log():
