@@ -22,6 +22,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from sparkfs.core import multisurf as ms_math
+from sparkfs.core.options import check_int
 from sparkfs.core.param_caps import MAX_BLOCK_SIZE
 from sparkfs.core.sampling import column_statistics
 from sparkfs.core.scaling import SCALINGS, check_magnitude, feature_scale
@@ -98,8 +99,7 @@ class MultiSURFFamilySelector(SparkfsSelector):
         for name, allowed in self._choices + (("metric", METRICS), ("scaling", SCALINGS), ("label_type", LABEL_TYPES)):
             if getattr(self, name) not in allowed:
                 raise bad_param(owner, name, "a str among {" + ", ".join(map(repr, allowed)) + "}", getattr(self, name))
-        if not (is_int(self.block_size) and 1 <= self.block_size <= MAX_BLOCK_SIZE):
-            raise bad_param(owner, "block_size", f"an int in the range [1, {MAX_BLOCK_SIZE}]", self.block_size)
+        check_int("block_size", owner, self.block_size, 1, maximum=MAX_BLOCK_SIZE)
 
     def _endpoint(self, y) -> Endpoint:
         """The classes of ``y``, or with ``label_type="continuous"`` its values and S5's bound (a

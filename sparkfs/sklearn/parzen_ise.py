@@ -34,10 +34,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from sparkfs.core import fuzzy_cmeans as fcm
-from sparkfs.core.param_caps import MAX_BLOCK_SIZE, MAX_CLUSTERS, MAX_PASS_ITERATIONS
 from sparkfs.core import parzen_ise as pi
 from sparkfs.core import parzen_ise_marginal as pim
 from sparkfs.core import parzen_ise_sparse as pis
+from sparkfs.core.options import check_int
+from sparkfs.core.param_caps import MAX_BLOCK_SIZE, MAX_CLUSTERS, MAX_PASS_ITERATIONS
 from sparkfs.core.parzen_ise_options import (CRITERIA, DEFAULT_CRITERION, DEFAULT_PAIR_BUDGET, DEFAULT_RANK_BY,
                                              MEMBERSHIPS, MIN_DEFAULT_SAMPLE, SPARSE_FEATURE_ROWS, SPARSE_LANDMARKS,
                                              SPARSE_PAIR_BUDGET, START_ROWS_PER_CLUSTER, check_options,
@@ -276,8 +277,7 @@ class ParzenISESelector(SparkfsSelector):
                 raise bad_param(owner, name, "a str among {" + ", ".join(map(repr, allowed)) + "}", getattr(self, name))
         for name, cap in (("num_clusters", MAX_CLUSTERS), ("max_iter", MAX_PASS_ITERATIONS),
                           ("fcm_max_iter", MAX_PASS_ITERATIONS), ("block_size", MAX_BLOCK_SIZE)):
-            if not (is_int(getattr(self, name)) and 1 <= getattr(self, name) <= cap):
-                raise bad_param(owner, name, f"an int in the range [1, {cap}]", getattr(self, name))
+            check_int(name, owner, getattr(self, name), 1, maximum=cap)
         for name in ("landmarks", "sample_size"):
             if getattr(self, name) is not None and not (is_int(getattr(self, name)) and getattr(self, name) >= 2):
                 raise bad_param(owner, name, "an int in the range [2, inf) or None", getattr(self, name))

@@ -25,11 +25,12 @@ import scipy.sparse as sp
 from sparkfs.core import relief as relief_math
 from sparkfs.core.multisurf import continuous_hit_bound
 from sparkfs.core.neighbours import local_neighbour_table
+from sparkfs.core.options import check_int
 from sparkfs.core.param_caps import MAX_BLOCK_SIZE
 from sparkfs.core.sampling import column_statistics
 from sparkfs.core.scaling import SCALINGS, check_magnitude, feature_scale
 from sparkfs.errors import InvalidInputError
-from sparkfs.sklearn.base import FeatureScores, SparkfsSelector, bad_param, is_int, is_real
+from sparkfs.sklearn.base import FeatureScores, SparkfsSelector, bad_param, is_real
 from sparkfs.sklearn.rows import rows_in_units
 
 #: metric and scaling when one of them is given and the other is None (the Spark selector's defaults).
@@ -125,10 +126,8 @@ class ReliefFamilySelector(SparkfsSelector):
                 raise bad_param(owner, name, described + (" or None" if None in allowed else ""), getattr(self, name))
         if self.continuous_target and self.variant not in relief_math.CONTINUOUS_VARIANTS:
             raise bad_param(owner, "variant", "'relief' or 'relieff' with label_type='continuous'", self.variant)
-        for name, cap in (("k", None), ("block_size", MAX_BLOCK_SIZE)):
-            value = getattr(self, name)
-            if not (is_int(value) and value >= 1 and (cap is None or value <= cap)):
-                raise bad_param(owner, name, f"an int in the range [1, {'inf)' if cap is None else f'{cap}]'}", value)
+        check_int("k", owner, self.k, 1)
+        check_int("block_size", owner, self.block_size, 1, maximum=MAX_BLOCK_SIZE)
         if self.sigma is not None:
             values = np.asarray(self.sigma, dtype=object).ravel()
             if values.size == 0 or not all(is_real(v) and np.isfinite(v) and v > 0 for v in values):

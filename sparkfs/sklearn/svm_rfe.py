@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from sparkfs.core import svm_rfe as rfe_math
-from sparkfs.core.options import MULTICLASS
+from sparkfs.core.options import MULTICLASS, check_int
 from sparkfs.core.param_caps import MAX_ENSEMBLE, MAX_SOLVER_ITERATIONS
 from sparkfs.core.selection import percentile_count
 from sparkfs.errors import SolverConvergenceWarning
@@ -92,11 +92,8 @@ class SVMRFESelector(SparkfsSelector):
             raise bad_param(owner, "step", "a float in (0, 1) or a whole number >= 1", step)
         for name, low, cap in (("ensemble", 1, MAX_ENSEMBLE), ("halve_above", 0, None),
                                ("max_iter", 1, MAX_SOLVER_ITERATIONS)):
-            value = getattr(self, name)
-            if not (value is None and name == "max_iter") and not (
-                    is_int(value) and value >= low and (cap is None or value <= cap)):
-                raise bad_param(owner, name, f"an int in the range [{low}, {'inf)' if cap is None else f'{cap}]'}",
-                                value)
+            if not (getattr(self, name) is None and name == "max_iter"):
+                check_int(name, owner, getattr(self, name), low, maximum=cap)
         for name in ("C", "tol"):
             value = getattr(self, name)
             if not (value is None and name == "tol") and not (is_real(value) and 0.0 < value < np.inf):

@@ -174,11 +174,18 @@ def _checked_params(method):
     return selector, {name: constraints[name][1] for name in constraints if name not in SELECTION_PARAMS}
 
 
-def _converted(param, value):
-    try:
-        return True, param.typeConverter(value)
-    except TypeError:
-        return False, None
+def _converted_probes(selector, checked, camel):
+    """(probe, the Param, the probe as its type converter makes it) for every probe of Param
+    ``camel`` that the converter takes (one it refuses is refused at ``set`` time); none for a
+    Param without a constraint of its own."""
+    if camel not in checked:
+        return
+    param = selector.getParam(camel)
+    for probe in _probes(checked[camel]):
+        try:
+            yield probe, param, param.typeConverter(probe)
+        except TypeError:
+            continue
 
 
 @pytest.mark.parametrize("options_name", sorted(OPTIONS_CHECKED_BY))
@@ -192,14 +199,7 @@ def test_an_options_object_refuses_what_the_selector_refuses(options_name):
     required = {field: value for (name, field), value in REQUIRED_FIELDS.items() if name == options_name}
     compared = 0
     for field in dataclasses.fields(options_class):
-        camel = _camel(field.name)
-        if camel not in checked:
-            continue
-        param = selector.getParam(camel)
-        for probe in _probes(checked[camel]):
-            convertible, value = _converted(param, probe)
-            if not convertible:
-                continue
+        for probe, param, value in _converted_probes(selector, checked, _camel(field.name)):
             if field.name == "step" and isinstance(value, float) and value.is_integer():
                 value = int(value)
             spark = _spark_accepts(selector, param, value)
@@ -217,13 +217,7 @@ def test_the_front_refuses_what_the_spark_selector_refuses(method):
     front_class = FRONT[method]
     for name in front_class().get_params():
         camel = {"driver_memory_mb": "driverMemoryMB"}.get(name, _camel(name))
-        if camel not in checked:
-            continue
-        param = selector.getParam(camel)
-        for probe in _probes(checked[camel]):
-            convertible, value = _converted(param, probe)
-            if not convertible:
-                continue
+        for probe, param, value in _converted_probes(selector, checked, camel):
             front_value = probe if isinstance(value, str) and not isinstance(probe, str) else value
             front = front_class(**{name: front_value})
             front_accepts = _accepts(lambda: (front._check_method_params(), front._check_selection_params()))
