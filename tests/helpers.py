@@ -14,6 +14,21 @@ def to_vectors(X, sparse=False):
     return [Vectors.dense([float(v) for v in row]) for row in X]
 
 
+def frame_schema(columns, label_type=float):
+    """The schema of a test frame with these columns (features, label, weight, row_id), for
+    ``createDataFrame`` of a Python RDD: inferring it would read the RDD's first rows, a partial
+    read after which Spark retires that Python worker, and the next one imports sparkfs again
+    (about 1 s of CPU a test). A list of names (inference) for a label type not listed here."""
+    from pyspark.ml.linalg import VectorUDT
+    from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
+
+    label = {float: DoubleType(), int: LongType(), str: StringType()}.get(label_type)
+    if label is None:
+        return list(columns)
+    types = {"features": VectorUDT(), "label": label, "weight": DoubleType(), "row_id": LongType()}
+    return StructType([StructField(name, types[name], True) for name in columns])
+
+
 def make_df(spark, X, y, partitions=1, sparse=False, weights=None, label_type=float, persist=True):
     """A DataFrame (features, label[, weight]) with exactly `partitions` partitions, rows in order.
 
@@ -31,7 +46,7 @@ def make_df(spark, X, y, partitions=1, sparse=False, weights=None, label_type=fl
         rows = [(v, l, float(w)) for v, l, w in zip(vectors, labels, weights)]
         columns = ["features", "label", "weight"]
     rdd = spark.sparkContext.parallelize(rows, partitions)
-    frame = spark.createDataFrame(rdd, columns)
+    frame = spark.createDataFrame(rdd, frame_schema(columns, label_type))
     return frame.persist() if persist else frame
 
 

@@ -7,7 +7,7 @@ from pyspark.ml.linalg import Vectors
 from sparkfs import FisherMarkovSelector, InvalidInputError
 from sparkfs.methods import build_selector
 
-from tests.helpers import make_df
+from tests.helpers import frame_schema, make_df
 
 
 @pytest.fixture(params=["float", "jvm", "arrow"])
@@ -40,7 +40,7 @@ def test_single_class(spark, engine):
 
 def test_vectors_of_different_sizes(spark, engine):
     rows = [(Vectors.dense([1.0, 2.0]), 0.0), (Vectors.dense([1.0, 2.0, 3.0]), 1.0), (Vectors.sparse(3, [0], [1.0]), 1.0)]
-    df = spark.createDataFrame(spark.sparkContext.parallelize(rows, 2), ["features", "label"])
+    df = spark.createDataFrame(spark.sparkContext.parallelize(rows, 2), frame_schema(["features", "label"]))
     with pytest.raises(InvalidInputError, match=r"different sizes \(size 2: 1 row\(s\), size 3: 2 row\(s\)\)"):
         _fit(df, engine)
 

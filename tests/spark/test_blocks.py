@@ -7,7 +7,7 @@ from pyspark.ml.linalg import Vectors
 
 from sparkfs.spark.blocks import aggregate_partitions, arrow_vectors_to_matrix
 
-from tests.helpers import make_df
+from tests.helpers import frame_schema, make_df
 
 
 def _collect_blocks(df, num_features):
@@ -24,7 +24,8 @@ def _collect_blocks(df, num_features):
 def test_mixed_dense_and_sparse_rows(spark, partitions):
     vectors = [Vectors.dense([1.0, 0.0, 2.0]), Vectors.sparse(3, [1], [5.0]), Vectors.sparse(3, [], []),
                Vectors.dense([-1.0, 4.0, 0.5])]
-    df = spark.createDataFrame(spark.sparkContext.parallelize([(v, 0.0) for v in vectors], partitions), ["features", "label"])
+    rows = spark.sparkContext.parallelize([(v, 0.0) for v in vectors], partitions)
+    df = spark.createDataFrame(rows, frame_schema(["features", "label"]))
     summary = _collect_blocks(df, 3)
     dense = np.array([v.toArray() for v in vectors])
     np.testing.assert_allclose(summary["sum"], dense.sum(0))

@@ -11,7 +11,7 @@ from sparkfs import LmbaSelector, MarginInstanceWeighter, ReliefSelector
 from sparkfs.methods import build_selector
 from sparkfs.spark import canonical
 from sparkfs.spark.rows import Rows
-from tests.helpers import make_df
+from tests.helpers import frame_schema, make_df
 
 
 def _vector_batch(ids, nonzeros):
@@ -103,7 +103,8 @@ def test_with_a_row_id_column_the_row_order_does_not_matter(spark, small_chunks)
 
     def frame(rows_order, partitions):
         rows = [(Vectors.dense(X[i]), float(y[i]), int(ids[i])) for i in rows_order]
-        return spark.createDataFrame(spark.sparkContext.parallelize(rows, partitions), ["features", "label", "row_id"])
+        return spark.createDataFrame(spark.sparkContext.parallelize(rows, partitions),
+                                     frame_schema(["features", "label", "row_id"]))
 
     ordered, shuffled = frame(np.arange(200), 1), frame(order, 5)
     lmba = {name: LmbaSelector(k=1, iterations=5, batchSize=8, rowIdCol="row_id", numFeatures=2,
