@@ -1,4 +1,4 @@
-"""``sparkfs evaluate`` (issue 12). No math here; the rows of the folds are the Spark layer's
+"""``sparkfs evaluate``. No math here; the rows of the folds are the Spark layer's
 (:mod:`sparkfs.spark.folds`).
 
 ``evaluate`` draws stratified folds of the rows, fits every ``--methods`` selector on each

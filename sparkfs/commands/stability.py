@@ -103,7 +103,7 @@ def run_stability(args, spark) -> Dict[str, Any]:
     checked = build_selector(args.method, params)   # an unknown method or param fails before any Spark work
     if checked._continuous_label():
         raise ValueError(f"--method {args.method} takes a continuous label, and stability draws its samples "
-                         "stratified by class; not supported yet (issue 36's notes)")
+                         "stratified by class; not supported yet")
     own_weighting = checked.own_instance_weighting  # the method weights the rows itself (SVM-RFE)
     if args.instance_weighting == "margin" and own_weighting:
         params = {**params, own_weighting: "margin"}

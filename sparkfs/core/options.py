@@ -1,4 +1,4 @@
-"""The options of each method, one frozen and validated object per method (issue 25).
+"""The options of each method, one frozen and validated object per method.
 
 A selector builds its method's options once from its Params and hands them to the method's Spark
 function (``relief_statistics(df, ..., options=ReliefOptions(...))``); the Spark function and

@@ -6,10 +6,10 @@ variances ``s_ck^2``; window width h; feature weights w on the simplex. The pape
 did not survive extraction; their numbers below follow its cross-references (eq. 10 is p, eq. 11
 is q "using Eq. 10", eq. 19 the ISE, eq. 22 its derivatives, eq. 23 the learning rule).
 docs/parzen_ise.md has the derivation and the reasons for every choice. This module holds the
-``image`` reading (issue 11's) and the shared pieces (groups, variances, the in-memory driver;
+``image`` reading (the first one built) and the shared pieces (groups, variances, the in-memory driver;
 the options' checks, the held-out runs and the ranking scores are :mod:`sparkfs.core.parzen_ise_options`);
-the ``marginal`` reading, the default since issue 23, is :mod:`sparkfs.core.parzen_ise_marginal`
-(``criterion`` chooses; neither meets every criterion of issue 23, see the docs, section 0).
+the ``marginal`` reading, the default, is :mod:`sparkfs.core.parzen_ise_marginal`
+(``criterion`` chooses; neither meets every criterion of the docs' section 0).
 
 Model (eqs. 6-13)::
 

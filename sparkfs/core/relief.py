@@ -42,16 +42,15 @@ Deviations from the paper (and why)
 3. **Parzen-Relief's same-class set excludes n itself.** The paper defines
    ``Omega_n^(o) = {i : y_i = y_n}``, which contains n; with n included every feature gets the
    same extra ``1 / |Omega_n^(o)|`` (k_d(x, x) = 1), a feature-independent shift of the mean
-   margin that changes the positive part in eq. (4) but no ranking. We follow the issue
-   ("same-class i != n").
+   margin that changes the positive part in eq. (4) but no ranking. We exclude n, as the
+   margin compares n with its *other* same-class rows ("same-class i != n").
 4. **Parzen kernel normalisation:** eq. (12) writes the isotropic kernel with a
    ``1/(sqrt(2 pi) sigma)`` factor and an unsquared norm (a typo); eq. (14) defines the
    per-feature ``k_d`` without the factor and with the square. We use eq. (14) as printed.
 5. **MAP-Relief's weights follow eq. (16) as printed** (``P(y_n)`` on the miss term,
    ``1 - P(y_n)`` on the hit term). Note that substituting the Relief approximation
    (``1/|x - H| -> -|x - H|``) into eq. (15) would put ``P(y_n)`` on the hit term and
-   ``1 - P(y_n)`` on the miss term; the paper and the issue both state eq. (16), which we
-   implement.
+   ``1 - P(y_n)`` on the miss term; the paper states eq. (16), which we implement.
 6. **Priors** ``P(c)`` are the class frequencies of all n rows (Section 3.2:
    ``sum_n I(y_n = c) / N``), also when only a sample of queries is used.
 7. **Small classes** (the paper assumes every class has k + 1 rows): a class with fewer rows

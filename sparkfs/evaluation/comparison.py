@@ -1,4 +1,4 @@
-"""Comparison of methods over several evaluations (issue 12): the Fisher-Markov paper's Table II
+"""Comparison of methods over several evaluations: the Fisher-Markov paper's Table II
 shape (per data set and classifier, each method's lowest error over the numbers of features) and
 its Table V (Wilcoxon signed-rank test of one method against each other one over all the
 (data set, classifier) cells). Reads the ``best.csv`` and ``study.json`` of each evaluation

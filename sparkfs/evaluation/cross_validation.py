@@ -1,4 +1,4 @@
-"""Cross-validated evaluation of feature rankings (issue 12): selection inside each training fold,
+"""Cross-validated evaluation of feature rankings: selection inside each training fold,
 classifiers on the top-k features, resumable per (method, fold).
 
 :func:`fold_plan` draws the folds; :func:`score_subsets` runs the five classifiers of
@@ -13,8 +13,8 @@ No leakage by construction: ``rank_fold`` receives the :class:`Fold` and must se
 ``fold.train`` only; the study fetches the test rows only after the ranking is fixed, and only
 the columns of the top ``max(k)`` features (``data_for_fold(fold, columns)``).
 
-Choices (where the issue and the papers are silent)
----------------------------------------------------
+Choices (where the papers are silent)
+------------------------------------
 1. **Classifiers** (Fisher-Markov paper, Section V: Weka naive Bayes and C4.5, LibSVM linear and
    RBF SVMs, multi-class one-versus-all; its Table II has no kNN): ``nb`` = GaussianNB (Weka's
    default Gaussian estimator); ``tree`` = CART with the entropy criterion and at least 2 rows per

@@ -1,4 +1,4 @@
-"""The recommendation of an evaluation (issue 24): per classifier, the method and k of lowest mean
+"""The recommendation of an evaluation: per classifier, the method and k of lowest mean
 error, and the features that method selects when fitted on all rows.
 
 Cross-validation says which (method, k) to use; it does not give the features to use, since each
@@ -8,8 +8,8 @@ selection for every k in ``all-rows/<method>.npz`` (:func:`fit_recommended_on_al
 like the folds: a saved method is not fitted again). :func:`recommendation_document` turns the
 best-k table and those files into ``recommendation.json``, the first section of the report.
 
-Choices (where the issue is silent)
------------------------------------
+Choices
+-------
 1. **Which (method, k) per classifier**: the lowest mean error of ``best.csv``; ties (within
    1e-12) go to the smaller k, then to the method listed first in ``--methods``.
 2. **The all-rows fit** uses the method's params of the evaluation and, for randomised methods,

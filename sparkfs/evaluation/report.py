@@ -1,4 +1,4 @@
-"""Figures and the self-contained HTML report of an evaluation study (issue 12).
+"""Figures and the self-contained HTML report of an evaluation study.
 
 :mod:`sparkfs.evaluation.cross_validation` runs the study and writes its tables; this module
 draws (matplotlib ``Figure`` + ``FigureCanvasAgg``, never pyplot, so the user's backend and

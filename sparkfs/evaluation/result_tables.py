@@ -1,4 +1,4 @@
-"""The tables and files of an evaluation (issue 12) from its saved (method, fold) results:
+"""The tables and files of an evaluation from its saved (method, fold) results:
 ``results.parquet``, ``summary.csv``, ``best.csv``, ``significance.csv``, ``timings.csv``,
 ``ties.csv``, ``selection_auc.csv``, the plots and ``plots.json``. The choices behind the numbers are the
 notes of :mod:`sparkfs.evaluation.cross_validation`."""

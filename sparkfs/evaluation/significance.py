@@ -1,4 +1,4 @@
-"""Paired significance tests of the evaluation (issue 12): a paired t-test across folds and the
+"""Paired significance tests of the evaluation: a paired t-test across folds and the
 Wilcoxon signed-rank test across data sets, thin wrappers of :mod:`scipy.stats` with checked
 inputs. Both two-sided. No pyspark.
 """

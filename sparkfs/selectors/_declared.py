@@ -1,5 +1,5 @@
 """A Param declared in one statement: name, doc, type converter, default, constraint, and whether its
-*unset* state decides something (issue 35).
+*unset* state decides something.
 
 ``declare`` returns a :class:`DeclaredParam`, a pyspark ``Param`` that also carries its default and
 its constraint. :class:`DeclaredParams` (the root of every sparkfs Params class) collects them over

@@ -265,8 +265,8 @@ class HasStatsEngine(HasDeterministic):
         """'float', 'arrow' or 'jvm': statsEngine, or for 'auto' the one ``deterministic`` asks for:
         'arrow' with it; without it 'float' for sparse vectors and Spark's Summarizer ('jvm') for
         dense ones, judged by the first row of ``dataset`` (a one-row job; 'float' without a dataset).
-        Dense rows cost more to hand to Python than the Summarizer's grouped buffers: on a cached
-        250,000 x 631 dense table LFS took 4.2 s with 'float' and 1.6 s with 'jvm' (issue 37)."""
+        Dense rows cost more to hand to Python than the Summarizer's grouped buffers, so they stay in
+        the JVM (``benchmarks/near_floor.py`` measures both)."""
         engine = self.getOrDefault(self.statsEngine)
         if engine != "auto":
             return engine

@@ -149,7 +149,7 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
                 and self._engine_of_fit == "float")
 
     def _score_in_one_pass(self, dataset) -> Optional[ScoreResult]:
-        """One pass for a filter of the class moments on the float engine (issue 37; 'auto' takes it
+        """One pass for a filter of the class moments on the float engine ('auto' takes it
         for sparse vectors): the moments pass counts the labels, then the preamble's label checks
         run on its counts, with the preamble's messages. Anything else: None, so the shared
         preamble, then :meth:`_compute_scores` (with the engine resolved here)."""

@@ -131,10 +131,10 @@ class ParzenISERanker(FeatureSelector, _ParzenISEParams):
     sum 1, one feature held at 0) define q, the density of w * x; w minimises the integrated
     squared error between p and q and ranks the features. ``criterion`` picks the reading of the
     lost equations: ``'marginal'`` (default; fixed windows, ISE feature by feature, projected
-    Newton steps) or ``'image'`` (issue 11's: q is p shrunk by w, projected gradient descent).
+    Newton steps) or ``'image'`` (the first reading built: q is p shrunk by w, projected gradient descent).
     Passes: column statistics, one per FCM iteration, two for the group variances, then one per
     query batch and ISE evaluation (O(N M d) each, M = N or ``landmarks``). See
-    ``docs/parzen_ise.md``: neither reading meets every criterion of issue 23.
+    ``docs/parzen_ise.md``: neither reading meets every criterion of its section 0.
     """
 
     _model_class = ParzenISERankerModel

@@ -1,5 +1,5 @@
 """The ``"float"`` statistics engine: per-class counts, weighted column sums and sums of squares in
-one ``mapInArrow`` pass, summed in float64 with NumPy (issue 37).
+one ``mapInArrow`` pass, summed in float64 with NumPy.
 
 Why a third engine: Spark's ``groupBy(label).agg(Summarizer)`` (``"jvm"``) keeps three dense
 arrays of p doubles per class in every task and shuffles them, which on a term matrix (S: 100,000

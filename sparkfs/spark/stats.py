@@ -12,7 +12,7 @@ squares. Three engines compute the same numbers:
   the JVM on Spark's own vector types, sparse vectors update only their non-zeros, and no row
   crosses to Python. sum of squares = normL2^2 (one sqrt/square round trip: relative error
   ~1e-16). Per class it keeps and shuffles three dense arrays of p doubles, which made it three
-  bare passes on a term matrix of 20 classes (issue 37).
+  bare passes on a term matrix of 20 classes.
 * ``"arrow"``: ``mapInArrow`` blocks summarised with NumPy/SciPy and merged in partition
   order (see :mod:`sparkfs.spark.blocks`). The sums are exact (:mod:`sparkfs.core.exact_sums`:
   integer limbs, rounded once on the driver), so they are the correctly rounded sums of the
@@ -405,7 +405,7 @@ def label_counts(df, label_col: str):
 
 #: Classes above which the label index is a lookup in a literal map instead of a CASE WHEN: a CASE
 #: of 2,000 branches makes generated code beyond the JVM's 64 KB method limit (Spark then logs a
-#: 240-line compiler trace and falls back to interpreting it, issue 34).
+#: 240-line compiler trace and falls back to interpreting it).
 CASE_WHEN_CLASSES = 64
 
 
