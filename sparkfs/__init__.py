@@ -3,8 +3,18 @@
 from importlib import import_module
 
 from sparkfs._version import __version__
-from sparkfs.errors import (DriverBudgetError, InvalidInputError, InvalidModelError, ParamBoundError, SelectionTieWarning,
-                            SolverConvergenceWarning, DefaultSampleWarning, SparkMasterError, SparkResourceError, SparkStartError)
+from sparkfs.errors import (
+    DefaultSampleWarning,
+    DriverBudgetError,
+    InvalidInputError,
+    InvalidModelError,
+    ParamBoundError,
+    SelectionTieWarning,
+    SolverConvergenceWarning,
+    SparkMasterError,
+    SparkResourceError,
+    SparkStartError,
+)
 
 #: The Estimators and Models, imported when first asked for (PEP 562): ``import sparkfs.sklearn``
 #: (the scikit-learn front on in-memory data) then imports neither pyspark nor the Spark layers.

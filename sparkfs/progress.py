@@ -19,7 +19,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import Callable, Optional
+from typing import Any, Callable, Dict, Optional
 
 
 class Interrupted(KeyboardInterrupt):
@@ -66,7 +66,7 @@ class Steps:
         self.name, self.total, self.unit, self.reporter = name, max(int(total), 1), unit, reporter
         self.done = 0
         self.started = reporter.clock() if reporter else 0.0
-        self._last_line = None
+        self._last_line: Optional[float] = None
 
     def advance(self, count: int = 1) -> None:
         """``count`` more steps finished; raises :class:`Interrupted` once the command is interrupted."""
@@ -87,7 +87,7 @@ class Steps:
                            f"{estimate}")
 
 
-_state = {"reporter": None, "signal": None}
+_state: Dict[str, Any] = {"reporter": None, "signal": None}
 
 
 def set_reporter(reporter: Optional[Reporter]) -> Optional[Reporter]:

@@ -46,9 +46,9 @@ from sklearn.neighbors import KNeighborsClassifier
 
 from benchmarks.common import ROOT, load_npz
 from sparkfs.core import margin_weighting as mw
-from sparkfs.core import simba
 from sparkfs.core import neighbours as nb
 from sparkfs.core import relief as rl
+from sparkfs.core import simba
 from tests.core.test_lmba_table1 import multi_class_data, range_scaled, s1_data
 
 DOC = ROOT / "docs" / "lmba_simba.md"

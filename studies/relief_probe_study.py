@@ -47,7 +47,12 @@ from scipy.stats import ttest_rel
 
 from benchmarks.common import ROOT, load_npz
 from sparkfs.evaluation.probes import (
-    DEFAULT_KNN_CANDIDATES, PAPER_PROBE_VARIANCE, accuracy_curve, add_probes, imbalance, selection_roc,
+    DEFAULT_KNN_CANDIDATES,
+    PAPER_PROBE_VARIANCE,
+    accuracy_curve,
+    add_probes,
+    imbalance,
+    selection_roc,
     stratified_split,
 )
 

@@ -37,6 +37,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
 from benchmarks.common import RESULTS, load_npz
+
 SETS = ["BASEHOCK", "PCMAC", "tr11", "tr12", "tr45"]
 TOP, K = 100, 10
 SETTINGS = {f"{scaling}/{metric}": (scaling, metric) for scaling in ("range", "none", "standard")

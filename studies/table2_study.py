@@ -36,12 +36,12 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import ROOT, load_npz  # noqa: E402
+from benchmarks.common import ROOT, load_npz
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
-from sparkfs.cli import main  # noqa: E402
+from sparkfs.cli import main
 
 METHODS = ["lfs", "qfs", "relieff", "mrelief", "prelief", "lmba", "simba", "parzen-ise", "svm-rfe",
            "anova", "chi2-categorical", "chi2", "mutual-info", "mrmr", "jmi", "cmim", "random"]

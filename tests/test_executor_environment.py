@@ -10,8 +10,12 @@ import sys
 import pytest
 
 from sparkfs.errors import SparkStartError
-from sparkfs.spark.failures import (SHIP_ENVIRONMENT, ExecutorEnvironmentError, executor_environment_failure,
-                                    resource_failure)
+from sparkfs.spark.failures import (
+    SHIP_ENVIRONMENT,
+    ExecutorEnvironmentError,
+    executor_environment_failure,
+    resource_failure,
+)
 from sparkfs.spark.session import _with_environ, python_workers_environ
 
 ME = "/home/user/project/.venv/bin/python"

@@ -1,8 +1,9 @@
 """The project's metadata: one version source, the project's addresses, a changelog. No JVM."""
 
 import re
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 import sparkfs
 from sparkfs._version import __version__

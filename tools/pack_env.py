@@ -26,8 +26,9 @@ import sys
 import tarfile
 import tempfile
 import time
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Written into the pack venv: only a folder holding it is ever deleted by this script.

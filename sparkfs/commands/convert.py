@@ -31,8 +31,15 @@ import time
 from typing import Any, Dict, Optional
 
 from sparkfs.commands import Command
-from sparkfs.commands.arguments import (add_spark_args, check_numeric_options, log, session_conf, spark_conf,
-                                        spark_target, stage)
+from sparkfs.commands.arguments import (
+    add_spark_args,
+    check_numeric_options,
+    log,
+    session_conf,
+    spark_conf,
+    spark_target,
+    stage,
+)
 from sparkfs.errors import InvalidInputError
 from sparkfs.interruption import install_handlers
 from sparkfs.io.config import ConfigError
@@ -41,8 +48,18 @@ from sparkfs.io.output import check_output_early, check_output_free, write_spark
 from sparkfs.io.readers import LIBSVM_NAMES, check_input_early, read_dataset
 from sparkfs.io.stores import local_path_of
 from sparkfs.io.table_input import vector_metadata
-from sparkfs.job_options import (configure_log_format, decide_if_exists, input_fingerprint, log_line, run_fields,
-                                 run_id_of, skip_if_complete, utc_now, versions, with_run_id)
+from sparkfs.job_options import (
+    configure_log_format,
+    decide_if_exists,
+    input_fingerprint,
+    log_line,
+    run_fields,
+    run_id_of,
+    skip_if_complete,
+    utc_now,
+    versions,
+    with_run_id,
+)
 
 INPUT_FORMATS = ("libsvm", "csv", "auto")
 #: What ``--format auto`` reads from a file name (after a compression suffix).

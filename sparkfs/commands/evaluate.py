@@ -96,7 +96,8 @@ def check_output(args) -> str:
 
 def _checked_request(args) -> Dict[str, Any]:
     """The methods, classifiers, sizes, params and probe distribution, refused before any Spark work."""
-    from sparkfs.evaluation import baselines, cross_validation as cv
+    from sparkfs.evaluation import baselines
+    from sparkfs.evaluation import cross_validation as cv
     from sparkfs.methods import METHODS, build_selector
 
     methods = _names(args.methods, "--methods")
@@ -178,7 +179,8 @@ class _FoldWork:
                 for key, (keys, classes) in predicted.items()}
 
     def rank_fold(self, method, fold):
-        from sparkfs.evaluation import baselines, cross_validation as cv
+        from sparkfs.evaluation import baselines
+        from sparkfs.evaluation import cross_validation as cv
         from sparkfs.methods import build_selector
         from sparkfs.spark.folds import columns_by_position, training_rows
 

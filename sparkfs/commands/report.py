@@ -15,8 +15,8 @@ def add_arguments(commands) -> None:
 
 def run_report(args) -> Dict[str, Any]:
     """``sparkfs report DIR``: tables and plots from the saved results, then report.html."""
-    from sparkfs.evaluation.result_tables import write_results
     from sparkfs.evaluation.report import build_report
+    from sparkfs.evaluation.result_tables import write_results
     from sparkfs.io.output_safety import check_study_directory
 
     directory = check_study_directory(args.directory, "evaluate", flag="sparkfs report", must_be_own=True)

@@ -11,8 +11,13 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from sparkfs.core.binary_quadratic import (BinaryQuadraticSolution, BinaryQuadraticProblem, cut_relaxation,
-                                           improve_by_local_search, solution_of)
+from sparkfs.core.binary_quadratic import (
+    BinaryQuadraticProblem,
+    BinaryQuadraticSolution,
+    cut_relaxation,
+    improve_by_local_search,
+    solution_of,
+)
 
 
 @dataclass(frozen=True)

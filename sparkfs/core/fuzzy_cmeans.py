@@ -32,7 +32,7 @@ Choices (Bezdek leaves them open):
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional, Tuple
+from typing import List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -119,7 +119,7 @@ def initial_centres(points, keys, num_clusters: int) -> np.ndarray:
     rows with the smallest keys it collected (a few times C of them), the in-memory driver all rows.
     """
     points = np.asarray(points, dtype=float)
-    chosen = []
+    chosen: List[int] = []
     for position in np.argsort(np.asarray(keys), kind="stable"):
         if not any(np.array_equal(points[position], points[other]) for other in chosen):
             chosen.append(position)

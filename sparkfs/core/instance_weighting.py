@@ -55,6 +55,7 @@ from typing import NamedTuple, Union
 
 import numpy as np
 import scipy.sparse as sp
+
 from sparkfs.core.pairs import euclidean_distance_sums, feature_kernel_sums, one_hot
 
 Matrix = Union[np.ndarray, sp.csr_matrix]

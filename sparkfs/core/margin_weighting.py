@@ -62,8 +62,14 @@ import scipy.sparse as sp
 Matrix = Union[np.ndarray, sp.csr_matrix]
 
 # The loop's schedule lived here first; it is re-exported (``mw.instance_order`` and the like).
-from sparkfs.core.margin_loops import (LoopResult, batch_step_sizes, instance_order, margin_loop,  # noqa: F401
-                                       number_of_steps, step_sizes)
+from sparkfs.core.margin_loops import (  # noqa: F401
+    LoopResult,
+    batch_step_sizes,
+    instance_order,
+    margin_loop,
+    number_of_steps,
+    step_sizes,
+)
 from sparkfs.core.margin_runs import IterateAverage, MarginRun
 from sparkfs.core.options import PROJECTIONS, check_choice, check_int, check_positive
 

@@ -7,19 +7,21 @@ loop function once per process, cached on disk when a cache directory is writabl
 
 from __future__ import annotations
 
+from typing import Any, Dict
+
 try:  # pragma: no cover - exercised by whichever environment runs the tests
     import numba
 
     AVAILABLE = True
 except ImportError:  # pragma: no cover
-    numba = None
+    numba = None  # type: ignore[assignment]  # the kernels then take the NumPy path
     AVAILABLE = False
 
 
 def compile_kernel(function, inline: bool = False):
     """``function`` compiled in nopython mode (no bounds checks, the GIL released); ``inline``:
     a helper that the kernels calling it take in at compile time (no call per element)."""
-    options = {"boundscheck": False, "nogil": True, "inline": "always" if inline else "never"}
+    options: Dict[str, Any] = {"boundscheck": False, "nogil": True, "inline": "always" if inline else "never"}
     try:
         return numba.njit(cache=True, **options)(function)
     except RuntimeError:  # pragma: no cover - no writable cache location: compile per process

@@ -26,13 +26,19 @@ from sparkfs.core.information import CRITERIA, MRMR_FORMS
 from sparkfs.core.margin_runs import PAPER, MarginRun
 from sparkfs.core.multisurf import VARIANTS as MULTISURF_VARIANTS
 from sparkfs.core.neighbours import METRICS
-from sparkfs.core.param_caps import (MAX_BIN_SAMPLE, MAX_BINS, MAX_BLOCK_SIZE, MAX_CLUSTERS,
-                                     MAX_PASS_ITERATIONS, MAX_SOLVER_ITERATIONS)
+from sparkfs.core.param_caps import (
+    MAX_BIN_SAMPLE,
+    MAX_BINS,
+    MAX_BLOCK_SIZE,
+    MAX_CLUSTERS,
+    MAX_PASS_ITERATIONS,
+    MAX_SOLVER_ITERATIONS,
+)
 from sparkfs.core.parzen_ise_options import DEFAULT_CRITERION as PARZEN_CRITERION
 from sparkfs.core.parzen_ise_options import DEFAULT_RANK_BY as PARZEN_RANK_BY
 from sparkfs.core.parzen_ise_options import check_options as check_parzen_options
-from sparkfs.core.relief import METRICS as RELIEF_METRICS
 from sparkfs.core.relief import CONTINUOUS_VARIANTS as CONTINUOUS_RELIEF_VARIANTS
+from sparkfs.core.relief import METRICS as RELIEF_METRICS
 from sparkfs.core.relief import VARIANTS as RELIEF_VARIANTS
 from sparkfs.core.scaling import SCALINGS
 

@@ -67,14 +67,19 @@ Choices (reasons in docs/parzen_ise.md):
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple
 
 import numpy as np
 
 from sparkfs.core import parzen_ise_marginal as pim
 from sparkfs.core.fuzzy_cmeans import fcm_in_memory
-from sparkfs.core.parzen_ise_options import (DEFAULT_CRITERION, DEFAULT_RANK_BY, check_options, final_scores,
-                                             runs_with_held_out_feature)
+from sparkfs.core.parzen_ise_options import (
+    DEFAULT_CRITERION,
+    DEFAULT_RANK_BY,
+    check_options,
+    final_scores,
+    runs_with_held_out_feature,
+)
 from sparkfs.core.sampling import content_sample_keys, smallest_key_positions
 from sparkfs.core.selection import rank_features
 
@@ -323,7 +328,7 @@ def descend_ise(evaluate: Callable[[np.ndarray], Tuple[ISEValue, object]], num_f
         return w, {"iterations": 0, "evaluations": 0, "log_ise": [], "stop": "single free feature", "value": None,
                    "payload": None}
     value, payload = evaluate(w)
-    info = {"iterations": 0, "evaluations": 1, "log_ise": [value.log_ise], "stop": "max_iter"}
+    info: Dict[str, Any] = {"iterations": 0, "evaluations": 1, "log_ise": [value.log_ise], "stop": "max_iter"}
     step = learning_rate
     for iteration in range(1, max_iter + 1):
         step = min(learning_rate, 2.0 * step) if iteration > 1 else learning_rate

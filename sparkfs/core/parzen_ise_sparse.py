@@ -36,8 +36,8 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from sparkfs.core.numba_jit import AVAILABLE, compile_kernel
 from sparkfs.core.fuzzy_cmeans import fcm_terms_from_distances, memberships_from_distances
+from sparkfs.core.numba_jit import AVAILABLE, compile_kernel
 from sparkfs.core.parzen_ise import GroupMoments
 from sparkfs.core.parzen_ise_marginal import MarginalTerms
 

@@ -95,9 +95,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from sparkfs.core import scaling as scaling_math
-from sparkfs.core.scaling import feature_scale  # noqa: F401  (Relief's divisor, public here: one function)
 from sparkfs.core.neighbours import PAD_ID, NeighbourTable
 from sparkfs.core.pairs import feature_kernel_sums, one_hot, pair_sums
+from sparkfs.core.scaling import feature_scale  # noqa: F401  (Relief's divisor, public here: one function)
 
 Matrix = Union[np.ndarray, sp.csr_matrix]
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.feature_selection import mutual_info_classif
 
-from sparkfs.evaluation.param_checks import invalid_parameter as _invalid, is_int as _is_int
+from sparkfs.evaluation.param_checks import invalid_parameter as _invalid
+from sparkfs.evaluation.param_checks import is_int as _is_int
 
 BASELINE_METHODS = ("mutual-info", "random")
 

@@ -19,7 +19,6 @@ from sparkfs.evaluation.recommendation import recommendation_table, write_recomm
 from sparkfs.evaluation.report import atomic_write_bytes, feature_names, write_plots
 from sparkfs.evaluation.significance import TIE_TOLERANCE, paired_t_test_across_folds
 
-
 # Summaries -------------------------------------------------------------------------------------
 
 

@@ -221,7 +221,7 @@ class HadoopStore:
                 stream.write(bytearray(payload))
             finally:
                 stream.close()
-        except Exception as error:  # noqa: BLE001 - py4j's Py4JJavaError, read as an OSError below
+        except Exception as error:  # py4j's Py4JJavaError, read as an OSError below
             raise java_write_failure(error) from None
 
     def rename(self, source, destination) -> None:
@@ -257,7 +257,7 @@ def java_write_failure(error: BaseException) -> OSError:
     first line (``java.io.IOException: ...``) as the reason either way."""
     try:
         java = error.java_exception.toString() if hasattr(error, "java_exception") else str(error)
-    except Exception:  # noqa: BLE001 - the JVM is gone: its text cannot be read
+    except Exception:  # the JVM is gone: its text cannot be read
         java = type(error).__name__
     lines = str(java).strip().splitlines()
     first = lines[0] if lines else type(error).__name__

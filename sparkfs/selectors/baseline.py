@@ -32,17 +32,16 @@ from typing import Optional
 import numpy as np
 from pyspark.ml.param import Param, TypeConverters
 
+from sparkfs.core.moment_filters import MOMENT_FILTERS, MomentFilter, ranking_scores
+from sparkfs.core.regression import check_continuous_target
+from sparkfs.core.scaling import check_magnitude
+from sparkfs.core.univariate import anova_p_values, constant_feature_candidates
+from sparkfs.errors import InvalidInputError
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import HasLabelType, HasStatsEngine, declare, keyword_constructor
-from sparkfs.core.scaling import check_magnitude
-from sparkfs.errors import InvalidInputError
-from sparkfs.core.moment_filters import MOMENT_FILTERS, MomentFilter, ranking_scores
-from sparkfs.core.univariate import anova_p_values, constant_feature_candidates
 from sparkfs.spark.blocks import is_connect_session
-from sparkfs.core.regression import check_continuous_target
 from sparkfs.spark.stats import class_moments, class_moments_counting_labels, column_extremes, diagnose_input
 from sparkfs.spark.target_moments import target_moments
-
 
 CATEGORICAL_TEST = "chi2-categorical"
 
@@ -243,8 +242,10 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         statistics = np.where(undefined, np.nan, statistics)
         if p_values is not None:
             p_values = np.where(undefined, 1.0, np.asarray(p_values, dtype=np.float64))
-        kept = {} if moment_filter.larger_is_better else {"statistics": statistics}
-        return ranking_scores(moment_filter, statistics), p_values, kept, moments.n_rows
+        spread = moments.per_feature  # the float engine on wide vectors holds the ids that occur only
+        kept = {} if moment_filter.larger_is_better else {"statistics": spread(statistics)}
+        return (spread(ranking_scores(moment_filter, statistics)), None if p_values is None else spread(p_values),
+                kept, moments.n_rows)
 
     def _spark_ml_anova(self, dataset, indexed) -> np.ndarray:
         """Spark ML's own ``ANOVATest`` (``statsEngine="jvm"``): pyspark has no wrapper for it, so the JVM
@@ -272,12 +273,12 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         """A filter of sums of counts (chi2) refuses negative values, naming the first feature."""
         negative = np.flatnonzero(moments.feature_min < 0)
         if negative.size:
-            first = int(negative[0])
+            first, column = moments.feature_id(int(negative[0])), int(negative[0])
             test = self.getOrDefault(self.test)
             raise InvalidInputError(
                 f"{type(self).__name__} test='{test}' needs non-negative features (counts, frequencies, tf-idf): "
                 f"{negative.size} feature(s) have negative values, e.g. feature {first} down to "
-                f"{moments.feature_min[first]:.6g}; use test='anova' (method anova) for signed data"
+                f"{moments.feature_min[column]:.6g}; use test='anova' (method anova) for signed data"
             )
 
     def _refuse_non_integer_values(self, indexed) -> None:

@@ -19,8 +19,15 @@ from sparkfs.core.qfs import (
 )
 from sparkfs.core.scaling import feature_scaling, sample_std
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult, check_supervised
-from sparkfs.selectors._params import (HasPreset, HasScaling, HasStatsEngine, declare, in_range, keyword_constructor,
-                                       one_of)
+from sparkfs.selectors._params import (
+    HasPreset,
+    HasScaling,
+    HasStatsEngine,
+    declare,
+    in_range,
+    keyword_constructor,
+    one_of,
+)
 from sparkfs.spark.stats import class_moments_counting_labels, with_label_index
 
 #: QFS candidates when ``candidates`` is unset: this many, or the features a count rule asks for
@@ -206,7 +213,7 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
         lfs_gamma = -0.5 if gamma == "auto" else gamma  # only the candidate ranking uses it
         theta = markov_coefficients(class_sums, moments.class_weights, class_sum_squares.sum(axis=0), lfs_gamma)
         result = ScoreResult(
-            scores=theta,
+            scores=moments.per_feature(theta),  # the float engine on wide vectors holds the ids that occur only
             label_values=moments.label_values,
             class_counts=moments.class_counts.tolist(),
             n_rows=moments.n_rows,
@@ -216,7 +223,8 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
         if self.getOrDefault(self.degree) == 2:
             check_supervised(result, type(self).__name__)
             self._check_labels(result.label_values, result.class_counts)
-            self._solve_qfs(dataset, moments, result, offset, scale)
+            spread = [None if value is None else moments.per_feature(value) for value in (offset, scale)]
+            self._solve_qfs(dataset, moments, result, *spread)
         return result
 
     def _feature_scaling(self, dataset, moments, scaling: str):
@@ -289,7 +297,7 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
 
         shift = offset
         if self.getOrDefault(self.center):
-            shift = moments.class_sums.sum(axis=0) / moments.class_weights.sum()
+            shift = moments.per_feature(moments.class_sums.sum(axis=0) / moments.class_weights.sum())
         indexed = with_label_index(dataset, self.getLabelCol(), moments.label_values, "__label_index")
         statistics = class_gram_statistics(
             indexed, self.getFeaturesCol(), "__label_index", num_classes, candidate_indices=candidates,

@@ -12,11 +12,17 @@ from sparkfs.core.options import DISCRETIZATIONS, InformationOptions
 from sparkfs.core.param_caps import MAX_BIN_SAMPLE, MAX_BINS
 from sparkfs.errors import InvalidInputError, SelectionTieWarning
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
-from sparkfs.selectors._params import (HasDriverBudget, UpperBound, declare, in_range, is_int, keyword_constructor,
-                                       one_of)
+from sparkfs.selectors._params import (
+    HasDriverBudget,
+    UpperBound,
+    declare,
+    in_range,
+    is_int,
+    keyword_constructor,
+    one_of,
+)
 from sparkfs.spark.information import information_selection
 from sparkfs.spark.method_setup import EngineOptions
-
 
 
 class _InformationParams(HasDriverBudget):

@@ -18,10 +18,9 @@ import math
 from typing import Any, Dict, Optional
 
 from pyspark.ml import Transformer
-from pyspark.ml.util import MLReader
 from pyspark.ml.param import Param, TypeConverters
 from pyspark.ml.param.shared import HasFeaturesCol, HasLabelCol, HasOutputCol
-from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
+from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable, MLReader
 
 from sparkfs.core.labels import check_class_labels
 from sparkfs.core.options import MarginWeightOptions

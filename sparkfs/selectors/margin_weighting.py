@@ -12,9 +12,18 @@ from __future__ import annotations
 
 from pyspark.ml.param import Param, TypeConverters
 
-from sparkfs.core.margin_runs import (  # noqa: F401 (DEFAULT_POOL, the default runs and the caps: public here)
-    AVERAGINGS, BATCH_RULES, DEFAULT_POOL, LMBA_DEFAULT_RUN, MAX_INSTANCE_ROW_PAIRS, MAX_POOL_PASSES, PAPER,
-    SCHEDULES, SIMBA_DEFAULT_RUN, MarginRun)
+from sparkfs.core.margin_runs import (
+    AVERAGINGS,
+    BATCH_RULES,
+    DEFAULT_POOL,
+    LMBA_DEFAULT_RUN,
+    MAX_INSTANCE_ROW_PAIRS,
+    MAX_POOL_PASSES,
+    PAPER,
+    SCHEDULES,
+    SIMBA_DEFAULT_RUN,
+    MarginRun,
+)
 from sparkfs.core.options import LmbaOptions, SimbaOptions
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import (
@@ -24,12 +33,12 @@ from sparkfs.selectors._params import (
     HasPreset,
     HasQueryBatchBytes,
     HasScaling,
-    declare,
     UpperBound,
+    declare,
     in_range,
     is_int,
-    neighbour_bounds,
     keyword_constructor,
+    neighbour_bounds,
     one_of,
 )
 from sparkfs.spark.margin_weighting import lmba_statistics, simba_statistics

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
-from pyspark.ml.param import Param, TypeConverters
-
 from dataclasses import replace
+
+from pyspark.ml.param import Param, TypeConverters
 
 from sparkfs.core import multisurf as ms_math
 from sparkfs.core.options import MultiSURFOptions
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
-from sparkfs.selectors._params import (HasDriverBudget, HasLabelType, HasQueryBatchBytes, HasQueryRows, HasScaling,
-                                       declare, in_range, keyword_constructor, one_of)
+from sparkfs.selectors._params import (
+    HasDriverBudget,
+    HasLabelType,
+    HasQueryBatchBytes,
+    HasQueryRows,
+    HasScaling,
+    declare,
+    in_range,
+    keyword_constructor,
+    one_of,
+)
 from sparkfs.spark.multisurf import multisurf_statistics
 from sparkfs.spark.target_moments import target_spread
-
 
 
 class _SURFParams(HasQueryRows, HasScaling, HasDriverBudget, HasQueryBatchBytes, HasLabelType):

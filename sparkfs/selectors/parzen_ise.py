@@ -9,9 +9,15 @@ import numpy as np
 from pyspark.ml.param import Param, TypeConverters
 
 from sparkfs.core.options import ParzenISEOptions
-from sparkfs.core.parzen_ise_options import (  # noqa: F401 (the default rule's constants: public here)
-    CRITERIA, DEFAULT_CRITERION, DEFAULT_PAIR_BUDGET, DEFAULT_RANK_BY, MIN_DEFAULT_SAMPLE)
 from sparkfs.core.parzen_ise_marginal import RANKINGS
+from sparkfs.core.parzen_ise_options import (
+    CRITERIA,
+    DEFAULT_CRITERION,
+    DEFAULT_PAIR_BUDGET,
+    DEFAULT_RANK_BY,
+    MIN_DEFAULT_SAMPLE,
+)
+from sparkfs.core.parzen_ise_sparse import sparse_pair_plan
 from sparkfs.errors import InvalidInputError
 from sparkfs.selectors._base import CHOOSE_SAMPLE, FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import (
@@ -27,10 +33,15 @@ from sparkfs.selectors._params import (
     keyword_constructor,
     one_of,
 )
-from sparkfs.core.parzen_ise_sparse import sparse_pair_plan
 from sparkfs.spark.parzen_ise import parzen_ise_on_sample, parzen_ise_statistics
-from sparkfs.spark.parzen_ise_sparse import (SPARSE_FEATURE_ROWS, SPARSE_LANDMARKS, SPARSE_PAIR_BUDGET,
-                                             SparsePairSettings, feature_nonzero_counts, stores_sparse)
+from sparkfs.spark.parzen_ise_sparse import (
+    SPARSE_FEATURE_ROWS,
+    SPARSE_LANDMARKS,
+    SPARSE_PAIR_BUDGET,
+    SparsePairSettings,
+    feature_nonzero_counts,
+    stores_sparse,
+)
 
 #: The sparse pair sums' budget, cap and landmarks (marginal criterion on sparse vectors, sampleSize and
 #: landmarks unset): every row when the plan's pairs are within the budget (docs/parzen_ise.md).

@@ -8,19 +8,29 @@ from dataclasses import replace
 import numpy as np
 from pyspark.ml.param import Param, TypeConverters
 
-from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
-from sparkfs.selectors._params import (  # noqa: F401 (DEFAULT_QUERY_SAMPLE: public here)
-    DEFAULT_QUERY_SAMPLE, HasDriverBudget, HasLabelType, HasPreset, HasQueryBatchBytes, HasQueryRows, HasScaling,
-    InputShape, declare, in_range, keyword_constructor, neighbour_bounds, one_of)
 from sparkfs.core.options import ReliefOptions
-from sparkfs.core.relief import METRICS as RELIEF_METRICS
 from sparkfs.core.relief import CONTINUOUS_VARIANTS, NEIGHBOUR_VARIANTS
+from sparkfs.core.relief import METRICS as RELIEF_METRICS
 from sparkfs.core.relief import VARIANTS as RELIEF_VARIANTS
 from sparkfs.errors import InvalidInputError, LargeWorkWarning
+from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
+from sparkfs.selectors._params import (  # noqa: F401 (DEFAULT_QUERY_SAMPLE: public here)
+    DEFAULT_QUERY_SAMPLE,
+    HasDriverBudget,
+    HasLabelType,
+    HasPreset,
+    HasQueryBatchBytes,
+    HasQueryRows,
+    HasScaling,
+    InputShape,
+    declare,
+    in_range,
+    keyword_constructor,
+    neighbour_bounds,
+    one_of,
+)
 from sparkfs.spark.relief import relief_statistics
 from sparkfs.spark.target_moments import target_spread
-
-
 
 
 def _label_text(value) -> str:

@@ -71,8 +71,18 @@ from sparkfs.core.options import SVMRFEOptions
 from sparkfs.core.scaling import MAX_MAGNITUDE
 from sparkfs.errors import InvalidInputError, SolverConvergenceWarning
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
-from sparkfs.selectors._params import (MAX_ENSEMBLE, MAX_SOLVER_ITERATIONS, HasDriverBudget, UpperBound, declare, in_range,
-                                       is_bool, is_int, keyword_constructor, one_of)
+from sparkfs.selectors._params import (
+    MAX_ENSEMBLE,
+    MAX_SOLVER_ITERATIONS,
+    HasDriverBudget,
+    UpperBound,
+    declare,
+    in_range,
+    is_bool,
+    is_int,
+    keyword_constructor,
+    one_of,
+)
 from sparkfs.spark.blocks import arrow_vectors_to_matrix
 from sparkfs.spark.instance_weighting import margin_instance_weights, with_instance_weights
 from sparkfs.spark.method_setup import EngineOptions

@@ -16,15 +16,26 @@ from sparkfs.sklearn.contingency import Chi2CategoricalSelector
 from sparkfs.sklearn.filters import ANOVASelector, Chi2Selector, LFSSelector, MomentFilterSelector, VarianceSelector
 from sparkfs.sklearn.information import CMIMSelector, InformationFamilySelector, JMISelector, MRMRSelector
 from sparkfs.sklearn.margin_weighting import LmbaSelector, SimbaSelector
-from sparkfs.sklearn.multisurf import (MultiSURFFamilySelector, MultiSURFSelector, MultiSURFStarSelector,
-                                       SURFSelector, SURFStarSelector, TuRFSelector)
+from sparkfs.sklearn.multisurf import (
+    MultiSURFFamilySelector,
+    MultiSURFSelector,
+    MultiSURFStarSelector,
+    SURFSelector,
+    SURFStarSelector,
+    TuRFSelector,
+)
 from sparkfs.sklearn.parzen_ise import ParzenISESelector
 from sparkfs.sklearn.qfs import QFSPrimeSelector, QFSSelector
-from sparkfs.sklearn.regression import FRegressionSelector
-from sparkfs.sklearn.relief import (MReliefSelector, PReliefSelector, ReliefFamilySelector, ReliefFSelector,
-                                    ReliefSelector)
-from sparkfs.sklearn.svm_rfe import SVMRFESelector
 from sparkfs.sklearn.registry import FRONT, NOT_YET, estimator_for
+from sparkfs.sklearn.regression import FRegressionSelector
+from sparkfs.sklearn.relief import (
+    MReliefSelector,
+    PReliefSelector,
+    ReliefFamilySelector,
+    ReliefFSelector,
+    ReliefSelector,
+)
+from sparkfs.sklearn.svm_rfe import SVMRFESelector
 
 __all__ = [
     "ANOVASelector",

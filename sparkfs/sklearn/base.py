@@ -28,8 +28,14 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sparkfs.core.labels import check_class_labels
-from sparkfs.core.selection import (DEFAULT_SELECTION_THRESHOLDS, P_VALUE_MODES, SELECTION_MODES,
-                                    select_by_p_values, select_features, select_percentile)
+from sparkfs.core.selection import (
+    DEFAULT_SELECTION_THRESHOLDS,
+    P_VALUE_MODES,
+    SELECTION_MODES,
+    select_by_p_values,
+    select_features,
+    select_percentile,
+)
 from sparkfs.errors import InvalidInputError
 
 #: ``numFeatures`` when it is not set: the Spark selectors' default.

@@ -27,7 +27,6 @@ from sparkfs.errors import InvalidInputError
 from sparkfs.sklearn.base import DEFAULT_NUM_FEATURES, FeatureScores, SparkfsSelector, bad_param, is_int
 
 
-
 def feature_codes(X, bins: int, discretization: str) -> sp.csr_matrix:
     """The codes of the non-zero values of ``X`` as a CSR matrix (an exact zero is code 0: not
     stored), by equal-frequency cut points of every row or the values themselves (note 1 of

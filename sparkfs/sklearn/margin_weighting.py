@@ -38,12 +38,27 @@ import numpy as np
 from sparkfs.core import margin_weighting as mw
 from sparkfs.core import simba
 from sparkfs.core.margin_loops import LoopResult
-from sparkfs.core.margin_pool import (content_order, lmba_in_pool, lmba_targets_and_theta,
-                                      nearest_hits_and_misses_among, simba_in_pool)
-from sparkfs.core.margin_runs import (AVERAGINGS, BATCH_RULES, DEFAULT_POOL, LMBA_DEFAULT_RUN, MAX_INSTANCE_ROW_PAIRS,
-                                      MAX_POOL_PASSES, PAPER, SCHEDULES, SIMBA_DEFAULT_RUN, MarginRun)
-from sparkfs.core.param_caps import MAX_BLOCK_SIZE, MAX_PICKED_INSTANCES
+from sparkfs.core.margin_pool import (
+    content_order,
+    lmba_in_pool,
+    lmba_targets_and_theta,
+    nearest_hits_and_misses_among,
+    simba_in_pool,
+)
+from sparkfs.core.margin_runs import (
+    AVERAGINGS,
+    BATCH_RULES,
+    DEFAULT_POOL,
+    LMBA_DEFAULT_RUN,
+    MAX_INSTANCE_ROW_PAIRS,
+    MAX_POOL_PASSES,
+    PAPER,
+    SCHEDULES,
+    SIMBA_DEFAULT_RUN,
+    MarginRun,
+)
 from sparkfs.core.options import PROJECTIONS
+from sparkfs.core.param_caps import MAX_BLOCK_SIZE, MAX_PICKED_INSTANCES
 from sparkfs.core.sampling import column_statistics, content_sample_keys, smallest_key_positions
 from sparkfs.core.scaling import SCALINGS, check_magnitude, feature_scale
 from sparkfs.errors import DefaultSampleWarning, InvalidInputError, ParamBoundError

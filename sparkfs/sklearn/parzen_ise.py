@@ -39,14 +39,24 @@ from sparkfs.core import parzen_ise_marginal as pim
 from sparkfs.core import parzen_ise_sparse as pis
 from sparkfs.core.options import check_int
 from sparkfs.core.param_caps import MAX_BLOCK_SIZE, MAX_CLUSTERS, MAX_PASS_ITERATIONS
-from sparkfs.core.parzen_ise_options import (CRITERIA, DEFAULT_CRITERION, DEFAULT_PAIR_BUDGET, DEFAULT_RANK_BY,
-                                             MEMBERSHIPS, MIN_DEFAULT_SAMPLE, SPARSE_FEATURE_ROWS, SPARSE_LANDMARKS,
-                                             SPARSE_PAIR_BUDGET, START_ROWS_PER_CLUSTER, check_options,
-                                             final_scores, runs_with_held_out_feature)
+from sparkfs.core.parzen_ise_options import (
+    CRITERIA,
+    DEFAULT_CRITERION,
+    DEFAULT_PAIR_BUDGET,
+    DEFAULT_RANK_BY,
+    MEMBERSHIPS,
+    MIN_DEFAULT_SAMPLE,
+    SPARSE_FEATURE_ROWS,
+    SPARSE_LANDMARKS,
+    SPARSE_PAIR_BUDGET,
+    START_ROWS_PER_CLUSTER,
+    check_options,
+    final_scores,
+    runs_with_held_out_feature,
+)
 from sparkfs.core.sampling import column_statistics, content_sample_keys, smallest_key_positions
 from sparkfs.errors import DefaultSampleWarning, InvalidInputError, ParamBoundError
 from sparkfs.sklearn.base import FeatureScores, SparkfsSelector, bad_param, is_int, is_real
-
 
 
 def drawn_rows(X, size: int, seed: int) -> np.ndarray:

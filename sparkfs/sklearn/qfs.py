@@ -16,9 +16,15 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from sparkfs.core.count_selection import select_by_count
-from sparkfs.core.qfs import (block_gram_statistics, check_driver_budget, gamma_max_exact,
-                              pairwise_markov_coefficients, rescale_gram_statistics, solve_qfs,
-                              unary_markov_coefficients)
+from sparkfs.core.qfs import (
+    block_gram_statistics,
+    check_driver_budget,
+    gamma_max_exact,
+    pairwise_markov_coefficients,
+    rescale_gram_statistics,
+    solve_qfs,
+    unary_markov_coefficients,
+)
 from sparkfs.core.selection import percentile_count
 from sparkfs.sklearn.base import DEFAULT_NUM_FEATURES, FeatureScores, bad_param, is_int, is_real
 from sparkfs.sklearn.filters import LFSSelector

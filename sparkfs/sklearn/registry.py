@@ -15,12 +15,23 @@ from typing import Dict
 from sparkfs.core.moment_filters import MOMENT_FILTERS
 from sparkfs.sklearn.base import SparkfsSelector
 from sparkfs.sklearn.contingency import Chi2CategoricalSelector
-from sparkfs.sklearn.filters import (ANOVASelector, Chi2Selector, LFSSelector, MomentFilterSelector, VarianceSelector,
-                                     is_class_filter)
+from sparkfs.sklearn.filters import (
+    ANOVASelector,
+    Chi2Selector,
+    LFSSelector,
+    MomentFilterSelector,
+    VarianceSelector,
+    is_class_filter,
+)
 from sparkfs.sklearn.information import CMIMSelector, JMISelector, MRMRSelector
 from sparkfs.sklearn.margin_weighting import LmbaSelector, SimbaSelector
-from sparkfs.sklearn.multisurf import (MultiSURFSelector, MultiSURFStarSelector, SURFSelector, SURFStarSelector,
-                                       TuRFSelector)
+from sparkfs.sklearn.multisurf import (
+    MultiSURFSelector,
+    MultiSURFStarSelector,
+    SURFSelector,
+    SURFStarSelector,
+    TuRFSelector,
+)
 from sparkfs.sklearn.parzen_ise import ParzenISESelector
 from sparkfs.sklearn.qfs import QFSPrimeSelector, QFSSelector
 from sparkfs.sklearn.regression import FRegressionSelector

@@ -10,9 +10,14 @@ scores and p-values are the Spark selector's bits on the same rows.
 from __future__ import annotations
 
 import numpy as np
+
 from sparkfs.core.moment_filters import MOMENT_FILTERS, ranking_scores
-from sparkfs.core.regression import (TargetMoments, check_continuous_target, exact_feature_target_sums,
-                                     rounded_target_moments)
+from sparkfs.core.regression import (
+    TargetMoments,
+    check_continuous_target,
+    exact_feature_target_sums,
+    rounded_target_moments,
+)
 from sparkfs.core.scaling import check_magnitude
 from sparkfs.errors import InvalidInputError
 from sparkfs.sklearn.base import FeatureScores, SparkfsSelector

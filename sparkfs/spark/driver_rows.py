@@ -29,8 +29,15 @@ from sparkfs.core.sampling import content_sample_keys, smallest_key_positions
 from sparkfs.errors import DriverBudgetError
 from sparkfs.spark.blocks import aggregate_partitions
 from sparkfs.spark.prepared_rows import FEATURES, LABEL, MONOTONIC_ID, ROW_ID, WEIGHT, PreparedRows
-from sparkfs.spark.row_sets import (RowSet, merged_key_summaries, merged_sample_summaries, rows_of_table,
-                                    sample_key_summary, sample_of_summary, sample_summary)
+from sparkfs.spark.row_sets import (
+    RowSet,
+    merged_key_summaries,
+    merged_sample_summaries,
+    rows_of_table,
+    sample_key_summary,
+    sample_of_summary,
+    sample_summary,
+)
 
 #: Bytes a row takes on the driver besides its features: id, label, weight.
 ROW_OVERHEAD_BYTES = 24.0

@@ -37,7 +37,7 @@ def describe(error: BaseException) -> str:
     fails (ConnectionRefusedError) once the JVM is gone."""
     try:
         return f"{type(error).__name__}: {error}"
-    except Exception as unreadable:  # noqa: BLE001 - any failure to read the text is itself the clue
+    except Exception as unreadable:  # any failure to read the text is itself the clue
         return f"{type(error).__name__}: (its text cannot be read from the JVM: {type(unreadable).__name__})"
 
 
@@ -94,7 +94,7 @@ def jvm_exit_signal(wait_seconds: Optional[float] = None) -> Optional[int]:
             code = process.wait(timeout=JVM_EXIT_WAIT_SECONDS if wait_seconds is None else wait_seconds)
         except subprocess.TimeoutExpired:
             return None
-    except Exception:  # noqa: BLE001 - best effort diagnosis
+    except Exception:  # best effort diagnosis
         return None
     return -code if code is not None and code < 0 else None
 
@@ -122,7 +122,7 @@ def _executors_python(python: Optional[str]) -> str:
             from pyspark import SparkContext
 
             python = getattr(SparkContext._active_spark_context, "pythonExec", None)
-        except Exception:  # noqa: BLE001 - best effort: the name only completes the message
+        except Exception:  # best effort: the name only completes the message
             python = None
     return f"{python or 'python3'} (spark.pyspark.python / PYSPARK_PYTHON)"
 
@@ -186,7 +186,7 @@ def _is_local(master: Optional[str]) -> bool:
             from pyspark import SparkContext
 
             master = getattr(SparkContext._active_spark_context, "master", None)
-        except Exception:  # noqa: BLE001 - no session: nothing known
+        except Exception:  # no session: nothing known
             master = None
     return master is None or master.startswith("local")
 
@@ -271,7 +271,7 @@ def _jvm_pid() -> Optional[int]:
 
         process = getattr(SparkContext._gateway, "proc", None) if SparkContext._gateway is not None else None
         return getattr(process, "pid", None)
-    except Exception:  # noqa: BLE001 - best effort diagnosis
+    except Exception:  # best effort diagnosis
         return None
 
 

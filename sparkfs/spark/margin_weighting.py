@@ -73,8 +73,8 @@ from sparkfs.core.margin_loops import LoopResult
 from sparkfs.core.margin_pool import content_order, lmba_in_pool, simba_in_pool
 from sparkfs.core.margin_runs import MarginRun
 from sparkfs.core.neighbours import PAD_ID
-from sparkfs.core.relief import miss_neighbours
 from sparkfs.core.options import LmbaOptions, SimbaOptions
+from sparkfs.core.relief import miss_neighbours
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.blocks import matrix_from_summary, matrix_to_summary
 from sparkfs.spark.method_setup import EngineOptions, feature_scale_of, options_of
@@ -82,7 +82,6 @@ from sparkfs.spark.neighbours import nearest
 from sparkfs.spark.passes import sum_merge
 from sparkfs.spark.row_sets import stack_rows
 from sparkfs.spark.rows import Block, Rows, RowSet
-
 
 #: Largest (batch x classes x features) neighbour vectors a Simba search brings back (bytes).
 SEARCH_VECTOR_BYTES = 64 * 2 ** 20

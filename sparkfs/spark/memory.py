@@ -24,7 +24,7 @@ def observe_driver_memory(spark) -> None:
     """Note the session's ``spark.driver.memory`` (None when unset or unreadable); one conf read."""
     try:
         value = spark.conf.get("spark.driver.memory", None)
-    except Exception:  # noqa: BLE001 - a session whose conf cannot be read gives no advice, not an error
+    except Exception:  # a session whose conf cannot be read gives no advice, not an error
         value = None
     observed_driver_memory["spark.driver.memory"] = value or None
 

@@ -41,10 +41,20 @@ from sparkfs.core.pairs import (
     euclidean_distance_sums,
     feature_kernel_sums,
     one_hot,
+)
+from sparkfs.core.pairs import (
     pair_sums as block_pair_sums,
 )
-from sparkfs.spark.passes import (PER_QUERY, ShippedQueries, SumsResult, batched_pass,  # noqa: F401 (PER_QUERY)
-                                   check_per_query, per_query_frame, query_rows, summed_pass)
+from sparkfs.spark.passes import (  # noqa: F401 (PER_QUERY)
+    PER_QUERY,
+    ShippedQueries,
+    SumsResult,
+    batched_pass,
+    check_per_query,
+    per_query_frame,
+    query_rows,
+    summed_pass,
+)
 from sparkfs.spark.rows import Block, Rows, RowSet
 
 #: The result of :func:`pair_sums` and :func:`kernel_sums` (the pass API's :class:`SumsResult`).

@@ -38,17 +38,22 @@ from sparkfs.core import parzen_ise as pi
 from sparkfs.core import parzen_ise_marginal as pim
 from sparkfs.core import parzen_ise_sparse as pis
 from sparkfs.core.options import ParzenISEOptions
-from sparkfs.core.parzen_ise_options import final_scores, runs_with_held_out_feature
+from sparkfs.core.parzen_ise_options import START_ROWS_PER_CLUSTER, final_scores, runs_with_held_out_feature
 from sparkfs.core.sampling import content_sample_keys
 from sparkfs.errors import InvalidInputError
-from sparkfs.core.parzen_ise_options import START_ROWS_PER_CLUSTER
 from sparkfs.spark.method_setup import EngineOptions, options_of, rows_with_queries
-from sparkfs.spark.parzen_ise_sparse import (SparsePairSettings, group_memberships, group_variances,
-                                             prepare_sparse_marginal, sparse_group_memberships,
-                                             sparse_group_variances, sparse_marginal_terms_pass, stores_sparse)
+from sparkfs.spark.parzen_ise_sparse import (
+    SparsePairSettings,
+    group_memberships,
+    group_variances,
+    prepare_sparse_marginal,
+    sparse_group_memberships,
+    sparse_group_variances,
+    sparse_marginal_terms_pass,
+    stores_sparse,
+)
 from sparkfs.spark.passes import batched_pass, sum_merge
 from sparkfs.spark.rows import Block, Rows, RowSet
-
 
 
 @dataclass

@@ -41,7 +41,6 @@ from sparkfs.spark.passes import batched_pass, sum_merge
 from sparkfs.spark.rows import Block, Rows, RowSet
 
 
-
 @dataclass(frozen=True)
 class SparsePairSettings:
     """The budget of the sparse pair sums (:func:`sparkfs.core.parzen_ise_sparse.sparse_pair_plan`)."""

@@ -16,8 +16,15 @@ from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
-from sparkfs.spark.blocks import (CONNECT_CLOSURE_BYTES, aggregate_partitions, arrow_blocks, cached_blocks,
-                                  deserialize_summary, encode_block, serialize_summary)
+from sparkfs.spark.blocks import (
+    CONNECT_CLOSURE_BYTES,
+    aggregate_partitions,
+    arrow_blocks,
+    cached_blocks,
+    deserialize_summary,
+    encode_block,
+    serialize_summary,
+)
 from sparkfs.spark.canonical import canonical_merge, chunk_regrouper
 from sparkfs.spark.prepared_rows import FEATURES, ROW_ID, PreparedRows, as_block
 from sparkfs.spark.row_sets import Block, PassUnits

@@ -68,8 +68,16 @@ import numpy as np
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.canonical import lay_out
 from sparkfs.spark.failures import with_input_diagnosis
-from sparkfs.spark.row_sets import (PARTITION_SHIFT, Block, PassUnits, check_finite, check_user_ids,
-                                    class_counts_of, label_values, offsets_of_partitions)
+from sparkfs.spark.row_sets import (
+    PARTITION_SHIFT,
+    Block,
+    PassUnits,
+    check_finite,
+    check_user_ids,
+    class_counts_of,
+    label_values,
+    offsets_of_partitions,
+)
 
 #: Column names of the prepared input (what the passes' Arrow batches hold).
 FEATURES = "__sparkfs_features"

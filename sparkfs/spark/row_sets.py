@@ -9,7 +9,7 @@ from typing import Any, Dict, NamedTuple, Optional, Tuple
 import numpy as np
 import scipy.sparse as sp
 
-from sparkfs.core.scaling import scale_columns, unit_length_rows  # noqa: F401  (public here too)
+from sparkfs.core.scaling import scale_columns, unit_length_rows
 from sparkfs.errors import InvalidInputError
 
 #: monotonically_increasing_id() = (partition index << 33) + position in the partition.

@@ -38,7 +38,8 @@ from typing import Any, Callable, Dict, Optional
 
 import numpy as np
 
-from sparkfs.core.sampling import ColumnStatistics, column_statistics as driver_column_statistics
+from sparkfs.core.sampling import ColumnStatistics
+from sparkfs.core.sampling import column_statistics as driver_column_statistics
 from sparkfs.core.scaling import check_magnitude
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.blocks import resolve_transport, ship_to_tasks
@@ -46,7 +47,7 @@ from sparkfs.spark.canonical import chunk_column_moments, merged_column_moments
 from sparkfs.spark.driver_rows import DriverRows
 from sparkfs.spark.pass_runner import DEFAULT_QUERY_BATCH_BYTES, PassRunner
 from sparkfs.spark.prepared_rows import FEATURES, PreparedRows
-from sparkfs.spark.row_sets import (  # noqa: F401  (Block, RowSet, scale_columns, check_finite are public here)
+from sparkfs.spark.row_sets import (
     Block,
     PassUnits,
     RowSet,
@@ -304,7 +305,7 @@ class ScaledRows(Rows):
         Then divide every row by its Euclidean norm (the cosine metric of the Relief family).
     """
 
-    def __init__(self, rows: Rows, scale: Optional[np.ndarray], *, unit_rows: bool = False):  # noqa: shares its rows' parts
+    def __init__(self, rows: Rows, scale: Optional[np.ndarray], *, unit_rows: bool = False):  # shares its rows' parts
         unscaled = rows.unscaled
         inverse = None
         if scale is not None:

@@ -141,12 +141,12 @@ def remote_session(url: str, conf: Optional[Mapping[str, object]] = None):
     try:
         with _without_environ("MASTER"):  # a MASTER in the environment would make Spark refuse the remote
             session = SparkSession.builder.remote(url).getOrCreate()  # no call to the server yet
-    except Exception as error:  # noqa: BLE001 - e.g. a classic session already runs in this process
+    except Exception as error:  # e.g. a classic session already runs in this process
         raise SparkStartError(f"cannot open a Spark Connect session on {url}: {describe(error)}") from None
     with _bounded_retries(session):  # the first call: a server that accepts but does not answer
         try:
             session.version
-        except Exception as error:  # noqa: BLE001 - whatever the server or the channel said
+        except Exception as error:  # whatever the server or the channel said
             _close_channel(session)
             raise SparkStartError(f"the Spark Connect server {url} did not answer as one ({_grpc_reason(error)}): "
                                   "check that HOST:PORT is a Spark Connect server's (spark.connect.grpc.binding.port) "
@@ -155,7 +155,7 @@ def remote_session(url: str, conf: Optional[Mapping[str, object]] = None):
     for key, value in settings.items():
         try:
             session.conf.set(key, value)
-        except Exception as error:  # noqa: BLE001 - a static setting the server will not change
+        except Exception as error:  # a static setting the server will not change
             logging.getLogger("sparkfs").warning("remote session %s: ignored %s (%s)", url, key,
                                                  describe(error).splitlines()[0])
     return session
@@ -178,7 +178,7 @@ def _close_channel(session) -> None:
     (the client's exit hook would, with its long retries)."""
     try:
         session.client.close()
-    except Exception:  # noqa: BLE001 - best effort: the session is being given up
+    except Exception:  # best effort: the session is being given up
         pass
 
 

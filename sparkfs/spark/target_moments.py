@@ -19,8 +19,7 @@ import numpy as np
 
 from sparkfs.core.exact_sums import as_arrays, exact_column_sums, exact_values, from_arrays, merged_exact_sums
 from sparkfs.core.multisurf import hit_bound_of_sums
-from sparkfs.core.regression import (TargetMoments, exact_feature_target_sums, exact_target_sums,
-                                     rounded_target_moments)
+from sparkfs.core.regression import TargetMoments, exact_feature_target_sums, exact_target_sums, rounded_target_moments
 from sparkfs.core.scaling import check_magnitude
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.blocks import aggregate_partitions

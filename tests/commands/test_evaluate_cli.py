@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 from sparkfs.cli import main
+from sparkfs.evaluation import cross_validation as cv
 from tests.core.test_fisher_markov import theta_eq19_literal
 from tests.core.test_qfs import literal_pairwise_eq29, literal_unary_eq19
 from tests.selectors.test_qfs_selector import brute_force_best_of_size
-from sparkfs.evaluation import cross_validation as cv
 
 
 @pytest.fixture(scope="module")

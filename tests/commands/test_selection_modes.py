@@ -15,7 +15,6 @@ from sparkfs.cli import build_parser, main, resolve_config
 from sparkfs.core.selection import SELECTION_MODES
 from sparkfs.io import config as config_module
 from sparkfs.methods import CLI_SELECTION_MODES
-
 from tests.helpers import refused
 
 

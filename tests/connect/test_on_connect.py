@@ -10,18 +10,24 @@ import pytest
 from pyspark.ml.linalg import Vectors
 
 from sparkfs import InformationSelectorModel, LmbaSelectorModel, ParzenISERankerModel, SimbaSelectorModel
-from sparkfs.core.parzen_ise import parzen_ise_in_memory
 from sparkfs.core import information as info_math
 from sparkfs.core import margin_weighting as mw
 from sparkfs.core import simba
 from sparkfs.core.margin_pool import content_order
 from sparkfs.core.options import ReliefOptions
+from sparkfs.core.parzen_ise import parzen_ise_in_memory
 from sparkfs.spark.blocks import is_connect_session
 from sparkfs.spark.neighbours import kernel_sums, nearest, pair_sums
 from sparkfs.spark.relief import relief_statistics
 from sparkfs.spark.rows import Rows
 from tests.core.test_relief import reference_margins
-from tests.spark.test_pair_engine import assert_close, dataset, reference_kernel_sums, reference_nearest, reference_pair_sums
+from tests.spark.test_pair_engine import (
+    assert_close,
+    dataset,
+    reference_kernel_sums,
+    reference_nearest,
+    reference_pair_sums,
+)
 
 
 def small_class_data():

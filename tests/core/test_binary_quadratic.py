@@ -11,7 +11,6 @@ from scipy.optimize import linprog
 from sparkfs.core.binary_quadratic import binary_quadratic_objective, maximise_binary_quadratic
 from sparkfs.core.count_selection import select_by_count
 
-
 # ------------------------------------------------------------------------------------------
 # References (no code shared with sparkfs)
 # ------------------------------------------------------------------------------------------

@@ -7,9 +7,15 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sparkfs.core.exact_sums import (as_arrays, exact_class_moment_sums, exact_column_sums, exact_matrix_column_sums,
-                                     from_arrays,
-                                     merged_exact_sums, rounded_sums)
+from sparkfs.core.exact_sums import (
+    as_arrays,
+    exact_class_moment_sums,
+    exact_column_sums,
+    exact_matrix_column_sums,
+    from_arrays,
+    merged_exact_sums,
+    rounded_sums,
+)
 
 
 def wide_matrix(seed, n=400, p=6):

@@ -10,8 +10,12 @@ import scipy.sparse as sp
 
 import sparkfs.core.parzen_ise_sparse as sparse_ise
 from sparkfs.core.parzen_ise_marginal import marginal_block_terms, standardised
-from sparkfs.core.parzen_ise_sparse import (nonzero_pair_count, scaled_zero_values, sparse_feature_marginal_terms,
-                                            sparse_marginal_terms)
+from sparkfs.core.parzen_ise_sparse import (
+    nonzero_pair_count,
+    scaled_zero_values,
+    sparse_feature_marginal_terms,
+    sparse_marginal_terms,
+)
 
 N, D, C, H = 40, 6, 3, 0.6
 EMPTY, DENSE = 2, 4

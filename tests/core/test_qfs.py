@@ -23,7 +23,6 @@ from sparkfs.core.qfs import (
 )
 from tests.core.test_binary_quadratic import all_subsets, brute_force_max
 
-
 # ------------------------------------------------------------------------------------------
 # Literal references (no code shared with sparkfs)
 # ------------------------------------------------------------------------------------------

@@ -14,7 +14,6 @@ import pytest
 from sparkfs.core import relief as rl
 from sparkfs.core.fisher_markov import affine_class_moments, markov_coefficients
 from sparkfs.core.scaling import SCALINGS, check_scaling, feature_scale, feature_scaling, sample_std
-
 from tests.core.test_fisher_markov import moments, theta_eq19_literal
 from tests.core.test_relief import assert_close, continuous_data, reference_margins, table_for
 

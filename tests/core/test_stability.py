@@ -8,7 +8,6 @@ import pytest
 
 from sparkfs.core import stability as st
 
-
 # Kuncheva index (eq. 9) --------------------------------------------------------------------------
 
 

@@ -11,8 +11,8 @@ from sklearn.feature_selection import f_classif
 
 from sparkfs.cli import main
 from sparkfs.evaluation import comparison
-from sparkfs.evaluation.cross_validation import (EvaluationStudy, fold_plan, fold_seed)
 from sparkfs.evaluation.baselines import random_scores
+from sparkfs.evaluation.cross_validation import EvaluationStudy, fold_plan, fold_seed
 from sparkfs.evaluation.result_tables import write_results
 
 

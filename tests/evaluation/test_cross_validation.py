@@ -10,10 +10,19 @@ from scipy import stats
 from sklearn.feature_selection import f_classif
 from sklearn.preprocessing import MinMaxScaler
 
-from sparkfs.evaluation.cross_validation import (CLASSIFIER_NAMES, EvaluationStudy, Fold, FoldSelection,
-                                                 StudyMismatchError, feature_counts, fold_plan, fold_seed,
-                                                 make_classifier, score_subsets)
 from sparkfs.evaluation.baselines import baseline_scores, mutual_information_scores, random_scores
+from sparkfs.evaluation.cross_validation import (
+    CLASSIFIER_NAMES,
+    EvaluationStudy,
+    Fold,
+    FoldSelection,
+    StudyMismatchError,
+    feature_counts,
+    fold_plan,
+    fold_seed,
+    make_classifier,
+    score_subsets,
+)
 from sparkfs.evaluation.result_tables import best_k_table, load_results, summary_table, write_results
 from sparkfs.evaluation.significance import paired_t_test_across_folds, wilcoxon_across_datasets
 

@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 from sklearn.feature_selection import f_classif
 
-from sparkfs.evaluation.cross_validation import (EvaluationStudy, FoldSelection, fold_plan, fold_seed)
 from sparkfs.evaluation.baselines import mutual_information_scores, random_scores
-from sparkfs.evaluation.result_tables import write_results
+from sparkfs.evaluation.cross_validation import EvaluationStudy, FoldSelection, fold_plan, fold_seed
 from sparkfs.evaluation.probes import add_probes
 from sparkfs.evaluation.report import build_report, comparison_sentences, feature_names, mean_selection_roc
+from sparkfs.evaluation.result_tables import write_results
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 HOSTILE_NAME = "<script>alert('x')</script>"

@@ -8,8 +8,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from sparkfs.core.svm_rfe import stratified_bootstrap
-from sparkfs.evaluation.stability_runs import (RunResult, StabilityStudy, StudyMismatchError, subsample_plan,
-                                               weight_path_terms)
+from sparkfs.evaluation.stability_runs import (
+    RunResult,
+    StabilityStudy,
+    StudyMismatchError,
+    subsample_plan,
+    weight_path_terms,
+)
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 N_FEATURES = 12

@@ -202,9 +202,10 @@ def test_cli_reports_a_dead_jvm_as_memory_not_connection_refused(tmp_path, capsy
 
 
 def test_rows_do_not_scan_the_input_after_the_jvm_ran_out_of_memory(spark, monkeypatch):
+    from pyspark.ml.linalg import Vectors
+
     from sparkfs.spark import stats
     from sparkfs.spark.rows import Rows
-    from pyspark.ml.linalg import Vectors
 
     df = spark.createDataFrame([(Vectors.dense([1.0, 2.0]), 0.0), (Vectors.dense([2.0, 1.0]), 1.0)],
                                ["features", "label"])

@@ -15,7 +15,7 @@ import pytest
 
 from sparkfs.cli import main
 from sparkfs.evaluation.stability_runs import staging_leftovers
-from sparkfs.io.output_safety import MARKER_KEY, check_location, UnsafeOutputError
+from sparkfs.io.output_safety import MARKER_KEY, UnsafeOutputError, check_location
 from sparkfs.io.stores import place_of
 
 

@@ -17,9 +17,9 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from sparkfs import ReliefSelector  # noqa: E402
-from sparkfs.evaluation import add_probes, imbalance, selection_roc, stratified_split  # noqa: E402
-from tests.helpers import make_df  # noqa: E402
+from sparkfs import ReliefSelector
+from sparkfs.evaluation import add_probes, imbalance, selection_roc, stratified_split
+from tests.helpers import make_df
 
 SEED = int(os.environ.get("SPARKFS_PROBE_SEED", "0"))
 N_PROBES = 50

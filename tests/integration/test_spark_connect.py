@@ -16,10 +16,10 @@ import pytest
 pytest.importorskip("pyspark.sql.connect.session")
 pytest.importorskip("grpc")
 
-from sparkfs.core.options import ReliefOptions  # noqa: E402
-from sparkfs.spark.relief import relief_statistics  # noqa: E402
-from tests.connect.test_on_connect import small_class_data  # noqa: E402
-from tests.spark.test_relief_engine import make_df  # noqa: E402
+from sparkfs.core.options import ReliefOptions
+from sparkfs.spark.relief import relief_statistics
+from tests.connect.test_on_connect import small_class_data
+from tests.spark.test_relief_engine import make_df
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,7 +7,6 @@ import scipy.sparse as sp
 
 from sparkfs.errors import InvalidInputError
 from sparkfs.methods import build_selector
-
 from tests.helpers import make_df
 
 

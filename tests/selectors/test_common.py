@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 from sparkfs.methods import METHODS, build_selector
-
 from tests.helpers import make_df
 
 

@@ -11,9 +11,9 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from sparkfs.cli import main  # noqa: E402
-from sparkfs.methods import build_selector  # noqa: E402
-from tests.helpers import make_df, refused  # noqa: E402
+from sparkfs.cli import main
+from sparkfs.methods import build_selector
+from tests.helpers import make_df, refused
 
 
 def _data():

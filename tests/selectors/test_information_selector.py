@@ -11,7 +11,6 @@ from sklearn.feature_selection import mutual_info_classif
 
 from sparkfs import InformationSelector, SelectionTieWarning
 from sparkfs.cli import main
-
 from tests.core.test_information import discrete_case, reference_greedy
 from tests.helpers import make_df, refused
 

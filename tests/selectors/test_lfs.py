@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 from sparkfs import FisherMarkovSelector, FisherMarkovSelectorModel
-
 from tests.core.test_fisher_markov import theta_eq19_literal
 from tests.helpers import make_df, random_sparse
 

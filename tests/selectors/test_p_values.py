@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from sparkfs.methods import build_selector
-
 from tests.helpers import make_df
 
 

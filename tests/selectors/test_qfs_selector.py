@@ -9,7 +9,6 @@ import pytest
 
 from sparkfs import FisherMarkovSelector
 from sparkfs.cli import main
-
 from tests.core.test_qfs import literal_pairwise_eq29, literal_unary_eq19
 from tests.helpers import make_df, random_sparse
 from tests.selectors.test_lfs import synthetic_2

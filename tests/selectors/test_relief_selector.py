@@ -9,7 +9,6 @@ import scipy.sparse as sp
 
 from sparkfs import InvalidInputError, ReliefSelector, ReliefSelectorModel
 from sparkfs.cli import main
-
 from tests.core.test_relief import reference_margins, reference_weights
 from tests.helpers import make_df
 

@@ -5,8 +5,13 @@ reason (docs/sklearn.md repeats them)."""
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sparkfs.sklearn import (FRONT, InformationFamilySelector, MomentFilterSelector, MultiSURFFamilySelector,
-                             ReliefFamilySelector)
+from sparkfs.sklearn import (
+    FRONT,
+    InformationFamilySelector,
+    MomentFilterSelector,
+    MultiSURFFamilySelector,
+    ReliefFamilySelector,
+)
 
 #: estimator class name -> {check name: why it cannot apply}.
 EXPECTED_FAILED = {

@@ -226,7 +226,8 @@ SPARK_CASES = [
 @pytest.mark.parametrize("front, params, sparse, partitions", SPARK_CASES,
                          ids=[f"{f.__name__}-{'-'.join(p) or 'defaults'}" for f, p, _, _ in SPARK_CASES])
 def test_the_spark_selector_gives_the_same_scores(spark, front, params, sparse, partitions):
-    from sparkfs import LmbaSelector as SparkLmba, SimbaSelector as SparkSimba
+    from sparkfs import LmbaSelector as SparkLmba
+    from sparkfs import SimbaSelector as SparkSimba
 
     X, y = continuous_data(3, n=24)
     X[:, 1] *= 30.0  # a wide feature: the scalings matter

@@ -9,8 +9,15 @@ import scipy.sparse as sp
 from sklearn.feature_selection import SelectFdr, SelectFpr, SelectFwe, chi2, f_classif
 
 from sparkfs.errors import InvalidInputError
-from sparkfs.sklearn import (ANOVASelector, Chi2Selector, LFSSelector, MomentFilterSelector, NOT_YET,
-                             VarianceSelector, estimator_for)
+from sparkfs.sklearn import (
+    NOT_YET,
+    ANOVASelector,
+    Chi2Selector,
+    LFSSelector,
+    MomentFilterSelector,
+    VarianceSelector,
+    estimator_for,
+)
 
 
 def _data(seed=0, n=70, p=7, signed=True):

@@ -6,7 +6,6 @@ from pyspark.ml.linalg import Vectors
 
 from sparkfs import FisherMarkovSelector, InvalidInputError
 from sparkfs.methods import build_selector
-
 from tests.helpers import frame_schema, make_df
 
 

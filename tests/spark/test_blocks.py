@@ -6,7 +6,6 @@ import scipy.sparse as sp
 from pyspark.ml.linalg import Vectors
 
 from sparkfs.spark.blocks import aggregate_partitions, arrow_vectors_to_matrix
-
 from tests.helpers import frame_schema, make_df
 
 

@@ -7,7 +7,6 @@ import pytest
 from sparkfs import LmbaSelector, ParzenISERanker, ReliefSelector, SimbaSelector
 from sparkfs.errors import DriverBudgetError
 from sparkfs.spark.rows import Rows
-
 from tests.helpers import make_df, random_sparse
 
 

@@ -21,10 +21,16 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from sparkfs import (DefaultSampleWarning, LmbaSelector, ParzenISERanker, ReliefSelector, SimbaSelector,  # noqa: E402
-                     UnivariateTestSelector)
-from sparkfs.core.options import ReliefOptions  # noqa: E402
-from sparkfs.spark.relief import relief_statistics  # noqa: E402
+from sparkfs import (
+    DefaultSampleWarning,
+    LmbaSelector,
+    ParzenISERanker,
+    ReliefSelector,
+    SimbaSelector,
+    UnivariateTestSelector,
+)
+from sparkfs.core.options import ReliefOptions
+from sparkfs.spark.relief import relief_statistics
 
 ROWS, FEATURES = 1200, 6
 

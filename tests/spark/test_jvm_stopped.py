@@ -7,8 +7,13 @@ import pytest
 
 import sparkfs.spark.failures as failures
 import sparkfs.spark.memory as memory_module
-from sparkfs.spark.failures import (more_memory_advice, oom_killed, resource_failure, stopped_jvm_message,
-                                    usable_memory_bytes)
+from sparkfs.spark.failures import (
+    more_memory_advice,
+    oom_killed,
+    resource_failure,
+    stopped_jvm_message,
+    usable_memory_bytes,
+)
 
 GIB = 1 << 30
 KERNEL_LOG = """[ 1234.5] systemd[1]: Started Session 3.

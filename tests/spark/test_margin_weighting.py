@@ -13,15 +13,15 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from sparkfs import LmbaSelector, LmbaSelectorModel, SimbaSelector  # noqa: E402
-from sparkfs.core import margin_weighting as mw  # noqa: E402
-from sparkfs.core import simba  # noqa: E402
-from sparkfs.core.margin_pool import content_order  # noqa: E402
-from sparkfs.core.margin_runs import MarginRun  # noqa: E402
-from sparkfs.core.options import LmbaOptions, SimbaOptions  # noqa: E402
-from sparkfs.spark.margin_weighting import lmba_statistics, simba_statistics  # noqa: E402
-from tests.core.test_lmba_simba import continuous_data, grid_data, reference_lmba, reference_simba  # noqa: E402
-from tests.spark.test_relief_engine import make_df  # noqa: E402
+from sparkfs import LmbaSelector, LmbaSelectorModel, SimbaSelector
+from sparkfs.core import margin_weighting as mw
+from sparkfs.core import simba
+from sparkfs.core.margin_pool import content_order
+from sparkfs.core.margin_runs import MarginRun
+from sparkfs.core.options import LmbaOptions, SimbaOptions
+from sparkfs.spark.margin_weighting import lmba_statistics, simba_statistics
+from tests.core.test_lmba_simba import continuous_data, grid_data, reference_lmba, reference_simba
+from tests.spark.test_relief_engine import make_df
 
 REL_TOL = 1e-9
 

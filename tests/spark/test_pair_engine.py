@@ -12,10 +12,10 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from sparkfs.spark.neighbours import kernel_sums, nearest, pair_sums  # noqa: E402
-from sparkfs.spark.passes import query_batches  # noqa: E402
-from sparkfs.spark.rows import Rows  # noqa: E402
-from tests.spark.test_relief_engine import make_df  # noqa: E402
+from sparkfs.spark.neighbours import kernel_sums, nearest, pair_sums
+from sparkfs.spark.passes import query_batches
+from sparkfs.spark.rows import Rows
+from tests.spark.test_relief_engine import make_df
 
 REL_TOL = 1e-9
 

@@ -10,15 +10,15 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from pyspark.ml.linalg import Vectors, VectorUDT  # noqa: E402
-from pyspark.sql.types import DoubleType, LongType, StructField, StructType  # noqa: E402
+from pyspark.ml.linalg import Vectors, VectorUDT
+from pyspark.sql.types import DoubleType, LongType, StructField, StructType
 
-from sparkfs.core.options import ReliefOptions  # noqa: E402
-from sparkfs.spark.method_setup import EngineOptions  # noqa: E402
+from sparkfs.core.options import ReliefOptions
+from sparkfs.core.sampling import content_sample_keys, smallest_key_positions
+from sparkfs.errors import InvalidInputError
+from sparkfs.spark.method_setup import EngineOptions
 from sparkfs.spark.relief import relief_statistics
-from sparkfs.core.sampling import content_sample_keys, smallest_key_positions  # noqa: E402
-from sparkfs.errors import InvalidInputError  # noqa: E402
-from tests.core.test_relief import (  # noqa: E402
+from tests.core.test_relief import (
     assert_close,
     continuous_data,
     integer_data,
