@@ -68,7 +68,13 @@ def term_corpus(num_docs: int, num_terms: int, *, num_classes: int = 20, nonzero
     picks = np.minimum(np.searchsorted(within_cdf, rng.random(int(from_class.sum())), side="right"), per_class - 1)
     terms[from_class] = class_terms[labels[row_of_token[from_class]], picks]
 
-    counts = sp.csr_matrix((np.ones(num_tokens), (row_of_token, terms)), shape=(num_docs, num_terms))
+    return tfidf_rows(row_of_token, terms, num_docs, num_terms), labels
+
+
+def tfidf_rows(row_of_token: np.ndarray, terms: np.ndarray, num_docs: int, num_terms: int) -> sp.csr_matrix:
+    """The tf-idf rows of tokens (each token's row and term): raw counts times scikit-learn's default
+    smooth idf, each row scaled to unit L2 norm, values rounded to 6 decimals (at least 1e-6)."""
+    counts = sp.csr_matrix((np.ones(terms.size), (row_of_token, terms)), shape=(num_docs, num_terms))
     counts.sum_duplicates()
     counts.sort_indices()
     document_frequency = np.bincount(counts.indices, minlength=num_terms)
@@ -77,8 +83,7 @@ def term_corpus(num_docs: int, num_terms: int, *, num_classes: int = 20, nonzero
     row_norms = np.sqrt(np.add.reduceat(values * values, counts.indptr[:-1]))
     values /= np.repeat(row_norms, np.diff(counts.indptr))
     values = np.maximum(np.round(values * 1e6), 1.0) / 1e6  # k / 10^6: the double nearest the 6-decimal text
-    matrix = sp.csr_matrix((values, counts.indices, counts.indptr), shape=(num_docs, num_terms))
-    return matrix, labels
+    return sp.csr_matrix((values, counts.indices, counts.indptr), shape=(num_docs, num_terms))
 
 
 def write_libsvm(path: str, matrix: sp.csr_matrix, labels: np.ndarray) -> None:

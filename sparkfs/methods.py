@@ -9,6 +9,7 @@ from pyspark.ml.param import TypeConverters
 
 from sparkfs.core.moment_filters import MOMENT_FILTERS, MomentFilter
 from sparkfs.core.selection import SELECTION_MODES
+from sparkfs.figures import best_worst_case, noise_columns, quality_summary
 from sparkfs.io.config import describe_value, is_param_value
 from sparkfs.selectors.baseline import UnivariateTestSelector
 from sparkfs.selectors.fisher_markov import FisherMarkovSelector
@@ -51,16 +52,12 @@ METHODS: Dict[str, Tuple[type, Dict[str, Any]]] = {
 @dataclass(frozen=True)
 class MethodFacts:
     """What ``sparkfs methods`` tells of a method besides its Params and what its selector class
-    declares it can do (labels, weights: :func:`labels_of`, :func:`takes_weights`)."""
+    declares it can do (labels, weights: :func:`labels_of`, :func:`takes_weights`). Measured figures
+    are not kept here: they are read from the files the benchmarks write (:mod:`sparkfs.figures`)."""
 
     paper: str
     #: "tested" on a local Spark Connect session (tests/connect), or "untested".
     connect: str
-    #: What its default does on a term matrix, measured (benchmarks/results/scale.md, quality
-    #: column), and where to go instead when it does badly there.
-    term_matrices: str = "not measured on the term corpus"
-    #: How it keeps noise columns out of its top (waveform-40's layout), measured, where that was.
-    noise_columns: str = ""
 
 
 def labels_of(method: str) -> str:
@@ -82,95 +79,37 @@ def takes_weights(method: str) -> bool:
 
 
 _RELIEF = "Kononenko 1994; Yang & Hu 2012"
-#: The term corpus of the quality column (benchmarks/results/scale.md, size S).
-_S = "the 100,000 x 50,000 term corpus (1,500 informative terms; chance 30 in a top 1,000)"
-_BEST = "anova, chi2 and lfs find all 1,000 there, faster"
-_WAVEFORM = "benchmarks/results/waveform_noise.md: 1,000 rows of waveform + 19 noise columns, 20 draws"
 #: One entry per name of :data:`METHODS` (a test checks both lists agree).
 METHOD_FACTS: Dict[str, MethodFacts] = {
-    "lfs": MethodFacts("Cheng, Zhou & Cheng 2011, eq. 19-20 (Fisher-Markov, linear)", "tested",
-                       f"1,000 of its top 1,000 are informative on {_S}: standardised by default (preset='paper', the "
-                       "raw values, ranks frequent terms first); a method to use there"),
-    "qfs": MethodFacts("Cheng, Zhou & Cheng 2011, eq. 27-32 (quadratic, exact min-cut)", "tested",
-                       f"1,000 of its top 1,000 are informative on {_S}: with numFeatures=1000 its candidates are lfs's "
-                       "top 1,000 (standardised), which it keeps"),
-    "qfs-prime": MethodFacts("Cheng, Zhou & Cheng 2011, QFS' kernel", "untested",
-                             f"1,000 of its top 1,000 are informative on {_S}: with numFeatures=1000 its candidates are lfs's "
-                             "top 1,000 (standardised), which it keeps, as qfs"),
+    "lfs": MethodFacts("Cheng, Zhou & Cheng 2011, eq. 19-20 (Fisher-Markov, linear)", "tested"),
+    "qfs": MethodFacts("Cheng, Zhou & Cheng 2011, eq. 27-32 (quadratic, exact min-cut)", "tested"),
+    "qfs-prime": MethodFacts("Cheng, Zhou & Cheng 2011, QFS' kernel", "untested"),
     "relief": MethodFacts("Yang & Hu 2012, eq. 3 (the margin of the nearest hit and miss; I-Relief for multi-class)",
-                          "tested", f"668 of its top 1,000 are informative on {_S} (22x chance, 1,000 sampled queries; the "
-                          f"cosine distance of relieff's rule on term-like data); relieff finds 750; {_BEST}"),
-    "relieff": MethodFacts(_RELIEF + " (k neighbours per class)", "tested",
-                           f"750 of its top 1,000 are informative on {_S} (25x chance, 1,000 sampled queries; its "
-                           "default takes cosine distances on term-like data, 446 with range scaling); on the shared "
-                           "text sets a linear SVM on its top 100 is within 0.93 points of error of anova's (ahead "
-                           "on 2 of 5; 6-12 points behind on 3 with range scaling, --param preset=paper) "
-                           f"(benchmarks/results/scale.md); {_BEST}",
-                           f"no noise column in its top 15 in 20 of 20 draws ({_WAVEFORM})"),
-    "mrelief": MethodFacts("Yang & Hu 2012, MAP-Relief (eq. 16)", "untested",
-                           f"0 of its top 1,000 are informative on {_S} (with range scaling and with the cosine "
-                           "distance of its default on term-like data), below chance: eq. 16 weighs the miss term by "
-                           "P(y) (0.05 with 20 classes), so the within-class spread of a class's own terms makes their "
-                           f"margins negative; do not use it on many-class term data ({_BEST})"),
-    "prelief": MethodFacts("Yang & Hu 2012, Parzen-Relief (eq. 14)", "tested",
-                           f"979 of its top 1,000 are informative on {_S} (1,000 sampled queries), in about twice "
-                           "relieff's time"),
-    "lmba": MethodFacts("Li & Lu 2009 (local-margin based, eq. 2-3, 16-17)", "tested",
-                        f"229 of its top 1,000 are informative on {_S} (a 1,000-row pool); {_BEST}",
-                        f"no noise column in its top 15 in 13 of 20 draws, 0.45 on average (relieff: 20 of 20; "
-                        f"{_WAVEFORM})"),
-    "simba": MethodFacts("Gilad-Bachrach, Navot & Tishby 2004", "tested",
-                         f"460 of its top 1,000 are informative on {_S} (a 1,000-row pool); {_BEST}",
-                         f"noise columns in its top 15 in 18 of 20 draws, 1.25 on average: prefer relieff where many "
-                         f"columns may be noise ({_WAVEFORM})"),
-    "anova": MethodFacts("one-way ANOVA F (Spark ML's ANOVATest, scikit-learn's f_classif)", "tested",
-                         f"1,000 of its top 1,000 are informative on {_S}: the baseline to use there"),
-    "chi2": MethodFacts("scikit-learn's chi2 (non-negative features: counts, tf-idf)", "untested",
-                        f"1,000 of its top 1,000 are informative on {_S}: a method to use there"),
+                          "tested"),
+    "relieff": MethodFacts(_RELIEF + " (k neighbours per class)", "tested"),
+    "mrelief": MethodFacts("Yang & Hu 2012, MAP-Relief (eq. 16)", "untested"),
+    "prelief": MethodFacts("Yang & Hu 2012, Parzen-Relief (eq. 14)", "tested"),
+    "lmba": MethodFacts("Li & Lu 2009 (local-margin based, eq. 2-3, 16-17)", "tested"),
+    "simba": MethodFacts("Gilad-Bachrach, Navot & Tishby 2004", "tested"),
+    "anova": MethodFacts("one-way ANOVA F (Spark ML's ANOVATest, scikit-learn's f_classif)", "tested"),
+    "chi2": MethodFacts("scikit-learn's chi2 (non-negative features: counts, tf-idf)", "untested"),
     "variance": MethodFacts("Spark ML's VarianceThresholdSelector: the sample variance, no labels (--threshold T "
-                            "keeps every variance above T, as its varianceThreshold)", "tested",
-                            f"295 of its top 1,000 are informative on {_S} (10x chance, without labels: the terms of "
-                            f"largest variance); a filter to drop constant or near-constant terms before a supervised "
-                            f"method; {_BEST}"),
+                            "keeps every variance above T, as its varianceThreshold)", "tested"),
     "f-regression": MethodFacts("the F test of a linear regression on a continuous label (scikit-learn's "
-                                "f_regression, Spark ML's FValueTest)", "tested",
-                                "not measured: the term corpus has class labels (a continuous label only)"),
-    "chi2-categorical": MethodFacts("Spark ML's ChiSquareTest (integer-coded features)", "untested",
-                                    "not for term weights: every distinct value is a category; use chi2"),
+                                "f_regression, Spark ML's FValueTest)", "tested"),
+    "chi2-categorical": MethodFacts("Spark ML's ChiSquareTest (integer-coded features; not for term weights: "
+                                    "every distinct value is a category, use chi2)", "untested"),
     "parzen-ise": MethodFacts("modified Parzen window + ISE, fuzzy c-means groups; criterion='marginal' (default) or "
-                              "'image' (docs/parzen_ise.md)", "tested", f"591 of its top 1,000 are informative on {_S} (20x chance; unsupervised, FCM groups; "
-                              "every row, the 3,376 densest terms' pairs estimated by 400 landmark rows; fit 469 s); "
-                              "with the labels as groups 1,000; with labels, anova, chi2 or lfs do it faster"),
-    "svm-rfe": MethodFacts("Guyon et al. 2002; Han & Yu 2010 (IW-SVM-RFE); Saeys et al. 2008 (ensemble)", "tested",
-                           f"792 of its top 1,000 are informative on {_S} (elimination stops at numFeatures: 7 SVM fits); "
-                           f"{_BEST}"),
-    "mrmr": MethodFacts("Peng, Long & Ding 2005 (MID; MIQ with mrmrForm='quotient'), discretised counts", "tested",
-                        f"1,000 of its top 1,000 are informative on {_S}: the greedy runs among the 4,000 most relevant "
-                        "terms, proven the same as over every feature"),
-    "jmi": MethodFacts("Yang & Moody 1999 (joint mutual information), discretised counts", "tested",
-                       f"does not finish a top 1,000 on {_S} within 10 minutes (577 of 1,000 greedy steps in 600 s, "
-                       "beside a test run): a pass per step over every term, as it has no candidate bound; use mrmr or "
-                       "cmim (1,000 of 1,000 there, their steps among a bounded set of candidates) or ask for a few "
-                       "hundred features"),
-    "cmim": MethodFacts("Fleuret 2004 (conditional mutual information maximisation), discretised counts", "tested",
-                        f"1,000 of its top 1,000 are informative on {_S} (253 s): the greedy runs among the 4,000 "
-                        "terms most informative given the first, proven the same as over every feature"),
-    "multisurf": MethodFacts("Urbanowicz et al. 2018 (MultiSURF), scikit-rebate's definition", "tested",
-                             f"969 of its top 1,000 are informative on {_S} (1,000 sampled queries; 199 s, where a loaded "
-                             f"machine stopped it at 600 s); {_BEST}",
-                             f"5.2 noise columns in its top 15 on average, none clean of 20 draws (scikit-rebate's own "
-                             f"MultiSURF does the same): prefer relieff where many columns may be noise ({_WAVEFORM})"),
-    "multisurf-star": MethodFacts("Granizo-Mackenzie & Moore 2013 (MultiSURF*), scikit-rebate's definition", "tested",
-                                  f"495 of its top 1,000 are informative on {_S} (1,000 sampled queries; the far rows' "
-                                  f"terms cost it against multisurf's 969); {_BEST}"),
-    "surf": MethodFacts("Greene et al. 2009 (SURF), scikit-rebate's definition", "untested",
-                        f"945 of its top 1,000 are informative on {_S} (1,000 sampled queries); {_BEST}"),
-    "surf-star": MethodFacts("Greene et al. 2010 (SURF*), scikit-rebate's definition", "untested",
-                             f"393 of its top 1,000 are informative on {_S} (1,000 sampled queries; the far rows' "
-                             f"terms cost it against surf's 945); {_BEST}"),
-    "turf": MethodFacts("Moore & White 2007 (TuRF around innerMethod), scikit-rebate's TURF", "tested",
-                        f"620 of its top 1,000 are informative on {_S} (around multisurf, which finds 969 alone; rounds "
-                        f"removing half the features each, 1,000 sampled queries), in 238 s; {_BEST}"),
+                              "'image' (docs/parzen_ise.md)", "tested"),
+    "svm-rfe": MethodFacts("Guyon et al. 2002; Han & Yu 2010 (IW-SVM-RFE); Saeys et al. 2008 (ensemble)", "tested"),
+    "mrmr": MethodFacts("Peng, Long & Ding 2005 (MID; MIQ with mrmrForm='quotient'), discretised counts", "tested"),
+    "jmi": MethodFacts("Yang & Moody 1999 (joint mutual information), discretised counts", "tested"),
+    "cmim": MethodFacts("Fleuret 2004 (conditional mutual information maximisation), discretised counts", "tested"),
+    "multisurf": MethodFacts("Urbanowicz et al. 2018 (MultiSURF), scikit-rebate's definition", "tested"),
+    "multisurf-star": MethodFacts("Granizo-Mackenzie & Moore 2013 (MultiSURF*), scikit-rebate's definition", "tested"),
+    "surf": MethodFacts("Greene et al. 2009 (SURF), scikit-rebate's definition", "untested"),
+    "surf-star": MethodFacts("Greene et al. 2010 (SURF*), scikit-rebate's definition", "untested"),
+    "turf": MethodFacts("Moore & White 2007 (TuRF around innerMethod), scikit-rebate's TURF", "tested"),
 }
 #: The code path each method runs (methods of a family differ only in a formula or a fixed Param).
 #: The per-method tests (the bad-input matrix, the partition property) run one method of every
@@ -247,9 +186,21 @@ def methods_table() -> List[str]:
                  "target), either (classes, or a regression target with --label-type continuous).")
     lines.append("Every method reads dense and sparse vectors (sparse rows stay sparse). "
                  "`sparkfs methods NAME` lists a method's params and what it does on term matrices.")
-    lines.append("On term matrices (counts, tf-idf) use `anova`, `chi2` or `lfs`: each found all 1,000 informative terms "
-                 "in its top 1,000 on a 100,000 x 50,000 corpus (benchmarks/results/scale.md).")
+    lines += term_matrix_advice()
     return lines
+
+
+def term_matrix_advice() -> List[str]:
+    """The methods whose worst structure of the term corpus family is best, from the benchmark's file."""
+    ranked = best_worst_case()
+    if not ranked:
+        return ["On term matrices: not measured here (benchmarks/quality_family.py writes the figures)."]
+    leaders = ", ".join(f"`{result.method}` ({result.found:,.0f} of {result.top:,}, chance {result.chance:,.0f})"
+                        for result in ranked[:3] if result.found is not None)
+    sizes = sorted({result.size for result in ranked})
+    return [f"On term matrices, the best worst case over the corpus family's structures ({', '.join(sizes)}; "
+            f"benchmarks/results/quality_family.md): {leaders}. `sparkfs methods NAME` gives a method's worst and "
+            "best structure."]
 
 
 def method_params(method: str) -> List[str]:
@@ -264,8 +215,8 @@ def method_params(method: str) -> List[str]:
     lines = [f"{method}: {type(selector).__name__}" + (f" with {fixed}" if fixed else ""), f"  {facts.paper}",
              f"  labels {labels_of(method)}; weights {'yes' if selector.takesWeights() else 'no'}; Spark Connect "
              f"{facts.connect}",
-             f"  on term matrices: {facts.term_matrices}",
-             *([f"  with noise columns: {facts.noise_columns}"] if facts.noise_columns else []),
+             *[f"  on term matrices: {line}" for line in quality_summary(method)],
+             *([f"  with noise columns: {noise}"] if (noise := noise_columns(method)) else []),
              "params (--param NAME=VALUE):"]
     for param in sorted(selector.params, key=lambda p: p.name):
         if param.name in COLUMN_AND_SELECTION_PARAMS or param.name in fixed:
@@ -273,7 +224,8 @@ def method_params(method: str) -> List[str]:
         default = selector.getOrDefault(param) if selector.hasDefault(param) else None
         allowed = constraints.get(param.name, (None, "any value its type converts"))[1]
         note = selector.paramNote(param.name)
-        lines += [f"  {param.name} (default {default!r}; {allowed})", f"      {param.doc}" + (f". {note}" if note else "")]
+        lines += [f"  {param.name} (default {default!r}; {allowed})",
+                  f"      {param.doc}" + (f". {note}" if note else "")]
     modes = [CLI_SELECTION_MODES[mode] for mode in selector.selectionModes()]
     lines += ["selection (flags; config file: the selection: section):",
               "  --num-features K (default 50): the top K by score; or --threshold T: every score above T",
@@ -354,8 +306,10 @@ def build_selector(method: str, params: Dict[str, Any]):
                              "--label-col, --weight-col; in a config "
                              "file the selection: and input: sections), not as a method param")
         if name in fixed or not selector.hasParam(name):
-            settable = sorted(p.name for p in selector.params if p.name not in COLUMN_AND_SELECTION_PARAMS and p.name not in fixed)
-            raise ValueError(f"unknown param '{raw_name}' for method '{method}': it takes {', '.join(settable) or 'none'}")
+            settable = sorted(p.name for p in selector.params
+                              if p.name not in COLUMN_AND_SELECTION_PARAMS and p.name not in fixed)
+            raise ValueError(f"unknown param '{raw_name}' for method '{method}': it takes "
+                             f"{', '.join(settable) or 'none'}")
         _set_param(selector, method, raw_name, name, value)
     selector.validate_params()
     return selector

@@ -14,7 +14,8 @@ which sparkfs equals to 1e-9):
 
     .venv/bin/python -m studies.waveform_noise_study [--draws 20]
 
-Writes ``benchmarks/results/waveform_noise.md`` and ``.json``.
+Writes ``benchmarks/results/waveform_noise.md`` and ``sparkfs/figures/waveform_noise.json`` (what
+``sparkfs methods`` quotes).
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import RESULTS, load_npz
+from benchmarks.common import RESULTS, ROOT, load_npz
+
+FIGURE_FILE = ROOT / "sparkfs" / "figures" / "waveform_noise.json"
 from sparkfs.core import margin_weighting as mw
 from sparkfs.core import simba
 from sparkfs.selectors.margin_weighting import LMBA_DEFAULT_RUN, SIMBA_DEFAULT_RUN
@@ -87,7 +90,7 @@ def main() -> None:
                 counts[f"{method}, {space}"].append(noise_in_top(scores_of(method, data, y, seed), real))
         print(seed, {key: values[-1] for key, values in counts.items()}, flush=True)
     seconds = time.perf_counter() - started
-    Path(args.out).with_suffix(".json").write_text(json.dumps(counts, indent=1))
+    FIGURE_FILE.write_text(json.dumps(counts, indent=1))  # what `sparkfs methods` quotes
     lines = ["# Noise in the top 15 on waveform-40-like data", "",
              f"Made by `python -m studies.waveform_noise_study --draws {args.draws}` ({seconds:.0f} s): {args.draws} draws of "
              f"{ROWS} rows of waveform21 plus {NOISE} N(0, 1) columns; each method's defaults on the data as given "
