@@ -25,7 +25,7 @@ O(n log n) per feature, and a V x C table at a time.
 
 from __future__ import annotations
 
-from typing import Iterator, NamedTuple, Optional, Tuple
+from typing import Iterator, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
 import scipy.sparse as sp
@@ -49,9 +49,9 @@ class ContingencyTable(NamedTuple):
 class IndependenceTest(NamedTuple):
     """Pearson's test of one table (scalars) or of every feature (arrays of shape (d,))."""
 
-    statistic: np.ndarray
-    degrees_of_freedom: np.ndarray
-    p_value: np.ndarray
+    statistic: Union[float, np.ndarray]
+    degrees_of_freedom: Union[int, np.ndarray]
+    p_value: Union[float, np.ndarray]
 
 
 def contingency_table(values, class_index, num_classes: int, counts=None) -> ContingencyTable:

@@ -54,12 +54,10 @@ states O(N^2 n)).
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Optional, Tuple, Union
+from typing import Callable, NamedTuple, Optional, Tuple, Union, cast
 
 import numpy as np
 import scipy.sparse as sp
-
-Matrix = Union[np.ndarray, sp.csr_matrix]
 
 # The loop's schedule lived here first; it is re-exported (``mw.instance_order`` and the like).
 from sparkfs.core.margin_loops import (  # noqa: F401
@@ -72,6 +70,9 @@ from sparkfs.core.margin_loops import (  # noqa: F401
 )
 from sparkfs.core.margin_runs import IterateAverage, MarginRun
 from sparkfs.core.options import PROJECTIONS, check_choice, check_int, check_positive
+from sparkfs.core.sparse_input import is_sparse
+
+Matrix = Union[np.ndarray, sp.csr_matrix]
 
 # Largest temporary (elements) of a chunk: (instances, targets, rows) hinge values, or (pairs,
 # features) for the dense rows of the exact recheck and of weighted_squared_norms.
@@ -116,7 +117,7 @@ def weighted_squared_norms(matrix: Matrix, w=None) -> np.ndarray:
     chunk = max(1, ELEMENT_BUDGET // max(1, num_features))
     for start in range(0, num_rows, chunk):
         rows = matrix[start:start + chunk]
-        rows = rows.toarray() if sp.issparse(rows) else np.asarray(rows, dtype=float)
+        rows = rows.toarray() if is_sparse(rows) else np.asarray(rows, dtype=float)
         norms[start:start + chunk] = np.sum(rows ** 2 * weight_squares, axis=-1)
     return norms
 
@@ -178,7 +179,7 @@ def _dense_array(matrix) -> np.ndarray:
 
 
 def _squares(matrix: Matrix) -> Matrix:
-    return matrix.multiply(matrix).tocsr() if sp.issparse(matrix) else matrix ** 2
+    return matrix.multiply(matrix).tocsr() if is_sparse(matrix) else matrix ** 2
 
 
 class _ShiftedInstances(NamedTuple):
@@ -210,7 +211,7 @@ def _active_hinges(shifted: _ShiftedInstances, instances: Matrix, original: Matr
     tolerance = 8.0 * (instances.shape[1] + 4) * np.finfo(float).eps
     row_norms = np.asarray(_squares(block) @ weight_squares).ravel()
     cross = block @ shifted.weighted.T                                                  # (c, m)
-    cross = cross.toarray() if sp.issparse(cross) else cross
+    cross = cross.toarray() if is_sparse(cross) else cross
     distances = shifted.norms[:, None] + row_norms[None, :] - 2.0 * cross.T             # (m, c)
     margin = thresholds[:, :, None] - distances[:, None, :]
     band = tolerance * (np.abs(thresholds)[:, :, None] + (shifted.norms[:, None] + row_norms[None, :])[:, None, :])
@@ -228,16 +229,18 @@ def _impostor_terms(shifted: _ShiftedInstances, block: Matrix, per_pair: np.ndar
     """A chunk's share of the impostor sums S_f of :func:`lmba_block_terms` (per instance: (m, D))
     from N_ip, the active targets of every (instance, row) pair."""
     dense = shifted.dense
+    # not dense: shifted.shifted and shifted.squares are CSR (see _shifted_instances)
+    sparse_shifted, sparse_squares = cast(sp.csr_matrix, shifted.shifted), cast(sp.csr_matrix, shifted.squares)
     per_pair_matrix = per_pair if dense else sp.csr_matrix(per_pair)
     pulled = per_pair_matrix @ block                                                    # (N X_P), (m, D)
     if per_instance:  # S_if = N_i. u_if^2 - 2 u_if (N U_P)_if + (N U_P^2)_if
-        own = shifted.squares.multiply(per_pair.sum(axis=1)[:, None]) if not dense else \
+        own = sparse_squares.multiply(per_pair.sum(axis=1)[:, None]) if not dense else \
             shifted.squares * per_pair.sum(axis=1)[:, None]
-        cross_term = shifted.shifted * pulled if dense else shifted.shifted.multiply(pulled)
+        cross_term = shifted.shifted * pulled if dense else sparse_shifted.multiply(pulled)
         return (_dense_array(own) - 2.0 * _dense_array(cross_term)
                 + _dense_array(per_pair_matrix @ _squares(block)))
     cross_term = (shifted.shifted * pulled).sum(axis=0) if dense else \
-        np.asarray(shifted.shifted.multiply(pulled).sum(axis=0))
+        np.asarray(sparse_shifted.multiply(pulled).sum(axis=0))
     return (np.asarray(per_pair.sum(axis=1) @ shifted.squares).ravel()
             - 2.0 * np.asarray(cross_term).ravel()
             + np.asarray(per_pair.sum(axis=0) @ _squares(block)).ravel())
@@ -364,7 +367,8 @@ def lmba_target_terms(target_differences: Matrix, active_counts, c, target_mask=
     mask = _target_mask(target_mask, counts.shape)
     coefficients = np.where(mask, 1.0 + c * counts, 0.0).ravel()                 # (m k,)
     rows = np.repeat(np.arange(num_instances), k)
-    gather = sp.csr_matrix((coefficients, (rows, np.arange(num_instances * k))), shape=(num_instances, num_instances * k))
+    gather = sp.csr_matrix((coefficients, (rows, np.arange(num_instances * k))),
+                           shape=(num_instances, num_instances * k))
     return _dense_array(gather @ _squares(target_differences)).reshape(num_instances, -1)
 
 

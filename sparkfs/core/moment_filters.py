@@ -16,7 +16,7 @@ negated statistic (:func:`ranking_scores`) and keeps the statistic itself beside
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Dict, NamedTuple, Optional
+from typing import Callable, Dict, NamedTuple, Optional, Union
 
 import numpy as np
 
@@ -32,8 +32,10 @@ class FilterScores(NamedTuple):
     p_values: Optional[np.ndarray] = None
 
 
-#: ``score(class_counts, class_sums, class_sum_squares) -> FilterScores``
-ScoreFunction = Callable[[np.ndarray, np.ndarray, np.ndarray], FilterScores]
+#: ``score(class_counts, class_sums, class_sum_squares) -> FilterScores``; a filter of a continuous
+#: label (``label_type="continuous"``): ``score(target_moments) -> FilterScores``
+ScoreFunction = Union[Callable[[np.ndarray, np.ndarray, np.ndarray], FilterScores],
+                      Callable[[TargetMoments], FilterScores]]
 
 
 @dataclass(frozen=True)

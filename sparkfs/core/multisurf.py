@@ -78,6 +78,7 @@ import scipy.sparse as sp
 
 from sparkfs.core import multisurf_kernel, weighted_diff_kernel
 from sparkfs.core.neighbours import HIT, MISS, check_metric, pair_classes, pairwise_distances  # noqa: F401 (S5)
+from sparkfs.core.sparse_input import is_sparse
 
 Matrix = Union[np.ndarray, sp.csr_matrix]
 
@@ -356,7 +357,7 @@ def multisurf_scores(rows: Matrix, labels, variant: str = "multisurf", *, metric
     check_variant(variant)
     if scale is not None:
         inverse = 1.0 / np.asarray(scale, dtype=np.float64)
-        rows = sp.csr_matrix(rows.multiply(inverse[None, :])) if sp.issparse(rows) else rows * inverse
+        rows = sp.csr_matrix(rows.multiply(inverse[None, :])) if is_sparse(rows) else rows * inverse
     num_rows = rows.shape[0]
     positions = np.arange(num_rows) if query_positions is None else np.asarray(query_positions, dtype=np.int64)
     queries = rows[positions]

@@ -36,8 +36,9 @@ found so far, so most distances are touched once by a comparison.
 
 Complexity
 ----------
-Euclidean: one GEMM (the norms ride along as two extra columns), ``2 m n p`` flops for m queries and n rows (dense), or the sparse product
-(proportional to the co-non-zeros) for CSR. Manhattan dense: ``3 m n p`` (subtract, abs, add); sparse:
+Euclidean: one GEMM (the norms ride along as two extra columns), ``2 m n p`` flops for m queries and n rows
+(dense), or the sparse product (proportional to the co-non-zeros) for CSR. Manhattan dense: ``3 m n p``
+(subtract, abs, add); sparse:
 ``O(m + n)`` norms plus ``O(sum_j m_j n_j)`` over features j, where ``m_j`` / ``n_j`` are the
 numbers of queries / rows with a non-zero in feature j. Selection: ``O(m n)`` per block.
 """
@@ -53,6 +54,7 @@ from scipy.spatial.distance import cdist
 
 from sparkfs.core import manhattan_kernel
 from sparkfs.core.co_nonzero import co_nonzero_chunks
+from sparkfs.core.sparse_input import is_sparse
 
 Matrix = Union[np.ndarray, sp.csr_matrix]
 
@@ -125,26 +127,22 @@ def check_metric(metric: str) -> str:
     return metric
 
 
-def _is_sparse(matrix) -> bool:
-    return sp.issparse(matrix)
-
-
 def squared_row_norms(matrix: Matrix) -> np.ndarray:
     """Squared Euclidean norm of every row (dense or CSR)."""
-    if _is_sparse(matrix):
+    if is_sparse(matrix):
         return np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel()
     return np.einsum("ij,ij->i", matrix, matrix)
 
 
 def _abs_row_sums(matrix: Matrix) -> np.ndarray:
-    if _is_sparse(matrix):
+    if is_sparse(matrix):
         return np.asarray(abs(matrix).sum(axis=1)).ravel()
     return np.abs(matrix).sum(axis=1)
 
 
 def _squared_euclidean(query_matrix: Matrix, row_matrix: Matrix, shift: Optional[np.ndarray]) -> np.ndarray:
     """``|q - r|^2`` via the GEMM identity, clipped at 0 (rounding can make it slightly negative)."""
-    both_dense = not _is_sparse(query_matrix) and not _is_sparse(row_matrix)
+    both_dense = not is_sparse(query_matrix) and not is_sparse(row_matrix)
     if both_dense:
         # One GEMM gives |q|^2 + |r|^2 - 2 q.r directly: [q, |q|^2, 1] . [-2 r, 1, |r|^2]. Both
         # sides are first translated by -shift (distances are translation invariant), which keeps
@@ -167,9 +165,9 @@ def _squared_euclidean(query_matrix: Matrix, row_matrix: Matrix, shift: Optional
     else:
         query_norms = squared_row_norms(query_matrix)
         row_norms = squared_row_norms(row_matrix)
-        if _is_sparse(query_matrix) and _is_sparse(row_matrix):
+        if is_sparse(query_matrix) and is_sparse(row_matrix):
             cross = (query_matrix @ row_matrix.T).toarray()
-        elif _is_sparse(row_matrix):
+        elif is_sparse(row_matrix):
             cross = np.asarray(row_matrix @ query_matrix.T).T
         else:
             cross = np.asarray(query_matrix @ row_matrix.T)
@@ -207,7 +205,7 @@ def weighted_features(matrix: Matrix, feature_weights: Optional[np.ndarray]) -> 
     if feature_weights is None:
         return matrix
     magnitude = np.abs(np.asarray(feature_weights, dtype=np.float64))
-    if _is_sparse(matrix):
+    if is_sparse(matrix):
         weighted = sp.csr_matrix(matrix, copy=True)
         weighted.data *= magnitude[weighted.indices]
         return weighted
@@ -255,7 +253,7 @@ def pairwise_distances(
             shift = np.round(shift * np.abs(np.asarray(feature_weights, dtype=np.float64)))
     if metric == "euclidean":
         return _squared_euclidean(query_matrix, row_matrix, shift)
-    if not _is_sparse(query_matrix) and not _is_sparse(row_matrix):
+    if not is_sparse(query_matrix) and not is_sparse(row_matrix):
         if manhattan_kernel.AVAILABLE:
             return manhattan_kernel.manhattan_dense(query_matrix, row_matrix)
         return cdist(np.asarray(query_matrix, dtype=np.float64), np.asarray(row_matrix, dtype=np.float64), "cityblock")
@@ -437,7 +435,7 @@ def attach_vectors(table: NeighbourTable, row_matrix: Matrix, row_ids) -> Neighb
     if real.any():
         position = order[np.searchsorted(row_ids[order], flat_ids[real])]
         rows = row_matrix[position]
-        vectors[real] = rows.toarray() if _is_sparse(rows) else rows
+        vectors[real] = rows.toarray() if is_sparse(rows) else rows
     return NeighbourTable(table.query_ids, table.neighbour_ids, table.distances,
                           vectors.reshape(table.neighbour_ids.shape + (row_matrix.shape[1],)))
 
@@ -532,9 +530,9 @@ def local_neighbour_table(
     continuous = hit_bound is not None
     row_labels = np.asarray(row_labels, dtype=np.float64) if continuous else np.asarray(row_labels).astype(np.int64,
                                                                                                         copy=False)
-    if _is_sparse(query_matrix):
+    if is_sparse(query_matrix):
         query_matrix = sp.csr_matrix(query_matrix)
-    if _is_sparse(row_matrix):
+    if is_sparse(row_matrix):
         row_matrix = sp.csr_matrix(row_matrix)
     if feature_weights is not None:  # weight once here, not once per block pair
         query_matrix = weighted_features(query_matrix, feature_weights)
@@ -553,7 +551,7 @@ def local_neighbour_table(
         for query_start in range(0, num_queries, block_size):
             query_chunk = slice(query_start, min(query_start + block_size, num_queries))
             distances = pairwise_distances(query_matrix[query_chunk], block_matrix, metric, shift=shift)
-            if continuous:
+            if hit_bound is not None:  # continuous
                 classes = pair_classes(np.asarray(query_targets)[query_chunk], row_labels[row_block], hit_bound)
                 found = k_nearest_per_pair_class(distances, query_ids[query_chunk], row_ids[row_block], classes,
                                                  num_classes=num_classes, k=k)

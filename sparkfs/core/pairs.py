@@ -44,6 +44,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from sparkfs.core.co_nonzero import co_nonzero_chunks
+from sparkfs.core.sparse_input import is_sparse
 
 Matrix = Union[np.ndarray, sp.csr_matrix]
 
@@ -58,7 +59,8 @@ _MAX_BLOCK_ELEMENTS = 4_000_000
 
 def check_difference(difference: str) -> str:
     if difference not in DIFFERENCES:
-        raise ValueError(f"The 'difference' parameter must be a str among {set(DIFFERENCES)}. Got {difference!r} instead.")
+        raise ValueError(f"The 'difference' parameter must be a str among {set(DIFFERENCES)}. "
+                         f"Got {difference!r} instead.")
     return difference
 
 
@@ -360,7 +362,7 @@ def feature_kernel_sums(
     row_is_sparse = sp.issparse(row_matrix)
     if row_is_sparse:
         row_matrix = sp.csr_matrix(row_matrix)
-    elif sp.issparse(query_matrix):
+    elif is_sparse(query_matrix):
         query_matrix = query_matrix.toarray()  # dense rows: the queries are densified once
     for start in range(0, row_ids.size, block_size):
         block = slice(start, start + block_size)

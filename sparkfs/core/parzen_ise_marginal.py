@@ -36,7 +36,7 @@ separable quadratic model on the simplex, and converges in a few evaluations (on
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Optional
+from typing import Any, Callable, Dict, NamedTuple, Optional
 
 import numpy as np
 
@@ -140,7 +140,7 @@ def marginal_block_terms(query_points, query_memberships, row_points, row_member
                 own[0, features] += q0
                 own[1, features] += -w_k * q2 / v
                 own[2, features] += (w_k * w_k) * q4 / v ** 2 - q2 / v
-                if with_self:
+                if self_sums is not None:  # with_self
                     kernel = np.exp(-half_precision * squared)
                     if not unweighted:
                         kernel *= row_weight
@@ -202,7 +202,7 @@ def descend_marginal_ise(evaluate: Callable[[np.ndarray], MarginalValue], start,
     if w.size == 1:
         return np.ones(1), {"iterations": 0, "evaluations": 0, "ise": [], "stop": "single free feature", "value": None}
     value = evaluate(w)
-    info = {"iterations": 0, "evaluations": 1, "ise": [value.ise], "stop": "max_iter"}
+    info: Dict[str, Any] = {"iterations": 0, "evaluations": 1, "ise": [value.ise], "stop": "max_iter"}
     for iteration in range(1, max_iter + 1):
         direction = newton_point_on_simplex(w, value.gradient, _safe_curvature(value.curvature)) - w
         predicted = float(value.gradient @ direction)
@@ -262,7 +262,7 @@ def marginal_run(pair_terms: Callable, *, num_rows: int, num_features: int, fixe
             full[free] = start
             if np.array_equal(full, previous["weights"]):
                 known["terms"] = (full, previous["terms"])
-    last = {}
+    last: Dict[str, Any] = {}
 
     def evaluate(w_free):
         w = np.zeros(num_features)

@@ -57,7 +57,8 @@ def nonzero_pair_count(indptr, per_feature: bool = False):
     """The stored/stored pair count ``sum_k m_k^2`` (``m_k = indptr[k+1] - indptr[k]``), or the (d,)
     counts ``m_k^2`` with ``per_feature``: the explicit part of the cost, the rest being
     ``O(C^2 (d + nnz))``. A caller may route features whose ``m_k^2`` is too large elsewhere."""
-    counts = np.diff(np.asarray(indptr, dtype=np.int64)) ** 2
+    lengths: np.ndarray = np.diff(np.asarray(indptr, dtype=np.int64))
+    counts = lengths ** 2
     return counts if per_feature else int(counts.sum())
 
 
@@ -185,7 +186,7 @@ def sparse_feature_marginal_terms(values, memberships, zero_value, total_members
     terms = sparse_marginal_terms([0, values.size], np.arange(values.size), values, memberships, [zero_value],
                                   np.asarray(variances, dtype=float).reshape(-1, 1), [w], h=h,
                                   with_self=with_self, total_memberships=total_memberships)
-    self_sum = terms.self_sums[0] if with_self else np.nan
+    self_sum = terms.self_sums[0] if terms.self_sums is not None else np.nan  # None unless with_self
     return np.concatenate(([self_sum], terms.cross[:, 0], terms.own[:, 0]))
 
 

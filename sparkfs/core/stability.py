@@ -35,7 +35,7 @@ Choices (where the paper is silent or ambiguous)
 from __future__ import annotations
 
 from itertools import combinations
-from typing import NamedTuple, Sequence, Tuple
+from typing import NamedTuple, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -218,9 +218,9 @@ def weight_variance(weights) -> np.ndarray:
 class BiasVarianceError(NamedTuple):
     """Per-feature (arrays of shape (d,)) or averaged (floats) terms of eqs. (1)-(4)."""
 
-    bias: np.ndarray
-    variance: np.ndarray
-    error: np.ndarray
+    bias: Union[np.ndarray, float]
+    variance: Union[np.ndarray, float]
+    error: Union[np.ndarray, float]
 
 
 def bias_variance_error(weights, true_relevance) -> BiasVarianceError:
@@ -252,7 +252,7 @@ def bias_variance_error(weights, true_relevance) -> BiasVarianceError:
 def average_bias_variance_error(weights, true_relevance) -> BiasVarianceError:
     """Averages over the d features of :func:`bias_variance_error` (eq. 4), as floats."""
     terms = bias_variance_error(weights, true_relevance)
-    return BiasVarianceError(float(terms.bias.mean()), float(terms.variance.mean()), float(terms.error.mean()))
+    return BiasVarianceError(float(np.mean(terms.bias)), float(np.mean(terms.variance)), float(np.mean(terms.error)))
 
 
 # The synthetic study of Section V-B ------------------------------------------------------------

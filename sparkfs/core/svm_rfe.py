@@ -88,6 +88,7 @@ from sparkfs.core.instance_weighting import margin_instance_weights
 from sparkfs.core.options import MULTICLASS
 from sparkfs.core.options import check_step as _check_step
 from sparkfs.core.options import invalid as _invalid
+from sparkfs.core.sparse_input import is_sparse
 
 Matrix = Union[np.ndarray, sp.csr_matrix]
 
@@ -195,7 +196,7 @@ def standardisation(X: Matrix, centre: Optional[bool] = None) -> Tuple[np.ndarra
     dense (more than half of the entries non-zero, counted on the values, not on the storage).
     """
     n_rows, n_features = X.shape
-    if sp.issparse(X):
+    if is_sparse(X):
         mean = np.asarray(X.mean(axis=0)).ravel()
         variance = np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean ** 2
         nonzeros = int(np.count_nonzero(X.data))
@@ -212,7 +213,7 @@ def standardisation(X: Matrix, centre: Optional[bool] = None) -> Tuple[np.ndarra
 
 def standardised(X: Matrix, offset: np.ndarray, scale: np.ndarray) -> Matrix:
     """``(X - offset) / scale``; CSR stays CSR when no offset (centring sparse values densifies them)."""
-    if sp.issparse(X):
+    if is_sparse(X):
         if not np.any(offset):
             return sp.csr_matrix(X @ sp.diags(1.0 / scale))
         X = X.toarray()

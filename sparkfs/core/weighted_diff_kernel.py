@@ -29,7 +29,10 @@ def _weighted_abs_diffs(queries, rows, coefficients, out, per_query):
                     out[target, f] += weight * abs(queries[q, f] - rows[r, f])
 
 
-_compiled = compile_kernel(_weighted_abs_diffs) if AVAILABLE else None
+if AVAILABLE:
+    _compiled = compile_kernel(_weighted_abs_diffs)
+else:  # pragma: no cover
+    _compiled = None
 
 
 def weighted_abs_diffs(queries: np.ndarray, rows: np.ndarray, coefficients: np.ndarray, per_query: bool) -> np.ndarray:

@@ -18,7 +18,7 @@ is bisected to its first bad line, whose message comes from parsing that line al
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
@@ -55,7 +55,7 @@ def _text(strings, position: int) -> str:
     return text if len(text) <= 60 else text[:60] + "..."
 
 
-def _first_cast_failure(strings, arrow_type) -> Tuple[object, Optional[int]]:
+def _first_cast_failure(strings, arrow_type) -> Tuple[Any, Optional[int]]:
     """(cast array, None), or (None, position of the first element that does not cast)."""
     import pyarrow as pa
     import pyarrow.compute as pc

@@ -191,6 +191,8 @@ def _check_tag(tag: dict, kind: OutputKind, where: str, action: str) -> None:
 
 
 def _foreign(names: Iterable[str], kind: OutputKind) -> List[str]:
+    if kind.files is None:  # a study directory (written into and resumed) has no fixed names to compare with
+        raise TypeError(f"sparkfs {kind.command} writes no fixed set of files")
     allowed = kind.files | {f".{name}.crc" for name in kind.files}  # Hadoop's checksums of our files
     pattern = re.compile(rf"\.?{kind.file_pattern}(\.crc)?") if kind.file_pattern else None
     return [name for name in names if name not in allowed and not (pattern and pattern.fullmatch(name))]

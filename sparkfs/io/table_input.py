@@ -33,7 +33,7 @@ import logging
 import os
 import re
 from functools import lru_cache, partial
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -326,7 +326,7 @@ def read_csv(spark, path: str, names: List[str], features: List[str], other: Lis
     return parsed.select(vector_col, *other), errors
 
 
-def _type_checks(column) -> List[object]:
+def _type_checks(column) -> List[Any]:
     """Aggregates: does every value of a string column cast to int, to long, to double."""
     from pyspark.sql import functions as F
 
