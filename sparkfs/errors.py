@@ -35,6 +35,11 @@ class LargeWorkWarning(UserWarning):
     that lower it."""
 
 
+class LabelWarning(UserWarning):
+    """A label column the fit takes but which looks wrong: classes of a single row among several
+    (a typo such as '1_0' for '1' makes one); the message names them."""
+
+
 class ParamBoundError(ValueError):
     """A Param whose work or memory the input would make too large (rows, classes, features or the
     driver budget set the bound), refused after the first cheap pass and before any heavy one; the

@@ -19,7 +19,6 @@ input fingerprint in the summary and logs a machine can read. No Spark work here
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -27,6 +26,7 @@ import time
 from datetime import datetime, timezone
 from typing import Any, Dict, Optional
 
+from sparkfs.io import strict_json
 from sparkfs.io.config import ConfigError, RUN_ID_WORDS, is_run_id
 from sparkfs.io.output_safety import KINDS, OutputExistsError, UnsafeOutputError, check_location
 from sparkfs.io.stores import is_local_path, local_path_of
@@ -239,7 +239,7 @@ class JsonLinesFormatter(logging.Formatter):
         document.update({name: getattr(record, name) for name in self.FIELDS if hasattr(record, name)})
         if self.run_id:
             document["run_id"] = self.run_id
-        return json.dumps(document, default=str)
+        return strict_json.dumps(document, default=str)
 
 
 def configure_log_format(log: logging.Logger, log_format: str, run_id: Optional[str] = None) -> None:

@@ -31,10 +31,9 @@ def run_compare(args) -> Dict[str, Any]:
     """``sparkfs compare DIR...``: the lowest-error table and the Wilcoxon tests, as Markdown and CSV."""
     from pathlib import Path
 
-    import json
-
     from sparkfs.evaluation import comparison
     from sparkfs.evaluation.report import atomic_write_bytes
+    from sparkfs.io import strict_json
     from sparkfs.io.output_safety import marker
 
     output = Path(check_output(args))
@@ -45,7 +44,7 @@ def run_compare(args) -> Dict[str, Any]:
     # The marker first: a directory holding the tables always says which command wrote it.
     about = {**marker("compare"), "directories": [str(d) for d in args.directories], "reference": args.reference,
              "statistic": args.statistic}
-    atomic_write_bytes(output / "comparison.json", json.dumps(about, indent=2).encode())
+    atomic_write_bytes(output / "comparison.json", strict_json.dumps(about, indent=2).encode())
     text = (f"# Lowest error (%) per data set, classifier and method ({args.statistic})\n\n"
             + comparison.markdown_table(lowest, bold_lowest=True)
             + f"\n\n# Wilcoxon signed-rank tests of {args.reference} against each method over the "

@@ -150,9 +150,10 @@ def _fit_announcing_ties(selector, frame):
     default samples a method chose are announced on stderr as one log line each, when they happen
     (a default sample before the long passes it bounds, not after the fit; the summary records them
     too); other warnings pass as they are."""
-    from sparkfs.errors import DefaultSampleWarning, LargeWorkWarning, SelectionTieWarning, SolverConvergenceWarning
+    from sparkfs.errors import (DefaultSampleWarning, LabelWarning, LargeWorkWarning, SelectionTieWarning,
+                                SolverConvergenceWarning)
 
-    announced = (SelectionTieWarning, SolverConvergenceWarning, DefaultSampleWarning, LargeWorkWarning)
+    announced = (SelectionTieWarning, SolverConvergenceWarning, DefaultSampleWarning, LargeWorkWarning, LabelWarning)
     shown_before = warnings.showwarning
 
     def show(message, category, filename, lineno, file=None, line=None):

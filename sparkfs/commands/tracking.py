@@ -27,7 +27,6 @@ command wrote (docs/security.md).
 from __future__ import annotations
 
 import csv
-import json
 import logging
 import math
 import os
@@ -37,6 +36,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
+from sparkfs.io import strict_json
 from sparkfs.io.config import ConfigError
 from sparkfs.io.stores import local_path_of
 
@@ -229,7 +229,7 @@ def _key(name: str) -> str:
 
 
 def _text(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    text = value if isinstance(value, str) else strict_json.dumps(value, default=str)
     return text if len(text) <= _MAX_TEXT else text[: _MAX_TEXT - 3] + "..."
 
 

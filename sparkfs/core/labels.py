@@ -6,6 +6,7 @@ given as the label would silently become hundreds of one-row classes.
 
 from __future__ import annotations
 
+import math
 from numbers import Real
 from typing import Sequence
 
@@ -15,6 +16,8 @@ from sparkfs.errors import InvalidInputError
 
 #: More distinct values than this, some of them non-integer: the label is taken as continuous.
 MAX_FRACTIONAL_CLASSES = 10
+#: At least this many classes: a class of a single row among them is announced (a label typo?).
+MIN_CLASSES_FOR_SINGLE_ROW_NOTE = 3
 #: More distinct values than this (and than half the rows): most classes would have one row.
 MIN_SUSPICIOUS_CLASSES = 10
 #: More than MIN_SUSPICIOUS_CLASSES classes, half of them with fewer rows than this: an integer-valued
@@ -31,9 +34,39 @@ def _examples(values: Sequence, count: int = 4) -> str:
     return ", ".join(repr(v) for v in list(values)[:count])
 
 
+def _not_finite(value) -> bool:
+    return isinstance(value, Real) and not isinstance(value, bool) and not math.isfinite(float(value))
+
+
+def check_finite_labels(label_values: Sequence, class_counts, label_col: str = "label") -> None:
+    """Refuse NaN and infinite labels: such a value names no class, and taken as one it would make a
+    class of the rows whose label is missing or broken (Spark groups every NaN together)."""
+    bad = [(value, int(count)) for value, count in zip(label_values, class_counts) if _not_finite(value)]
+    bad.sort(key=lambda pair: (not math.isnan(float(pair[0])), 0.0 if math.isnan(float(pair[0])) else float(pair[0])))
+    if bad:
+        rows = sum(count for _, count in bad)
+        which = ", ".join(f"{float(value)}: {count} row(s)" for value, count in bad)
+        raise InvalidInputError(
+            f"{rows} row(s) have a NaN or infinite label in column '{label_col}' ({which}): a label names a class; "
+            "remove those rows or give them their class")
+
+
+def single_row_classes(label_values: Sequence, class_counts) -> str:
+    """A note naming the classes of a single row when there are at least ``MIN_CLASSES_FOR_SINGLE_ROW_NOTE``
+    classes and fewer than half of them have a single row (a typo such as '1_0' makes such a class;
+    many single-row classes are the identifier case above); "" when there is nothing to say."""
+    counts = np.asarray(class_counts, dtype=np.int64)
+    single = [value for value, count in zip(label_values, counts) if count == 1]
+    if len(label_values) < MIN_CLASSES_FOR_SINGLE_ROW_NOTE or not single or len(single) * 2 >= len(label_values):
+        return ""
+    return (f"{len(single)} of the {len(label_values)} classes have a single row (label(s) {_examples(single)}): "
+            "a typo in the label column? A class of one row has no other row to compare it with")
+
+
 def check_class_labels(label_values: Sequence, class_counts, label_col: str = "label",
                        allow_many_classes: bool = False) -> None:
-    """Refuse a label column that looks continuous or like an identifier, unless allowed.
+    """Refuse NaN and infinite labels (always), and a label column that looks continuous or like an
+    identifier, unless allowed.
 
     Continuous: numeric labels, more than ``MAX_FRACTIONAL_CLASSES`` distinct values and at
     least one of them not an integer (0.0 / 1.0 labels are classes); or more than
@@ -41,6 +74,7 @@ def check_class_labels(label_values: Sequence, class_counts, label_col: str = "l
     ``MIN_MEDIAN_CLASS_ROWS`` rows (an integer-valued target). Identifier-like: more than
     ``MIN_SUSPICIOUS_CLASSES`` distinct values and more than half as many as rows.
     """
+    check_finite_labels(label_values, class_counts, label_col)
     if allow_many_classes:
         return
     counts = np.asarray(class_counts, dtype=np.int64)

@@ -88,6 +88,7 @@ from sparkfs.evaluation.report import atomic_write_bytes, selection_roc_of_score
 from sparkfs.evaluation.recommendation import fit_recommended_on_all_rows, recommendation_table
 from sparkfs.evaluation.result_tables import fold_path, write_outputs, best_k_table, load_results
 from sparkfs.evaluation.stability_runs import StudyMismatchError, plan_hash, staging_leftovers
+from sparkfs.io.strict_json import dumps as strict_dumps
 from sparkfs.evaluation.param_checks import invalid_parameter as _invalid, is_int as _is_int
 from sparkfs.io.output_safety import check_study_directory, marker
 
@@ -447,7 +448,7 @@ class EvaluationStudy:
             raise FileNotFoundError(f"{study_file} does not exist; run the study first")
         if create:
             self.directory.mkdir(parents=True, exist_ok=True)
-            atomic_write_bytes(study_file, json.dumps({**marker("evaluate"), **self._config(stored_params)},
+            atomic_write_bytes(study_file, strict_dumps({**marker("evaluate"), **self._config(stored_params)},
                                                       indent=2).encode())
 
     def run(self, rank_fold: Callable[[str, Fold], np.ndarray],

@@ -35,6 +35,7 @@ import pandas as pd
 
 from sparkfs.core.selection import rank_features
 from sparkfs.evaluation.stability_runs import atomic_write, staging_leftovers
+from sparkfs.io.strict_json import dumps as strict_dumps
 
 #: Folder of the all-rows selections, one ``<method>.npz`` each (scores, and the features per k).
 ALL_ROWS_FOLDER = "all-rows"
@@ -137,7 +138,7 @@ def write_recommendation(directory, table: pd.DataFrame, names: Sequence[str],
                          probe_features: Sequence[int] = ()) -> Path:
     document = recommendation_document(directory, table, names, probe_features)
     return atomic_write(Path(directory) / RECOMMENDATION_FILE,
-                        lambda stream: stream.write(json.dumps(document, indent=2).encode()))
+                        lambda stream: stream.write(strict_dumps(document, indent=2).encode()))
 
 
 def read_recommendation(directory) -> Optional[Dict]:

@@ -35,6 +35,7 @@ from scipy.stats import rankdata
 from sparkfs.evaluation.probes import selection_roc
 from sparkfs.evaluation.recommendation import RULE, read_recommendation, recommendation_table
 from sparkfs.evaluation.stability_runs import atomic_write
+from sparkfs.io.strict_json import dumps as strict_dumps
 
 #: Method names treated as baselines by the report when the description has no ``baselines``
 #: list: the driver-side ones of :mod:`~sparkfs.evaluation.cross_validation` and Spark ML's tests.
@@ -188,7 +189,7 @@ def write_plots(directory, study: dict, summary: pd.DataFrame, selection_auc: pd
                       score_bar_figure(method, mean, spread, names, is_probe if is_probe.any() else None)))
     written = [atomic_write_bytes(directory / name, png_bytes(figure)) for name, _, figure in plots]
     manifest = [{"file": name, "title": title} for name, title, _ in plots]
-    return written + [atomic_write_bytes(directory / "plots.json", json.dumps(manifest, indent=2).encode())]
+    return written + [atomic_write_bytes(directory / "plots.json", strict_dumps(manifest, indent=2).encode())]
 
 
 # The HTML page ---------------------------------------------------------------------------------

@@ -53,6 +53,7 @@ from matplotlib.figure import Figure
 
 from sparkfs.core.stability import (BiasVarianceError, average_bias_variance_error, jaccard_stability,
                                     kuncheva_stability, normalised_feature_weights, top_k_subsets, weight_variance)
+from sparkfs.io.strict_json import dumps as strict_dumps
 from sparkfs.io.output_safety import check_study_directory, marker
 
 
@@ -316,7 +317,7 @@ class StabilityStudy:
         if not plan_file.exists():
             if create:  # plan.json (the marker) first: a directory holding runs always has it
                 self.directory.mkdir(parents=True, exist_ok=True)
-                text = json.dumps({**marker("stability"), **self.fingerprint,
+                text = strict_dumps({**marker("stability"), **self.fingerprint,
                                    "num_features_list": self.num_features_list}, indent=2)
                 atomic_write(plan_file, lambda stream: stream.write(text.encode()))
                 (self.directory / "runs").mkdir(exist_ok=True)
@@ -447,7 +448,7 @@ class StabilityStudy:
         summary = self._summarise(runs)
         document = {"description": self.description, "runs": len(runs), "seconds": [run.seconds for run in runs],
                     "run_info": [run.info for run in runs], "summary": summary}
-        text = json.dumps(document, indent=2)
+        text = strict_dumps(document, indent=2)
         written = [atomic_write(self.directory / "stability.json", lambda stream: stream.write(text.encode()))]
         scores = np.vstack([run.scores for run in runs])
         selections = {k: top_k_subsets(scores, k) for k in self.num_features_list}

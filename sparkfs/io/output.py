@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import io
-import json
 import logging
 import os
 import shutil
@@ -38,6 +37,7 @@ except ImportError:  # Windows: no lock (replace_lock's doc)
 
 from sparkfs import progress
 from sparkfs.errors import SparkResourceError
+from sparkfs.io import strict_json
 from sparkfs.io.output_safety import (KINDS, OutputExistsError, check_location, check_replaceable,  # noqa: F401
                                      marker, remove_replaced)
 from sparkfs.io.stores import HadoopStore, LocalStore, is_local_path, local_path_of, open_store
@@ -267,7 +267,7 @@ def _serialised(tables: Dict[str, Any], summary: Dict[str, Any], command: str) -
         pq.write_table(pa.Table.from_pandas(table, preserve_index=False), parquet_sink)
         payloads[name] = parquet_sink.getvalue()
     document = {**marker(command), **summary}
-    payloads["summary.json"] = json.dumps(document, indent=2, default=_json_default).encode("utf-8")
+    payloads["summary.json"] = strict_json.dumps(document, indent=2, default=_json_default).encode("utf-8")
     return payloads
 
 

@@ -337,7 +337,7 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
         result = with_resource_errors(lambda: self._score(dataset))
         if self.requires_labels and not self._continuous_label():
             check_supervised(result, type(self).__name__)
-            self._check_labels(result.label_values, result.class_counts)
+            self._check_labels(result.label_values, result.class_counts, announce=True)
         scores = np.asarray(result.scores, dtype=np.float64)
         if scores.shape[0] == 0:
             raise InvalidInputError(f"the feature vectors in column '{self.getFeaturesCol()}' are empty (size 0): "

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any, Optional, Tuple
 
 from pyspark.ml.param import Param, TypeConverters
 from pyspark.ml.param.shared import HasFeaturesCol, HasLabelCol, HasOutputCol, HasWeightCol
 
-from sparkfs.core.labels import check_class_labels
+from sparkfs.core.labels import check_class_labels, single_row_classes
 from sparkfs.core.scaling import SCALINGS
 from sparkfs.core.selection import DEFAULT_SELECTION_THRESHOLDS, P_VALUE_MODES, SELECTION_MODES, percentile_count
-from sparkfs.errors import ParamBoundError
+from sparkfs.errors import LabelWarning, ParamBoundError
 
 from sparkfs.selectors._declared import (  # noqa: F401 (public here too)
     Constraint, DeclaredParams, declare, keyword_constructor)
@@ -382,9 +383,14 @@ class SelectorParams(HasDeterministic, HasFeaturesCol, HasLabelCol, HasOutputCol
             return percentile_count(num_features, self.getSelectionThreshold())
         return self.getNumFeatures()
 
-    def _check_labels(self, label_values, class_counts) -> None:
-        """Refuse a continuous or identifier-like label (see :mod:`sparkfs.core.labels`)."""
+    def _check_labels(self, label_values, class_counts, announce: bool = False) -> None:
+        """Refuse NaN and infinite labels and a continuous or identifier-like label (see
+        :mod:`sparkfs.core.labels`); with ``announce`` (once per fit), warn of classes of a single row."""
         check_class_labels(label_values, class_counts, self.getLabelCol(), self.getAllowManyClasses())
+        note = single_row_classes(label_values, class_counts) if announce else ""
+        if note:
+            warnings.warn(f"{type(self).__name__}: label column '{self.getLabelCol()}': {note}", LabelWarning,
+                          stacklevel=3)
 
     def paramNote(self, name: str) -> str:
         """What a Param declared once for several selectors means for this one (``_param_notes``
