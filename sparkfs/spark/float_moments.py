@@ -24,22 +24,33 @@ with more distinct values than that allows (many classes on wide rows, or a cont
 for classes) stops the pass with :data:`TOO_MANY_CLASSES` in the task's error, before the per-class
 arrays are built; the caller then counts the labels first (its checks name a continuous label) and
 takes Spark's Summarizer, which keeps the per-class buffers on the executors.
+
+Wide vectors: when even two classes' dense sums pass that cap (over 1,048,576 features: a hashed
+vocabulary), the summaries are keyed instead (:mod:`sparkfs.spark.keyed_moments`): one entry per
+(feature id, class) pair that occurs, merged by id range on the executors, so an id that never
+occurs takes no memory anywhere. The moments then come for the ids that occur and one id that
+stands for all the others (:attr:`FloatMoments.feature_ids`). Up to :data:`KEYED_CLASSES` labels;
+more stop the pass as above.
 """
 
 from __future__ import annotations
 
 from functools import partial
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import numpy as np
 import scipy.sparse as sp
 
-from sparkfs.spark.blocks import SPARSE_TYPE, aggregate_partitions, batch_to_block
+from sparkfs.spark.blocks import SPARSE_TYPE, aggregate_partitions, arrow_blocks, batch_to_block
+from sparkfs.spark.keyed_moments import (KEYED_CLASSES, column_extremes_of, dense_columns, held_feature_ids,
+                                         keyed_class_sums, keyed_extremes_of_block, keyed_sums_of_block)
 
 #: Largest per-class sums and squares a summary may hold: 2 x classes x features x 8 bytes.
 FOLDED_CLASS_BYTES = 32 * 2**20
 #: The marker of a pass stopped for too many distinct labels (see the module notes).
 TOO_MANY_CLASSES = "sparkfs-float-moments: too many distinct labels for per-class sums"
+#: The marker of a dense pass stopped on vectors too wide for dense sums (then the keyed pass runs).
+WIDE_VECTORS = "sparkfs-float-moments: vectors too wide for dense per-class sums"
 
 #: How the label values are kept in a summary (numeric arrays only cross the wire).
 _FLOAT, _INT, _BOOL, _STRING = 0, 1, 2, 3
@@ -97,7 +108,7 @@ def column_extremes_of_block(matrix, kept: np.ndarray):
             np.where(implicit_zero, np.maximum(maxima, 0.0), maxima))
 
 
-def _summarize(features_col, label_col, weight_col, extremes: bool, class_bytes: int):
+def _summarize(features_col, label_col, weight_col, extremes: bool, class_bytes: int, keyed: bool = False):
     def summarize(block):
         matrix, labels = block[features_col], block[label_col]
         weights = block[weight_col].astype(np.float64) if weight_col else np.ones(len(labels))
@@ -105,13 +116,22 @@ def _summarize(features_col, label_col, weight_col, extremes: bool, class_bytes:
             raise ValueError("bad instance weight")  # the driver's diagnosis names the rows
         kind, null, keys = _label_keys(labels)
         keys, index = np.unique(keys[~null], return_inverse=True)
-        _check_class_bytes(len(keys), matrix.shape[1], class_bytes)
         kept = ~null
-        sums, squares = class_sums_of_block(matrix[kept] if null.any() else matrix, index, weights[kept], len(keys))
+        rows = matrix[kept] if null.any() else matrix
         summary = {"keys": keys, "kind": np.array([kind]), "null_labels": np.array([int(null.sum())]),
                    "counts": np.bincount(index, minlength=len(keys)).astype(np.int64),
-                   "weights": np.bincount(index, weights=weights[kept], minlength=len(keys)),
-                   "sums": sums, "squares": squares}
+                   "weights": np.bincount(index, weights=weights[kept], minlength=len(keys))}
+        if keyed:
+            if len(keys) > KEYED_CLASSES:
+                raise ValueError(f"{TOO_MANY_CLASSES} ({len(keys)} labels, more than {KEYED_CLASSES})")
+            ids, classes, sums, squares = keyed_sums_of_block(rows, index, weights[kept], len(keys))
+            summary.update(num_features=np.array([matrix.shape[1]]), ids=ids, classes=classes, sums=sums,
+                           squares=squares)
+            if extremes:
+                summary.update(keyed_extremes_of_block(matrix, kept & (weights > 0)))
+            return summary
+        _check_class_bytes(len(keys), matrix.shape[1], class_bytes)
+        summary["sums"], summary["squares"] = class_sums_of_block(rows, index, weights[kept], len(keys))
         if extremes:
             summary["min"], summary["max"] = column_extremes_of_block(matrix, kept & (weights > 0))
         return summary
@@ -132,7 +152,14 @@ def _blocks_of_their_size(batch):
     yield batch_to_block(batch, int(size))
 
 
+def is_wide(num_features: int, class_bytes: int) -> bool:
+    """Whether even two classes' dense sums of ``num_features`` pass ``class_bytes``: then keyed summaries."""
+    return 32 * num_features > class_bytes
+
+
 def _check_class_bytes(num_classes: int, num_features: int, class_bytes: int) -> None:
+    if is_wide(num_features, class_bytes):
+        raise ValueError(f"{WIDE_VECTORS} ({num_features} features)")
     if 16 * num_classes * num_features > class_bytes:
         raise ValueError(f"{TOO_MANY_CLASSES} ({num_classes} labels x {num_features} features)")
 
@@ -157,29 +184,76 @@ def _label_value(kind: int, key):
     return {_FLOAT: float, _INT: int, _BOOL: bool, _STRING: str}[kind](key)
 
 
+class FloatMoments(NamedTuple):
+    """What :func:`moments_float` returns: ``per_label``, label -> (rows, weight sum, column sums,
+    column sums of squares, column minima, column maxima), and ``feature_ids``: None when the columns
+    are every feature in order, else the sorted ids they hold (keyed summaries: the ids that occur and
+    one that never does, column ``absent_column``, whose moments every other absent id shares);
+    ``num_features``: the vector size."""
+
+    per_label: dict
+    feature_ids: Optional[np.ndarray] = None
+    absent_column: Optional[int] = None
+    num_features: Optional[int] = None
+
+
 def moments_float(df, features_col: str, label_col: str, weight_col: Optional[str], num_features: Optional[int],
-                  extremes: bool = True) -> dict:
+                  extremes: bool = True) -> FloatMoments:
     """label -> (rows, weight sum, column sums, column sums of squares, column minima, maxima): the
     per-label table :func:`sparkfs.spark.stats.class_moments` reads (minima and maxima are over all
-    rows, the same for every label, or None without ``extremes``; a null label is the key None).
-    ``num_features`` None: each block's vectors are sized by its first row (no job to read one)."""
+    rows, the same for every label, or None without ``extremes``; a null label is the key None),
+    and the feature ids of its columns (:class:`FloatMoments`). ``num_features`` None: each block's
+    vectors are sized by its first row (no job to read one); a dense pass that meets vectors too
+    wide for dense sums stops at its first block and the keyed pass runs instead."""
     columns = [features_col, label_col] + ([weight_col] if weight_col else [])
-    summarize = _summarize(features_col, label_col, weight_col, extremes, FOLDED_CLASS_BYTES)
-    summary = aggregate_partitions(df, columns, summarize, partial(_merge, class_bytes=FOLDED_CLASS_BYTES), num_features=num_features or 0,
-                                   blocks_of_batch=None if num_features is not None else _blocks_of_their_size)
+    class_bytes = FOLDED_CLASS_BYTES
+    blocks_of_batch = None if num_features is not None else _blocks_of_their_size
+    if num_features is not None and is_wide(num_features, class_bytes):
+        return _keyed_moments(df, columns, features_col, label_col, weight_col, num_features, extremes)
+    summarize = _summarize(features_col, label_col, weight_col, extremes, class_bytes)
+    try:
+        summary = aggregate_partitions(df, columns, summarize, partial(_merge, class_bytes=class_bytes),
+                                       num_features=num_features or 0, blocks_of_batch=blocks_of_batch)
+    except Exception as error:
+        if WIDE_VECTORS not in str(error):
+            raise
+        return _keyed_moments(df, columns, features_col, label_col, weight_col, num_features, extremes)
     if summary is None:
-        return {}
+        return FloatMoments({})
     num_features = summary["sums"].shape[1]
-    kind = int(summary["kind"][0])
     minimum, maximum = (summary["min"], summary["max"]) if extremes else (None, None)
+    return FloatMoments(_per_label(summary, summary["sums"], summary["squares"], minimum, maximum, num_features),
+                        None, None, num_features)
+
+
+def _per_label(summary, sums, squares, minimum, maximum, width: int) -> dict:
+    kind = int(summary["kind"][0])
     per_label = {}
     for i, key in enumerate(summary["keys"]):
         per_label[_label_value(kind, key)] = (int(summary["counts"][i]), float(summary["weights"][i]),
-                                              summary["sums"][i], summary["squares"][i], minimum, maximum)
+                                              sums[i], squares[i], minimum, maximum)
     if summary["null_labels"][0]:
-        per_label[None] = (int(summary["null_labels"][0]), 0.0, np.zeros(num_features), np.zeros(num_features),
-                           minimum, maximum)
+        per_label[None] = (int(summary["null_labels"][0]), 0.0, np.zeros(width), np.zeros(width), minimum, maximum)
     return per_label
+
+
+def _keyed_moments(df, columns, features_col, label_col, weight_col, num_features: Optional[int],
+                   extremes: bool) -> FloatMoments:
+    """The keyed pass (:mod:`sparkfs.spark.keyed_moments`) and its moments over the ids that occur
+    and one that stands for the others."""
+    summarize = _summarize(features_col, label_col, weight_col, extremes, FOLDED_CLASS_BYTES, keyed=True)
+    blocks_of_batch = arrow_blocks(num_features, dense=False) if num_features is not None else _blocks_of_their_size
+    summary = keyed_class_sums(df, columns, summarize, blocks_of_batch)
+    if summary is None:
+        return FloatMoments({})
+    feature_ids, absent_column = held_feature_ids(summary)
+    sums, squares = dense_columns(summary, feature_ids, "sums"), dense_columns(summary, feature_ids, "squares")
+    minimum, maximum = column_extremes_of(summary, feature_ids) if extremes else (None, None)
+    width, num_features = feature_ids.size, int(summary["num_features"][0])
+    if absent_column is None:
+        feature_ids = None  # every feature occurs: the columns are all of them, in order
+    return FloatMoments(_per_label(summary, sums, squares, minimum, maximum, width), feature_ids, absent_column,
+                        num_features)
 
 
 class TooManyClassesError(RuntimeError):
@@ -192,5 +266,5 @@ def is_too_many_classes(error: BaseException) -> bool:
     return TOO_MANY_CLASSES in str(error)
 
 
-__all__ = ["FOLDED_CLASS_BYTES", "TOO_MANY_CLASSES", "TooManyClassesError", "class_sums_of_block", "column_extremes_of_block",
-           "is_too_many_classes", "moments_float"]
+__all__ = ["FOLDED_CLASS_BYTES", "TOO_MANY_CLASSES", "WIDE_VECTORS", "FloatMoments", "TooManyClassesError",
+           "class_sums_of_block", "column_extremes_of_block", "is_too_many_classes", "is_wide", "moments_float"]

@@ -52,6 +52,12 @@ class ClassMoments:
     feature_min: np.ndarray = None  # (p,) column minimum over rows of positive weight
     feature_max: np.ndarray = None  # (p,) column maximum
     extra: dict = field(default_factory=dict)
+    #: None: the columns are the p features in order. Else the sorted ids of the features the columns
+    #: hold (the float engine on vectors too wide for dense sums): the ids that occur and one that does
+    #: not, whose moments (all zeros) every feature missing from ``feature_ids`` shares.
+    feature_ids: Optional[np.ndarray] = None
+    #: The column of ``feature_ids`` that stands for the features missing from it.
+    absent_column: Optional[int] = None
 
     @property
     def n_rows(self) -> int:
@@ -64,6 +70,23 @@ class ClassMoments:
     @property
     def sum_of_squares(self) -> np.ndarray:
         return self.class_sum_squares.sum(axis=0)
+
+    def per_feature(self, values: np.ndarray) -> np.ndarray:
+        """A statistic of the held columns (the last axis) for all ``num_features`` features: every
+        feature outside ``feature_ids`` takes the value of the one held that never occurs (a
+        statistic of each column alone is the same for every all-zero column). The values
+        themselves when the columns are all features."""
+        values = np.asarray(values)
+        if self.feature_ids is None:
+            return values
+        absent = self.absent_column
+        spread = np.repeat(values[..., absent:absent + 1], self.num_features, axis=-1)
+        spread[..., self.feature_ids] = values
+        return spread
+
+    def feature_id(self, column: int) -> int:
+        """The feature a held column stands for."""
+        return int(column if self.feature_ids is None else self.feature_ids[column])
 
 
 def _sort_labels(values):
@@ -317,8 +340,11 @@ def class_moments(
     if compute is None:
         raise ValueError(f"unknown statistics engine '{engine}': use 'float', 'jvm' or 'arrow'")
     options = {"extremes": extremes} if engine in ("jvm", "float") else {}
+    feature_ids = absent_column = None
     try:
         per_label = compute(df, features_col, label_col, weight_col, num_features, **options)
+        if engine == "float":  # FloatMoments: the keyed pass holds the ids that occur only
+            per_label, feature_ids, absent_column, num_features = per_label
     except InvalidInputError:
         diagnose_input(df, features_col, label_col, weight_col)
         raise
@@ -343,15 +369,18 @@ def class_moments(
     if sums[0].shape[0] == 0:  # the float pass sizes the vectors itself: the message first_vector_size gives
         raise InvalidInputError(f"the feature vectors in column '{features_col}' are empty (size 0): no features to select")
     with_extremes = minima[0] is not None
+    width = int(sums[0].shape[0])
     return ClassMoments(
         label_values=[v.item() if isinstance(v, np.generic) else v for v in labels],
         class_counts=np.asarray(counts, dtype=np.int64),
         class_weights=np.asarray(weights, dtype=np.float64),
         class_sums=np.vstack(sums),
         class_sum_squares=np.vstack(squares),
-        num_features=int(sums[0].shape[0]),
+        num_features=width if feature_ids is None else int(num_features),
         feature_min=np.min(np.vstack(minima), axis=0) if with_extremes else None,
         feature_max=np.max(np.vstack(maxima), axis=0) if with_extremes else None,
+        feature_ids=feature_ids,
+        absent_column=absent_column,
     )
 
 

@@ -1,0 +1,186 @@
+"""``sparkfs select`` on a hashed vocabulary (:mod:`benchmarks.hashed_corpus`), one method at a time,
+with the default settings: wall time, exit code, the last lines of its output, the peak resident
+memory of the driver's Python process, the JVM and the Python workers (their sums, sampled from
+``/proc`` every 0.2 s), and how many of the generator's informative ids the selection holds.
+
+    python -m benchmarks.hashed_corpus W24 /tmp/hashed_work/w24.libsvm
+    python -m benchmarks.bench_hashed_vocabulary /tmp/hashed_work/w24.libsvm anova chi2 lfs variance
+
+Appends one JSON line per run to ``--log`` (default ``/tmp/hashed_work/runs.jsonl``);
+``--report`` writes ``benchmarks/results/hashed_vocabulary.md`` from that log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List
+
+from benchmarks.common import RESULTS, ROOT, machine_header
+
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _children() -> Dict[int, List[int]]:
+    tree: Dict[int, List[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        tree.setdefault(parent, []).append(int(entry))
+    return tree
+
+
+def _kind(pid: int, root: int) -> str:
+    if pid == root:
+        return "driver_python"
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return "other"
+    if "java" in command.split(" ")[0]:
+        return "jvm"
+    if "pyspark" in command or "python" in command:
+        return "python_workers"
+    return "other"
+
+
+def _rss(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def sample_tree(root: int) -> Dict[str, int]:
+    """The resident bytes of ``root`` and its descendants, summed per kind of process."""
+    tree, totals, stack = _children(), {}, [root]
+    while stack:
+        pid = stack.pop()
+        stack.extend(tree.get(pid, []))
+        kind = _kind(pid, root)
+        totals[kind] = totals.get(kind, 0) + _rss(pid)
+    return totals
+
+
+def run_method(data: str, method: str, vector_size: int, timeout: float, workdir: Path) -> dict:
+    """One ``sparkfs select`` run, sampled; its output directory is removed afterwards."""
+    output = workdir / f"out_{method}"
+    shutil.rmtree(output, ignore_errors=True)
+    truth = json.loads(Path(data + ".truth.json").read_text())
+    informative = {int(i) for row in truth["informative_ids"] for i in row}
+    command = [str(ROOT / ".venv" / "bin" / "sparkfs"), "select", "--input", data, "--format", "libsvm",
+               "--vector-size", str(vector_size), "--method", method, "--num-features", str(len(informative)),
+               "--output", str(output)]
+    log = workdir / f"log_{method}.txt"
+    started = time.perf_counter()
+    with open(log, "w") as handle:
+        process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, cwd=str(ROOT))
+    peaks: Dict[str, int] = {}
+    peak_total = 0
+    while process.poll() is None:
+        sample = sample_tree(process.pid)
+        for kind, value in sample.items():
+            peaks[kind] = max(peaks.get(kind, 0), value)
+        peak_total = max(peak_total, sum(sample.values()))
+        if time.perf_counter() - started > timeout:
+            process.terminate()  # the CLI's handler cancels the jobs and stops its JVM
+            try:
+                process.wait(60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+            break
+        time.sleep(0.2)
+    wall = time.perf_counter() - started
+    text = log.read_text(errors="replace").strip().splitlines()
+    found = _found(output, informative)
+    shutil.rmtree(output, ignore_errors=True)
+    return {"method": method, "data": truth, "exit": process.returncode, "wall_s": round(wall, 1),
+            "timed_out": wall > timeout, "peak_mib": {k: round(v / 2**20) for k, v in peaks.items()},
+            "peak_total_mib": round(peak_total / 2**20), "found": found, "of": len(informative),
+            "tail": [line[:300] for line in text[-4:]], "when": time.strftime("%Y-%m-%d %H:%M"),
+            "load": round(os.getloadavg()[0], 1)}
+
+
+def _found(output: Path, informative: set):
+    """How many informative ids the selection holds (0-based ids), or None without a selection."""
+    table = output / "features.parquet"
+    if not table.exists():
+        return None
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    features = pq.read_table(table, columns=["index", "selected"])
+    selected = pc.filter(features.column("index"), features.column("selected")).to_numpy()
+    return len(informative.intersection(int(i) for i in selected))
+
+
+def write_report(log: Path, path: Path) -> None:
+    runs = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    latest = {}
+    for run in runs:
+        latest[run["method"]] = run
+    data = next(iter(latest.values()))["data"] if latest else {}
+    lines = [
+        "# sparkfs select on a hashed vocabulary of 2^24 ids",
+        "",
+        machine_header(),
+        "",
+        f"Data: `python -m benchmarks.hashed_corpus {data.get('size')} PATH --seed {data.get('seed')}`: "
+        f"{data.get('rows', 0):,} rows x 2^{data.get('bits')} ids, {data.get('non_zeros', 0):,} non-zeros, "
+        f"{data.get('touched_ids', 0):,} ids touched, 20 classes, "
+        f"{sum(len(r) for r in data.get('informative_ids', []))} informative ids known to the generator; "
+        "read as LIBSVM with `--vector-size 16777216`.",
+        "Each run: `sparkfs select --method M --num-features 400` with every other setting at its default "
+        "(the CLI sizes the local driver's memory from the memory available when it starts), one run at a time, "
+        "on a machine shared with other jobs (load average at the end of each run in the table). Peak memory: "
+        "resident set sizes sampled from /proc every 0.2 s, summed per kind of process "
+        "(`python -m benchmarks.bench_hashed_vocabulary`).",
+        "",
+        "| method | exit | wall (s) | driver Python (MiB) | JVM (MiB) | Python workers (MiB) | all (MiB) | informative found | load | how it ended |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for method, run in latest.items():
+        peak = run["peak_mib"]
+        found = "-" if run["found"] is None else f"{run['found']} / {run['of']}"
+        ended = "timed out" if run["timed_out"] else (run["tail"][-1] if run["tail"] else "")
+        ended = ended.replace("|", "/")
+        lines.append(f"| {method} | {run['exit']} | {run['wall_s']} | {peak.get('driver_python', 0)} | "
+                     f"{peak.get('jvm', 0)} | {peak.get('python_workers', 0)} | {run['peak_total_mib']} | {found} | "
+                     f"{run['load']} | {ended} |")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data", nargs="?", help="a LIBSVM file of benchmarks.hashed_corpus (with its .truth.json)")
+    parser.add_argument("methods", nargs="*")
+    parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--log", default="/tmp/hashed_work/runs.jsonl")
+    parser.add_argument("--report", action="store_true", help="write the results file from the log")
+    args = parser.parse_args()
+    log = Path(args.log)
+    for method in args.methods:
+        truth = json.loads(Path(args.data + ".truth.json").read_text())
+        result = run_method(args.data, method, 2 ** truth["bits"], args.timeout, log.parent)
+        with open(log, "a") as handle:
+            handle.write(json.dumps(result) + "\n")
+        print(json.dumps({k: v for k, v in result.items() if k != "data"}), flush=True)
+    if args.report:
+        write_report(log, RESULTS / "hashed_vocabulary.md")
+    if not args.methods and not args.report:
+        sys.exit("nothing to do: give methods to run or --report")
+
+
+if __name__ == "__main__":
+    main()
