@@ -76,8 +76,9 @@ def main():
     rows_of_table = []
     for criterion in args.criteria.split(","):
         InformationSelector(criterion=criterion, numFeatures=1).fit(frame)  # warm-up: compilation, caches
-        one = timed(lambda: InformationSelector(criterion=criterion, numFeatures=1).fit(frame))
-        fit = timed(lambda: InformationSelector(criterion=criterion, numFeatures=args.num_features).fit(frame))
+        one = timed(lambda criterion=criterion: InformationSelector(criterion=criterion, numFeatures=1).fit(frame))
+        fit = timed(lambda criterion=criterion: InformationSelector(criterion=criterion,
+                                                                    numFeatures=args.num_features).fit(frame))
         rows_of_table.append((criterion, fit, one, (fit - one) / max(args.num_features - 1, 1)))
     bare_after = bare_pass()  # the load drifts: the ratio is against the faster of before and after
     fastest = min(bare, bare_after)
@@ -85,14 +86,19 @@ def main():
              machine_header(load_average=True) + ", local[2]; "
              f"bare pass (Summarizer, cached) {bare:.2f} s before "
              f"the fits, {bare_after:.2f} s after; the ratio is against {fastest:.2f} s.", "",
-             "| criterion | features | fit s | fit with 1 feature s | s per further feature | per feature / bare pass |",
+             "| criterion | features | fit s | fit with 1 feature s | s per further feature "
+             "| per feature / bare pass |",
              "|---|---|---|---|---|---|"]
     for criterion, fit, one, step in rows_of_table:
-        lines.append(f"| {criterion} | {args.num_features} | {fit:.1f} | {one:.1f} | {step:.2f} | {step / fastest:.2f}x |")
+        lines.append(f"| {criterion} | {args.num_features} | {fit:.1f} | {one:.1f} | {step:.2f} | "
+                     f"{step / fastest:.2f}x |")
         print(lines[-1], flush=True)
     load_after = os.getloadavg()
-    lines += ["", f"Command: `python -m benchmarks.bench_information {' '.join(sys.argv[1:])}`; load average (1, 5, 15 min) "
-              f"before {', '.join(f'{v:.1f}' for v in load_before)}, after {', '.join(f'{v:.1f}' for v in load_after)} "
+    lines += ["",
+              f"Command: `python -m benchmarks.bench_information {' '.join(sys.argv[1:])}`; "
+              "load average (1, 5, 15 min) "
+              f"before {', '.join(f'{v:.1f}' for v in load_before)}, "
+              f"after {', '.join(f'{v:.1f}' for v in load_after)} "
               "(other jobs share the 2 cores)."]
     out = RESULTS / "information.md"
     header = "# mRMR, JMI and CMIM: seconds per selected feature against a bare pass\n\n"

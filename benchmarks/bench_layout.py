@@ -219,7 +219,8 @@ def _summary_lines(runs) -> list:
              "| set | ratio | " + " | ".join(run["label"] for run in runs) + " |",
              "|---|---|" + "---:|" * len(runs)]
     ratios = {
-        "canonical / plain, trivial pass": lambda t: t["Rows trivial pass, canonical layout"] / t["Rows trivial pass, plain layout"],
+        "canonical / plain, trivial pass":
+            lambda t: t["Rows trivial pass, canonical layout"] / t["Rows trivial pass, plain layout"],
         "canonical / plain, column statistics":
             lambda t: t["Rows column statistics, canonical layout"] / t["Rows column statistics, plain layout"],
         "canonical / plain, 1,000-row sample":

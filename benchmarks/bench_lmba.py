@@ -19,6 +19,7 @@ Writes benchmarks/results/lmba.md.
 
 import argparse
 import os
+from functools import partial
 
 from benchmarks.common import dense_frame, session, sparse_frame, timed_runs, write_table
 
@@ -39,17 +40,19 @@ def main():
     rows, notes = [], []
     for name, df, batch, pool, relief_sample in cases:
         df.count()
-        lfs_seconds, lfs_runs, _ = timed_runs(lambda: FisherMarkovSelector(numFeatures=10).fit(df), args.repeats)
+        lfs_seconds, lfs_runs, _ = timed_runs(lambda df=df: FisherMarkovSelector(numFeatures=10).fit(df),
+                                              args.repeats)
         relief = ReliefSelector(numFeatures=10, k=10, scaling="none", sampleSize=relief_sample)
-        relief_seconds, relief_runs, _ = timed_runs(lambda: relief.fit(df), args.repeats)
+        relief_seconds, relief_runs, _ = timed_runs(partial(relief.fit, df), args.repeats)
         rows.append([name, "lfs (one pass)", f"{lfs_seconds:.2f}", "-", "1.00", "-"])
         rows.append([name, f"relieff k=10 ({'all rows' if not relief_sample else f'{relief_sample} queries'})",
                      f"{relief_seconds:.2f}", "-", f"{relief_seconds / lfs_seconds:.2f}", "-"])
         for method, selector in (("lmba", LmbaSelector), ("simba", SimbaSelector)):
-            def make(picked):
+            def make(picked, selector=selector, batch=batch, pool=pool):
                 return selector(numFeatures=10, batchSize=batch, sampleSize=pool, iterations=picked)
-            seconds, runs, model = timed_runs(lambda: make(pool).fit(df), args.repeats)
-            long_seconds, long_runs, long_model = timed_runs(lambda: make(LONG * pool).fit(df), args.repeats)
+            seconds, runs, model = timed_runs(lambda pool=pool, df=df: make(pool).fit(df), args.repeats)
+            long_seconds, long_runs, long_model = timed_runs(lambda pool=pool, df=df: make(LONG * pool).fit(df),
+                                                             args.repeats)
             steps, long_steps = model.summary["steps"], long_model.summary["steps"]
             per_step = (long_seconds - seconds) / (long_steps - steps)
             rows.append([name, f"{method} batch {batch}, pool {pool}, I = {pool}", f"{seconds:.2f}",

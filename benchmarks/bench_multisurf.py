@@ -23,7 +23,6 @@ Writes benchmarks/results/multisurf.md (``--big-only``: appends the big runs' ta
 """
 
 import argparse
-from importlib import metadata
 import json
 import os
 import platform
@@ -32,6 +31,7 @@ import sys
 import tempfile
 import threading
 import time
+from importlib import metadata
 
 import numpy as np
 
@@ -287,7 +287,7 @@ def big_runs(spark, args, rows, notes):
                                              driverBudgetMB=args.driver_budget_mb)
                 model = selector.fit(df)
                 outcome = "finishes"
-            except Exception as error:  # noqa: BLE001 - the benchmark reports why it did not finish
+            except Exception as error:
                 model, cached = None, cached or started
                 outcome = f"fails: {type(error).__name__}: {str(error).splitlines()[0][:300]}"
             ended = time.perf_counter()

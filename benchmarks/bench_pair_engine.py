@@ -78,7 +78,8 @@ def run_child(code_root, case, transport, repeats, quick):
         script.write(CHILD)
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
     completed = subprocess.run(
-        [sys.executable, script.name, str(code_root), str(ROOT / "benchmarks" / "common.py"), case, transport, str(repeats),
+        [sys.executable, script.name, str(code_root), str(ROOT / "benchmarks" / "common.py"), case, transport,
+         str(repeats),
          "1" if quick else "0"], capture_output=True, text=True, env=env, cwd=str(code_root),
     )
     os.unlink(script.name)

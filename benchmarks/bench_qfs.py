@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import platform
 import time
+from functools import partial
 
 import numpy as np
 
@@ -104,9 +105,11 @@ def bench_gram_pass(rows_out):
         spark.stop()
 
     rows_out.append(("(a) sparkfs Gram pass, Spark local[2]: C class Grams + H + sums (3 Grams)", spark_seconds, 1.0))
-    rows_out.append(("(a) NumPy in memory, same statistics (block_gram_statistics)", numpy_seconds, spark_seconds / numpy_seconds))
+    rows_out.append(("(a) NumPy in memory, same statistics (block_gram_statistics)", numpy_seconds,
+                     spark_seconds / numpy_seconds))
     rows_out.append(("(a) NumPy in memory, one Gram X^T X", gemm_seconds, spark_seconds / gemm_seconds))
-    rows_out.append(("(a) Spark ML Correlation.corr (RowMatrix, one Gram, JVM)", corr_seconds, spark_seconds / corr_seconds))
+    rows_out.append(("(a) Spark ML Correlation.corr (RowMatrix, one Gram, JVM)", corr_seconds,
+                     spark_seconds / corr_seconds))
     return worst_error
 
 
@@ -135,7 +138,8 @@ def mincut_instances():
     X[:, :200] += 0.5 * rng.standard_normal((4_000, 1))
     X -= X.mean(axis=0)
     statistics = block_gram_statistics(X, y, 2)
-    pairwise = pairwise_markov_coefficients(statistics.class_grams, statistics.class_counts, statistics.squared_gram, -0.5)
+    pairwise = pairwise_markov_coefficients(statistics.class_grams, statistics.class_counts,
+                                            statistics.squared_gram, -0.5)
     unary = unary_markov_coefficients(statistics.class_sums, statistics.class_counts, statistics.class_grams, -0.5)
     search = select_by_count(unary, pairwise, p // 2)
     assert (search.size_below, search.size_above) == (0, p), "expected an all-or-nothing path"
@@ -149,13 +153,15 @@ def bench_mincut(rows_out, details_out):
 
     for name, unary, pairwise, beta in mincut_instances():
         pairs = int((pairwise[np.triu_indices(len(unary), 1)] > 0).sum())
-        seconds, solution = timed(lambda: solve_qfs(unary, pairwise, beta), repeats=2)
-        one_round_seconds, one_round = timed(lambda: solve_qfs(unary, pairwise, beta, max_flow_rounds=1), repeats=2)
+        seconds, solution = timed(partial(solve_qfs, unary, pairwise, beta), repeats=2)
+        one_round_seconds, one_round = timed(partial(solve_qfs, unary, pairwise, beta, max_flow_rounds=1), repeats=2)
         rows_out.append((f"(b) {name}: certified min-cut", seconds, 1.0))
-        rows_out.append((f"(b) {name}: one integer Dinic round (not exact)", one_round_seconds, seconds / one_round_seconds))
+        rows_out.append((f"(b) {name}: one integer Dinic round (not exact)", one_round_seconds,
+                         seconds / one_round_seconds))
         details_out.append(
             f"| {name} | {pairs:,} | {solution.num_selected} | {solution.objective:.6g} | {solution.flow_rounds} | "
-            f"{solution.optimality_gap:.3g} | {solution.certified_optimal} | {one_round.optimality_gap:.3g} | {seconds:.2f} |"
+            f"{solution.optimality_gap:.3g} | {solution.certified_optimal} | {one_round.optimality_gap:.3g} | "
+            f"{seconds:.2f} |"
         )
         print(details_out[-1])
 
@@ -187,7 +193,8 @@ def main():
         "",
         "(b) Certificate of the min-cut (see `maximise_binary_quadratic` Notes):",
         "",
-        "| instance | positive pairs | selected | objective f | integer rounds | certified gap | certified | gap after 1 round | seconds |",
+        "| instance | positive pairs | selected | objective f | integer rounds | certified gap | certified | gap after "
+        "1 round | seconds |",
         "|---|---:|---:|---:|---:|---:|---|---:|---:|",
         *details,
         "",

@@ -18,6 +18,7 @@ import argparse
 import os
 import tempfile
 import time
+from functools import partial
 
 import numpy as np
 
@@ -96,12 +97,12 @@ def _libsvm_runs(spark, path, repeats):
     times = {"spark": [], "ours": []}
     for _ in range(repeats):
         read, df = _clock(lambda: spark.read.format("libsvm").load(path))
-        first, _ = _clock(lambda: _bare_pass(df, "features"))
-        second, _ = _clock(lambda: _bare_pass(df, "features"))
+        first, _ = _clock(partial(_bare_pass, df, "features"))
+        second, _ = _clock(partial(_bare_pass, df, "features"))
         times["spark"].append((read, first, second))
         read, dataset = _clock(lambda: read_dataset(spark, path, "libsvm"))
-        first, _ = _clock(lambda: _bare_pass(dataset.df, dataset.features_col))
-        second, _ = _clock(lambda: _bare_pass(dataset.df, dataset.features_col))
+        first, _ = _clock(partial(_bare_pass, dataset.df, dataset.features_col))
+        second, _ = _clock(partial(_bare_pass, dataset.df, dataset.features_col))
         dataset.df.unpersist()
         times["ours"].append((read, first, second))
     return {name: np.median(np.array(runs), axis=0) for name, runs in times.items()}
@@ -125,10 +126,10 @@ def _csv_runs(spark, path, repeats):
     times = {"before": [], "ours": []}
     for _ in range(repeats):
         read, df = _clock(lambda: _old_csv_reader(spark, path, "class"))
-        first, _ = _clock(lambda: _bare_pass(df, "features"))
+        first, _ = _clock(partial(_bare_pass, df, "features"))
         times["before"].append((read, first))
         read, dataset = _clock(lambda: read_dataset(spark, path, "csv", label_col="class"))
-        first, _ = _clock(lambda: _bare_pass(dataset.df, dataset.features_col))
+        first, _ = _clock(partial(_bare_pass, dataset.df, dataset.features_col))
         times["ours"].append((read, first))
     started = time.perf_counter()
     try:

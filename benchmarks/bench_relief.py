@@ -141,7 +141,8 @@ def main():
     finished = None
     for n_rows in ([500, 1_000] if args.quick else args.skrebate_rows):
         if finished is not None and finished[1] * (n_rows / finished[0]) ** 2 > args.skrebate_cap:
-            notes.append(f"scikit-rebate {n_rows:,} x {n_features} skipped: extrapolated past the {args.skrebate_cap:.0f} s cap.")
+            notes.append(f"scikit-rebate {n_rows:,} x {n_features} skipped: extrapolated past the "
+                         f"{args.skrebate_cap:.0f} s cap.")
             break
         X, y = gaussian_data(n_rows, n_features)
         skrebate_seconds, skrebate_scores = run_skrebate(X, y, args.skrebate_cap)
@@ -166,7 +167,8 @@ def main():
             rows.append([label, config, f"{seconds:.2f}", "scikit-rebate ReliefF k=10", f"{skrebate_seconds:.1f}",
                          f"{speedup:.1f} x faster", target, "yes" if speedup >= 20 else "no"])
         notes.append(f"Scores vs scikit-rebate on {n_rows:,} x {n_features}: max |difference| = "
-                     f"{np.abs(result.scores - skrebate_scores).max():.1e} (same definition; continuous data, no ties).")
+                     f"{np.abs(result.scores - skrebate_scores).max():.1e} (same definition; continuous data, "
+                     "no ties).")
         notes.append(f"Runs on that set: manhattan {', '.join(f'{t:.1f}' for t in runs)} s; "
                      f"euclidean {', '.join(f'{t:.1f}' for t in default_runs)} s.")
         df.unpersist()
@@ -176,7 +178,8 @@ def main():
         "sparkfs: local[2], input cached, median of 3 runs; the time includes every pass "
         "(row collection/sample, neighbour search, margins) and the driver-side steps.",
         f"GEMM rate: best of 7 float64 2048 x 2048 x 500 products in one 2-thread NumPy process, measured "
-        f"just before and just after the dense runs ({rate_before:.0f} and the larger, {rate_gflops:.0f} GFLOP/s, used). "
+        f"just before and just after the dense runs ({rate_before:.0f} and the larger, "
+        f"{rate_gflops:.0f} GFLOP/s, used). "
         f"Bound = 2 m n p flops / rate (the distance products only).",
         f"Load average (1, 5, 15 min) before: {load_before[0]:.1f}, {load_before[1]:.1f}, {load_before[2]:.1f}; "
         f"after: {load_after[0]:.1f}, {load_after[1]:.1f}, {load_after[2]:.1f} (other jobs share the 2 cores).",

@@ -37,10 +37,10 @@ def main():
     from pyspark.sql import functions as F
     from sklearn.svm import LinearSVC as LiblinearSVC
 
-    from sparkfs.core.options import SVMRFEOptions
-    from sparkfs.spark.blocks import arrow_vectors_to_matrix
     import sparkfs.core.linear_svm as linear_svm
     import sparkfs.spark.svm_rfe as spark_rfe
+    from sparkfs.core.options import SVMRFEOptions
+    from sparkfs.spark.blocks import arrow_vectors_to_matrix
 
     fits = {}
 
@@ -62,9 +62,10 @@ def main():
         X = arrow_vectors_to_matrix(table.column("features"), n_features)
         y = table.column("label").to_numpy().astype(np.int64)
         positives = [1] if n_classes == 2 else list(range(n_classes))
-        label = f"{kind} {n_rows:,} x {n_features:,}" + (f", density {density}" if density else "") + f", {n_classes} classes"
+        label = (f"{kind} {n_rows:,} x {n_features:,}" + (f", density {density}" if density else "")
+                 + f", {n_classes} classes")
 
-        def ours(frame=df):
+        def ours(frame=df, n_features=n_features, n_classes=n_classes):
             spark_rfe.spark_svm_rfe(frame, "features", "label", num_features=n_features, num_classes=n_classes,
                                     options=SVMRFEOptions(n_features_to_select=n_features, max_iter=100, tol=1e-6))
             return fits["last"]
@@ -73,7 +74,7 @@ def main():
         one_partition = ours(df.coalesce(1))
         same_bits = np.array_equal(one_partition.coef, ours_fit.coef)
 
-        def baseline(frame=df):
+        def baseline(frame=df, positives=positives, n_rows=n_rows):
             models = []
             for positive in positives:
                 binary = frame.withColumn("target", (F.col("label") == float(positive)).cast("double"))

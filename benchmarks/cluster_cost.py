@@ -114,14 +114,15 @@ def listener_totals(event_dir: Path) -> dict:
     return totals
 
 
-def run(master: str, method: str, source: str, folder: Path, executor_memory: str, top: int) -> dict:  # noqa: PLR0913
+def run(master: str, method: str, source: str, folder: Path, executor_memory: str, top: int) -> dict:
     """One `sparkfs select` in its own process, with an event log."""
     events = folder / f"events-{method}-{'cluster' if master.startswith('spark') else 'local'}"
     events.mkdir()
     output = folder / f"out-{events.name}"
     source_format = "parquet" if source.rstrip("/").endswith(".parquet") else "libsvm"
     command = [sys.executable, "-m", "sparkfs.cli", "select", "--input", source, "--format", source_format,
-               *(["--label-col", "label"] if source_format == "parquet" else []), "--method", method, "--num-features", str(top), "--output", str(output),
+               *(["--label-col", "label"] if source_format == "parquet" else []),
+               "--method", method, "--num-features", str(top), "--output", str(output),
                "--master", master, "--conf", "spark.eventLog.enabled=true", "--conf", f"spark.eventLog.dir={events}",
                "--conf", "spark.eventLog.compress=false",
                "--conf", "spark.ui.enabled=false"]

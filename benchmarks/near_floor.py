@@ -107,7 +107,7 @@ def measure_fits(spark, frame, goal, repeats: int, methods=FITS) -> list:
     for method in methods:
         selector_class, fixed = METHODS[method]
 
-        def fit():
+        def fit(selector_class=selector_class, fixed=fixed):
             selector_class(**fixed, numFeatures=top).fit(frame)
 
         seconds = median_of(fit, repeats)
@@ -140,7 +140,8 @@ def measure(spark, size: str, workdir: Path, repeats: int) -> list:
 
 
 def table(size: str, rows: list) -> list:
-    lines = [f"| {size} work | s | baseline | baseline s | ratio | goal | Spark jobs |", "|---|---|---|---|---|---|---|"]
+    lines = [f"| {size} work | s | baseline | baseline s | ratio | goal | Spark jobs |",
+             "|---|---|---|---|---|---|---|"]
     for work, seconds, baseline, base_seconds, goal, jobs in rows:
         ratio = seconds / base_seconds
         verdict = "-" if goal is None else f"<= {goal:g}x: {'met' if ratio <= goal else 'missed'}"
@@ -169,7 +170,8 @@ def main():
         print("\n".join(table(size, rows)), flush=True)
     load_after = os.getloadavg()
     lines.append(f"Command: `python -m benchmarks.near_floor {' '.join(sys.argv[1:])}`; load average (1, 5, 15 min) "
-                 f"before {', '.join(f'{v:.1f}' for v in load_before)}, after {', '.join(f'{v:.1f}' for v in load_after)}.")
+                 f"before {', '.join(f'{v:.1f}' for v in load_before)}, after "
+                 f"{', '.join(f'{v:.1f}' for v in load_after)}.")
     out = Path(args.out)
     previous = out.read_text() if out.exists() else "# Near the floor: univariate fits and the LIBSVM read\n"
     out.write_text(previous.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n")

@@ -268,7 +268,8 @@ def run_child(method: str, size: str, data: dict, timeout: float) -> dict:
         result_path = Path(scratch, "result.json")
         environment = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
         environment.pop("SPARK_DRIVER_MEMORY", None)
-        command = [sys.executable, "-m", "benchmarks.scale", "--child", method, "--size", size, "--data", json.dumps(data),
+        command = [sys.executable, "-m", "benchmarks.scale", "--child", method, "--size", size, "--data",
+                   json.dumps(data),
                    "--child-output", str(Path(scratch, "out")), "--child-result", str(result_path)]
         with open(Path(scratch, "stderr.txt"), "w") as stderr:
             process = subprocess.Popen(command, env=environment, stdout=subprocess.DEVNULL, stderr=stderr,
@@ -324,7 +325,8 @@ def table_lines(size: str, floor: float, results: list) -> list:
     lines = [f"## {size}", "", f"Floor (pyarrow into SciPy, one per-class sum): {floor:.2f} s. Quality: the "
              f"{informative.size:,} class-informative features the generator made, found in each method's top {top:,} "
              f"(chance {chance:.1f}).", "",
-             "| method | outcome | informative in top | wall s | fit s | fit / bare pass | fit / uncached bare pass | fit / Spark ML ANOVA | "
+             "| method | outcome | informative in top | wall s | fit s | fit / bare pass | fit / uncached bare pass | "
+             "fit / Spark ML ANOVA | "
              "fit / floor | bare pass s | ANOVA s | driver MB | JVM MB | workers MB (largest) | what the default did |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for result in results:
@@ -337,7 +339,8 @@ def table_lines(size: str, floor: float, results: list) -> list:
             outcome = f"exit {result.get('exit', '?')}: {result['error'][:160]}"
         fit = result.get("fit")
         lines.append(
-            f"| {result['method']} | {outcome} | {_quality_cell(result.get('quality'))} | {result.get('wall', 0):.1f} | {fit or 0:.1f} | "
+            f"| {result['method']} | {outcome} | {_quality_cell(result.get('quality'))} | {result.get('wall', 0):.1f} "
+            f"| {fit or 0:.1f} | "
             f"{_ratio(fit, result.get('bare'))} | {_ratio(fit, result.get('bare_uncached'))} | "
             f"{_ratio(fit, result.get('ufs'))} | {_ratio(fit, floor)} | "
             f"{result.get('bare', 0):.2f} | {result.get('ufs', 0):.1f} | {peaks['driver']:.0f} | {peaks['jvm']:.0f} | "

@@ -74,7 +74,8 @@ def spark_python_path() -> str:
 
     spec = importlib.util.find_spec("pyspark")
     if spec is None or not spec.origin:
-        sys.exit("pack_env: run this with a Python that has pyspark (the check imports sparkfs with Spark's pyspark.zip)")
+        sys.exit("pack_env: run this with a Python that has pyspark (the check imports sparkfs with Spark's "
+                 "pyspark.zip)")
     return ":".join(str(path) for path in sorted(Path(spec.origin).parent.glob("python/lib/*.zip")))
 
 
