@@ -11,7 +11,8 @@ What is written (``OUTPUT/``, a Parquet directory any Spark, pandas or pyarrow r
   header names one by one (as ``VectorAssembler`` writes them); for LIBSVM the size
   (``num_attrs``), :data:`sparkfs.io.readers.LIBSVM_NAMES`, which says the names are the
   file's own 1-based column numbers ``f1..fD`` (not listed: a million names would be tens of MB
-  in every file's footer), and that every vector is sparse (``statsEngine="auto"`` reads it). :func:`sparkfs.io.readers.read_dataset` reads both back, so ``select``
+  in every file's footer), and that every vector is sparse (``statsEngine="auto"`` reads it).
+  :func:`sparkfs.io.readers.read_dataset` reads both back, so ``select``
   on the Parquet reports the names and the vector size ``select`` on the text reports;
 * ``_summary.json``: the marker of the output rules (:mod:`sparkfs.io.output_safety`; its name
   starts with ``_`` so Parquet readers skip it), the rows, the features, the input's fingerprint.

@@ -47,8 +47,8 @@ def add_arguments(commands) -> None:
     evaluate.add_argument("--param", action="append", default=[], metavar="METHOD.NAME=VALUE",
                           help="a method's param, e.g. lfs.gamma=-0.5 (repeatable)")
     evaluate.add_argument("--driver-budget-mb", type=float, default=400.0,
-                          help="largest reduced data of a fold (rows x max k doubles) classified by scikit-learn on the "
-                          "driver; above it svm, nb and tree run on pyspark.ml (default 400)")
+                          help="largest reduced data of a fold (rows x max k doubles) classified by scikit-learn on "
+                          "the driver; above it svm, nb and tree run on pyspark.ml (default 400)")
     evaluate.add_argument("--output", required=True, help="output directory: a local path, new or empty, or an "
                           "evaluate directory of its own (reused to resume)")
     add_mlflow_args(evaluate)
@@ -104,7 +104,8 @@ def _checked_request(args) -> Dict[str, Any]:
     classifiers = _names(args.classifiers, "--classifiers")
     unknown = [m for m in methods if m not in METHODS and m not in baselines.BASELINE_METHODS]
     if unknown:
-        raise ValueError(f"unknown method(s) {unknown}: use `sparkfs methods` names or {', '.join(baselines.BASELINE_METHODS)}")
+        raise ValueError(f"unknown method(s) {unknown}: use `sparkfs methods` names or "
+                         f"{', '.join(baselines.BASELINE_METHODS)}")
     bad = [c for c in classifiers if c not in cv.CLASSIFIER_NAMES]
     if bad:
         raise ValueError(f"unknown classifier(s) {bad}: use {', '.join(cv.CLASSIFIER_NAMES)}")
@@ -203,7 +204,8 @@ class _FoldWork:
                 model = selector.fit(rows)
             except (InvalidInputError, ParamBoundError) as error:
                 raise type(error)(f"{method}: {error}. {self.args.output} keeps the results done so far: run the "
-                                  f"same command without {method} (or with other params for it) to resume it") from error
+                                  f"same command without {method} (or with other params for it) "
+                                  "to resume it") from error
         # each k on the features the selector picks for k (QFS: not the top k of its scores)
         # greedy methods (mrmr, jmi, cmim) pass their tied steps on to ties.csv
         return cv.FoldSelection(model.scores, model.selectionsForCounts(self.study.feature_counts),
@@ -230,8 +232,9 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
     request = _checked_request(args)
     dataset, train = _load(args, spark, args.input, request)
     # A LIBSVM test set's last features may be all zero: it takes the training set's vector size.
-    test = _load(args, spark, args.test_input, request,
-                 vector_size=len(dataset.feature_names) if args.format == "libsvm" else None) if args.test_input else None
+    test = (_load(args, spark, args.test_input, request,
+                  vector_size=len(dataset.feature_names) if args.format == "libsvm" else None)
+            if args.test_input else None)
     try:
         labels, n_real = train.labels, len(dataset.feature_names)
         n_features = n_real + args.probes

@@ -177,7 +177,8 @@ class BinaryQuadraticProblem:
         return max(tol * max(abs(objective), abs(upper_bound)), resolution)
 
 
-def cut_relaxation(problem: BinaryQuadraticProblem, beta: float, tol: float, max_flow_rounds: int, dropped_share: float = 1.0):
+def cut_relaxation(problem: BinaryQuadraticProblem, beta: float, tol: float, max_flow_rounds: int,
+                   dropped_share: float = 1.0):
     """Maximise a supermodular relaxation f+(a) >= f(a) by an s-t min-cut, with a certificate.
 
     Each negative pair -w a_j a_l (w = -t_jl > 0) is replaced by its upper bound
@@ -194,7 +195,8 @@ def cut_relaxation(problem: BinaryQuadraticProblem, beta: float, tol: float, max
     p = problem.num_features
     source, sink = p, p + 1
     linearised = 1.0 - dropped_share
-    unary_cost = beta - problem.unary_base - problem.positive_row_sums + linearised * problem.negative_weight_per_feature
+    unary_cost = (beta - problem.unary_base - problem.positive_row_sums
+                  + linearised * problem.negative_weight_per_feature)
     constant = linearised * problem.negative_weight_total
     to_sink = np.flatnonzero(unary_cost > 0)
     from_source = np.flatnonzero(unary_cost < 0)
@@ -260,7 +262,8 @@ def _reachable(graph, source: int, num_nodes: int) -> np.ndarray:
     return side
 
 
-def improve_by_local_search(problem: BinaryQuadraticProblem, selected: np.ndarray, beta: float, allow_flips: bool, max_moves: int):
+def improve_by_local_search(problem: BinaryQuadraticProblem, selected: np.ndarray, beta: float, allow_flips: bool,
+                            max_moves: int):
     """Steepest-ascent single flips, then best swaps, on the TRUE objective until no move improves.
 
     Flips change |a|; swaps (one in, one out) keep it. Returns (selection, moves applied).
@@ -428,7 +431,8 @@ def _maximise_non_submodular(problem: BinaryQuadraticProblem, beta: float, *, to
         candidates.append(selected)
     if local_search:
         cap = 10 * problem.num_features if max_local_moves is None else max_local_moves
-        searched = [improve_by_local_search(problem, start, beta, allow_flips=True, max_moves=cap) for start in candidates]
+        searched = [improve_by_local_search(problem, start, beta, allow_flips=True, max_moves=cap)
+                    for start in candidates]
         candidates = [selection for selection, _ in searched]
         moves = sum(count for _, count in searched)
     values = [problem.objective(selection, beta) for selection in candidates]

@@ -155,7 +155,8 @@ def exact_class_moment_sums(matrix, classes, weights, num_classes: int, with_squ
             largest * (np.abs(arrays[0]).max(initial=0.0) if with_squares else 1.0))
     if not finite:
         raise ValueError("exact_class_moment_sums: a value, or its square times its weight, is not finite")
-    ranges = _moment_terms(*arrays, classes, weights, num_features, with_squares, np.array([-1, -1]), np.zeros((1, 1), np.int64),
+    ranges = _moment_terms(*arrays, classes, weights, num_features, with_squares, np.array([-1, -1]),
+                           np.zeros((1, 1), np.int64),
                            np.zeros((1, 1), np.int64))
     slots = num_classes * num_features
     sums, squares = _totals(ranges[0], ranges[1], slots), _totals(ranges[2], ranges[3], slots)

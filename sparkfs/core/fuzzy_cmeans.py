@@ -53,7 +53,8 @@ class FCMTerms(NamedTuple):
 def _check_fuzzifier(m) -> float:
     number = isinstance(m, (int, float, np.integer, np.floating)) and not isinstance(m, bool)
     if not number or not np.isfinite(m) or m <= 1:
-        raise ValueError(f"The 'm' parameter of fuzzy c-means must be a float in the range (1, inf). Got {m!r} instead.")
+        raise ValueError(f"The 'm' parameter of fuzzy c-means must be a float in the range (1, inf). "
+                         f"Got {m!r} instead.")
     return float(m)
 
 
@@ -108,7 +109,8 @@ def fcm_centres(weighted_sums, membership_sums) -> np.ndarray:
     """Bezdek's centre update ``v_c = sum_i u_ic^m x_i / sum_i u_ic^m`` from the reduced sums."""
     membership_sums = np.asarray(membership_sums, dtype=float)
     if np.any(membership_sums <= 0):
-        raise ValueError(f"fuzzy c-means: cluster(s) {np.flatnonzero(membership_sums <= 0).tolist()} have no membership")
+        raise ValueError(f"fuzzy c-means: cluster(s) {np.flatnonzero(membership_sums <= 0).tolist()} "
+                         "have no membership")
     return np.asarray(weighted_sums, dtype=float) / membership_sums[:, None]
 
 
@@ -171,7 +173,7 @@ def fcm_in_memory(X, num_clusters: int, *, m: float = 2.0, tol: float = 1e-6, ma
     std = X.std(axis=0)
     feature_scale = np.where(std > 0, std, 1.0)
     objective, converged, iteration = [], False, 0
-    for iteration in range(1, max_iter + 1):
+    for iteration in range(1, max_iter + 1):  # noqa: B007 - the count of iterations is read after the loop
         terms = fcm_block_terms(X, centres, m)
         objective.append(terms.objective)
         new_centres = fcm_centres(terms.weighted_sums, terms.membership_sums)

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from sparkfs.core.numba_jit import AVAILABLE, compile_kernel
+
 #: Queries per transposed chunk (the SIMD loop length); 64 measured best for p = 200..500.
 QUERY_CHUNK = 64
-
-from sparkfs.core.numba_jit import AVAILABLE, compile_kernel
 
 
 def _chunk_kernel(query_chunk_t, row_matrix, out, query_start):

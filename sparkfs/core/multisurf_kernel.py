@@ -145,7 +145,8 @@ def weighted_diffs(queries, rows, table, own_column, near, far, with_far: bool, 
     """``sum_q sum_r a[q, r] |x_q - x_r|`` (p,) on dense rows, ``a`` from ``pair_weights`` (m, 2, C)."""
     out = np.zeros(queries.shape[1])
     if table.size:
-        _weighted_diffs_compiled(_floats(queries), _floats(rows), _floats(table), np.asarray(own_column, dtype=np.int64),
+        _weighted_diffs_compiled(_floats(queries), _floats(rows), _floats(table),
+                                 np.asarray(own_column, dtype=np.int64),
                                  _floats(near), _floats(far), bool(with_far),
                                  *_labels_and_targets(query_labels, row_labels, hit_bound),
                                  _floats(row_weights), _floats(pair_weights), out)

@@ -246,7 +246,8 @@ def overlap_block_terms(query_points, query_memberships, row_points, row_members
             row_values = row_points[np.ix_(block_rows, free)]  # x_ik
             pair_variance = h2 * variances[row_group, free] + w_free ** 2 * query_spread  # v_k
             half_precision = 0.5 / pair_variance
-            exponent = ((weighted_queries ** 2) @ half_precision)[:, None] + ((row_values ** 2) @ half_precision)[None, :] \
+            exponent = ((weighted_queries ** 2) @ half_precision)[:, None] \
+                + ((row_values ** 2) @ half_precision)[None, :] \
                 - 2.0 * (weighted_queries * half_precision) @ row_values.T
             np.maximum(exponent, 0.0, out=exponent)
             log_norm = -0.5 * float(np.sum(np.log(2.0 * np.pi * pair_variance)))
@@ -395,7 +396,8 @@ def _pair_sums(points, memberships, query_positions, variances, w, *, h, free, l
         batch = query_positions[start:start + block_size]
         for row_start in range(0, points.shape[0], block_size):
             rows = slice(row_start, row_start + block_size)
-            terms = overlap_block_terms(points[batch], memberships[batch], points[rows], memberships[rows], variances, w,
+            terms = overlap_block_terms(points[batch], memberships[batch], points[rows], memberships[rows],
+                                        variances, w,
                                         h=h, free_features=free, log_scale=log_scale, gradient=gradient)
             query_sums[start:start + block_size] += terms.query_sums
             if gradient:

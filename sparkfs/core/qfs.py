@@ -220,7 +220,8 @@ def _add_checked_block(statistics, block, class_index, num_classes, row_weights,
 def _class_indices(labels: np.ndarray, num_classes: int) -> np.ndarray:
     as_float = labels.astype(np.float64)
     with np.errstate(invalid="ignore"):
-        is_bad = ~np.isfinite(as_float) | (as_float != np.round(as_float)) | (as_float < 0) | (as_float > num_classes - 1)
+        is_bad = (~np.isfinite(as_float) | (as_float != np.round(as_float)) | (as_float < 0)
+                  | (as_float > num_classes - 1))
     if is_bad.any():
         bad = as_float[is_bad]
         raise ValueError(

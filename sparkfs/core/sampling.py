@@ -126,7 +126,8 @@ def column_statistics(matrix) -> ColumnStatistics:
         stored_per_column = np.diff(matrix.indptr)
         centred = matrix.data - np.repeat(mean, stored_per_column)
         squares = np.bincount(
-            np.repeat(np.arange(matrix.shape[1]), stored_per_column), weights=centred * centred, minlength=matrix.shape[1]
+            np.repeat(np.arange(matrix.shape[1]), stored_per_column),
+            weights=centred * centred, minlength=matrix.shape[1]
         ) + (n_rows - stored_per_column) * mean * mean
     else:
         minimum, maximum, mean = matrix.min(axis=0), matrix.max(axis=0), matrix.mean(axis=0)

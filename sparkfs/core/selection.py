@@ -18,14 +18,14 @@ import math
 import warnings
 from typing import Optional
 
+import numpy as np
+
 #: Spark ML's selection modes, in the Params' spelling.
 SELECTION_MODES = ("numTopFeatures", "percentile", "fpr", "fdr", "fwe")
 #: The modes that compare p-values with alpha.
 P_VALUE_MODES = ("fpr", "fdr", "fwe")
 #: selectionThreshold when it is not set: Spark ML's defaults (a tenth of the features; alpha 0.05).
 DEFAULT_SELECTION_THRESHOLDS = {"percentile": 0.1, "fpr": 0.05, "fdr": 0.05, "fwe": 0.05}
-
-import numpy as np
 
 
 def rank_features(scores) -> np.ndarray:

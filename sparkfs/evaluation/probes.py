@@ -102,7 +102,8 @@ def selection_roc(scores, is_relevant) -> Tuple[np.ndarray, np.ndarray, float]:
     scores = np.asarray(scores, dtype=np.float64)
     is_relevant = np.asarray(is_relevant)
     if scores.ndim != 1 or is_relevant.shape != scores.shape:
-        raise ValueError(f"scores and is_relevant must be 1-d of equal length; got {scores.shape} and {is_relevant.shape}")
+        raise ValueError(f"scores and is_relevant must be 1-d of equal length; got {scores.shape} and "
+                         f"{is_relevant.shape}")
     if is_relevant.dtype != bool:
         raise ValueError(f"is_relevant must be a boolean array; got dtype {is_relevant.dtype}")
     if not np.all(np.isfinite(scores)):

@@ -196,7 +196,8 @@ def load_results(directory, config: Optional[dict] = None):
 
 
 _RESULTS_SCHEMA = pa.schema([("method", pa.string()), ("classifier", pa.string()), ("k", pa.int32()),
-                             ("n_selected", pa.int32()), ("repeat", pa.int32()), ("fold", pa.int32()), ("test_rows", pa.int32()),
+                             ("n_selected", pa.int32()), ("repeat", pa.int32()), ("fold", pa.int32()),
+                             ("test_rows", pa.int32()),
                              ("accuracy", pa.float64()), ("macro_f1", pa.float64()), ("engine", pa.string())])
 
 
@@ -221,7 +222,7 @@ def write_outputs(directory: Path, config: dict) -> List[Path]:
 
 def write_results(directory) -> List[Path]:
     """Write ``results.parquet``, ``summary.csv``, ``best.csv``, ``significance.csv``,
-    ``timings.csv``, ``engines.csv``, ``ties.csv`` (``selection_auc.csv`` with probes), the PNG plots and ``plots.json`` from the
-    saved fold files of ``directory`` (all (method, fold) pairs must be saved); returns the paths.
+    ``timings.csv``, ``engines.csv``, ``ties.csv`` (``selection_auc.csv`` with probes), the PNG plots and ``plots.json``
+    from the saved fold files of ``directory`` (all (method, fold) pairs must be saved); returns the paths.
     """
     return write_outputs(Path(directory), _read_study(directory))

@@ -137,7 +137,8 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
                              f"{self.getLabelType()!r} asks for classes: use test='anova' for class labels")
         if continuous_test and self.getOrDefault(self.statsEngine) == "jvm":
             raise ValueError(f"{owner} test={test!r} sums x times the label exactly (statsEngine 'arrow'); Spark's "
-                             "Summarizer ('jvm') weights by non-negative weights only. Give statsEngine='auto' or 'arrow'")
+                             "Summarizer ('jvm') weights by non-negative weights only. Give statsEngine='auto' or "
+                             "'arrow'")
     _sizes_vectors = False  # Spark ML's tests and the moments pass read the vectors themselves
 
     def _folds_labels(self) -> bool:

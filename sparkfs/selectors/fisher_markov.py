@@ -71,12 +71,14 @@ class _FisherMarkovParams(HasScaling, HasStatsEngine, HasPreset):
         "tend to make QFS select all features or none)",
         TypeConverters.toBoolean, default=False)
     candidates: Param = declare(
-        "candidates", f"degree 2: QFS runs on the top `candidates` features by LFS theta (all when p is smaller); unset = "
+        "candidates", "degree 2: QFS runs on the top `candidates` features by LFS theta (all when p is smaller); "
+        "unset = "
         f"{DEFAULT_CANDIDATES}, or the features asked for when that is more (the summary's 'candidates_rule' says "
         "which)",
         TypeConverters.toInt, default=500, constraint=in_range(1, kind="an int"))
     driverMemoryMB: Param = declare(
-        "driverMemoryMB", "degree 2: driver memory budget (MiB) for the p x p x (2 C + 3) doubles of the pairwise statistics at "
+        "driverMemoryMB", "degree 2: driver memory budget (MiB) for the p x p x (2 C + 3) doubles of the pairwise "
+        "statistics at "
         "their peak; more candidates are refused",
         TypeConverters.toFloat, default=1024.0, constraint=in_range(0, low_open=True))
     _param_notes = {"preset": "Here: 'default' standardises each feature before theta (scaling='standard'), "
@@ -199,7 +201,8 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
         fit refuses fewer than two classes after it), so LFS takes a single pass."""
         moments = class_moments_counting_labels(
             dataset, self.getFeaturesCol(), self.getLabelCol(), self._weight_col(),
-            engine=self.statsEngineInUse(dataset), extremes=self.scalingInUse() != "none", check_labels=self._check_labels,
+            engine=self.statsEngineInUse(dataset), extremes=self.scalingInUse() != "none",
+            check_labels=self._check_labels,
         )
         scaling = self.scalingInUse()
         class_sums, class_sum_squares = moments.class_sums, moments.class_sum_squares

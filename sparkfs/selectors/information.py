@@ -78,7 +78,8 @@ class InformationSelector(FeatureSelector, _InformationParams):
     def _data_bounds(self, shape):
         per_pass = shape.num_features * self.getOrDefault(self.bins) ** 2 * len(shape.class_counts)
         return [UpperBound("bins", self.getOrDefault(self.bins),
-                           int((self.getDriverBudgetMB() * 2**20 / 8 / max(shape.num_features * len(shape.class_counts), 1))
+                           int((self.getDriverBudgetMB() * 2**20 / 8
+                                / max(shape.num_features * len(shape.class_counts), 1))
                                ** 0.5),
                            f"the joint counts of a step (features x bins^2 x classes = {per_pass:,} cells, 8 bytes "
                            f"each) within driverBudgetMB={self.getDriverBudgetMB():g}")]

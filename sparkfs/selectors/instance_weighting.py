@@ -45,8 +45,8 @@ class MarginInstanceWeighter(Transformer, HasDriverBudget, HasDeterministic, Has
     "weight"), ``rowIdCol`` (unique integer ids; unset = row position), ``blockSize``,
     ``driverBudgetMB`` (default 2048: the rows and margin vectors held on the driver; refused
     before any pass above it), ``allowManyClasses``, ``deterministic`` (default False: weights equal
-    across partitionings to rounding; True: the same bits, rows laid out by id). After ``transform``, :attr:`summary` holds the run's facts and
-    :attr:`result` the arrays (ids, weights, outlying degrees).
+    across partitionings to rounding; True: the same bits, rows laid out by id). After ``transform``, :attr:`summary`
+    holds the run's facts and :attr:`result` the arrays (ids, weights, outlying degrees).
 
     Cost: O(n^2 p) twice (margin vectors, then distances between them), spread over the
     partitions; the driver holds the rows and the n x p margin vectors.
@@ -105,9 +105,11 @@ class MarginInstanceWeighter(Transformer, HasDriverBudget, HasDeterministic, Has
         budget_mb = self.getOrDefault(self.driverBudgetMB)
         if needed_mb > budget_mb:
             raise DriverBudgetError(
-                f"margin instance weighting holds the {int(counts.sum())} x {num_features} rows and their margin vectors "
+                f"margin instance weighting holds the {int(counts.sum())} x {num_features} rows and their margin "
+                "vectors "
                 f"on the driver ({needed_mb:.0f} MiB), above driverBudgetMB={budget_mb:g}: raise driverBudgetMB "
-                "(sparkfs instance-weights --driver-budget-mb; and spark.driver.memory with it), or weight a sample of the rows")
+                "(sparkfs instance-weights --driver-budget-mb; and spark.driver.memory with it), or weight a sample of "
+                "the rows")
         indexed = with_label_index(dataset, self.getLabelCol(), labels, _LABEL_INDEX)
         # the driver budget is checked above, for the rows and their margin vectors together
         engine = EngineOptions(row_id_col=self._row_id_col(), canonical=self.getDeterministic())

@@ -203,7 +203,8 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
         k = self.getOrDefault(self.k)
         size = 16 * queries * num_classes * k
         if size > LARGE_TABLE_BYTES:
-            warnings.warn(f"{type(self).__name__}: the neighbour table of {queries:,} queries x {num_classes:,} classes "
+            warnings.warn(f"{type(self).__name__}: the neighbour table of {queries:,} queries x {num_classes:,} "
+                          "classes "
                           f"x k={k} neighbours takes {size / 2**20:,.0f} MiB, built in every task and merged on the "
                           "driver (several times that in memory); a smaller sampleSize or k lowers it",
                           LargeWorkWarning, stacklevel=3)
@@ -234,7 +235,8 @@ class ReliefSelector(FeatureSelector, _ReliefParams):
         }
         if "short_classes" in result.info:
             # Classes with fewer than k + 1 rows: their queries average over the hits that exist.
-            info["short_classes"] = {_label_text(labels[int(c)]): used for c, used in result.info["short_classes"].items()}
+            info["short_classes"] = {_label_text(labels[int(c)]): used
+                                     for c, used in result.info["short_classes"].items()}
         if result.sigma is not None:
             info["sigma_min"], info["sigma_max"] = float(np.min(result.sigma)), float(np.max(result.sigma))
         return prepared.result(result.scores, info=info, feature_arrays={"weights": result.weights})

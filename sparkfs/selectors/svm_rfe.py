@@ -294,7 +294,8 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
         options = SVMRFEOptions(
             step=rfe_step(self.getOrDefault(self.step)), C=self.getOrDefault(self.C),
             max_iter=self._optional(self.maxIter) or defaults["max_iter"],
-            tol=self._optional(self.tol) or defaults["tol"], multiclass=self.getOrDefault(self.multiclass), halve_above=self.getOrDefault(self.halveAbove),
+            tol=self._optional(self.tol) or defaults["tol"], multiclass=self.getOrDefault(self.multiclass),
+            halve_above=self.getOrDefault(self.halveAbove),
             n_features_to_select=self.eliminationStop(num_features), standardize=self.getOrDefault(self.standardize),
             centre=offset is not None)
         info["elimination"] = self._elimination_facts(num_features, options)

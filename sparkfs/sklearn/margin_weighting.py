@@ -133,7 +133,8 @@ class _MarginWeightingSelector(SparkfsSelector):
         for name, top, optional in counts:
             value = getattr(self, name)
             if not (optional and value is None) and not (is_int(value) and 1 <= value <= (top or value)):
-                described = f"an int in the range [1, {f'{top:,}]' if top else 'inf)'}" + (" or None" if optional else "")
+                described = (f"an int in the range [1, {f'{top:,}]' if top else 'inf)'}"
+                             + (" or None" if optional else ""))
                 raise bad_param(owner, name, described, value)
         if self.step_size is not None and not (is_real(self.step_size) and 0 < self.step_size < np.inf):
             raise bad_param(owner, "step_size", "a float in the range (0, inf) or None", self.step_size)

@@ -100,7 +100,7 @@ def sparse_fuzzy_cmeans(X, mean, feature_scale, *, num_clusters: int, m: float, 
     except ValueError:
         centres = fcm.initial_centres(_dense(X) - mean, keys, num_clusters)
     converged, iteration = False, 0
-    for iteration in range(1, max_iter + 1):
+    for iteration in range(1, max_iter + 1):  # noqa: B007 - the count of iterations is read after the loop
         terms = pis.sparse_fcm_block_terms(X, mean, centres, m)
         new_centres = fcm.fcm_centres(terms.weighted_sums, terms.membership_sums)
         shift = fcm.centre_shift(centres, new_centres, feature_scale)

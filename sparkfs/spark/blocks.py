@@ -180,7 +180,8 @@ def decode_block(payload: bytes, num_features: int) -> Dict[str, object]:
     return block
 
 
-def arrow_blocks(num_features: int, dense: Optional[bool] = None) -> Callable[[pa.RecordBatch], Iterator[Dict[str, object]]]:
+def arrow_blocks(num_features: int,
+                 dense: Optional[bool] = None) -> Callable[[pa.RecordBatch], Iterator[Dict[str, object]]]:
     """Blocks of a plain input batch (vector columns converted): one block per batch."""
     def blocks(batch: pa.RecordBatch):
         if batch.num_rows:
@@ -221,7 +222,8 @@ def resolve_transport(spark, transport: str = "auto") -> str:
     if transport == "auto":  # one switch for a whole session or job: --conf sparkfs.transport=dataframe
         transport = spark.conf.get("sparkfs.transport", "auto") or "auto"
         if transport not in TRANSPORTS:
-            raise ValueError(f"The Spark conf 'sparkfs.transport' must be one of {set(TRANSPORTS)}. Got {transport!r} instead.")
+            raise ValueError(f"The Spark conf 'sparkfs.transport' must be one of {set(TRANSPORTS)}. Got {transport!r} "
+                             "instead.")
     if transport == "context" and connect:
         raise ValueError("transport='context' needs a SparkContext, which a Spark Connect session does not have; "
                          "use 'dataframe' or 'auto'")
@@ -326,7 +328,8 @@ def aggregate_partitions(
                     yield _summary_batch(partition_summary, key)
                     partition_summary = None
                 key, block_summary = block_key, summarize_block(block)
-                partition_summary = block_summary if partition_summary is None else merge(partition_summary, block_summary)
+                partition_summary = block_summary if partition_summary is None else merge(partition_summary,
+                                                                                          block_summary)
         if partition_summary is not None:
             yield _summary_batch(partition_summary, key)
 

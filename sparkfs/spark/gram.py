@@ -186,7 +186,8 @@ def _block_adder(names: _PreparedColumns, candidates, center, num_classes: int):
     return add_block
 
 
-def weighted_column_means(df, features_col: str, label_col: str, weight_col: Optional[str], num_features: int) -> np.ndarray:
+def weighted_column_means(df, features_col: str, label_col: str, weight_col: Optional[str],
+                          num_features: int) -> np.ndarray:
     """Weighted column means of all features in one JVM-side pass (Spark's Summarizer)."""
     from sparkfs.spark.stats import class_moments
 
@@ -209,7 +210,8 @@ def _validated_candidates(candidate_indices, num_features: int) -> Optional[np.n
     out_of_range = candidates[(candidates < 0) | (candidates >= num_features)]
     if out_of_range.size:
         raise ValueError(
-            f"candidate_indices must lie in [0, {num_features}); got {out_of_range.size} outside, e.g. {out_of_range[:3].tolist()}"
+            f"candidate_indices must lie in [0, {num_features}); got {out_of_range.size} outside, e.g. "
+            f"{out_of_range[:3].tolist()}"
         )
     if np.unique(candidates).size != candidates.size:
         raise ValueError("candidate_indices contains repeated features")

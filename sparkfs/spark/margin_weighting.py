@@ -114,7 +114,8 @@ def _nearest_miss_vectors(table, labels) -> np.ndarray:
 def _check_classes(class_counts: np.ndarray, method: str) -> None:
     present = np.flatnonzero(class_counts > 0)
     if present.size < 2:
-        raise InvalidInputError(f"{method} needs rows of at least two classes; the input has class {present.tolist()} only")
+        raise InvalidInputError(f"{method} needs rows of at least two classes; the input has class {present.tolist()} "
+                                "only")
     single = [int(c) for c in present if class_counts[c] < 2]
     if single:
         raise InvalidInputError(f"class {single[0]} has a single row: a picked instance of it has no nearest hit")

@@ -1,8 +1,8 @@
 """What the Spark function of every method on the pair engine starts with.
 
 * :class:`EngineOptions`: the engine's settings (row ids and how rows without them are numbered,
-  instance weights, transport, query batch budget, driver budget, canonical layout), frozen and validated once, shared by every
-  method; the method's own options are one object of :mod:`sparkfs.core.options`.
+  instance weights, transport, query batch budget, driver budget, canonical layout), frozen and validated once, shared
+  by every method; the method's own options are one object of :mod:`sparkfs.core.options`.
 * :func:`options_of`: the two objects a method's Spark function was given, defaults for the
   missing ones (the functions take the objects only: ``relief_statistics(df, ...,
   options=ReliefOptions(variant="relieff", k=3), engine=EngineOptions(transport="dataframe"))``).

@@ -109,7 +109,8 @@ def nearest(rows: Rows, queries: Queries, k: int, *, metric: str = "euclidean",
     if feature_weights is not None:
         feature_weights = np.asarray(feature_weights, dtype=np.float64)
         if feature_weights.shape != (rows.num_features,) or not np.all(np.isfinite(feature_weights)):
-            raise ValueError(f"feature_weights must be {rows.num_features} finite numbers; got shape {feature_weights.shape}")
+            raise ValueError(f"feature_weights must be {rows.num_features} finite numbers; got shape "
+                             f"{feature_weights.shape}")
     num_classes = 2 if hit_bound is not None else rows.num_classes
     shipped_queries, queries = queries, query_rows(queries)
     query_targets = queries.labels

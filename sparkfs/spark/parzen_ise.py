@@ -55,6 +55,9 @@ from sparkfs.spark.parzen_ise_sparse import (
 from sparkfs.spark.passes import batched_pass, sum_merge
 from sparkfs.spark.rows import Block, Rows, RowSet
 
+#: The sparse passes' default budget (frozen, so one instance serves every call).
+DEFAULT_SPARSE_PAIRS = SparsePairSettings()
+
 
 @dataclass
 class ParzenISEResult:
@@ -88,7 +91,7 @@ def _fuzzy_cmeans(rows: Rows, mean, feature_scale, num_clusters, m, tol, max_ite
         centres = fcm.initial_centres(_centred(every.matrix, mean), _start_keys(every, seed), num_clusters)
     objective, converged, iteration = [], False, 0
     meter = progress.steps("parzen-ise fuzzy c-means (at most)", max_iter, "iteration")
-    for iteration in range(1, max_iter + 1):
+    for iteration in range(1, max_iter + 1):  # noqa: B007 - the count of iterations is read after the loop
         def summarize(block: Block, handle):
             if sparse:
                 terms = pis.sparse_fcm_block_terms(block.matrix, handle.value["mean"], handle.value["centres"],
@@ -228,7 +231,7 @@ def _sparse_pair_functions(rows: Rows, grouping, feature_variance, variance_floo
 def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None, *, num_features: int,
                           num_classes: Optional[int] = None, options: Optional[ParzenISEOptions] = None,
                           engine: Optional[EngineOptions] = None,
-                          sparse_pairs: Optional[SparsePairSettings] = SparsePairSettings()) -> ParzenISEResult:
+                          sparse_pairs: Optional[SparsePairSettings] = DEFAULT_SPARSE_PAIRS) -> ParzenISEResult:
     """Parzen-ISE weights on a DataFrame; equal to :func:`parzen_ise_in_memory` on the same rows
     (``label_col``: a class index column 0..num_classes-1, else FCM groups). ``options``: the
     method's (:class:`sparkfs.core.options.ParzenISEOptions`); ``engine``: the pair engine's

@@ -5,7 +5,8 @@
 :class:`~sparkfs.spark.row_sets.Block` (dense or CSR, in the caller's units), summarised and reduced
 in a fixed order (:func:`sparkfs.spark.blocks.aggregate_partitions`; in the canonical layout one
 chunk per block, folded in row-id order), or emitted as keyed partials for a shuffle (query batches
-are cut by :func:`sparkfs.spark.passes.query_batches`, the one batcher), and, for iterative methods (``cache_blocks``), keeps the encoded blocks persisted so that later passes skip
+are cut by :func:`sparkfs.spark.passes.query_batches`, the one batcher), and, for iterative methods (``cache_blocks``),
+keeps the encoded blocks persisted so that later passes skip
 the conversion of the vector column. What a pass ships to its tasks goes through
 :meth:`sparkfs.spark.rows.Rows.shipped`.
 """
@@ -166,8 +167,8 @@ class PassRunner:
                  merge: Callable[[Dict, Dict], Dict], *,
                  units: Optional[PassUnits] = None, over=None) -> Optional[Dict[str, np.ndarray]]:
         """One pass: every Arrow batch of every partition as a :class:`Block` (in the pass's
-        ``units``: :class:`sparkfs.spark.row_sets.PassUnits`), summarised and reduced; ``name`` (None: the caller records the pass)
-        goes to ``info["passes"]``. ``over``: a frame of :meth:`encode_blocks`, whose dicts are
+        ``units``: :class:`sparkfs.spark.row_sets.PassUnits`), summarised and reduced; ``name`` (None: the caller
+        records the pass) goes to ``info["passes"]``. ``over``: a frame of :meth:`encode_blocks`, whose dicts are
         summarised instead (no canonical merge: for integer summaries)."""
         source, has_weights, targets = self.source, self.source.has_weights, self.source.targets
 

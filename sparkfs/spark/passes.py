@@ -219,7 +219,7 @@ def batched_pass(rows: Rows, queries: Union[RowSet, ShippedQueries], name: str, 
         for batch in batches:
             query_handle = shipments.handle(batch)
             with rows.shipped(_checked_payload(payload, batch, name)) as batch_handle:
-                summary = rows.run_pass(name, lambda block: kernel(
+                summary = rows.run_pass(name, lambda block, query_handle=query_handle: kernel(
                     block, {**shared_handle.value, **query_handle.value, **batch_handle.value}), merge)
             if shipments is not queries:
                 shipments.release(batch)

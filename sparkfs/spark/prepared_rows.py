@@ -158,7 +158,8 @@ class PreparedRows:
         if row_order not in ROW_ORDERS:
             raise ValueError(f"row_order must be one of {ROW_ORDERS}; got {row_order!r}")
         self.df = df
-        self.features_col, self.label_col, self.weight_col, self.row_id_col = features_col, label_col, weight_col, row_id_col
+        self.features_col, self.label_col = features_col, label_col
+        self.weight_col, self.row_id_col = weight_col, row_id_col
         self.num_features = int(num_features)
         #: Whether the label is a continuous target (its values kept as floats, no classes counted).
         self.targets = bool(targets)

@@ -112,7 +112,8 @@ def offsets_of_partitions(rows_per_partition: Dict[int, int]) -> Dict[int, int]:
 def _positional_ids(monotonic_ids: np.ndarray, offsets: Dict[int, int]) -> np.ndarray:
     """Driver-side twin of the JVM expression in :meth:`Rows.prepared`."""
     partitions = monotonic_ids >> PARTITION_SHIFT
-    partition_offset = np.array([offsets[int(q)] for q in partitions], dtype=np.int64) if partitions.size else partitions
+    partition_offset = (np.array([offsets[int(q)] for q in partitions], dtype=np.int64) if partitions.size
+                        else partitions)
     return partition_offset + (monotonic_ids & ((1 << PARTITION_SHIFT) - 1))
 
 

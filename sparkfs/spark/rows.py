@@ -216,7 +216,8 @@ class Rows:
             return self._computed["statistics"]
         minimum, maximum, mean, std, non_zeros = self.diagnosed(self._statistics_pass)
         if minimum.shape[0] != self.num_features:
-            raise InvalidInputError(f"feature vectors have size {minimum.shape[0]}, not num_features={self.num_features}")
+            raise InvalidInputError(f"feature vectors have size {minimum.shape[0]}, not "
+                                    f"num_features={self.num_features}")
         if not (np.all(np.isfinite(minimum)) and np.all(np.isfinite(maximum))):
             raise InvalidInputError("feature vectors contain NaN or infinite values")
         self._computed["statistics"] = ColumnStatistics(minimum, maximum, mean, std, non_zeros)

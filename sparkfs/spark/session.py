@@ -145,7 +145,7 @@ def remote_session(url: str, conf: Optional[Mapping[str, object]] = None):
         raise SparkStartError(f"cannot open a Spark Connect session on {url}: {describe(error)}") from None
     with _bounded_retries(session):  # the first call: a server that accepts but does not answer
         try:
-            session.version
+            _ = session.version  # reading it asks the server
         except Exception as error:  # whatever the server or the channel said
             _close_channel(session)
             raise SparkStartError(f"the Spark Connect server {url} did not answer as one ({_grpc_reason(error)}): "

@@ -80,7 +80,8 @@ def _segment_values(array: np.ndarray, index: Optional[tuple]) -> np.ndarray:
     return matrix[np.triu_indices(matrix.shape[0])]
 
 
-def summary_tiles(summary: Dict[str, np.ndarray], layout: SummaryLayout, key: int, tile_values: int) -> Iterator[pa.RecordBatch]:
+def summary_tiles(summary: Dict[str, np.ndarray], layout: SummaryLayout, key: int,
+                  tile_values: int) -> Iterator[pa.RecordBatch]:
     """The rows ``(tile, key, values)`` of one summary, a record batch per segment."""
     tile = 0
     for name, index, size in layout.segments():
@@ -194,7 +195,8 @@ def tiled_pass(frame, columns: Sequence[str], layout: SummaryLayout,
     if table.num_rows == 0:
         return None
     if table.num_rows != tile_count(layout, tile_values):
-        raise AssertionError(f"tiled_pass: {table.num_rows} tiles came back, {tile_count(layout, tile_values)} expected")
+        raise AssertionError(f"tiled_pass: {table.num_rows} tiles came back, "
+                             f"{tile_count(layout, tile_values)} expected")
     return unpack_tiles(table, layout, tile_values)
 
 
