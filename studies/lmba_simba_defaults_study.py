@@ -367,8 +367,8 @@ def render_table1(blob: dict) -> List[str]:
              "features are exactly the important ones (the paper's reading of Table 1).", "",
              "| set | lmba, paper | lmba, default | simba, paper | simba, default |", "|---|---:|---:|---:|---:|"]
     for set_name in ("Iris", "Multi-class", "S_1"):
-        cells = [f"{blob['holds'][f'{set_name}|{m}|{l}']}/{blob['seeds']}" for m in ("lmba", "simba")
-                 for l in ("paper", "default")]
+        cells = [f"{blob['holds'][f'{set_name}|{m}|{setting}']}/{blob['seeds']}" for m in ("lmba", "simba")
+                 for setting in ("paper", "default")]
         lines.append(f"| {set_name} | " + " | ".join(cells) + " |")
     return lines
 

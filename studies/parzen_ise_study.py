@@ -103,7 +103,8 @@ def whole_set(X, y):
         item, weights = out[key], np.asarray(out[key]["weights"])
         held = item["runs"][-1]["held_out"]
         free = np.arange(d) != held - 1
-        item.update(spearman_relieff=spearman(weights, relief), spearman_relieff_free=spearman(weights[free], relief[free]),
+        item.update(spearman_relieff=spearman(weights, relief),
+                    spearman_relieff_free=spearman(weights[free], relief[free]),
                     held_out_relieff_rank=out["relieff"]["ranking"].index(held) + 1)
     # Rounding check: reversed columns, same held-out feature; map the weights back to the original order.
     held = out["fcm"]["runs"][-1]["held_out"] - 1
@@ -126,13 +127,15 @@ def cv(X, y):
         train_scaled, test_scaled = range_scaled(X[train], X[train]), range_scaled(X[test], X[train])
         selection_input, y_train = np.ascontiguousarray(train_scaled[:, varying]), y[train]
 
-        def score(ranking):
+        def score(ranking, train_scaled=train_scaled, y_train=y_train, test_scaled=test_scaled, test=test):
             return [one_nn_accuracy(train_scaled, y_train, test_scaled, y[test], ranking[:m]) for m in counts]
         accuracy["all"][fold] = one_nn_accuracy(train_scaled, y_train, test_scaled, y[test], slice(None))
-        selectors = {"parzen-ise (FCM)": lambda: parzen_ise_in_memory(selection_input, None, num_clusters=classes,
-                                                                      seed=SEED)[0],
-                     "parzen-ise (labels)": lambda: parzen_ise_in_memory(selection_input, y_train, seed=SEED)[0],
-                     "relieff": lambda: relieff_weights(selection_input, y_train)}
+        # Each is called in this fold's iteration, on this fold's rows.
+        selectors = {"parzen-ise (FCM)": lambda: parzen_ise_in_memory(selection_input, None,  # noqa: B023
+                                                                      num_clusters=classes, seed=SEED)[0],
+                     "parzen-ise (labels)": lambda: parzen_ise_in_memory(selection_input, y_train,  # noqa: B023
+                                                                         seed=SEED)[0],
+                     "relieff": lambda: relieff_weights(selection_input, y_train)}  # noqa: B023
         for name, select in selectors.items():
             started = time.perf_counter()
             weights = select()
@@ -230,7 +233,8 @@ def render(results, started_at, wall) -> str:
     add("### 1-NN accuracy, five-fold stratified CV")
     add("")
     add(f"`StratifiedKFold({FOLDS}, shuffle=True, random_state={SEED})`, the same folds for every ranker. Each "
-        "ranker sees only the range-scaled training fold; 1-NN (Euclidean) on the top m = 2 and d // 2 (iris: both 2), train and test scaled by "
+        "ranker sees only the range-scaled training fold; 1-NN (Euclidean) on the top m = 2 and d // 2 (iris: both 2), "
+        "train and test scaled by "
         "the training fold's min and range. parzen-ise (FCM) is the unsupervised method under study; parzen-ise "
         "(labels) uses the training labels as groups; random = one permutation per fold for each of the seeds "
         f"{RANDOM_SEEDS[0]}..{RANDOM_SEEDS[-1]}, accuracy averaged over the seeds. Mean (sample std) over the folds. "
@@ -258,13 +262,15 @@ def render(results, started_at, wall) -> str:
         text = (f"* **{name}**: FCM weights' relative spread {fcm['relative_spread']:.1e}, 2C/ISE "
                 f"{fcm['runs'][-1]['cross_share']:.1e}; {verdict(fcm, whole['reversed_columns'], result['shape'][1])}. "
                 f"rho vs ReliefF {fcm['spearman_relieff']:+.2f} all, {rho(fcm['spearman_relieff_free'])} free (labels "
-                f"as groups {whole['labels']['spearman_relieff']:+.2f}, {rho(whole['labels']['spearman_relieff_free'])})"
+                f"as groups {whole['labels']['spearman_relieff']:+.2f}, "
+                f"{rho(whole['labels']['spearman_relieff_free'])})"
                 f"; the held-out (least important) feature {fcm['runs'][-1]['held_out']} is ReliefF's number "
                 f"{fcm['held_out_relieff_rank']} of {result['shape'][1]}. ")
         parts = []
         for i, m in enumerate(result["cv"]["counts"]):
             parts.append(f"top {m}: {acc['parzen-ise (FCM)'][:, i].mean():.3f} vs random "
-                         f"{acc['random'][:, i].mean():.3f} ({compare(acc['parzen-ise (FCM)'][:, i], acc['random'][:, i])})"
+                         f"{acc['random'][:, i].mean():.3f} "
+                         f"({compare(acc['parzen-ise (FCM)'][:, i], acc['random'][:, i])})"
                          f" and ReliefF {acc['relieff'][:, i].mean():.3f} "
                          f"({compare(acc['parzen-ise (FCM)'][:, i], acc['relieff'][:, i])})")
         add(text + "1-NN with Parzen-ISE (FCM): " + "; ".join(parts) + ".")

@@ -88,7 +88,8 @@ class Spec:
 
 BINARY = [
     Spec("Breast", "breast_w", 400, 283, "binary"),
-    Spec("German", "german_credit", 700, 300, "binary", "20-attribute version (german_numeric is the 24-column coding)"),
+    Spec("German", "german_credit", 700, 300, "binary",
+         "20-attribute version (german_numeric is the 24-column coding)"),
     Spec("Ionosphere", "ionosphere", 235, 116, "binary"),
     Spec("Waveform", "waveform21", 400, 4600, "binary",
          "3-class generator data; made binary as class 0 vs classes 1+2 (the paper does not say which 2-class version)",
@@ -107,7 +108,8 @@ MULTI = [
          "scaled to the rows left", drop_small_classes=True),
     Spec("Glass", "glass", 120, 94, "multi"),
     Spec("Segment", "segment", 210, 2100, "multi"),
-    Spec("Waveform-3", "waveform21", 400, 4600, "multi", "extra (not in the paper): the 3-class data, Waveform's sizes"),
+    Spec("Waveform-3", "waveform21", 400, 4600, "multi",
+         "extra (not in the paper): the 3-class data, Waveform's sizes"),
     Spec("Splice-3", "splice", 1000, 2175, "multi", "extra (not in the paper): the UCI 3-class data, Splice's sizes"),
 ]
 #: Section 5.1: "four binary data sets, which are relatively more imbalanced" (not named): the
@@ -125,7 +127,8 @@ def load(spec: Spec) -> Tuple[np.ndarray, np.ndarray, List[str]]:
     if spec.drop_small_classes:
         counts = np.bincount(y)
         keep = counts[y] >= MIN_CLASS_ROWS
-        changes.append(f"{int(np.sum(counts[counts > 0] < MIN_CLASS_ROWS))} classes / {int((~keep).sum())} rows dropped")
+        changes.append(f"{int(np.sum(counts[counts > 0] < MIN_CLASS_ROWS))} classes / "
+                       f"{int((~keep).sum())} rows dropped")
         X, y = X[keep], np.unique(y[keep], return_inverse=True)[1]
     constant = np.flatnonzero(X.max(axis=0) == X.min(axis=0))
     if constant.size:
@@ -272,7 +275,8 @@ def aucs(result_runs, variant) -> np.ndarray:
 
 def table(experiment: Dict[str, List[Dict]], variants) -> List[str]:
     """AUC and accuracy at fixed feature counts and at the best count."""
-    lines = ["| set (train/test, real features) | variant | ROC AUC | acc@5 | acc@10 | acc@20 | acc@d | best acc (m) | real in top d |",
+    lines = ["| set (train/test, real features) | variant | ROC AUC | acc@5 | acc@10 | acc@20 | acc@d | best acc (m) | "
+             "real in top d |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for name, runs in experiment.items():
         first = runs[0]
@@ -307,7 +311,8 @@ def imbalanced_table(experiment: Dict[str, List[Dict]], variants) -> List[str]:
                 cells += [mean_std(at_count(runs, variant, d, metric)), f"{mean_std(best_values)} ({m})"]
             cells.append(f"{np.mean([r['variants'][variant]['real_in_top_d'] for r in runs]):.1f} / {d}")
             lines.append("| " + " | ".join(cells) + " |")
-        all_features = [mean_std([r["all_features"][metric] for r in runs]) for metric in ("accuracy", "balanced_accuracy")]
+        all_features = [mean_std([r["all_features"][metric] for r in runs])
+                        for metric in ("accuracy", "balanced_accuracy")]
         majority = mean_std([r["majority_class_accuracy"] for r in runs])
         lines.append(f"| | all {d + N_PROBES} features | | | {all_features[0]} | | {all_features[1]} | |")
         lines.append(f"| | majority class | | | {majority} | | 0.500 | |")
@@ -333,11 +338,13 @@ def paired(experiment, better: str, worse: str, metric: str) -> Dict[str, Dict]:
 
 
 def paired_lines(result: Dict[str, Dict], better: str, worse: str, metric: str) -> List[str]:
-    lines = [f"| set | {better} | {worse} | mean diff | {better} ahead (runs) | paired t p |", "|---|---:|---:|---:|---:|---:|"]
+    lines = [f"| set | {better} | {worse} | mean diff | {better} ahead (runs) | paired t p |",
+             "|---|---:|---:|---:|---:|---:|"]
     for name, r in result.items():
         tied = f" ({r['ties']} tied)" if r["ties"] else ""
         p_value = "n/a" if np.isnan(r["p"]) else f"{r['p']:.2g}"
-        lines.append(f"| {name} | {r['a']:.3f} | {r['b']:.3f} | {r['diff']:+.3f} | {r['wins']}/{r['runs']}{tied} | {p_value} |")
+        lines.append(f"| {name} | {r['a']:.3f} | {r['b']:.3f} | {r['diff']:+.3f} | {r['wins']}/{r['runs']}{tied} | "
+                     f"{p_value} |")
     return lines
 
 
@@ -389,13 +396,15 @@ def spread_term_table(rows: List[Dict]) -> List[str]:
              "Relief AUC | M-Relief AUC |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for row in rows:
         lines.append(f"| {row['set']} | {row['f']:+.2f} | {row['t_probe']:+.4f} | {row['t_pred']:+.4f} | "
-                     f"{row['t_real']:+.4f} | {row['auc_t']:.3f} | {row['auc_relief']:.3f} | {row['auc_mrelief']:.3f} |")
+                     f"{row['t_real']:+.4f} | {row['auc_t']:.3f} | {row['auc_relief']:.3f} | "
+                     f"{row['auc_mrelief']:.3f} |")
     return lines
 
 
 def sigma_table(experiment: Dict[str, List[Dict]]) -> List[str]:
     sigmas = list(experiment[next(iter(experiment))][0]["sigma_study"])
-    lines = ["| set | relief | prelief sigma 0.01 (default) | " + " | ".join(f"prelief sigma {s_}" for s_ in sigmas) + " |",
+    lines = ["| set | relief | prelief sigma 0.01 (default) | "
+             + " | ".join(f"prelief sigma {s_}" for s_ in sigmas) + " |",
              "|---|---:|---:|" + "---:|" * len(sigmas)]
     for name, runs in experiment.items():
         cells = [name, mean_std(aucs(runs, "relief")), mean_std(aucs(runs, "prelief"))]
@@ -411,7 +420,8 @@ def claim_line(result: Dict[str, Dict], name_a: str, name_b: str) -> str:
     significant_behind = [k for k in behind if result[k]["p"] < 0.01]
     return (f"{name_a} ahead of {name_b} on {len(ahead)}/{len(result)} sets "
             f"({', '.join(ahead) or 'none'}; significant at 0.01: {', '.join(significant_ahead) or 'none'}), "
-            f"behind on {len(behind)} ({', '.join(behind) or 'none'}; significant: {', '.join(significant_behind) or 'none'})")
+            f"behind on {len(behind)} ({', '.join(behind) or 'none'}; significant: "
+            f"{', '.join(significant_behind) or 'none'})")
 
 
 def relief_relieff_gap(*experiments) -> float:
@@ -441,8 +451,10 @@ def write_doc(results: Dict, settings: Dict, path: Path) -> str:
     lines = [
         "# Relief family on the probe protocol of Yang & Hu (2012), Section 5.1",
         "",
-        f"Generated by `python -m studies.relief_probe_study --runs {runs}` on {settings['date']} ({platform.machine()}, "
-        f"{os.cpu_count()} cores shared with other work, Spark local[2]); wall time {settings['seconds'] / 60:.1f} min. "
+        f"Generated by `python -m studies.relief_probe_study --runs {runs}` on {settings['date']} "
+        f"({platform.machine()}, "
+        f"{os.cpu_count()} cores shared with other work, Spark local[2]); "
+        f"wall time {settings['seconds'] / 60:.1f} min. "
         "Every number below comes from that run; rerun the script to regenerate this file "
         "(`--json` keeps every per-run number, `--from-json` re-renders).",
         "",
@@ -464,7 +476,8 @@ def write_doc(results: Dict, settings: Dict, path: Path) -> str:
         "* **Feature-selection ROC:** real features are the positives, probes the negatives; AUC = P(a real feature "
         "scores above a probe), ties 1/2. \"real in top d\" = how many of the d top-ranked features are real.",
         "* **Accuracy:** kNN (Euclidean, majority vote) on the top-m ranked features, features min-max scaled on the "
-        f"training split, kNN size chosen per m by 5-fold CV on the training split among {list(DEFAULT_KNN_CANDIDATES)} "
+        "training split, kNN size chosen per m by 5-fold CV on the training split among "
+        f"{list(DEFAULT_KNN_CANDIDATES)} "
         "(the paper tunes k by 5-fold CV). acc@m = test accuracy with the m top-ranked features (d = number of real "
         "features: a perfect ranking then uses exactly the real ones); \"best acc (m)\" = the grid point with the "
         "best mean accuracy, mean (std) there (the paper's Fig. 5 reports the best average error the same way). "
@@ -480,7 +493,8 @@ def write_doc(results: Dict, settings: Dict, path: Path) -> str:
     ]
     for spec in BINARY + MULTI:
         info = settings["datasets"][spec.name]
-        lines.append(f"| {spec.name} | `{spec.file}` | {info['rows']} x {info['features']}, {info['classes']} classes | "
+        lines.append(f"| {spec.name} | `{spec.file}` | {info['rows']} x {info['features']}, "
+                     f"{info['classes']} classes | "
                      f"{'; '.join(filter(None, [spec.note] + info['changes'])) or '-'} |")
     lines += [
         "",
@@ -495,7 +509,8 @@ def write_doc(results: Dict, settings: Dict, path: Path) -> str:
     lines += table(binary, VARIANTS)
     auc_pr = paired(binary, "prelief", "relief", "auc")
     acc_pr = paired(binary, "prelief", "relief", "accuracy")
-    lines += ["", "P-Relief vs Relief, feature-selection ROC AUC:", ""] + paired_lines(auc_pr, "prelief", "relief", "auc")
+    lines += (["", "P-Relief vs Relief, feature-selection ROC AUC:", ""]
+              + paired_lines(auc_pr, "prelief", "relief", "auc"))
     lines += ["", "P-Relief vs Relief, best mean kNN accuracy:", ""]
     lines += paired_lines(acc_pr, "prelief", "relief", "accuracy")
     lines += ["", f"Relief and ReliefF scores agree on every binary run of A and C (largest relative difference "
@@ -513,7 +528,8 @@ def write_doc(results: Dict, settings: Dict, path: Path) -> str:
         "is meant), the N(0, 20) probes are appended as drawn (std 4.5, so each spans about 30 units), and the "
         "selector does no further scaling (`scaling=\"none\"`, prelief `sigma=0.01`). Relief's nearest hit and miss "
         "are then found almost only by the probes; P-Relief's per-feature kernel does not search neighbours. "
-        "The kNN accuracy is computed exactly as in A (min-max scaling of every feature), so only the rankings differ.", "",
+        "The kNN accuracy is computed exactly as in A (min-max scaling of every feature), so only the rankings "
+        "differ.", "",
     ]
     lines += table(unscaled, ("relief", "prelief"))
     lines += ["", "P-Relief vs Relief with unscaled probes, ROC AUC:", ""]
@@ -552,7 +568,8 @@ def write_doc(results: Dict, settings: Dict, path: Path) -> str:
         "", "## D. Why M-Relief follows the class priors: a class-blind term in eq. (16)", "",
         "Eq. (16)'s margin splits exactly into half of Relief's margin plus a term T that treats the nearest hit "
         "and the nearest miss alike:", "",
-        "    P(y_n)|x_n - M| - (1 - P(y_n))|x_n - H|  =  1/2 (|x_n - M| - |x_n - H|)  +  (P(y_n) - 1/2)(|x_n - M| + |x_n - H|)",
+        "    P(y_n)|x_n - M| - (1 - P(y_n))|x_n - H|  =  1/2 (|x_n - M| - |x_n - H|)  +  (P(y_n) - 1/2)(|x_n - M| + "
+        "|x_n - H|)",
         "",
         "T rewards (P(y_n) > 1/2) or penalises (P(y_n) < 1/2) features whose values lie far from the query's two "
         "nearest neighbours, whatever their class. For a feature unrelated to the class both distances are about "
@@ -585,18 +602,23 @@ def write_doc(results: Dict, settings: Dict, path: Path) -> str:
         f"With range scaling (A): {claim_line(auc_pr, 'P-Relief', 'Relief')}. With unscaled probes (A3): "
         f"{claim_line(auc_pr_raw, 'P-Relief', 'Relief')}.",
         f"2. *\"P-Relief outperforms Relief in seven (out of eight) data sets\"* (test accuracy, best over the "
-        f"feature counts). A: {claim_line(acc_pr, 'P-Relief', 'Relief')}. A3: {claim_line(acc_pr_raw, 'P-Relief', 'Relief')}.",
+        f"feature counts). A: {claim_line(acc_pr, 'P-Relief', 'Relief')}. A3: "
+        f"{claim_line(acc_pr_raw, 'P-Relief', 'Relief')}.",
         f"3. *M-Relief \"performs the best in six (out of eight) data sets in terms of the classification error "
         f"metric, and in seven data sets in terms of the ROC metric\"* (four imbalanced binary + four multi-class "
         f"sets; Relief vs ReliefF vs M-Relief). Over the {len(paper_sets)} of those sets available here "
         f"({len(imbal)} imbalanced binary + {len(paper_sets) - len(imbal)} multi-class), the number of sets on which "
-        f"each variant has the best mean (ties count for each): ROC AUC: {fmt_counts(best_variant_counts(paper_sets, IMBALANCE_VARIANTS, 'auc'))}; "
+        "each variant has the best mean (ties count for each): ROC AUC: "
+        f"{fmt_counts(best_variant_counts(paper_sets, IMBALANCE_VARIANTS, 'auc'))}; "
         f"best accuracy: {fmt_counts(best_variant_counts(paper_sets, IMBALANCE_VARIANTS, 'accuracy'))}; on the "
-        f"imbalanced sets, best balanced accuracy: {fmt_counts(best_variant_counts(imbal, IMBALANCE_VARIANTS, 'balanced_accuracy'))}. "
-        f"With the two extra 3-class sets: ROC AUC {fmt_counts(best_variant_counts(all_sets, IMBALANCE_VARIANTS, 'auc'))}; "
+        "imbalanced sets, best balanced accuracy: "
+        f"{fmt_counts(best_variant_counts(imbal, IMBALANCE_VARIANTS, 'balanced_accuracy'))}. "
+        "With the two extra 3-class sets: ROC AUC "
+        f"{fmt_counts(best_variant_counts(all_sets, IMBALANCE_VARIANTS, 'auc'))}; "
         f"best accuracy {fmt_counts(best_variant_counts(all_sets, IMBALANCE_VARIANTS, 'accuracy'))}. "
         f"On the imbalanced binary sets alone, ROC AUC: {claim_line(auc_mi, 'M-Relief', 'Relief')}; best accuracy: "
-        f"{claim_line(acc_mi, 'M-Relief', 'Relief')}; best balanced accuracy: {claim_line(bal_mi, 'M-Relief', 'Relief')}.",
+        f"{claim_line(acc_mi, 'M-Relief', 'Relief')}; best balanced accuracy: "
+        f"{claim_line(bal_mi, 'M-Relief', 'Relief')}.",
         "4. *\"The performance of Relief is degraded significantly when the data is highly imbalanced\"*: Relief's "
         "ROC AUC, A vs C: " + ", ".join(
             f"{name} {aucs(binary[name], 'relief').mean():.3f} -> {aucs(imbal[name], 'relief').mean():.3f}"
@@ -609,7 +631,8 @@ def write_doc(results: Dict, settings: Dict, path: Path) -> str:
     fit_means = {v: np.mean([r["variants"][v]["fit_seconds"] for e in (binary, multi, imbal)
                              for runs_ in e.values() for r in runs_ if v in r["variants"]]) for v in VARIANTS}
     lines += ["", "## Runtime", "",
-              "Mean Spark fit time per variant (s, over all sets and runs of A, B, C; training sets of 120-1,000 rows): "
+              "Mean Spark fit time per variant (s, over all sets and runs of A, B, C; training sets of 120-1,000 "
+              "rows): "
               + ", ".join(f"{v} {t:.1f}" for v, t in fit_means.items())
               + " (relief is the first fit on each cached training frame and pays for materialising it). "
               f"Whole script: {settings['seconds'] / 60:.1f} min.", ""]
@@ -721,9 +744,11 @@ def discussion(results) -> List[str]:
             wider = {s_: np.mean([r["sigma_study"][s_] for r in runs]) for s_ in runs[0]["sigma_study"]}
             best_sigma = max(wider, key=wider.get)
             if wider[best_sigma] - aucs(runs, "prelief").mean() > 0.05:
-                gains.append(f"{name} {aucs(runs, 'prelief').mean():.3f} -> {wider[best_sigma]:.3f} at sigma {best_sigma}")
+                gains.append(f"{name} {aucs(runs, 'prelief').mean():.3f} -> {wider[best_sigma]:.3f} at sigma "
+                             f"{best_sigma}")
         if gains:
-            text += f" On the other sets the wider kernels raise P-Relief's AUC by more than 0.05 on: {'; '.join(gains)}."
+            text += (" On the other sets the wider kernels raise P-Relief's AUC by more than 0.05 on: "
+                     f"{'; '.join(gains)}.")
     if "Splice" in binary:
         far = splice_far_columns(binary["Splice"])
         text += (f" On Splice, Relief scores {100 * far['relief']:.0f}% of the one-hot columns 25-30 bases from the "
@@ -770,10 +795,12 @@ def discussion(results) -> List[str]:
     bal_mi = paired(imbal, "mrelief", "relief", "balanced_accuracy")
     below = sum(1 for r in auc_mi.values() if r["diff"] < 0)
     bullets.append(
-        f"* **M-Relief on imbalanced data (C) {'does the opposite of' if 2 * below > len(auc_mi) else 'does not clearly support'} "
+        "* **M-Relief on imbalanced data (C) "
+        f"{'does the opposite of' if 2 * below > len(auc_mi) else 'does not clearly support'} "
         f"the paper's claim.** Its ROC AUC is below Relief's on {below}/{len(auc_mi)} sets ("
         + ", ".join(f"{name} {r['a']:.3f} vs {r['b']:.3f}" for name, r in auc_mi.items())
-        + f") and its best balanced accuracy is higher on {sum(1 for r in bal_mi.values() if r['diff'] > 0)}/{len(bal_mi)}. "
+        + ") and its best balanced accuracy is higher on "
+        f"{sum(1 for r in bal_mi.values() if r['diff'] > 0)}/{len(bal_mi)}. "
         f"Section D gives the reason: with f = {min(r['f'] for r in c_rows):.2f} to {max(r['f'] for r in c_rows):.2f} "
         f"the class-blind term T is about {np.mean([r['t_probe'] for r in c_rows]):+.2f} on the probes and "
         f"{np.mean([r['t_real'] for r in c_rows]):+.2f} on the real features, while the class signal M-Relief keeps, "
@@ -795,7 +822,8 @@ def discussion(results) -> List[str]:
         + ", ".join(f"{row['set'][:-4]} {row['auc_t']:.2f}" for row in b_rows)
         + "): a penalty on features far from the neighbours, which the probes are"
         + ("; on " + _names(row["set"][:-4] for row in failing) + " it works the other way and M-Relief's AUC falls ("
-           + ", ".join(f"{row['set'][:-4]} {row['auc_mrelief']:.3f} vs Relief {row['auc_relief']:.3f}" for row in failing)
+           + ", ".join(f"{row['set'][:-4]} {row['auc_mrelief']:.3f} vs Relief {row['auc_relief']:.3f}"
+                       for row in failing)
            + ")" if failing else "")
         + f". M-Relief's AUC is above Relief's on {sum(1 for r in auc_mb.values() if r['diff'] > 0)}/{len(auc_mb)} "
         f"multi-class sets, but its best accuracy is above ReliefF's on only "

@@ -113,7 +113,8 @@ def relieff_scores(X, y, kind, metric, k=K):
         class_weight = np.where(y == c, -1.0, priors[c] / (1.0 - priors[y]))
         per = np.divide(class_weight, count, out=np.zeros(n), where=count > 0)
         rows = np.repeat(np.arange(n)[:, None], take, axis=1)
-        queries.append(rows[valid]); neighbours.append(cols[order][valid])
+        queries.append(rows[valid])
+        neighbours.append(cols[order][valid])
         weights.append(np.broadcast_to(per[:, None], valid.shape)[valid])
     q, nb, w = (np.concatenate(a) for a in (queries, neighbours, weights))
     score = np.zeros(X.shape[1])
@@ -170,19 +171,23 @@ def main():
     results = {}
     for name in SETS:
         X, y = load_npz(name)
-        per = {m: {"acc": [], "converged": [], "acc_std": [], "converged_std": [], "anova_overlap": [], "seconds": 0.0} for m in methods}
+        per = {m: {"acc": [], "converged": [], "acc_std": [], "converged_std": [], "anova_overlap": [],
+                   "seconds": 0.0} for m in methods}
         for train, test in folds.split(np.zeros(len(y)), y):
             anova_top = None
             for m in methods:
                 t0 = time.process_time()
-                s = anova_scores(X[train], y[train]) if m == "anova" else relieff_scores(X[train], y[train], *SETTINGS[m])
+                s = (anova_scores(X[train], y[train]) if m == "anova"
+                     else relieff_scores(X[train], y[train], *SETTINGS[m]))
                 per[m]["seconds"] += time.process_time() - t0
                 feats = top(s)
                 anova_top = feats if m == "anova" else anova_top
                 acc, ok = svm_accuracy(X[train], y[train], X[test], y[test], feats)
-                per[m]["acc"].append(acc); per[m]["converged"].append(ok)
+                per[m]["acc"].append(acc)
+                per[m]["converged"].append(ok)
                 acc, ok = svm_accuracy(X[train], y[train], X[test], y[test], feats, standardise=True)
-                per[m]["acc_std"].append(acc); per[m]["converged_std"].append(ok)
+                per[m]["acc_std"].append(acc)
+                per[m]["converged_std"].append(ok)
                 per[m]["anova_overlap"].append(len(set(feats) & set(anova_top)))
         for m in methods:
             per[m]["mean"], per[m]["mean_std"] = float(np.mean(per[m]["acc"])), float(np.mean(per[m]["acc_std"]))
@@ -200,7 +205,8 @@ def main():
             "command": ".venv/bin/python -m studies.relief_text_study",
             "wall_seconds": time.time() - started, "cpu_seconds": time.process_time() - cpu0}
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "relief_text.json").write_text(json.dumps({"meta": meta, "sanity": sanity, "results": results}, indent=1))
+    (RESULTS / "relief_text.json").write_text(json.dumps({"meta": meta, "sanity": sanity, "results": results},
+                                                         indent=1))
     (RESULTS / "relief_text.md").write_text(report(meta, sanity, results))
     print((RESULTS / "relief_text.md").read_text())
 
@@ -224,14 +230,16 @@ def report(meta, sanity, results):
     within = [m for m in settings if min(diffs[m]) >= -0.05]
     within_std = [m for m in settings if min(diffs_std[m]) >= -0.05]
     unconverged = {m: (sum(not ok for d in SETS for ok in results[d][m]["converged"]),
-                       sum(not ok for d in SETS for ok in results[d][m]["converged_std"])) for m in ["anova", *settings]}
+                       sum(not ok for d in SETS for ok in results[d][m]["converged_std"]))
+                   for m in ["anova", *settings]}
     lines = [
         "# ReliefF distance settings on sparse term-count matrices", "",
         f"Measured {meta['date']} on {meta['machine']}, {meta['cores']} cores (shared), Python {meta['python']}; "
         f"`{meta['command']}` ({meta['cpu_seconds']:.0f} s CPU, {meta['wall_seconds']:.0f} s wall). NumPy / "
         "scikit-learn only, no Spark.", "",
         "Protocol: StratifiedKFold(3, shuffle=True, random_state=0); on each training fold the scores, top 100 "
-        "features, `LinearSVC(C=1, dual=\"auto\", max_iter=5000, random_state=0)` on the raw counts of those features, accuracy "
+        "features, `LinearSVC(C=1, dual=\"auto\", max_iter=5000, random_state=0)` on the raw counts of those features, "
+        "accuracy "
         "on the test fold; mean over the 3 folds. anova = `f_classif` (NaN -> 0). ReliefF: every training row a "
         "query, k = 10 hits and k = 10 misses per other class, Kononenko's P(c) / (1 - P(y)) miss weights, "
         "differences on the same transformed rows as the distance. Settings: feature scaling / metric "

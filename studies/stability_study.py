@@ -241,7 +241,8 @@ def block_differences(runs_a, runs_b, measure, blocks=BLOCKS):
     """Mean and standard error over ``blocks`` consecutive blocks of the runs of ``measure(block
     of a) - measure(block of b)`` (paired: the same training sets)."""
     size = len(runs_a) // blocks
-    values = [measure(runs_a[i * size:(i + 1) * size]) - measure(runs_b[i * size:(i + 1) * size]) for i in range(blocks)]
+    values = [measure(runs_a[i * size:(i + 1) * size]) - measure(runs_b[i * size:(i + 1) * size])
+              for i in range(blocks)]
     return {"mean": float(np.mean(values)), "se": float(np.std(values, ddof=1) / np.sqrt(blocks)), "blocks": blocks,
             "runs_per_block": size}
 
@@ -301,7 +302,8 @@ def run_synthetic(args, output: Path) -> dict:
     for input_name, method, runs in jobs:
         directory = output / "synthetic" / input_name / slug(method)
         description = {"part": "synthetic", "method": method, "input": input_name, "train_rows": TRAIN_ROWS,
-                       "generator": "correlated_groups_data defaults", "set_seed": f"default_rng([{SYNTHETIC_SEED}, i])",
+                       "generator": "correlated_groups_data defaults",
+                       "set_seed": f"default_rng([{SYNTHETIC_SEED}, i])",
                        "test": f"{TEST_ROWS} rows, default_rng([{TEST_SEED}])", "step": STEP, "C": 1.0,
                        "path_min_remaining": PATH_MIN_REMAINING, "ks": SYNTHETIC_KS}
         if method == "en-svm-rfe":
@@ -430,14 +432,16 @@ def microarray_set(name, args, output: Path) -> dict:
     def kuncheva(method, k):
         return lambda keep: st.kuncheva_stability(st.top_k_subsets(scores[method][keep], k), X.shape[1])
     for method in MICROARRAY_METHODS:
-        studies[method]["kuncheva_se"] = {str(k): jackknife(kuncheva(method, k), MICROARRAY_RUNS) for k in MICROARRAY_KS}
+        studies[method]["kuncheva_se"] = {str(k): jackknife(kuncheva(method, k), MICROARRAY_RUNS)
+                                          for k in MICROARRAY_KS}
     differences = {}
     for a, b in (("iw-svm-rfe", "svm-rfe"), ("en-svm-rfe", "svm-rfe"), ("iw-svm-rfe", "en-svm-rfe"),
-                 ("iw-lfs", "lfs"), ("iw-relieff", "relieff"), ("iw-svm-rfe (sum 1)", "svm-rfe"), ("svm-rfe (C = 1/n)", "svm-rfe")):
+                 ("iw-lfs", "lfs"), ("iw-relieff", "relieff"), ("iw-svm-rfe (sum 1)", "svm-rfe"),
+                 ("svm-rfe (C = 1/n)", "svm-rfe")):
         rows = {}
         for k in MICROARRAY_KS:
             full = kuncheva(a, k)(list(range(MICROARRAY_RUNS))) - kuncheva(b, k)(list(range(MICROARRAY_RUNS)))
-            se = jackknife(lambda keep: kuncheva(a, k)(keep) - kuncheva(b, k)(keep), MICROARRAY_RUNS)
+            se = jackknife(lambda keep, a=a, b=b, k=k: kuncheva(a, k)(keep) - kuncheva(b, k)(keep), MICROARRAY_RUNS)
             rows[str(k)] = {"mean": full, "se": se}
         differences[f"{a} - {b}"] = rows
     return {"shape": list(X.shape), "class_counts": np.bincount(y).tolist(), "studies": studies,
@@ -460,7 +464,8 @@ def save(figure, path: Path) -> Path:
 
 
 STYLE = {"svm-rfe": ("C0", "-"), "iw-svm-rfe": ("C1", "--"), "iw-svm-rfe (sum 1)": ("C2", "-"),
-         "svm-rfe (C = 1/n)": ("C3", ":"), "en-svm-rfe": ("C4", "-"), "relieff": ("C5", "-"), "iw-relieff": ("C5", "--"), "lfs": ("C6", "-"),
+         "svm-rfe (C = 1/n)": ("C3", ":"), "en-svm-rfe": ("C4", "-"), "relieff": ("C5", "-"),
+         "iw-relieff": ("C5", "--"), "lfs": ("C6", "-"),
          "iw-lfs": ("C7", "--")}
 
 
@@ -642,7 +647,8 @@ def render(results, command, started_at) -> str:
             def scaled(value):
                 return {"mean": 1e5 * value["mean"], "se": 1e5 * value["se"]}
             add(f"| {row['input']} | {row['a']} | {row['b']} | {pm(scaled(row['variance@54']))} | "
-                f"{pm(scaled(row['variance@48']))} | {pm(scaled(row['error@48']))} | {pm(scaled(row['variance@10']))} | "
+                f"{pm(scaled(row['variance@48']))} | {pm(scaled(row['error@48']))} | "
+                f"{pm(scaled(row['variance@10']))} | "
                 f"{pm(row['kuncheva@20'])} | {pm(row['kuncheva@50'])} | {pm(row['accuracy@20'])} | "
                 f"{pm(row['accuracy@50'])} |")
         add("")
@@ -655,7 +661,8 @@ def render(results, command, started_at) -> str:
         add("")
         add(f"`subsample_plan(y, {MICROARRAY_RUNS}, sample_fraction={SAMPLE_FRACTION}, seed={MICROARRAY_SEED})`; each "
             "run's training rows scaled to [0, 1] (held-out rows by the same minimum and range). en-svm-rfe: "
-            f"{microarray['bootstraps']} bootstraps. relieff: k = {RELIEFF_K}, Euclidean (mean margin); iw-relieff: the same, instance-weighted (note 8 of core/relief.py). "
+            f"{microarray['bootstraps']} bootstraps. relieff: k = {RELIEFF_K}, Euclidean (mean margin); iw-relieff: "
+            "the same, instance-weighted (note 8 of core/relief.py). "
             f"lfs: gamma = {LFS_GAMMA}; iw-lfs: the same with instance-weighted class moments. Cells: Kuncheva ± "
             "jackknife SE / Jaccard / held-out accuracy mean (std over the runs) of the linear SVM (hinge, C = 1) on "
             "the top k.")
@@ -692,7 +699,8 @@ def render(results, command, started_at) -> str:
             add("")
             paths = {m: result["studies"][m]["summary"]["rfe_path"] for m in RFE_METHODS}
             remaining = [p["remaining"] for p in paths["svm-rfe"]]
-            picks = sorted({min(remaining, key=lambda r: abs(r - target)) for target in (1000, 300, 100, 50, 30, 20, 10)},
+            picks = sorted({min(remaining, key=lambda r: abs(r - target))
+                            for target in (1000, 300, 100, 50, 30, 20, 10)},
                            reverse=True)
             add("| method | " + " | ".join(str(r) for r in picks) + " |")
             add("|---|" + "---:|" * len(picks))
@@ -732,11 +740,14 @@ def main(argv=None):
         parser.error(f"--runs must be a multiple of {BLOCKS} and at least {2 * BLOCKS}")
     output = (args.output or (RESULTS / "stability" / ("quick" if quick else ""))).resolve()
     suffix = "_quick" if quick else ""
-    command = " ".join([".venv/bin/python", "-m", "studies.stability_study"] + (argv if argv is not None else sys.argv[1:]))
+    command = " ".join([".venv/bin/python", "-m",
+                        "studies.stability_study"] + (argv if argv is not None else sys.argv[1:]))
     started_at, started = datetime.datetime.now(), time.perf_counter()
     say(f"{command}: output {output}")
-    results = {"quick": quick, "suffix": suffix, "command": command, "started": started_at.isoformat(timespec="seconds"),
-               "machine": {"platform": platform.platform(), "cores": os.cpu_count(), "python": platform.python_version(),
+    results = {"quick": quick, "suffix": suffix, "command": command,
+               "started": started_at.isoformat(timespec="seconds"),
+               "machine": {"platform": platform.platform(), "cores": os.cpu_count(),
+                           "python": platform.python_version(),
                            "numpy": np.__version__, "sklearn": sklearn.__version__}}
     if "A" in args.parts:
         results["synthetic"] = run_synthetic(args, output)

@@ -28,12 +28,11 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.common import RESULTS, ROOT, load_npz
-
-FIGURE_FILE = ROOT / "sparkfs" / "figures" / "waveform_noise.json"
 from sparkfs.core import margin_weighting as mw
 from sparkfs.core import simba
 from sparkfs.selectors.margin_weighting import LMBA_DEFAULT_RUN, SIMBA_DEFAULT_RUN
 
+FIGURE_FILE = ROOT / "sparkfs" / "figures" / "waveform_noise.json"
 ROWS, NOISE, TOP = 1000, 19, 15
 
 
@@ -92,10 +91,13 @@ def main() -> None:
     seconds = time.perf_counter() - started
     FIGURE_FILE.write_text(json.dumps(counts, indent=1))  # what `sparkfs methods` quotes
     lines = ["# Noise in the top 15 on waveform-40-like data", "",
-             f"Made by `python -m studies.waveform_noise_study --draws {args.draws}` ({seconds:.0f} s): {args.draws} draws of "
+             f"Made by `python -m studies.waveform_noise_study --draws {args.draws}` ({seconds:.0f} s): {args.draws} "
+             "draws of "
              f"{ROWS} rows of waveform21 plus {NOISE} N(0, 1) columns; each method's defaults on the data as given "
-             "(raw; ReliefF and MultiSURF range-scale internally, as scikit-rebate and sparkfs do, so only raw) and, for "
-             "Lmba and Simba, on [0, 1]-scaled columns too (`scaling=\"range\"`). ReliefF k = 10 and MultiSURF are scikit-rebate's (sparkfs equals them to 1e-9); Lmba and Simba "
+             "(raw; ReliefF and MultiSURF range-scale internally, as scikit-rebate and sparkfs do, so only raw) and, "
+             "for "
+             "Lmba and Simba, on [0, 1]-scaled columns too (`scaling=\"range\"`). ReliefF k = 10 and MultiSURF are "
+             "scikit-rebate's (sparkfs equals them to 1e-9); Lmba and Simba "
              "are sparkfs's in-memory drivers with the default loops.", "",
              "| method, columns | draws with no noise in the top 15 | mean noise in the top 15 | worst |",
              "|---|---:|---:|---:|"]

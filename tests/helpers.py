@@ -43,7 +43,7 @@ def make_df(spark, X, y, partitions=1, sparse=False, weights=None, label_type=fl
         rows = list(zip(vectors, labels))
         columns = ["features", "label"]
     else:
-        rows = [(v, l, float(w)) for v, l, w in zip(vectors, labels, weights)]
+        rows = [(v, label, float(w)) for v, label, w in zip(vectors, labels, weights)]
         columns = ["features", "label", "weight"]
     rdd = spark.sparkContext.parallelize(rows, partitions)
     frame = spark.createDataFrame(rdd, frame_schema(columns, label_type))

@@ -37,7 +37,7 @@ def function_lengths(root=PACKAGE_ROOT):
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         where = path.relative_to(root.parent).as_posix()
 
-        def visit(node, prefix):
+        def visit(node, prefix, where=where):
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     name = f"{prefix}{child.name}"

@@ -131,7 +131,8 @@ def test_every_layer_row_of_the_architecture_doc_is_checked():
     doc = (PACKAGE_ROOT.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
     table = doc.split("## Layers and what each may import", 1)[1].split("\n\n", 2)[1]
     rows = [line.split("|")[1].strip() for line in table.splitlines()[2:] if line.startswith("| `sparkfs/")]
-    checked = {f"`sparkfs/{layer}/`" if not layer.endswith(".py") else f"`sparkfs/{layer}`" for layer, _, _ in LAYER_ROWS}
+    checked = {f"`sparkfs/{layer}/`" if not layer.endswith(".py") else f"`sparkfs/{layer}`"
+               for layer, _, _ in LAYER_ROWS}
     library_rows = [row for row in rows if row.split(" ")[0].rstrip(",") in checked]
     assert len(library_rows) == len(LAYER_ROWS), f"rows of the doc not checked here: {rows}"
 

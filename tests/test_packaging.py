@@ -22,7 +22,8 @@ def test_the_pack_has_every_runtime_dependency_but_pyspark():
 
     declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
     packed = _pack_env().runtime_requirements(REPO / "pyproject.toml")
-    assert [name for name in declared if name not in packed] == [name for name in declared if name.startswith("pyspark")]
+    assert ([name for name in declared if name not in packed]
+            == [name for name in declared if name.startswith("pyspark")])
     assert packed and not any(name.lower().startswith("pyspark") for name in packed)
 
 

@@ -60,7 +60,8 @@ def test_no_project_history_in_the_product():
 
 def test_readme_links_nothing_outside_the_repository():
     lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
-    outside = [f"README.md:{number}: {line.strip()}" for number, line in enumerate(lines, 1) if OUTSIDE_LINK.search(line)]
+    outside = [f"README.md:{number}: {line.strip()}" for number, line in enumerate(lines,
+                                                                                   1) if OUTSIDE_LINK.search(line)]
     assert not outside, "\n".join(outside)
 
 

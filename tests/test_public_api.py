@@ -10,8 +10,8 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 def test_every_class_the_readme_names_is_importable_from_sparkfs():
     text = README.read_text(encoding="utf-8")
-    named = set(re.findall(r"`((?:[A-Z][a-z0-9]+)+(?:Selector|SelectorModel|Ranker|RankerModel|Weighter|Error|Warning))[`(]",
-                           text))
+    named = set(re.findall(r"`((?:[A-Z][a-z0-9]+)+"
+                           r"(?:Selector|SelectorModel|Ranker|RankerModel|Weighter|Error|Warning))[`(]", text))
     assert {"UnivariateTestSelector", "FisherMarkovSelector", "MarginInstanceWeighter"} <= named
     import pyspark.ml.feature
 

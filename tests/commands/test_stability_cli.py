@@ -44,7 +44,8 @@ def test_instance_weights_command_writes_the_reference_weights(spark, small_csv,
     assert summary["n_rows"] == 40 and summary["weight_sum"] == pytest.approx(40)
     assert "weights.parquet" in capsys.readouterr().out
     assert main(["instance-weights", *_common(path), "--output", str(out)]) == 2     # exists: refused
-    assert main(["instance-weights", *_common(path), "--driver-budget-mb", "0.001", "--output", str(tmp_path / "b")]) == 2
+    assert main(["instance-weights", *_common(path), "--driver-budget-mb", "0.001", "--output",
+                 str(tmp_path / "b")]) == 2
     assert "--driver-budget-mb" in capsys.readouterr().err and not (tmp_path / "b").exists()
 
 
@@ -108,7 +109,8 @@ def test_stability_of_svm_rfe_with_bootstrap_and_true_relevance(spark, small_csv
     truth = tmp_path / "truth.txt"
     np.savetxt(truth, [2.0, 1.0, 0, 0, 0, 0])
     out = tmp_path / "rfe"
-    assert main(["stability", *_common(path), "--method", "svm-rfe", "--param", "step=2", "--param", "eliminateAll=true",
+    assert main(["stability", *_common(path), "--method", "svm-rfe", "--param", "step=2", "--param",
+                 "eliminateAll=true",
                  "--runs", "3",
                  "--bootstrap", "--num-features", "2", "--true-relevance", str(truth),
                  "--instance-weighting", "margin", "--output", str(out)]) == 0

@@ -142,7 +142,8 @@ def _selector(method, params):
 
 
 @pytest.mark.parametrize("method, params", SELECTOR_FITS,
-                         ids=[method + ("-arrow" if "statsEngine" in params else "") for method, params in SELECTOR_FITS])
+                         ids=[method + ("-arrow" if "statsEngine" in params else "")
+                              for method, params in SELECTOR_FITS])
 def test_selector_fit_transform_save_load_on_connect(spark, tmp_path, method, params):
     X, y = small_class_data()
     df = connect_df(spark, X, y, 2)

@@ -39,8 +39,10 @@ def test_svm_rfe_on_connect_both_solvers(spark):
     driver = SVMRFESelector(numFeatures=2, step=1.0, instanceWeighting="margin", standardize=False,
                             eliminateAll=True).fit(df)
     weights = reference_weights(reference_margin_vectors(X.tolist(), y.tolist()))[0]
-    np.testing.assert_array_equal(driver.featureArray("ranking"), rfe.svm_rfe(X, y, sample_weight=weights, step=1).ranking)
-    standardised = SVMRFESelector(numFeatures=2, step=1.0, eliminateAll=True).fit(df)   # the scaling transformer runs on Connect
+    np.testing.assert_array_equal(driver.featureArray("ranking"),
+                                  rfe.svm_rfe(X, y, sample_weight=weights, step=1).ranking)
+    standardised = SVMRFESelector(numFeatures=2, step=1.0,
+                                  eliminateAll=True).fit(df)   # the scaling transformer runs on Connect
     np.testing.assert_array_equal(standardised.featureArray("ranking"),
                                   rfe.svm_rfe(X, y, step=1, standardize=True).ranking)
     # tol=1e-3: converged within maxIter (a capped L-BFGS fit pays up to 2 maxIter + 20 passes, each a

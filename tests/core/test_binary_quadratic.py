@@ -72,7 +72,8 @@ def test_min_cut_attains_brute_force_maximum_when_pairs_nonnegative(seed):
     assert solution.certified_optimal
     assert solution.objective >= best - 1e-9 * max(abs(best), 1e-6 * scale)
     assert solution.upper_bound >= best - 1e-12 * scale
-    assert solution.objective == pytest.approx(reference_objective(solution.selected[None].astype(float), unary, pairwise, beta)[0])
+    assert solution.objective == pytest.approx(reference_objective(solution.selected[None].astype(float), unary,
+                                                                   pairwise, beta)[0])
 
 
 def lp_supermodular_maximum_selection(unary, pairwise, beta):
@@ -85,9 +86,9 @@ def lp_supermodular_maximum_selection(unary, pairwise, beta):
     m = rows.size
     c = -np.concatenate([unary + 0.5 * np.diag(pairwise) - beta, pairwise[rows, cols]])
     constraint = sp.lil_matrix((2 * m, p + m))
-    for e, (j, l) in enumerate(zip(rows, cols)):
+    for e, (j, k) in enumerate(zip(rows, cols)):
         constraint[2 * e, p + e], constraint[2 * e, j] = 1.0, -1.0
-        constraint[2 * e + 1, p + e], constraint[2 * e + 1, l] = 1.0, -1.0
+        constraint[2 * e + 1, p + e], constraint[2 * e + 1, k] = 1.0, -1.0
     result = linprog(c, A_ub=constraint.tocsr(), b_ub=np.zeros(2 * m), bounds=(0, 1), method="highs")
     assert result.status == 0
     return result.x[:p] > 0.5
@@ -246,7 +247,8 @@ def test_select_by_count_reachable_exactly_on_the_concave_envelope(seed):
     tolerance = 1e-9 * (np.abs(best).max() + 1e-300)
 
     def chords_below(k):
-        gaps = [best[k] - (best[i] + (best[j] - best[i]) * (k - i) / (j - i)) for i in range(k) for j in range(k + 1, p + 1)]
+        gaps = [best[k] - (best[i] + (best[j] - best[i]) * (k - i) / (j - i))
+                for i in range(k) for j in range(k + 1, p + 1)]
         return min(gaps, default=np.inf)
 
     for k in range(p + 1):
@@ -285,7 +287,8 @@ def test_select_by_count_with_negative_pairs_keeps_the_size():
         assert result.solution.upper_bound >= result.solution.objective
         if result.reachable:
             assert result.solution.num_selected == k
-            assert binary_quadratic_objective(result.selected, unary, pairwise, 0.0) <= best_of_size(unary, pairwise, k) + 1e-12
+            assert (binary_quadratic_objective(result.selected, unary, pairwise, 0.0)
+                    <= best_of_size(unary, pairwise, k) + 1e-12)
 
 
 def test_select_by_count_rejects_bad_counts():

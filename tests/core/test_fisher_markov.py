@@ -68,7 +68,8 @@ def test_theta_is_between_class_minus_gamma_total_variance():
     sums, counts, squares = moments(X, y)
     means = sums / counts[:, None]
     between = (counts[:, None] / 40 * (means - X.mean(0)) ** 2).sum(0)
-    np.testing.assert_allclose(markov_coefficients(sums, counts, squares.sum(0), 0.3), between - 0.3 * X.var(0), rtol=1e-9)
+    np.testing.assert_allclose(markov_coefficients(sums, counts, squares.sum(0), 0.3), between - 0.3 * X.var(0),
+                               rtol=1e-9)
 
 
 @pytest.mark.parametrize("scaling", ["range", "standard"])

@@ -88,7 +88,8 @@ def test_one_distance_table_per_chunk_equals_reference(variant, compiled, monkey
 
 def test_pair_classes_are_hits_strictly_within_the_bound():
     np.testing.assert_array_equal(ms.pair_classes([0.0, 1.0], [0.0, 0.5, 1.0, 2.0], 1.0),
-                                  [[ms.HIT, ms.HIT, ms.MISS, ms.MISS], [ms.MISS, ms.HIT, ms.HIT, ms.MISS]])  # |1 - 2| = 1 is not within
+                                  [[ms.HIT, ms.HIT, ms.MISS, ms.MISS],
+                                   [ms.MISS, ms.HIT, ms.HIT, ms.MISS]])  # |1 - 2| = 1 is not within
     assert ms.continuous_hit_bound([1.0, 2.0, 3.0]) == 1.0
 
 

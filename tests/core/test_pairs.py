@@ -64,7 +64,8 @@ def messy_csr(dense, rng, duplicates=False):
         indices.extend(np.asarray(columns, dtype=np.int64)[order])
         data.extend(np.asarray(values)[order])
         indptr.append(len(indices))
-    matrix = sp.csr_matrix((np.asarray(data), np.asarray(indices, dtype=np.int32), np.asarray(indptr)), shape=dense.shape)
+    matrix = sp.csr_matrix((np.asarray(data), np.asarray(indices, dtype=np.int32), np.asarray(indptr)),
+                           shape=dense.shape)
     assert matrix.nnz > np.count_nonzero(dense) and not matrix.has_sorted_indices
     return matrix
 

@@ -182,7 +182,8 @@ def test_block_terms_add_over_row_splits_and_concatenate_over_query_batches(soft
             query_sums[queries] += part.query_sums
             gradient += part.weight_gradient
     np.testing.assert_allclose(query_sums, whole.query_sums, rtol=1e-12, atol=0)
-    np.testing.assert_allclose(gradient, whole.weight_gradient, rtol=1e-12, atol=1e-12 * np.abs(whole.weight_gradient).max())
+    np.testing.assert_allclose(gradient, whole.weight_gradient, rtol=1e-12,
+                               atol=1e-12 * np.abs(whole.weight_gradient).max())
 
 
 def test_log_scale_multiplies_every_sum_by_its_exponential():
@@ -275,8 +276,8 @@ def reference_fcm(X, centres, m, tol, max_iter):
         for i in range(num_rows):
             distances = [float(np.sum((X[i] - centres[c]) ** 2)) for c in range(num_clusters)]
             for c in range(num_clusters):
-                memberships[i, c] = 1.0 / sum((distances[c] / distances[l]) ** (1.0 / (m - 1.0))
-                                              for l in range(num_clusters))
+                memberships[i, c] = 1.0 / sum((distances[c] / distances[other]) ** (1.0 / (m - 1.0))
+                                              for other in range(num_clusters))
         new = np.array([(memberships[:, c] ** m) @ X / np.sum(memberships[:, c] ** m) for c in range(num_clusters)])
         moved = np.max(np.abs(new - centres) / scale)
         centres = new

@@ -81,7 +81,7 @@ def test_newton_point_minimises_the_separable_model_on_the_simplex():
         point = newton_point_on_simplex(w, gradient, curvature)
         assert point.min() >= 0 and point.sum() == pytest.approx(1.0)
 
-        def model(x):
+        def model(x, gradient=gradient, curvature=curvature, w=w):
             return gradient @ (x - w) + 0.5 * curvature @ (x - w) ** 2
 
         assert all(model(point) <= model(rng.dirichlet(np.ones(6))) + 1e-12 for _ in range(300))

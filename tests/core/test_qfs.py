@@ -220,12 +220,14 @@ def test_gamma_max_separates_exact_from_non_submodular():
     bound = gamma_max_exact(stats.class_grams, stats.class_counts, stats.squared_gram)
     assert 0.0 < bound.gamma_max < np.inf
     upper = np.triu_indices(5, 1)
-    below = pairwise_markov_coefficients(stats.class_grams, stats.class_counts, stats.squared_gram, bound.gamma_max * (1 - 1e-6))
-    above = pairwise_markov_coefficients(stats.class_grams, stats.class_counts, stats.squared_gram, bound.gamma_max * (1 + 1e-6))
+    below = pairwise_markov_coefficients(stats.class_grams, stats.class_counts, stats.squared_gram,
+                                         bound.gamma_max * (1 - 1e-6))
+    above = pairwise_markov_coefficients(stats.class_grams, stats.class_counts, stats.squared_gram,
+                                         bound.gamma_max * (1 + 1e-6))
     assert (below[upper] >= 0).all()
     assert (above[upper] < 0).any()
-    j, l = bound.limiting_pair
-    assert above[j, l] < 0
+    j, k = bound.limiting_pair
+    assert above[j, k] < 0
     for gamma in [bound.gamma_max * 1.5, bound.gamma_max + 1.0, -0.5]:
         theta = pairwise_markov_coefficients(stats.class_grams, stats.class_counts, stats.squared_gram, gamma)
         counted = gamma_max_exact(stats.class_grams, stats.class_counts, stats.squared_gram, gamma).n_violating_pairs
@@ -274,7 +276,8 @@ def test_solve_qfs_is_the_binary_quadratic_solver_on_theta():
     A = all_subsets(8)
     assert np.array_equal(qfs_objective(A, unary, pairwise, 0.1), binary_quadratic_objective(A, unary, pairwise, 0.1))
     for options in [{}, {"max_flow_rounds": 1, "local_search": False, "tol": 1e-3, "max_local_moves": 2}]:
-        ours, generic = solve_qfs(unary, pairwise, 0.1, **options), maximise_binary_quadratic(unary, pairwise, 0.1, **options)
+        ours = solve_qfs(unary, pairwise, 0.1, **options)
+        generic = maximise_binary_quadratic(unary, pairwise, 0.1, **options)
         assert np.array_equal(ours.selected, generic.selected)
         assert (ours.objective, ours.upper_bound, ours.solver, ours.flow_rounds, ours.local_search_moves) == (
             generic.objective, generic.upper_bound, generic.solver, generic.flow_rounds, generic.local_search_moves
@@ -289,7 +292,8 @@ def test_solve_qfs_is_the_binary_quadratic_solver_on_theta():
 def test_driver_budget():
     assert qfs_driver_memory_bytes(500, 2) == 500 * 500 * 7 * 8  # (2 C + 3) p^2 doubles
     assert check_driver_budget(500, 2, 2**30) == 14_000_000
-    with pytest.raises(ValueError, match=r"3000 candidate features with 2 classes needs 480.7 MiB.*256.0 MiB; use at most 2189"):
+    with pytest.raises(ValueError,
+                       match=r"3000 candidate features with 2 classes needs 480.7 MiB.*256.0 MiB; use at most 2189"):
         check_driver_budget(3000, 2, 256 * 2**20)
 
 

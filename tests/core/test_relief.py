@@ -57,7 +57,7 @@ def reference_margins(X, y, ids, query_positions, variant, k=1, metric="euclidea
         if variant == "prelief":
             same = [i for i in others if y[i] == label]
             different = [j for j in others if y[j] != label]
-            kernel = lambda rows: np.exp(-((X[rows] - x) ** 2) / (2 * sigma ** 2)).mean(axis=0)  # noqa: E731
+            kernel = lambda rows, x=x: np.exp(-((X[rows] - x) ** 2) / (2 * sigma ** 2)).mean(axis=0)  # noqa: E731
             margins.append(kernel(same) - kernel(different))
             continue
         hits = reference_nearest(distances[q], ids, [i for i in others if y[i] == label], k)
@@ -191,7 +191,8 @@ def test_large_blocks_use_a_sampled_bound_and_still_equal_brute_force(high):
         table = table_for(X, y, ids, queries, k, metric, block_size=4096)
         for row, q in enumerate(queries):
             difference = X - X[q]
-            distance_row = np.sqrt((difference ** 2).sum(axis=1)) if metric == "euclidean" else np.abs(difference).sum(axis=1)
+            distance_row = (np.sqrt((difference ** 2).sum(axis=1)) if metric == "euclidean"
+                            else np.abs(difference).sum(axis=1))
             for c in range(2):
                 candidates = [i for i in range(3000) if y[i] == c and i != q]
                 expected = reference_nearest(distance_row, ids, candidates, k)
@@ -291,7 +292,8 @@ def test_margin_sums_are_additive_over_row_blocks():
     ids = np.arange(len(y))
     table = table_for(X, y, ids, ids[:20], k=2)
     pairs = rl.relieff_pairs(table, y[:20], rl.class_priors(np.bincount(y)))
-    total, per_query = rl.margin_sums(X[:20], X, pairs.query_positions, pairs.neighbour_ids, pairs.weights, per_query=True)
+    total, per_query = rl.margin_sums(X[:20], X, pairs.query_positions, pairs.neighbour_ids, pairs.weights,
+                                      per_query=True)
     halves = [pairs.neighbour_ids < 30, pairs.neighbour_ids >= 30]
     partial = [
         rl.margin_sums(X[:20], X, pairs.query_positions[h], pairs.neighbour_ids[h], pairs.weights[h], per_query=True)
@@ -354,7 +356,8 @@ def test_prelief_equals_reference(dataset, sparse_rows, sparse_queries):
     query_matrix = sp.csr_matrix(X[queries]) if sparse_queries else X[queries]
     counts = np.bincount(y)
     per_query = rl.prelief_margin_sums(
-        query_matrix, ids[queries], y[queries], rows, ids, y, class_counts=counts, sigma=sigma, per_query=True, block_size=11
+        query_matrix, ids[queries], y[queries], rows, ids, y, class_counts=counts, sigma=sigma, per_query=True,
+        block_size=11,
     )
     assert_close(per_query, ref)
     # Partial sums over disjoint row blocks add up (what a Spark partition returns).

@@ -170,7 +170,7 @@ def test_all_pairs_at_once_equals_pair_by_pair_to_the_last_bit():
     for runs, n, k in [(2, 5, 2), (9, 40, 7), (30, 300, 25), (4, 12, 12), (3, 9, 0)]:
         subsets = [rng.choice(n, k, replace=False) for _ in range(runs)]
         pairwise = stability_math.average_pairwise_similarity(
-            subsets, lambda a, b: stability_math.kuncheva_index(a, b, n))
+            subsets, lambda a, b, n=n: stability_math.kuncheva_index(a, b, n))
         assert stability_math.kuncheva_stability(subsets, n) == pairwise
         uneven = [rng.choice(n, int(rng.integers(0, n + 1)), replace=False) for _ in range(runs)]
         assert (stability_math.jaccard_stability(uneven)

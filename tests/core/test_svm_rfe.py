@@ -212,9 +212,9 @@ def test_instance_weighted_svm_rfe_passes_the_margin_weights():
 # Measured with the defaults (LinearSVC C=1, hinge loss, unscaled data), 50 training sets of 100
 # rows, seeds 0..49, at 48 remaining features (the paper's 28th iteration): the average variance
 # of the normalised weights is 1.863e-5 and the Kuncheva stability of the 48 kept features 0.1101
-# for both SVM-RFE and IW-SVM-RFE, and the weight vectors are equal to the last bit. The training sets are linearly separable and no dual variable of the
-# SVM reaches its bound C w_i, so the solution is the hard-margin one, which sample weights do not
-# change. (The margin weights themselves stay within about [0.89, 1.07].)
+# for both SVM-RFE and IW-SVM-RFE, and the weight vectors are equal to the last bit. The training sets are linearly
+# separable and no dual variable of the SVM reaches its bound C w_i, so the solution is the hard-margin
+# one, which sample weights do not change. (The margin weights themselves stay within about [0.89, 1.07].)
 QUALITATIVE_NUMBERS = ("average variance 1.863e-5 and Kuncheva 0.1101 for both SVM-RFE and IW-SVM-RFE at 48 "
                        "features (50 sets)")
 

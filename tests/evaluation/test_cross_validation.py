@@ -177,7 +177,8 @@ def test_selection_inside_the_training_folds_does_not_leak(tmp_path):
     accuracy = {}
     for name, rows_seen in (("leaky", lambda fold: np.arange(y.size)), ("per_fold", lambda fold: fold.train)):
         study = EvaluationStudy(tmp_path / name, folds, ["anova"], ["nb"], [10], {"data": "noise"}, n_features=2000)
-        study.run(lambda method, fold: f_classif(X[rows_seen(fold)], y[rows_seen(fold)])[0], fold_data(X, y),
+        study.run(lambda method, fold, rows_seen=rows_seen: f_classif(X[rows_seen(fold)], y[rows_seen(fold)])[0],
+                  fold_data(X, y),
                   progress=quiet)
         accuracy[name] = load_results(tmp_path / name)[0]["accuracy"].mean()
     assert accuracy["leaky"] > 0.75  # the test rows took part in the selection
@@ -261,7 +262,8 @@ def test_study_writes_outputs_and_checks_what_callbacks_return(tmp_path):
     assert {"results.parquet", "summary.csv", "best.csv", "selection_auc.csv", "roc.png", "error-knn.png",
             "scores-anova.png", "plots.json"} <= written
     results = pq.read_table(tmp_path / "results.parquet").to_pandas()
-    assert list(results.columns) == ["method", "classifier", "k", "n_selected", "repeat", "fold", "test_rows", "accuracy",
+    assert list(results.columns) == ["method", "classifier", "k", "n_selected", "repeat", "fold", "test_rows",
+                                     "accuracy",
                                      "macro_f1", "engine"]
     assert set(results["engine"]) == {"scikit-learn"}
     assert len(results) == 2 * 2 * 4 * 6  # methods x classifiers x k (1, 2, 4, 12) x folds

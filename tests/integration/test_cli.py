@@ -118,7 +118,8 @@ def test_bad_input_exits_nonzero_and_writes_nothing(spark, tmp_path, capsys):
     (["--format", "libsvm", "--param", "gamma"], "--param expects name=value"),
 ])
 def test_usage_errors(spark, breast_libsvm, tmp_path, capsys, args, message):
-    full = ["--input", breast_libsvm[0], *args, "--output", str(tmp_path / "o")] if "--input" not in args else [*args, "--output", str(tmp_path / "o")]
+    full = ([*args, "--output", str(tmp_path / "o")] if "--input" in args
+            else ["--input", breast_libsvm[0], *args, "--output", str(tmp_path / "o")])
     assert _run(full) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
@@ -129,7 +130,8 @@ def test_anova_baseline_through_cli(spark, breast_libsvm, tmp_path):
 
     path, data = breast_libsvm
     out = tmp_path / "anova"
-    assert _run(["--input", path, "--format", "libsvm", "--method", "anova", "--num-features", "4", "--output", str(out)]) == 0
+    assert _run(["--input", path, "--format", "libsvm", "--method", "anova", "--num-features", "4", "--output",
+                 str(out)]) == 0
     table, _ = _read_output(out)
     np.testing.assert_allclose(table["score"], f_classif(data["X"], data["y"])[0], rtol=1e-6)
 

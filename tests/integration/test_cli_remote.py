@@ -156,7 +156,8 @@ def test_select_with_remote_runs_on_the_connect_server(connect_url, small_inputs
     out = tmp_path / "out"
     # statsEngine=jvm: Spark's Summarizer on the server, no Python worker to start (the fastest fit there).
     done = _cli("select", "--input", "small.parquet", "--format", "parquet", "--method", "anova",
-                "--param", "statsEngine=jvm", "--num-features", "1", "--output", str(out), "--remote", connect_url, "--driver-memory", "2g",
+                "--param", "statsEngine=jvm", "--num-features", "1", "--output", str(out), "--remote", connect_url,
+                "--driver-memory", "2g",
                 "--conf", "spark.sql.shuffle.partitions=2", cwd=small_inputs)
     assert done.returncode == 0, done.stderr[-3000:]
     summary, table = _selected(out)
@@ -253,7 +254,7 @@ def test_start_failures_are_never_diagnosed_as_memory():
         try:
             raise ConnectionRefusedError("Connection refused")
         except ConnectionRefusedError:
-            raise SparkStartError("cannot reach the Spark Connect server sc://h:1")
+            raise SparkStartError("cannot reach the Spark Connect server sc://h:1")  # noqa: B904 - implicit chaining, as Spark raises
     except SparkStartError as error:
         assert resource_failure(error) is None
     rejected = RuntimeError("Py4JJavaError: org.apache.spark.SparkException: Could not parse Master URL: 'local[x]' "

@@ -217,7 +217,8 @@ def test_a_python_worker_killed_mid_pass_is_retried_and_gives_the_same_scores(fa
     lines, err = faulty_child.stdout_lines, faulty_child.log[faulty_child.kill_phase_starts:]
     clean_line = next((line for line in lines if line.startswith("CLEAN ")), "")
     assert clean_line, faulty_child.log[-3000:]
-    assert faulty_child.kills and faulty_child.task_lost, f"killed {faulty_child.kills}; no task was lost: {err[-3000:]}"
+    assert faulty_child.kills and faulty_child.task_lost, (f"killed {faulty_child.kills}; no task was lost: "
+                                                           f"{err[-3000:]}")
     assert faulty_child.returncode == 0, err[-3000:]
     assert "Python worker exited unexpectedly" in err  # the task died with its worker; Spark retried it
     clean = np.asarray(json.loads(clean_line[len("CLEAN "):]))

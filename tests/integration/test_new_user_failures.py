@@ -181,7 +181,7 @@ def test_out_of_memory_and_a_stopped_jvm_are_named_with_the_setting(running_jvm_
         try:
             raise ConnectionResetError("reset")
         except ConnectionResetError:
-            raise ConnectionRefusedError(111, "Connection refused")
+            raise ConnectionRefusedError(111, "Connection refused")  # noqa: B904 - implicit chaining, as py4j raises
     except ConnectionRefusedError as gone:
         stopped = resource_failure(gone)
     assert "JVM stopped" in str(stopped) and "--driver-memory" in str(stopped)

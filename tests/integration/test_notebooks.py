@@ -126,12 +126,13 @@ def test_notebooks_run_headless_in_one_kernel(shared_data, tmp_path):
     between = new_notebook(cells=[new_code_cell("%reset -f"), new_code_cell("import sys\nprint(sys.executable)")])
     sessions = {}
     try:
-        for index, path in enumerate(NOTEBOOKS):
+        for path in NOTEBOOKS:
             printed = _text(_execute(nbformat.from_dict(between), kernel_manager))
             assert os.path.realpath(printed.strip()) == os.path.realpath(sys.executable)
             notebook = nbformat.read(str(path), as_version=4)
             if path.name == "term_matrix.ipynb":
-                position = next(i for i, cell in enumerate(notebook.cells) if "parameters" in cell.metadata.get("tags", []))
+                position = next(i for i, cell in enumerate(notebook.cells)
+                                if "parameters" in cell.metadata.get("tags", []))
                 injected = new_code_cell(f"TERM_COUNTS = {str(term_counts)!r}\nFOLDS = 2",
                                          metadata={"tags": ["injected-parameters"]})
                 notebook.cells.insert(position + 1, injected)

@@ -73,7 +73,8 @@ def test_an_output_below_a_dangling_link_is_refused(layout, capsys, no_spark):
 
 
 @pytest.mark.skipif(os.geteuid() == 0 if hasattr(os, "geteuid") else True,
-                    reason="root bypasses directory permissions (the probe as root is tested below with a refused mkdir)")
+                    reason="root bypasses directory permissions (the probe as root is tested below with a refused "
+                    "mkdir)")
 def test_a_read_only_parent_is_refused_before_spark(layout, capsys, no_spark):
     parent = layout / "readonly"
     parent.mkdir()

@@ -24,8 +24,10 @@ from tests.helpers import make_df
 SEED = int(os.environ.get("SPARKFS_PROBE_SEED", "0"))
 N_PROBES = 50
 #: Table 1 of the paper: training rows.
-TRAIN_SIZE = {"breast_w": 400, "ionosphere": 235, "sonar": 165, "glass": 120, "german_credit": 700, "pima_diabetes": 400}
-TOTAL_SIZE = {"breast_w": 683, "ionosphere": 351, "sonar": 208, "glass": 214, "german_credit": 1000, "pima_diabetes": 768}
+TRAIN_SIZE = {"breast_w": 400, "ionosphere": 235, "sonar": 165, "glass": 120, "german_credit": 700,
+              "pima_diabetes": 400}
+TOTAL_SIZE = {"breast_w": 683, "ionosphere": 351, "sonar": 208, "glass": 214, "german_credit": 1000,
+              "pima_diabetes": 768}
 
 
 def training_data(shared_data, name, imbalanced=False, raw_probes=False):

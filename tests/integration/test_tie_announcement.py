@@ -55,8 +55,9 @@ def test_a_default_sample_is_announced_when_it_is_chosen_not_after_the_fit(caplo
 
     class StoppedDuringItsPasses:
         def fit(self, frame):
-            warnings.warn("ReliefSelector: sampleSize unset, so a default sample of 1000 query rows", DefaultSampleWarning)
-            warnings.warn("an unrelated warning", UserWarning)
+            warnings.warn("ReliefSelector: sampleSize unset, so a default sample of 1000 query rows",
+                          DefaultSampleWarning, stacklevel=1)
+            warnings.warn("an unrelated warning", UserWarning, stacklevel=1)
             raise KeyboardInterrupt
 
     logger = logging.getLogger("sparkfs")

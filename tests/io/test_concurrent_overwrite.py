@@ -35,7 +35,7 @@ def _race(target: str, trials: int):
     for trial in range(trials):
         barrier = threading.Barrier(2)
 
-        def writer(number):
+        def writer(number, barrier=barrier, trial=trial):
             barrier.wait()
             try:
                 write_output_files(target, {"features.parquet": _table(number)}, {"trial": trial, "writer": number},

@@ -39,8 +39,8 @@ def test_write_refuse_overwrite(spark, tmp_path, as_uri):
     written = write_selection_output(location, _table(), {"method": "lfs", "k": np.int64(3)}, spark=spark)
     assert written == (f"file:{folder}/run1" if as_uri else str(folder / "run1"))
     table, summary = _read(folder / "run1")
-    assert table["name"].tolist() == ["a", "b", "c", "d"] and summary == {"sparkfs_output": {"kind": "select", "format": 1},
-                                                                        "method": "lfs", "k": 3}
+    assert table["name"].tolist() == ["a", "b", "c", "d"]
+    assert summary == {"sparkfs_output": {"kind": "select", "format": 1}, "method": "lfs", "k": 3}
     # Only the two files: no staging folder, no Hadoop checksum files.
     assert sorted(os.listdir(folder / "run1")) == ["features.parquet", "summary.json"]
     assert os.listdir(folder) == ["run1"]

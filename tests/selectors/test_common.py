@@ -77,7 +77,8 @@ def test_selector_contract(spark, small_df, small_counts_df, method, tmp_path):
         np.testing.assert_array_equal(loaded.pValues, model.pValues)
         assert np.all((model.pValues >= 0) & (model.pValues <= 1))
     assert loaded.selectedFeatures == model.selectedFeatures and loaded.uid == model.uid
-    assert loaded.transform(small_df).first()["selected_features"] == model.transform(small_df).first()["selected_features"]
+    assert (loaded.transform(small_df).first()["selected_features"]
+            == model.transform(small_df).first()["selected_features"])
 
 
 def test_model_of_another_class_is_refused(spark, small_df, tmp_path):

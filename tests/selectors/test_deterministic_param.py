@@ -77,7 +77,8 @@ def test_cli_flag_and_config_key_reach_the_summary(spark, tmp_path):
         assert summary["deterministic"] is (name == "flag")
         assert summary["stats_engine"] == ("arrow" if name == "flag" else "float")  # LIBSVM rows are sparse
     job = tmp_path / "job.yaml"
-    job.write_text(f"input: {{path: {data}}}\nmethod: anova\ndeterministic: true\noutput: {{path: {tmp_path / 'cfg'}}}\n"
+    job.write_text(f"input: {{path: {data}}}\nmethod: anova\ndeterministic: true\noutput: "
+                   f"{{path: {tmp_path / 'cfg'}}}\n"
                    "selection: {num_features: 1}\n")
     assert main(["select", "--config", str(job)]) == 0
     summary = json.loads((tmp_path / "cfg" / "summary.json").read_text())

@@ -23,7 +23,8 @@ ESTIMATORS = sorted({cls for cls, _ in METHODS.values()} | {MarginInstanceWeight
 #: function's, called by scripts and tests with their own defaults; the selector always passes its value.
 OPTIONS_DEFAULTS_DIFFER = {
     ("ReliefOptions", "scaling"): "relief_statistics' default is the data as given; the selector's preset chooses",
-    ("SVMRFEOptions", "max_iter"): "the Spark solver's own iteration cap; the selector's unset maxIter picks per solver",
+    ("SVMRFEOptions", "max_iter"):
+        "the Spark solver's own iteration cap; the selector's unset maxIter picks per solver",
     ("SVMRFEOptions", "tol"): "the Spark solver's tolerance; the selector's unset tol picks per solver",
     ("SVMRFEOptions", "halve_above"): "svm_rfe_statistics removes `step` per round unless asked; the selector halves",
     ("SVMRFEOptions", "standardize"): "svm_rfe_statistics fits the rows as given; the selector standardises",
@@ -203,7 +204,7 @@ def test_an_options_object_refuses_what_the_selector_refuses(options_name):
             if field.name == "step" and isinstance(value, float) and value.is_integer():
                 value = int(value)
             spark = _spark_accepts(selector, param, value)
-            options = _accepts(lambda: options_class(**{**required, field.name: value}))
+            options = _accepts(lambda field=field, value=value: options_class(**{**required, field.name: value}))
             assert spark == options, (options_name, field.name, probe, spark, options)
             compared += 1
     assert compared >= 20, compared
@@ -220,5 +221,6 @@ def test_the_front_refuses_what_the_spark_selector_refuses(method):
         for probe, param, value in _converted_probes(selector, checked, camel):
             front_value = probe if isinstance(value, str) and not isinstance(probe, str) else value
             front = front_class(**{name: front_value})
-            front_accepts = _accepts(lambda: (front._check_method_params(), front._check_selection_params()))
+            front_accepts = _accepts(lambda front=front: (front._check_method_params(),
+                                                          front._check_selection_params()))
             assert _spark_accepts(selector, param, value) == front_accepts, (name, probe)

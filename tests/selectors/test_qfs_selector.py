@@ -134,7 +134,8 @@ def test_gamma_auto_reports_gamma_max_exact(spark):
 def test_driver_budget_refuses_too_many_candidates(spark):
     rng = np.random.default_rng(2)
     df = make_df(spark, rng.normal(size=(20, 30)), rng.integers(0, 2, 20))
-    with pytest.raises(ValueError, match=r"QFS on 30 candidate features with 2 classes needs .* use at most \d+ candidates "
+    with pytest.raises(ValueError,
+                       match=r"QFS on 30 candidate features with 2 classes needs .* use at most \d+ candidates "
                                          r"or raise driverMemoryMB"):
         FisherMarkovSelector(degree=2, driverMemoryMB=0.01, numFeatures=3).fit(df)
 

@@ -43,7 +43,8 @@ def test_driver_solver_equals_in_memory_svm_rfe(spark, partitions, classes):
     assert model.summary["standardize"] is True and model.summary["centred"] is True
     assert model.summary["convergence"] == {"fits": int(expected.n_remaining.size), "not_converged": 0,
                                             "max_iter": 10_000}
-    raw = SVMRFESelector(numFeatures=3, standardize=False, halveAbove=0, eliminateAll=True).fit(make_df(spark, raw_X, y))
+    raw = SVMRFESelector(numFeatures=3, standardize=False, halveAbove=0,
+                         eliminateAll=True).fit(make_df(spark, raw_X, y))
     np.testing.assert_array_equal(raw.scores, rfe.svm_rfe(raw_X, y, step=0.1).scores)   # the paper's settings
     assert model.summary["solver"] == "driver" and "within" in model.summary["solver_reason"]
     assert model.selectedFeatures == sorted(np.argsort(expected.ranking, kind="stable")[:3].tolist())
@@ -54,10 +55,12 @@ def test_weights_ensemble_and_margin_weighting_on_the_driver(spark):
     user_weights = np.linspace(0.5, 1.5, len(y))
     df = make_df(spark, X, y, partitions=2, weights=user_weights)
     # standardize=False: the data as given, as the paper (and these references) fit them
-    weighted = SVMRFESelector(weightCol="weight", solver="driver", step=2.0, standardize=False, eliminateAll=True).fit(df)
+    weighted = SVMRFESelector(weightCol="weight", solver="driver", step=2.0, standardize=False,
+                              eliminateAll=True).fit(df)
     np.testing.assert_array_equal(weighted.featureArray("ranking"),
                                   rfe.svm_rfe(X, y, sample_weight=user_weights, step=2).ranking)
-    ensemble = SVMRFESelector(ensemble=4, seed=7, solver="driver", step=2.0, standardize=False, eliminateAll=True).fit(df)
+    ensemble = SVMRFESelector(ensemble=4, seed=7, solver="driver", step=2.0, standardize=False,
+                              eliminateAll=True).fit(df)
     expected = rfe.ensemble_svm_rfe(X, y, ensemble=4, seed=7, step=2)
     np.testing.assert_array_equal(ensemble.featureArray("ranking"), expected.ranking)
     assert ensemble.weightPath[0].size == 0           # no single weight path for an ensemble
@@ -119,7 +122,8 @@ def test_standardisation_reads_the_values_not_the_storage_and_counts_convergence
     assert np.unique(dense.scores).size == 6
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        capped = SVMRFESelector(solver="driver", step=1.0, maxIter=1, standardize=False, eliminateAll=True).fit(make_df(spark, X, y))
+        capped = SVMRFESelector(solver="driver", step=1.0, maxIter=1, standardize=False,
+                                eliminateAll=True).fit(make_df(spark, X, y))
     convergence = capped.summary["convergence"]
     assert convergence["fits"] == 6 and convergence["not_converged"] >= 1 and convergence["max_iter"] == 1
     flagged = [w for w in caught if issubclass(w.category, SolverConvergenceWarning)]

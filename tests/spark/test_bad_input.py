@@ -38,7 +38,8 @@ def test_single_class(spark, engine):
 
 
 def test_vectors_of_different_sizes(spark, engine):
-    rows = [(Vectors.dense([1.0, 2.0]), 0.0), (Vectors.dense([1.0, 2.0, 3.0]), 1.0), (Vectors.sparse(3, [0], [1.0]), 1.0)]
+    rows = [(Vectors.dense([1.0, 2.0]), 0.0), (Vectors.dense([1.0, 2.0, 3.0]), 1.0),
+            (Vectors.sparse(3, [0], [1.0]), 1.0)]
     df = spark.createDataFrame(spark.sparkContext.parallelize(rows, 2), frame_schema(["features", "label"]))
     with pytest.raises(InvalidInputError, match=r"different sizes \(size 2: 1 row\(s\), size 3: 2 row\(s\)\)"):
         _fit(df, engine)
@@ -74,9 +75,12 @@ def test_negative_weights(spark, engine):
 
 
 @pytest.mark.parametrize("params, message", [
-    ({"numFeatures": 0}, r"The 'numFeatures' parameter of FisherMarkovSelector must be an int in the range \[1, inf\). Got 0 instead."),
+    ({"numFeatures": 0},
+     r"The 'numFeatures' parameter of FisherMarkovSelector must be an int in the range \[1, inf\). Got 0 instead."),
     ({"gamma": float("nan")}, r"The 'gamma' parameter of FisherMarkovSelector must be a finite float"),
-    ({"statsEngine": "gpu"}, r"The 'statsEngine' parameter of FisherMarkovSelector must be a str among \{'auto', 'float', 'arrow', 'jvm'\}. Got 'gpu'"),
+    ({"statsEngine": "gpu"},
+     r"The 'statsEngine' parameter of FisherMarkovSelector must be a str among \{'auto', 'float', 'arrow', 'jvm'\}. "
+     r"Got 'gpu'"),
     ({"scaling": "log"}, r"The 'scaling' parameter"),
 ])
 def test_invalid_params_are_named(spark, params, message):

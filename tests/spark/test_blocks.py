@@ -15,7 +15,9 @@ def _collect_blocks(df, num_features):
         dense = matrix.toarray() if sp.issparse(matrix) else matrix
         return {"sum": dense.sum(0), "rows": np.array([dense.shape[0]]), "sq": (dense**2).sum(0)}
 
-    merge = lambda a, b: {k: a[k] + b[k] for k in a}
+    def merge(a, b):
+        return {k: a[k] + b[k] for k in a}
+
     return aggregate_partitions(df, ["features"], summarize, merge, num_features=num_features)
 
 

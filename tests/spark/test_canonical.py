@@ -111,7 +111,8 @@ def test_with_a_row_id_column_the_row_order_does_not_matter(spark, small_chunks)
                                deterministic=True).fit(df).scores
             for name, df in (("ordered", ordered), ("shuffled", shuffled))}
     assert np.array_equal(lmba["ordered"], lmba["shuffled"])
-    relieff = [ReliefSelector(variant="relieff", k=3, rowIdCol="row_id", numFeatures=2, deterministic=True).fit(df).scores
+    relieff = [ReliefSelector(variant="relieff", k=3, rowIdCol="row_id", numFeatures=2,
+                              deterministic=True).fit(df).scores
                for df in (ordered, shuffled)]
     assert np.array_equal(*relieff)
     weights = {}
@@ -140,7 +141,8 @@ def test_lfs_and_qfs_on_the_exact_engine_are_bit_identical(spark, small_chunks):
     assert np.array_equal(moments.class_sum_squares,
                           np.array([[math.fsum(X[y == c, j] ** 2) for j in range(X.shape[1])] for c in range(3)]))
     for params in ({"degree": 1}, {"degree": 2, "gamma": 0.0}):
-        fits = {p: FisherMarkovSelector(deterministic=True, numFeatures=2, **params).fit(df) for p, df in frames.items()}
+        fits = {p: FisherMarkovSelector(deterministic=True, numFeatures=2,
+                                        **params).fit(df) for p, df in frames.items()}
         assert np.array_equal(fits[1].scores, fits[2].scores) and np.array_equal(fits[1].scores, fits[7].scores)
         assert fits[1].selectedFeatures == fits[2].selectedFeatures == fits[7].selectedFeatures
         if params["degree"] == 2:

@@ -62,5 +62,6 @@ def test_selectors_refuse_with_the_param_and_the_way_out(dense_df, make_selector
 def test_a_sample_within_the_budget_runs(dense_df):
     model = ReliefSelector(numFeatures=2, k=3, sampleSize=10, driverBudgetMB=0.01).fit(dense_df)
     assert model.scores.shape == (40,) and np.all(np.isfinite(model.scores))
-    with pytest.raises(ValueError, match="'driverBudgetMB' parameter of ReliefSelector must be a finite float in the range"):
+    with pytest.raises(ValueError,
+                       match="'driverBudgetMB' parameter of ReliefSelector must be a finite float in the range"):
         ReliefSelector(driverBudgetMB=0.0).fit(dense_df)

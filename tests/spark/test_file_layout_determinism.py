@@ -129,11 +129,11 @@ def test_defaults_give_the_same_selection_and_scores_to_rounding(layouts):
                                      "relieff")
     for make in (LmbaSelector, SimbaSelector):
         with pytest.warns(DefaultSampleWarning):
-            pooled = _fits(layouts, lambda: make(numFeatures=3, iterations=200, seed=5))
+            pooled = _fits(layouts, lambda make=make: make(numFeatures=3, iterations=200, seed=5))
         assert [model.summary["neighbours_among"] for model in pooled] == ["pool", "pool"]
         assert pooled[0].summary["visit_order"] == "content"
         _assert_same_selection_and_close(pooled, f"{make.__name__} within the pool")
-        searched = _fits(layouts, lambda: make(numFeatures=3, **EVERY_ROW))
+        searched = _fits(layouts, lambda make=make: make(numFeatures=3, **EVERY_ROW))
         assert [model.summary["neighbours_among"] for model in searched] == ["every row", "every row"]
         _assert_same_selection_and_close(searched, f"{make.__name__} over every row")
 

@@ -90,7 +90,8 @@ def test_advice_stays_below_the_machine_less_a_margin():
     assert usable_memory_bytes(24 * GIB) == 21 * GIB and usable_memory_bytes(8 * GIB) == 6 * GIB
     assert "--driver-memory" not in more_memory_advice("11g", 24 * GIB)
     assert "--driver-memory 22g" in more_memory_advice("11g", 64 * GIB)
-    assert "--driver-memory 16g" in more_memory_advice("8g", 24 * GIB) or "16g" not in more_memory_advice("8g", 18 * GIB)
+    assert "--driver-memory 16g" in more_memory_advice("8g", 24 * GIB) or "16g" not in more_memory_advice("8g",
+                                                                                                          18 * GIB)
 
 
 def test_the_message_function_on_canned_facts():

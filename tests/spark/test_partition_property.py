@@ -36,7 +36,8 @@ FAMILIES = {method: {**params, "deterministic": True} for method, params in {
     "f-regression": {},    # the target moments (the class indices taken as a continuous label)
 }.items()}
 #: The families whose scores must not differ in a single bit.
-BIT_IDENTICAL = {"lfs", "qfs", "relieff", "prelief", "lmba", "simba", "parzen-ise", "svm-rfe", "anova", "multisurf-star",
+BIT_IDENTICAL = {"lfs", "qfs", "relieff", "prelief", "lmba", "simba", "parzen-ise", "svm-rfe", "anova",
+                 "multisurf-star",
                  "mrmr", "turf", "variance", "f-regression"}
 
 
