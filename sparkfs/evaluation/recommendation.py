@@ -100,7 +100,7 @@ def fit_recommended_on_all_rows(directory, methods: Sequence[str], all_rows_fold
         buffer = io.BytesIO()
         np.savez(buffer, **arrays)
         folder.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, lambda stream: stream.write(buffer.getvalue()))
+        atomic_write(path, lambda stream, buffer=buffer: stream.write(buffer.getvalue()))
         fitted.append(method)
     return fitted
 
@@ -150,7 +150,8 @@ def recommendation_lines(document: Dict, most_names: int = 10) -> List[str]:
     """One plain line per classifier of ``recommendation.json``'s content (the command's output)."""
     lines = []
     for entry in document["recommendations"]:
-        line = f"{entry['classifier']}: {entry['method']} with k={entry['k']} (mean error {100 * entry['error_mean']:.2f}%)"
+        line = (f"{entry['classifier']}: {entry['method']} with k={entry['k']} "
+                f"(mean error {100 * entry['error_mean']:.2f}%)")
         names = entry.get("features")
         if names is None:
             lines.append(f"{line}; {entry.get('note', 'not fitted on all rows')}")

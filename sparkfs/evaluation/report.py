@@ -321,8 +321,9 @@ def size_sentences(summary: pd.DataFrame) -> List[str]:
     sizes = summary.drop_duplicates(["method", "k"])
     off = sizes[(sizes["n_selected_mean"] - sizes["k"]).abs() > 1e-9]
     return [f"{method}: no selection of exactly k features for k = {', '.join(map(str, group['k']))}; the "
-            f"classifiers used the nearest size it selects (mean {', '.join(f'{v:g}' for v in group['n_selected_mean'])}"
-            " features)" for method, group in off.groupby("method", sort=False)]
+            "classifiers used the nearest size it selects "
+            f"(mean {', '.join(f'{v:g}' for v in group['n_selected_mean'])} features)"
+            for method, group in off.groupby("method", sort=False)]
 
 
 def tie_sentences(ties: pd.DataFrame) -> List[str]:
@@ -372,7 +373,8 @@ def _context_sentence(study: dict) -> str:
     n_probes = len(study.get("probe_features") or [])
     features = f"{study['n_features']} features" + (f" ({n_probes} of them probes)" if n_probes else "")
     return (f"{description.get('input', '-')}: {description.get('rows', '-')} rows, {features}, classes "
-            f"{description.get('classes', '-')}; {_protocol(study)}; classifiers {', '.join(study.get('classifiers', []))}.")
+            f"{description.get('classes', '-')}; {_protocol(study)}; "
+            f"classifiers {', '.join(study.get('classifiers', []))}.")
 
 
 def _feature_list(entry: dict) -> str:
