@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from benchmarks.common import RESULTS, ROOT, machine_header
 
@@ -105,7 +105,12 @@ def run_method(data: str, method: str, vector_size: int, timeout: float, workdir
     text = log.read_text(errors="replace").strip().splitlines()
     found = _found(output, informative)
     shutil.rmtree(output, ignore_errors=True)
-    return {"method": method, "data": truth, "exit": process.returncode, "wall_s": round(wall, 1),
+    stages = {}
+    for line in text:  # "sparkfs INFO stage=fit status=done seconds=36.34"
+        fields = dict(part.split("=", 1) for part in line.split() if "=" in part)
+        if "stage" in fields and "seconds" in fields:
+            stages[fields["stage"]] = float(fields["seconds"])
+    return {"method": method, "data": truth, "exit": process.returncode, "wall_s": round(wall, 1), "stages": stages,
             "timed_out": wall > timeout, "peak_mib": {k: round(v / 2**20) for k, v in peaks.items()},
             "peak_total_mib": round(peak_total / 2**20), "found": found, "of": len(informative),
             "tail": [line[:300] for line in text[-4:]], "when": time.strftime("%Y-%m-%d %H:%M"),
@@ -125,11 +130,33 @@ def _found(output: Path, informative: set):
     return len(informative.intersection(int(i) for i in selected))
 
 
-def write_report(log: Path, path: Path) -> None:
-    runs = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+def _latest_runs(log: Path) -> dict:
     latest = {}
-    for run in runs:
-        latest[run["method"]] = run
+    for line in log.read_text().splitlines():
+        if line.strip():
+            run = json.loads(line)
+            latest[run["method"]] = run
+    return latest
+
+
+def _table(latest: dict) -> List[str]:
+    lines = ["| method | exit | wall (s) | read / fit / write (s) | driver Python (MiB) | JVM (MiB) "
+             "| Python workers (MiB) | all (MiB) | informative found | load | how it ended |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for method, run in latest.items():
+        peak = run["peak_mib"]
+        found = "-" if run["found"] is None else f"{run['found']} / {run['of']}"
+        ended = "timed out" if run["timed_out"] else (run["tail"][-1] if run["tail"] else "")
+        stages = run.get("stages") or {}
+        timed = " / ".join(f"{stages[name]:.0f}" if name in stages else "-" for name in ("read", "fit", "write"))
+        lines.append(f"| {method} | {run['exit']} | {run['wall_s']} | {timed} | {peak.get('driver_python', 0)} | "
+                     f"{peak.get('jvm', 0)} | {peak.get('python_workers', 0)} | {run['peak_total_mib']} | {found} | "
+                     f"{run['load']} | {ended.replace('|', '/')[:240]} |")
+    return lines
+
+
+def write_report(log: Path, path: Path, before: Optional[Path] = None, before_label: str = "") -> None:
+    latest = _latest_runs(log)
     data = next(iter(latest.values()))["data"] if latest else {}
     lines = [
         "# sparkfs select on a hashed vocabulary of 2^24 ids",
@@ -147,17 +174,10 @@ def write_report(log: Path, path: Path) -> None:
         "resident set sizes sampled from /proc every 0.2 s, summed per kind of process "
         "(`python -m benchmarks.bench_hashed_vocabulary`).",
         "",
-        "| method | exit | wall (s) | driver Python (MiB) | JVM (MiB) | Python workers (MiB) | all (MiB) | informative found | load | how it ended |",
-        "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for method, run in latest.items():
-        peak = run["peak_mib"]
-        found = "-" if run["found"] is None else f"{run['found']} / {run['of']}"
-        ended = "timed out" if run["timed_out"] else (run["tail"][-1] if run["tail"] else "")
-        ended = ended.replace("|", "/")
-        lines.append(f"| {method} | {run['exit']} | {run['wall_s']} | {peak.get('driver_python', 0)} | "
-                     f"{peak.get('jvm', 0)} | {peak.get('python_workers', 0)} | {run['peak_total_mib']} | {found} | "
-                     f"{run['load']} | {ended} |")
+    lines += _table(latest)
+    if before is not None and before.exists():
+        lines += ["", f"Before the change, {before_label}:", ""] + _table(_latest_runs(before))
     path.write_text("\n".join(lines) + "\n")
 
 
@@ -168,6 +188,8 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--log", default="/tmp/hashed_work/runs.jsonl")
     parser.add_argument("--report", action="store_true", help="write the results file from the log")
+    parser.add_argument("--before", help="a log of runs on the code before a change, reported below")
+    parser.add_argument("--before-label", default="", help="what that code was (a commit)")
     args = parser.parse_args()
     log = Path(args.log)
     for method in args.methods:
@@ -177,7 +199,8 @@ def main() -> None:
             handle.write(json.dumps(result) + "\n")
         print(json.dumps({k: v for k, v in result.items() if k != "data"}), flush=True)
     if args.report:
-        write_report(log, RESULTS / "hashed_vocabulary.md")
+        write_report(log, RESULTS / "hashed_vocabulary.md", Path(args.before) if args.before else None,
+                     args.before_label)
     if not args.methods and not args.report:
         sys.exit("nothing to do: give methods to run or --report")
 

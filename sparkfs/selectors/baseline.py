@@ -313,6 +313,8 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         if not candidates.any():
             return zero
         minimum, maximum = self._column_extremes(dataset)
+        if moments.feature_ids is not None:  # the held columns only (the float engine on wide vectors)
+            minimum, maximum = minimum[moments.feature_ids], maximum[moments.feature_ids]
         return zero | (candidates & (minimum == maximum))
 
     def _column_extremes(self, dataset):

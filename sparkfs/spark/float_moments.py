@@ -42,8 +42,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from sparkfs.spark.blocks import SPARSE_TYPE, aggregate_partitions, arrow_blocks, batch_to_block
-from sparkfs.spark.keyed_moments import (KEYED_CLASSES, column_extremes_of, dense_columns, held_feature_ids,
-                                         keyed_class_sums, keyed_extremes_of_block, keyed_sums_of_block)
+from sparkfs.spark.keyed_moments import (
+    KEYED_CLASSES,
+    column_extremes_of,
+    dense_columns,
+    held_feature_ids,
+    keyed_class_sums,
+    keyed_extremes_of_block,
+    keyed_sums_of_block,
+)
 
 #: Largest per-class sums and squares a summary may hold: 2 x classes x features x 8 bytes.
 FOLDED_CLASS_BYTES = 32 * 2**20

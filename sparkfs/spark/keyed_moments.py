@@ -89,17 +89,20 @@ def merge_keyed(parts: Sequence[Summary]) -> Summary:
     for name in _TOTALS:
         if name in first:
             merged[name] = sum(part[name] for part in parts)
-    pair = np.concatenate([part["ids"] * len(keys) + position[part["classes"]] for part, position in zip(parts, positions)])
+    pair = np.concatenate([part["ids"] * len(keys) + position[part["classes"]]
+                           for part, position in zip(parts, positions)])
     pairs, inverse = np.unique(pair, return_inverse=True)
     for name in ("sums", "squares"):
-        merged[name] = np.bincount(inverse, weights=np.concatenate([part[name] for part in parts]), minlength=pairs.size)
+        values = np.concatenate([part[name] for part in parts])
+        merged[name] = np.bincount(inverse, weights=values, minlength=pairs.size)
     merged["ids"], merged["classes"] = pairs // max(len(keys), 1), (pairs % max(len(keys), 1)).astype(np.int32)
     if "touched" in first:
         touched, inverse = np.unique(np.concatenate([part["touched"] for part in parts]), return_inverse=True)
         minimum, maximum = np.full(touched.size, np.inf), np.full(touched.size, -np.inf)
         np.minimum.at(minimum, inverse, np.concatenate([part["stored_min"] for part in parts]))
         np.maximum.at(maximum, inverse, np.concatenate([part["stored_max"] for part in parts]))
-        stored = np.bincount(inverse, weights=np.concatenate([part["stored"] for part in parts]), minlength=touched.size)
+        stored = np.bincount(inverse, weights=np.concatenate([part["stored"] for part in parts]),
+                             minlength=touched.size)
         merged.update(touched=touched, stored_min=minimum, stored_max=maximum, stored=stored.astype(np.int64))
     return merged
 

@@ -31,12 +31,20 @@ from typing import Callable, List, Optional
 
 import numpy as np
 
-from sparkfs.core.exact_sums import (ExactSums, as_arrays, exact_class_moment_sums, exact_column_sums, from_arrays,
-                                     merged_exact_sums, rounded_sums)
+from sparkfs.core.exact_sums import (
+    ExactSums,
+    as_arrays,
+    exact_class_moment_sums,
+    exact_column_sums,
+    from_arrays,
+    merged_exact_sums,
+    rounded_sums,
+)
 from sparkfs.core.scaling import check_magnitude
-from sparkfs.errors import InvalidInputError
+from sparkfs.errors import DriverBudgetError, InvalidInputError
 from sparkfs.spark.blocks import aggregate_partitions
 from sparkfs.spark.float_moments import TooManyClassesError, is_too_many_classes, moments_float
+from sparkfs.spark.memory import memory_setting_bytes
 
 
 @dataclass
@@ -111,14 +119,16 @@ def first_vector_size(df, features_col: str) -> int:
 
     declared = metadata_vector_size(df, features_col) if features_col in df.columns else None
     if declared == 0:
-        raise InvalidInputError(f"the feature vectors in column '{features_col}' are empty (size 0): no features to select")
+        raise InvalidInputError(f"the feature vectors in column '{features_col}' are empty (size 0): "
+                                "no features to select")
     if declared is not None:
         return declared
     row = df.select(features_col).where(F.col(features_col).isNotNull()).first()
     if row is None:
         raise InvalidInputError("the input has no rows (or only rows with a null feature vector)")
     if row[0].size == 0:
-        raise InvalidInputError(f"the feature vectors in column '{features_col}' are empty (size 0): no features to select")
+        raise InvalidInputError(f"the feature vectors in column '{features_col}' are empty (size 0): "
+                                "no features to select")
     return int(row[0].size)
 
 
@@ -183,7 +193,8 @@ def _moments_jvm(df, features_col, label_col, weight_col, num_features, extremes
         class_sum = row["moments"]["sum"].toArray()
         if class_sum.shape[0] != num_features:
             raise InvalidInputError(
-                f"feature vectors in column '{features_col}' have different sizes ({class_sum.shape[0]} and {num_features})"
+                f"feature vectors in column '{features_col}' have different sizes ({class_sum.shape[0]} and "
+                f"{num_features})"
             )
         minimum = row["moments"]["min"].toArray() if extremes else None
         maximum = row["moments"]["max"].toArray() if extremes else None
@@ -335,7 +346,8 @@ def class_moments(
         if name not in df.columns:
             raise InvalidInputError(f"column '{name}' not found; the input has columns {df.columns}")
     if num_features is None:  # the float pass reads each block's size itself (one job without metadata)
-        num_features = metadata_vector_size(df, features_col) if engine == "float" else first_vector_size(df, features_col)
+        num_features = (metadata_vector_size(df, features_col) if engine == "float"
+                        else first_vector_size(df, features_col))
     compute = {"jvm": _moments_jvm, "arrow": _moments_arrow, "float": moments_float}.get(engine)
     if compute is None:
         raise ValueError(f"unknown statistics engine '{engine}': use 'float', 'jvm' or 'arrow'")
@@ -356,7 +368,8 @@ def class_moments(
         raise
     if not per_label:
         raise InvalidInputError("the input has no rows")
-    all_finite = all(np.isfinite(s).all() and np.isfinite(q).all() and np.isfinite(w) for _, w, s, q, _, _ in per_label.values())
+    all_finite = all(np.isfinite(s).all() and np.isfinite(q).all() and np.isfinite(w)
+                     for _, w, s, q, _, _ in per_label.values())
     if None in per_label or not all_finite:
         diagnose_input(df, features_col, label_col, weight_col)
         if None in per_label:
@@ -367,7 +380,8 @@ def class_moments(
     labels = _sort_labels(list(per_label))
     counts, weights, sums, squares, minima, maxima = zip(*(per_label[label] for label in labels))
     if sums[0].shape[0] == 0:  # the float pass sizes the vectors itself: the message first_vector_size gives
-        raise InvalidInputError(f"the feature vectors in column '{features_col}' are empty (size 0): no features to select")
+        raise InvalidInputError(f"the feature vectors in column '{features_col}' are empty (size 0): "
+                                "no features to select")
     with_extremes = minima[0] is not None
     width = int(sums[0].shape[0])
     return ClassMoments(
@@ -394,11 +408,42 @@ def class_moments_counting_labels(df, features_col: str, label_col: str, weight_
     try:
         moments = class_moments(df, features_col, label_col, weight_col, engine=engine, extremes=extremes)
     except TooManyClassesError:
-        check_labels(*label_counts(df, label_col))
+        label_values, class_counts = label_counts(df, label_col)
+        check_labels(label_values, class_counts)
+        check_summarizer_memory(df, features_col, len(label_values), extremes)
         engine = "jvm"
         moments = class_moments(df, features_col, label_col, weight_col, engine=engine, extremes=extremes)
     moments.extra["engine"] = engine
     return moments
+
+
+#: Arrays of p doubles Spark's Summarizer keeps per class for sum and normL2 (mean, M2, weight sums,
+#: non-zero counts); min and max add two.
+SUMMARIZER_ARRAYS = 4
+
+
+def check_summarizer_memory(df, features_col: str, num_classes: int, extremes: bool) -> None:
+    """Refuse, before its pass, a per-class Summarizer whose buffers cannot fit the JVM's heap: each
+    running task and the merge hold C x p x (4, or 6 with extremes) doubles; the local master runs
+    every task in the driver's JVM (``spark.driver.memory``), a cluster's executors have
+    ``spark.executor.memory``. Raises :class:`DriverBudgetError` naming the setting; silent when the
+    heap is not known (Spark Connect) or when it fits."""
+    spark = df.sparkSession
+    try:
+        local = str(spark.conf.get("spark.master", "")).startswith("local")
+        setting = "spark.driver.memory" if local else "spark.executor.memory"
+        heap = memory_setting_bytes(spark.conf.get(setting, None) or "1g")
+        tasks = spark.sparkContext.defaultParallelism if local else int(spark.conf.get("spark.executor.cores", "1"))
+    except Exception:
+        return
+    num_features = metadata_vector_size(df, features_col) or first_vector_size(df, features_col)
+    needed = 8 * num_classes * num_features * (SUMMARIZER_ARRAYS + 2 * extremes) * (tasks + 1)
+    if heap and needed > heap:
+        raise DriverBudgetError(
+            f"{num_classes} classes x {num_features} features: Spark's per-class Summarizer would hold about "
+            f"{needed / 2**30:.1f} GiB of sums ({tasks} tasks and their merge), more than {setting}="
+            f"{spark.conf.get(setting, '1g')}. Raise {setting}, or give fewer features (hash into fewer ids) or "
+            "fewer classes")
 
 
 def _column_extremes(df, features_col: str, per_label):

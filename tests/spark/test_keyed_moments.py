@@ -26,7 +26,8 @@ WIDE = 2**22
 
 
 def _wide_rows(n=240, classes=5, seed=4):
-    """(CSR n x WIDE, labels): about 20 values a row on a few hundred ids, some ids class-informative."""
+    """(CSR n x WIDE, labels): about 20 values a row on a few hundred ids, some ids class-informative,
+    and one id of the same value in every row (a constant feature)."""
     rng = np.random.default_rng(seed)
     vocabulary = np.sort(rng.choice(WIDE, 400, replace=False))
     labels = rng.integers(0, classes, n).astype(np.float64)
@@ -38,7 +39,8 @@ def _wide_rows(n=240, classes=5, seed=4):
         rows.extend([i] * ids.size)
         cols.extend(ids.tolist())
     values = np.round(rng.random(len(rows)) * 3.0 + 0.1, 3)
-    return sp.csr_matrix((values, (rows, cols)), shape=(n, WIDE)), labels
+    constant = sp.csr_matrix((np.full(n, 2.0), (np.arange(n), np.full(n, WIDE - 1))), shape=(n, WIDE))
+    return sp.csr_matrix((values, (rows, cols)), shape=(n, WIDE)) + constant, labels  # the last id: 2.0 everywhere
 
 
 def _frame(spark, matrix, labels, partitions, weights=None, metadata=True):
@@ -77,7 +79,7 @@ def test_wide_rows_keep_the_ids_that_occur_and_match_numpy(spark, partitions, we
         np.testing.assert_allclose(moments.class_sums[c], block.T @ w, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(moments.class_sum_squares[c], block.multiply(block).T @ w, rtol=1e-12, atol=1e-12)
     dense = matrix[:, held].toarray()
-    np.testing.assert_array_equal(moments.feature_min, np.minimum(dense.min(axis=0), 0.0))
+    np.testing.assert_array_equal(moments.feature_min, dense.min(axis=0))
     np.testing.assert_array_equal(moments.feature_max, dense.max(axis=0))
     column_sums = moments.per_feature(moments.class_sums.sum(axis=0))
     assert column_sums.shape == (WIDE,)
@@ -127,3 +129,14 @@ def test_filters_on_wide_rows_score_as_on_the_ids_that_occur(spark, partitions):
     finally:
         wide.unpersist()
         narrow.unpersist()
+
+
+def test_a_summarizer_that_cannot_fit_the_heap_is_refused_before_its_pass(spark):
+    from sparkfs.errors import DriverBudgetError
+    from sparkfs.spark.stats import check_summarizer_memory
+
+    row = spark.createDataFrame([(Vectors.sparse(WIDE, [1], [1.0]), 0.0)], ["features", "label"])
+    frame = row.select(F.col("features").alias("features", metadata=sparse_vectors_metadata(WIDE)), "label")
+    check_summarizer_memory(frame, "features", 2, extremes=False)  # 2 x 2^22 doubles x 4 arrays: fits 2g
+    with pytest.raises(DriverBudgetError, match=r"5000 classes x 4194304 features.*spark\.driver\.memory"):
+        check_summarizer_memory(frame, "features", 5000, extremes=False)
