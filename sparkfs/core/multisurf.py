@@ -53,7 +53,9 @@ Deviations and additions (scikit-rebate has neither)
 1. **Sparse rows** (CSR) are scored as the same dense rows would be (absent = 0), the work
    following the non-zeros.
 2. **Euclidean distance** (``metric="euclidean"``) besides scikit-rebate's Manhattan on
-   range-scaled features; only the neighbour sets change.
+   range-scaled features; only the neighbour sets change. The selectors' ``"cosine"`` is Euclidean
+   on rows divided by their norm (the callers divide them), and their default on term-like data
+   (:func:`default_distance`).
 3. **Instance weights** ``s_r >= 0`` (scikit-rebate's ``weights`` are feature weights of its
    iterative variants, something else). A row of weight s counts as s copies of itself
    everywhere except as its own neighbour: T1 is ``sum_{q, r} s_q s_r d / (sum s)^2`` (over the
@@ -78,6 +80,7 @@ import scipy.sparse as sp
 
 from sparkfs.core import multisurf_kernel, weighted_diff_kernel
 from sparkfs.core.neighbours import HIT, MISS, check_metric, pair_classes, pairwise_distances  # noqa: F401 (S5)
+from sparkfs.core.relief import TERM_LIKE_DISTANCE, is_term_like
 from sparkfs.core.sparse_input import is_sparse
 
 Matrix = Union[np.ndarray, sp.csr_matrix]
@@ -88,6 +91,19 @@ VARIANTS = ("multisurf", "multisurf-star", "surf", "surf-star")
 FAR_VARIANTS = ("multisurf-star", "surf-star")
 #: Variants with MultiSURF's per-query thresholds (T2); the others use SURF's global one (T1).
 PER_QUERY_THRESHOLD_VARIANTS = ("multisurf", "multisurf-star")
+#: The selectors' distances: scikit-rebate's Manhattan, Euclidean, and cosine (Euclidean on unit rows).
+METRICS = ("manhattan", "euclidean", "cosine")
+#: scikit-rebate's (metric, scaling): the selectors' default on data that is not term-like.
+SCIKIT_REBATE_DISTANCE = ("manhattan", "range")
+
+
+def default_distance(minimum, non_zeros, num_rows: int):
+    """``(metric, scaling)`` when ``preset="default"`` and neither is set: the Relief family's
+    :data:`sparkfs.core.relief.TERM_LIKE_DISTANCE` (cosine, no scaling) on term-like data, else
+    scikit-rebate's. Range-scaled Manhattan distances make a rare term's one occurrence as far as a
+    frequent term's whole range, so on term counts the near rows are the short documents, not those
+    of the query's class (benchmarks/results/relief_text.md measures both on the shared text sets)."""
+    return TERM_LIKE_DISTANCE if is_term_like(minimum, non_zeros, num_rows) else SCIKIT_REBATE_DISTANCE
 #: Codes of :func:`pair_sets`.
 NEAR, FAR, OUTSIDE = 0, 1, -1
 

@@ -25,7 +25,6 @@ import numpy as np
 from sparkfs.core.information import CRITERIA, MRMR_FORMS
 from sparkfs.core.margin_runs import PAPER, MarginRun
 from sparkfs.core.multisurf import VARIANTS as MULTISURF_VARIANTS
-from sparkfs.core.neighbours import METRICS
 from sparkfs.core.param_caps import (
     MAX_BIN_SAMPLE,
     MAX_BINS,
@@ -175,12 +174,15 @@ class MultiSURFOptions:
     turf_keep: int = 100
     #: "continuous": the label is a regression target (S5 of :mod:`sparkfs.core.multisurf`).
     label_type: str = "categorical"
+    #: The metric and scaling chosen from the data instead (:func:`sparkfs.core.multisurf.default_distance`:
+    #: cosine on term-like data), as the selectors' ``preset="default"`` does when neither is set.
+    distance_from_data: bool = False
 
     def __post_init__(self):
         owner = "multisurf_statistics"
         check_choice("variant", owner, self.variant, MULTISURF_VARIANTS)
         check_choice("label_type", owner, self.label_type, ("categorical", "continuous"))
-        check_choice("metric", owner, self.metric, METRICS)
+        check_choice("metric", owner, self.metric, RELIEF_METRICS)
         _check_common(self, owner)
         if self.turf_fraction is not None and not (isinstance(self.turf_fraction, (int, float, np.number))
                                                    and 0.0 < self.turf_fraction < 1.0):

@@ -12,6 +12,7 @@ from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, Prepa
 from sparkfs.selectors._params import (
     HasDriverBudget,
     HasLabelType,
+    HasPreset,
     HasQueryBatchBytes,
     HasQueryRows,
     HasScaling,
@@ -24,11 +25,26 @@ from sparkfs.spark.multisurf import multisurf_statistics
 from sparkfs.spark.target_moments import target_spread
 
 
-class _SURFParams(HasQueryRows, HasScaling, HasDriverBudget, HasQueryBatchBytes, HasLabelType):
+class _SURFParams(HasQueryRows, HasScaling, HasDriverBudget, HasQueryBatchBytes, HasPreset, HasLabelType):
     """The Params of every MultiSURF-family fit (the Relief family's metric, scaling, sampleSize, ...;
     ``labelType="continuous"``: scikit-rebate's continuous endpoint, S5 of :mod:`sparkfs.core.multisurf`)."""
 
+    _param_notes = {
+        "preset": "Here: 'default' chooses metric and scaling from the data when neither is set: on term-like "
+                  "data (no negative value, at most 10% non-zero) metric='cosine', scaling='none', else "
+                  "scikit-rebate's 'manhattan' and 'range' (the summary's distance_rule says which); 'paper' keeps "
+                  "'manhattan' and 'range'",
+        "metric": "With preset='default' and neither metric nor scaling set, 'cosine' on term-like data (see preset)",
+        "scaling": "With preset='default' and neither metric nor scaling set, 'none' on term-like data (see preset)",
+    }
+    _param_constraints = {"metric": one_of(*ms_math.METRICS)}
     _defaults = {"metric": "manhattan", "scaling": "range", "driverBudgetMB": 2048.0}
+
+    def distanceFromData(self) -> bool:
+        """Whether the fit chooses ``metric`` and ``scaling`` from the data: ``preset="default"`` and
+        neither set explicitly (:func:`sparkfs.core.multisurf.default_distance`)."""
+        return (self.getOrDefault(self.preset) == "default" and not self.isSet(self.metric)
+                and not self.isSet(self.scaling))
 
 
 class _MultiSURFParams(_SURFParams):
@@ -69,11 +85,13 @@ def _scores(selector, prepared: PreparedInput, variant: str, turf_fraction=None,
         variant=variant, metric=selector.getOrDefault(selector.metric), scaling=selector.getScaling(),
         sample_size=sample_size, seed=selector.getOrDefault(selector.seed),
         block_size=selector.getOrDefault(selector.blockSize), turf_fraction=turf_fraction, turf_keep=turf_keep,
-        label_type=selector.labelTypeInUse())
+        label_type=selector.labelTypeInUse(), distance_from_data=selector.distanceFromData())
     result = multisurf_statistics(prepared.indexed, selector.getFeaturesCol(), label_col,
                                   num_features=num_features, num_classes=prepared.num_classes, options=options,
                                   engine=selector._engine_options(), hit_bound=hit_bound)
-    info = {"method": variant, "metric": result.metric, "scaling": result.scaling, "n_queries": int(result.n_queries),
+    info = {"method": variant, "metric": result.metric, "scaling": result.scaling,
+            "preset": selector.getOrDefault(selector.preset),
+            "n_queries": int(result.n_queries),
             "query_sample": sample_rule, "seed": selector.getOrDefault(selector.seed),
             "label_type": selector.labelTypeInUse(),
             **{key: value for key, value in result.info.items() if isinstance(value, (str, int, float, bool, list))}}
@@ -104,7 +122,12 @@ class MultiSURFSelector(FeatureSelector, _MultiSURFParams):
 
     Multi-class data as scikit-rebate (each miss class weighted by its share of the misses). With
     the defaults (``metric="manhattan"``, ``scaling="range"``, every row a query) the scores equal
-    scikit-rebate's on continuous features. ``weightCol``: instance weights (core note 3).
+    scikit-rebate's on continuous features. ``preset="default"`` with neither ``metric`` nor
+    ``scaling`` set takes ``metric="cosine"`` (rows divided by their norm, then Euclidean) and
+    ``scaling="none"`` on term-like data (no negative value, at most 10 % non-zero), as the Relief
+    family does: range-scaled Manhattan distances put a query's near rows among the shortest
+    documents (docs/multisurf.md); ``preset="paper"`` keeps scikit-rebate's distance on any data.
+    ``weightCol``: instance weights (core note 3).
     ``labelType="continuous"``: a regression target, as scikit-rebate's continuous endpoint (core
     S5: a row is a hit of a query when their targets differ by less than the target's sample
     standard deviation, computed exactly in one pass over the label).
@@ -121,6 +144,7 @@ class MultiSURFSelector(FeatureSelector, _MultiSURFParams):
 
     _model_class = MultiSURFSelectorModel
     takes_weights = True
+    _unset_keywords = ("metric", "scaling")  # unset (preset 'default'): chosen from the data
 
     def setVariant(self, value: str):
         return self._set(variant=value)
@@ -153,6 +177,7 @@ class TuRFSelector(FeatureSelector, _TuRFParams):
 
     _model_class = TuRFSelectorModel
     takes_weights = True
+    _unset_keywords = ("metric", "scaling")  # unset (preset 'default'): chosen from the data
 
     def takesContinuousLabels(self) -> bool:
         return True

@@ -30,8 +30,8 @@ from sparkfs.errors import InvalidInputError
 from sparkfs.sklearn.base import FeatureScores, SparkfsSelector, bad_param, is_int, is_real
 from sparkfs.sklearn.rows import rows_in_units
 
-#: The distances of the family (``core.multisurf.distances``).
-METRICS = ("manhattan", "euclidean")
+#: The distances of the family (``core.multisurf.METRICS``; "cosine": Euclidean on unit rows).
+METRICS = ms_math.METRICS
 #: ``label_type``: classes, or a regression target (S5 of :mod:`sparkfs.core.multisurf`).
 LABEL_TYPES = ("categorical", "continuous")
 
@@ -51,9 +51,14 @@ class MultiSURFFamilySelector(SparkfsSelector):
     Parameters
     ----------
     variant : {"multisurf", "multisurf-star", "surf", "surf-star"}, default "multisurf"
-    metric : {"manhattan", "euclidean"}, default "manhattan"
-        Manhattan distances on range-scaled features are scikit-rebate's.
-    scaling : {"none", "range", "standard"}, default "range"
+    metric : {"manhattan", "euclidean", "cosine"} or None, default None
+        None: "manhattan" (on range-scaled features, scikit-rebate's distance), or with
+        ``preset="default"`` and ``scaling`` None the data's rule (cosine on term-like data: no
+        negative value, at most 10 % non-zero). "cosine": rows divided by their norm, then Euclidean.
+    scaling : {"none", "range", "standard"} or None, default None
+        None: "range", or the data's rule as for ``metric`` ("none" on term-like data).
+    preset : {"default", "paper"}, default "default"
+        "paper" keeps scikit-rebate's distance whatever the data.
     block_size : int, default 2048
         Queries per distance table (at most 32 MiB of table).
     label_type : {"categorical", "continuous"}, default "categorical"
@@ -66,6 +71,8 @@ class MultiSURFFamilySelector(SparkfsSelector):
     ----------
     scores_ : ndarray (n_features,)
         The mean of the queries' terms (scikit-rebate's ``feature_importances_``). No p-values.
+    metric_, scaling_ : str
+        The distance and scaling the fit used.
 
     Notes
     -----
@@ -75,7 +82,7 @@ class MultiSURFFamilySelector(SparkfsSelector):
     variant = None  # a named subclass fixes it; the generic class takes it as a Param
     _choices = (("variant", ms_math.VARIANTS),)
 
-    def __init__(self, variant="multisurf", *, metric="manhattan", scaling="range", block_size=2048,
+    def __init__(self, variant="multisurf", *, metric=None, scaling=None, preset="default", block_size=2048,
                  label_type="categorical", num_features=None, threshold=None, selection_mode="numTopFeatures",
                  selection_threshold=None, allow_many_classes=False):
         super().__init__(num_features=num_features, threshold=threshold, selection_mode=selection_mode,
@@ -83,6 +90,7 @@ class MultiSURFFamilySelector(SparkfsSelector):
         self.variant = variant
         self.metric = metric
         self.scaling = scaling
+        self.preset = preset
         self.block_size = block_size
         self.label_type = label_type
 
@@ -96,9 +104,12 @@ class MultiSURFFamilySelector(SparkfsSelector):
 
     def _check_method_params(self) -> None:
         owner = type(self).__name__
-        for name, allowed in self._choices + (("metric", METRICS), ("scaling", SCALINGS), ("label_type", LABEL_TYPES)):
+        choices = self._choices + (("metric", METRICS + (None,)), ("scaling", SCALINGS + (None,)),
+                                   ("preset", ("default", "paper")), ("label_type", LABEL_TYPES))
+        for name, allowed in choices:
             if getattr(self, name) not in allowed:
-                raise bad_param(owner, name, "a str among {" + ", ".join(map(repr, allowed)) + "}", getattr(self, name))
+                described = "a str among {" + ", ".join(repr(a) for a in allowed if a is not None) + "}"
+                raise bad_param(owner, name, described + (" or None" if None in allowed else ""), getattr(self, name))
         check_int("block_size", owner, self.block_size, 1, maximum=MAX_BLOCK_SIZE)
 
     def _endpoint(self, y) -> Endpoint:
@@ -109,21 +120,32 @@ class MultiSURFFamilySelector(SparkfsSelector):
             return Endpoint(labels.index, int(labels.values.size))
         targets = np.asarray(y, dtype=np.float64)
         if targets.size < 2 or targets.min() == targets.max():
-            raise InvalidInputError(f"{type(self).__name__}: y is constant ({targets[0]!r} in all {targets.size} rows): "
-                                    "a continuous target needs some spread (S5's hits are within its standard deviation)")
+            raise InvalidInputError(f"{type(self).__name__}: y is constant ({targets[0]!r} in all {targets.size} "
+                                    "rows): a continuous target needs some spread (S5's hits are within its standard "
+                                    "deviation)")
         return Endpoint(targets, 2, ms_math.continuous_hit_bound(targets))
 
     def _score_features(self, X, y) -> FeatureScores:
         labels = self._endpoint(y)
         statistics = column_statistics(X)
-        scale = np.ones(X.shape[1]) if self.scaling == "none" else feature_scale(
-            self.scaling, minimum=statistics.minimum, maximum=statistics.maximum, std=statistics.std)
+        metric, scaling = self._distance(statistics, X.shape[0])
+        scale = np.ones(X.shape[1]) if scaling == "none" else feature_scale(
+            scaling, minimum=statistics.minimum, maximum=statistics.maximum, std=statistics.std)
         check_magnitude(statistics.minimum, statistics.maximum, 1.0 / scale, owner=type(self).__name__)
-        rows = rows_in_units(X, scale, unit_rows=False)
-        return FeatureScores(self._scores(rows, labels))
+        rows = rows_in_units(X, scale, unit_rows=metric == "cosine")
+        self.metric_, self.scaling_ = metric, scaling
+        return FeatureScores(self._scores(rows, labels, "euclidean" if metric == "cosine" else metric))
 
-    def _scores(self, rows, labels: Endpoint) -> np.ndarray:
-        return variant_scores(self.variant, rows, labels, self.metric, self.block_size)
+    def _distance(self, statistics, num_rows: int):
+        """(metric, scaling) of this fit: the data's rule (:func:`sparkfs.core.multisurf.default_distance`)
+        with ``preset="default"`` and neither given; else as given or scikit-rebate's."""
+        if self.preset == "default" and self.metric is None and self.scaling is None:
+            return ms_math.default_distance(statistics.minimum, statistics.non_zeros, num_rows)
+        default_metric, default_scaling = ms_math.SCIKIT_REBATE_DISTANCE
+        return (self.metric or default_metric), (self.scaling or default_scaling)
+
+    def _scores(self, rows, labels: Endpoint, metric: str) -> np.ndarray:
+        return variant_scores(self.variant, rows, labels, metric, self.block_size)
 
 
 def variant_scores(variant: str, rows, labels: Endpoint, metric: str, block_size: int) -> np.ndarray:
@@ -151,7 +173,7 @@ class TuRFSelector(MultiSURFFamilySelector):
     inner_method : {"multisurf", "multisurf-star", "surf", "surf-star"}, default "multisurf"
     remove_fraction : float in (0, 1), default 0.5
     keep_features : int, default 100
-    metric, scaling, block_size, label_type, num_features, threshold, selection_mode, selection_threshold,
+    metric, scaling, preset, block_size, label_type, num_features, threshold, selection_mode, selection_threshold,
     allow_many_classes
         As :class:`MultiSURFFamilySelector`.
 
@@ -165,9 +187,9 @@ class TuRFSelector(MultiSURFFamilySelector):
     method = "turf"
     _choices = (("inner_method", ms_math.VARIANTS),)
 
-    def __init__(self, *, inner_method="multisurf", remove_fraction=0.5, keep_features=100, metric="manhattan",
-                 scaling="range", block_size=2048, label_type="categorical", num_features=None, threshold=None,
-                 selection_mode="numTopFeatures", selection_threshold=None, allow_many_classes=False):
+    def __init__(self, *, inner_method="multisurf", remove_fraction=0.5, keep_features=100, metric=None,
+                 scaling=None, preset="default", block_size=2048, label_type="categorical", num_features=None,
+                 threshold=None, selection_mode="numTopFeatures", selection_threshold=None, allow_many_classes=False):
         SparkfsSelector.__init__(self, num_features=num_features, threshold=threshold, selection_mode=selection_mode,
                                  selection_threshold=selection_threshold, allow_many_classes=allow_many_classes)
         self.inner_method = inner_method
@@ -175,6 +197,7 @@ class TuRFSelector(MultiSURFFamilySelector):
         self.keep_features = keep_features
         self.metric = metric
         self.scaling = scaling
+        self.preset = preset
         self.block_size = block_size
         self.label_type = label_type
 
@@ -186,10 +209,10 @@ class TuRFSelector(MultiSURFFamilySelector):
         if not (is_int(self.keep_features) and self.keep_features >= 1):
             raise bad_param(owner, "keep_features", "an int in the range [1, inf)", self.keep_features)
 
-    def _scores(self, rows, labels: Endpoint) -> np.ndarray:
+    def _scores(self, rows, labels: Endpoint, metric: str) -> np.ndarray:
         def score_features(features):
             subset = rows if features.size == rows.shape[1] else rows[:, np.asarray(features, dtype=np.int64)]
-            return variant_scores(self.inner_method, subset, labels, self.metric, self.block_size)
+            return variant_scores(self.inner_method, subset, labels, metric, self.block_size)
 
         scores, _, _ = ms_math.turf(score_features, rows.shape[1], float(self.remove_fraction),
                                     int(self.keep_features))
@@ -199,12 +222,13 @@ class TuRFSelector(MultiSURFFamilySelector):
 def _named_variant(variant: str, class_name: str, summary: str) -> type:
     """A :class:`MultiSURFFamilySelector` with ``variant`` fixed (its ``__init__`` without it)."""
 
-    def __init__(self, *, metric="manhattan", scaling="range", block_size=2048, label_type="categorical",
+    def __init__(self, *, metric=None, scaling=None, preset="default", block_size=2048, label_type="categorical",
                  num_features=None, threshold=None, selection_mode="numTopFeatures", selection_threshold=None,
                  allow_many_classes=False):
         SparkfsSelector.__init__(self, num_features=num_features, threshold=threshold, selection_mode=selection_mode,
                                  selection_threshold=selection_threshold, allow_many_classes=allow_many_classes)
-        self.metric, self.scaling, self.block_size, self.label_type = metric, scaling, block_size, label_type
+        self.metric, self.scaling, self.preset = metric, scaling, preset
+        self.block_size, self.label_type = block_size, label_type
 
     doc = (f"{summary}\n\n    ``method`` ``{variant}`` of sparkfs (Spark: ``MultiSURFSelector(variant='{variant}')``); "
            "see :class:`MultiSURFFamilySelector` for the Params, attributes and notes.\n    ")

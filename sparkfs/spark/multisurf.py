@@ -42,7 +42,7 @@ features (the tasks slice the columns), on the same prepared :class:`Rows`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional
 
 import numpy as np
@@ -52,6 +52,7 @@ from sparkfs.core.options import MultiSURFOptions
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.method_setup import EngineOptions, feature_scale_of, options_of, rows_with_queries
 from sparkfs.spark.passes import ShippedQueries, batched_pass, query_batches, query_rows, sum_merge
+from sparkfs.spark.relief import distance_from_data
 from sparkfs.spark.rows import Block, Rows
 from sparkfs.spark.target_moments import target_spread
 
@@ -371,10 +372,14 @@ def multisurf_statistics(df, features_col: str, label_col: str, *, num_features:
                            sample_size=options.sample_size, seed=options.seed, targets=continuous,
                            check_classes=(lambda counts: None) if continuous else _check_classes) as (rows, queries):
         class_counts = rows.class_counts
-        scale, _ = feature_scale_of(rows, options.scaling)
-        scaled = rows.scaled_by(scale)
-        scaled.check_magnitude(variant)
         info: Dict[str, Any] = {}
+        if options.distance_from_data:
+            metric, scaling, info["distance_rule"] = distance_from_data(rows, ms_math.default_distance)
+            options = replace(options, metric=metric, scaling=scaling, distance_from_data=False)
+        scale, _ = feature_scale_of(rows, options.scaling)
+        scaled = rows.scaled_by(scale, unit_rows=options.metric == "cosine")
+        scaled.check_magnitude(variant)
+        search_metric = "euclidean" if options.metric == "cosine" else options.metric  # on unit rows
         thresholds = {}
         batches = query_batches(scaled, queries, shipped_bytes_per_query=_THRESHOLD_BYTES + 16.0 * num_classes)
         every_row = (len(queries) == int(class_counts.sum())
@@ -382,7 +387,7 @@ def multisurf_statistics(df, features_col: str, label_col: str, *, num_features:
 
         def score_features(features):
             subset = None if features.size == num_features else np.asarray(features, dtype=np.int64)
-            setup = _Setup(variant, options.metric, num_classes, options.block_size, subset, every_row, hit_bound)
+            setup = _Setup(variant, search_metric, num_classes, options.block_size, subset, every_row, hit_bound)
             scores, thresholds["near"], thresholds["far"] = _fit_scores(scaled, shipped, setup, info)
             return scores
 

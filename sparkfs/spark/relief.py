@@ -213,13 +213,21 @@ def _distance_of(rows: Rows, options: ReliefOptions):
     runs for its magnitude check) and the rule's words for the summary; else as given, rule None."""
     if not options.distance_from_data or options.variant not in relief_math.NEIGHBOUR_VARIANTS:
         return options, None
+    metric, scaling, rule = distance_from_data(rows, relief_math.default_distance)
+    return replace(options, metric=metric, scaling=scaling, distance_from_data=False), rule
+
+
+def distance_from_data(rows: Rows, default_distance):
+    """``(metric, scaling, rule)``: what ``default_distance`` (a core rule of the columns' minimum,
+    their non-zero counts and the rows) chooses from the rows' column statistics, and the rule in
+    the summary's words (term-like or not, and why)."""
     statistics, num_rows = rows.column_statistics(), int(rows.class_counts.sum())
-    metric, scaling = relief_math.default_distance(statistics.minimum, statistics.non_zeros, num_rows)
+    metric, scaling = default_distance(statistics.minimum, statistics.non_zeros, num_rows)
     share = float(statistics.non_zeros.sum()) / max(1.0, float(num_rows) * rows.num_features)
     kind = "term-like" if (metric, scaling) == relief_math.TERM_LIKE_DISTANCE else "not term-like"
     rule = (f"{kind} data ({'no' if statistics.minimum.min() >= 0 else 'some'} negative values, "
             f"{100 * share:.1f}% non-zero): metric={metric}, scaling={scaling}")
-    return replace(options, metric=metric, scaling=scaling, distance_from_data=False), rule
+    return metric, scaling, rule
 
 
 def _margin_sums(rows: Rows, scaled: Rows, queries, options: ReliefOptions, sigma, weighted: bool,

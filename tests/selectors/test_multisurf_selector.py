@@ -96,8 +96,8 @@ def test_command_line_turf_with_weights_and_refusals(spark, tmp_path, capsys):
                  "removeFraction=1", "--output", str(bad)])
     refused(capsys, code, bad, "'removeFraction' parameter of TuRFSelector", "(0, 1)", "Got 1")
     code = main(["select", "--input", str(path), "--format", "parquet", "--method", "multisurf-star", "--param",
-                 "metric=cosine", "--output", str(bad)])
-    refused(capsys, code, bad, "'metric' parameter of MultiSURFSelector", "'euclidean', 'manhattan'")
+                 "metric=chebyshev", "--output", str(bad)])
+    refused(capsys, code, bad, "'metric' parameter of MultiSURFSelector", "'manhattan', 'euclidean', 'cosine'")
     code = main(["select", "--input", str(path), "--format", "parquet", "--method", "surf", "--param", "k=10",
                  "--output", str(bad)])
     refused(capsys, code, bad, "unknown param 'k' for method 'surf'")
@@ -120,3 +120,45 @@ def test_evaluate_runs_multisurf_in_each_fold(spark, tmp_path, capsys):
     results = pd.read_parquet(out / "results.parquet")
     assert set(results["method"]) == {"multisurf"} and len(results) == 2  # one k, one classifier, two folds
     assert np.all((results["accuracy"] >= 0) & (results["accuracy"] <= 1))
+
+
+def term_counts(seed, n=45, p=60, classes=3):
+    """Term-like rows (non-negative counts, about 5 % non-zero), each class with a few terms of its own."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % classes
+    X = rng.poisson(2.0, size=(n, p)) * (rng.random((n, p)) < 0.04)
+    X[np.arange(n), y] += 1  # term c occurs in class c's rows
+    return X.astype(np.float64), y
+
+
+@pytest.mark.parametrize("partitions", [1, 3])
+def test_term_like_data_take_the_cosine_distance_by_default(spark, partitions):
+    """preset='default' with neither metric nor scaling set: on term-like data MultiSURF is computed on
+    rows divided by their norm with Euclidean distances and no scaling (the loop reference on those
+    rows), as an explicit metric='cosine', scaling='none'; preset='paper' keeps scikit-rebate's."""
+    from sparkfs.sklearn import MultiSURFSelector as FrontMultiSURF
+
+    X, y = term_counts(31)
+    unit = X / np.linalg.norm(X, axis=1, keepdims=True)
+    df = make_df(spark, X, y, partitions=partitions, sparse=True)
+    model = MultiSURFSelector(numFeatures=3).fit(df)
+    close(model.scores, reference_scores(unit, y, "multisurf", metric="euclidean"))
+    assert model.summary["metric"] == "cosine" and model.summary["scaling"] == "none"
+    assert model.summary["distance_rule"].startswith("term-like data (no negative values, ")
+    explicit = MultiSURFSelector(numFeatures=3, metric="cosine", scaling="none").fit(df)
+    np.testing.assert_array_equal(explicit.scores, model.scores)
+    assert "distance_rule" not in explicit.summary
+    paper = MultiSURFSelector(numFeatures=3, preset="paper").fit(df)
+    divisor = np.where(range_scale(X) > 0, range_scale(X), 1.0)  # a constant term is left unscaled
+    close(paper.scores, ms.multisurf_scores(X, y, "multisurf", scale=divisor))
+    assert paper.summary["metric"] == "manhattan" and paper.summary["scaling"] == "range"
+    front = FrontMultiSURF(num_features=3).fit(X, y)
+    close(front.scores_, model.scores)
+    assert (front.metric_, front.scaling_) == ("cosine", "none")
+
+
+def test_dense_measurements_keep_scikit_rebates_distance(spark):
+    X, y = continuous_data(33, n=30, p=5, classes=2)
+    model = MultiSURFSelector(numFeatures=2).fit(make_df(spark, X, y, partitions=2))
+    close(model.scores, ms.multisurf_scores(X, y, "multisurf", scale=range_scale(X)))
+    assert model.summary["metric"] == "manhattan" and "not term-like" in model.summary["distance_rule"]
