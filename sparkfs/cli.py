@@ -16,11 +16,12 @@ from dataclasses import replace
 from typing import Dict, List, Optional
 
 from sparkfs._version import __version__
-from sparkfs.commands import (Command, compare, convert, evaluate, instance_weights, methods, report, select,
-                              stability)
-from sparkfs.commands.arguments import join_negative_values
+from sparkfs.commands import Command, compare, convert, evaluate, instance_weights, methods, report, select, stability
+from sparkfs.commands.arguments import (
+    join_negative_values,
+    spark_target,  # noqa: F401 (importable here, as before)
+)
 from sparkfs.commands.arguments import spark_conf as _spark_conf  # noqa: F401 (importable here, as before)
-from sparkfs.commands.arguments import spark_target  # noqa: F401 (importable here, as before)
 from sparkfs.commands.select import resolve_config, run_select
 from sparkfs.errors import InvalidInputError, SparkResourceError, SparkStartError
 from sparkfs.interruption import add_progress_args, interruptible, reporting

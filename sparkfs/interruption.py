@@ -95,7 +95,7 @@ def _cancel_spark_jobs(connect_session) -> None:
         if context is not None:
             context.setLogLevel("OFF")
             context.cancelAllJobs()
-    except Exception:  # noqa: BLE001 - the JVM may be gone already; the command stops anyway
+    except Exception:
         pass
 
 

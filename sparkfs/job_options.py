@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 from typing import Any, Dict, Optional
 
 from sparkfs.io import strict_json
-from sparkfs.io.config import ConfigError, RUN_ID_WORDS, is_run_id
+from sparkfs.io.config import RUN_ID_WORDS, ConfigError, is_run_id
 from sparkfs.io.output_safety import KINDS, OutputExistsError, UnsafeOutputError, check_location
 from sparkfs.io.stores import is_local_path, local_path_of
 

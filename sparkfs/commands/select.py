@@ -8,16 +8,34 @@ import warnings
 from typing import Any, Dict
 
 from sparkfs.commands import Command
-from sparkfs.commands.arguments import (absolute_for_remote, add_input_args, add_spark_args, log, session_conf,
-                                        spark_conf, spark_target, stage)
+from sparkfs.commands.arguments import (
+    absolute_for_remote,
+    add_input_args,
+    add_spark_args,
+    log,
+    session_conf,
+    spark_conf,
+    spark_target,
+    stage,
+)
 from sparkfs.commands.tracking import add_mlflow_args, log_run, mlflow_target, select_record
 from sparkfs.errors import InvalidInputError
 from sparkfs.interruption import install_handlers
 from sparkfs.io.config import DEFAULTS, ConfigError, check_config, load_config, merge_config, parse_param
 from sparkfs.io.output import check_output_early, check_output_free, features_table, write_selection_output
 from sparkfs.io.readers import check_input_early, read_dataset, selector_budget
-from sparkfs.job_options import (configure_log_format, decide_if_exists, input_fingerprint, log_line, run_fields,
-                                 run_id_of, skip_if_complete, utc_now, versions, with_run_id)
+from sparkfs.job_options import (
+    configure_log_format,
+    decide_if_exists,
+    input_fingerprint,
+    log_line,
+    run_fields,
+    run_id_of,
+    skip_if_complete,
+    utc_now,
+    versions,
+    with_run_id,
+)
 
 _INSTANCE_WEIGHT = "__sparkfs_instance_weight"
 
@@ -150,8 +168,13 @@ def _fit_announcing_ties(selector, frame):
     default samples a method chose are announced on stderr as one log line each, when they happen
     (a default sample before the long passes it bounds, not after the fit; the summary records them
     too); other warnings pass as they are."""
-    from sparkfs.errors import (DefaultSampleWarning, LabelWarning, LargeWorkWarning, SelectionTieWarning,
-                                SolverConvergenceWarning)
+    from sparkfs.errors import (
+        DefaultSampleWarning,
+        LabelWarning,
+        LargeWorkWarning,
+        SelectionTieWarning,
+        SolverConvergenceWarning,
+    )
 
     announced = (SelectionTieWarning, SolverConvergenceWarning, DefaultSampleWarning, LargeWorkWarning, LabelWarning)
     shown_before = warnings.showwarning
@@ -254,7 +277,7 @@ def _refuse_if_inputs_changed_quietly(before, inputs, spark) -> None:
         _refuse_changed_inputs(before, inputs, spark)
     except InvalidInputError:
         raise
-    except Exception:  # noqa: BLE001 - the caller re-raises the failure that brought us here
+    except Exception:  # the caller re-raises the failure that brought us here
         return
 
 
@@ -301,8 +324,8 @@ def _check_weights_wanted(config: Dict[str, Any], selector) -> None:
         raise ConfigError("give either a weight column or instance_weighting: margin, not both")
     if (weight_col or margin) and not selector.takesWeights():
         asked = f"--weight-col {weight_col}" if weight_col else "--instance-weighting margin"
-        raise ConfigError(f"--method {config['method']} does not take instance weights (weightCol), so {asked} cannot be "
-                          "used (`sparkfs methods` lists which methods take them)")
+        raise ConfigError(f"--method {config['method']} does not take instance weights (weightCol), so {asked} "
+                          "cannot be used (`sparkfs methods` lists which methods take them)")
 
 
 def _read_input(spark, config: Dict[str, Any], selector):

@@ -123,7 +123,7 @@ def mlflow_target(enabled: Optional[bool], experiment: Optional[str],
             found = client.get_experiment_by_name(experiment) if experiment else None
             if not experiment:
                 client.search_experiments(max_results=1)  # opens the store (a SQLite one is created here)
-    except Exception as error:  # noqa: BLE001 - MLflow's reasons vary by store; its message names them
+    except Exception as error:  # MLflow's reasons vary by store; its message names them
         raise ConfigError(f"--mlflow: MLflow cannot open its tracking store {uri}: {_first_line(error)}"
                           f"{_store_advice(uri)}") from None
     if found is not None and found.lifecycle_stage == "deleted":

@@ -84,13 +84,14 @@ from sklearn.svm import SVC, LinearSVC
 from sklearn.tree import DecisionTreeClassifier
 
 from sparkfs.core.selection import rank_features
-from sparkfs.evaluation.report import atomic_write_bytes, selection_roc_of_scores
+from sparkfs.evaluation.param_checks import invalid_parameter as _invalid
+from sparkfs.evaluation.param_checks import is_int as _is_int
 from sparkfs.evaluation.recommendation import fit_recommended_on_all_rows, recommendation_table
-from sparkfs.evaluation.result_tables import fold_path, write_outputs, best_k_table, load_results
+from sparkfs.evaluation.report import atomic_write_bytes, selection_roc_of_scores
+from sparkfs.evaluation.result_tables import best_k_table, fold_path, load_results, write_outputs
 from sparkfs.evaluation.stability_runs import StudyMismatchError, plan_hash, staging_leftovers
-from sparkfs.io.strict_json import dumps as strict_dumps
-from sparkfs.evaluation.param_checks import invalid_parameter as _invalid, is_int as _is_int
 from sparkfs.io.output_safety import check_study_directory, marker
+from sparkfs.io.strict_json import dumps as strict_dumps
 
 CLASSIFIER_NAMES = ("knn", "svm", "rbf-svm", "nb", "tree")
 #: The classifiers that also run on Spark (pyspark.ml) when a fold's reduced data exceed the
@@ -530,7 +531,8 @@ class EvaluationStudy:
         if self._above_budget(fold, columns.size):
             if self.classify_above_budget is None:  # selections larger than max(k) (note 8)
                 raise _invalid("driver_budget_cells", "EvaluationStudy", f"at least the {columns.size} columns x "
-                               f"{fold.train.size + fold.test.size} rows of {where}'s selections", self.driver_budget_cells)
+                               f"{fold.train.size + fold.test.size} rows of {where}'s selections",
+                               self.driver_budget_cells)
             predictions = self.classify_above_budget(fold, columns, positions, list(self.classifiers), self.seed)
             rows = [prediction_metrics(name, k, *predictions[(name, k)], n_selected=subsets[k].size)
                     for name in self.classifiers for k in self.feature_counts]

@@ -51,10 +51,17 @@ import pyarrow.parquet as pq
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from sparkfs.core.stability import (BiasVarianceError, average_bias_variance_error, jaccard_stability,
-                                    kuncheva_stability, normalised_feature_weights, top_k_subsets, weight_variance)
-from sparkfs.io.strict_json import dumps as strict_dumps
+from sparkfs.core.stability import (
+    BiasVarianceError,
+    average_bias_variance_error,
+    jaccard_stability,
+    kuncheva_stability,
+    normalised_feature_weights,
+    top_k_subsets,
+    weight_variance,
+)
 from sparkfs.io.output_safety import check_study_directory, marker
+from sparkfs.io.strict_json import dumps as strict_dumps
 
 
 class StudyMismatchError(ValueError):

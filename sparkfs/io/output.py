@@ -33,13 +33,19 @@ import numpy as np
 try:
     import fcntl
 except ImportError:  # Windows: no lock (replace_lock's doc)
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # checked before each use
 
 from sparkfs import progress
 from sparkfs.errors import SparkResourceError
 from sparkfs.io import strict_json
-from sparkfs.io.output_safety import (KINDS, OutputExistsError, check_location, check_replaceable,  # noqa: F401
-                                     marker, remove_replaced)
+from sparkfs.io.output_safety import (  # noqa: F401
+    KINDS,
+    OutputExistsError,
+    check_location,
+    check_replaceable,
+    marker,
+    remove_replaced,
+)
 from sparkfs.io.stores import HadoopStore, LocalStore, is_local_path, local_path_of, open_store
 
 log = logging.getLogger("sparkfs")
@@ -294,7 +300,7 @@ def _write_file(store, file_path, payload: bytes, target) -> None:
     try:
         store.write(file_path, payload)
     except OSError as error:
-        known = _WRITE_FAILURES.get(error.errno)
+        known = _WRITE_FAILURES.get(error.errno) if error.errno is not None else None
         advice = "; free space there or choose another --output" if known else ""
         failure = OutputWriteError(f"cannot write the output {store.uri(target)}: "
                                    f"{known or error.strerror or error} while writing {store.uri(file_path)} "

@@ -16,15 +16,22 @@ import csv
 import difflib
 import os
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 from urllib.parse import urlparse
 
 from sparkfs.errors import InvalidInputError
-from sparkfs.io.libsvm import DEFAULT_DRIVER_BUDGET_MB, check_vector_size, read_libsvm
-from sparkfs.io.libsvm import display_path
-from sparkfs.io.table_input import (array_column_as_vector, check_csv_header, check_parquet_types, csv_header,
-                                    index_columns, local_columns, read_csv, typed_columns,
-                                    unreadable_parquet_message)
+from sparkfs.io.libsvm import DEFAULT_DRIVER_BUDGET_MB, check_vector_size, display_path, read_libsvm
+from sparkfs.io.table_input import (
+    array_column_as_vector,
+    check_csv_header,
+    check_parquet_types,
+    csv_header,
+    index_columns,
+    local_columns,
+    read_csv,
+    typed_columns,
+    unreadable_parquet_message,
+)
 
 FORMATS = ("libsvm", "parquet", "csv")
 ASSEMBLED_COL = "__sparkfs_features"   # the vector of the numeric columns when `features` is one of them
@@ -140,7 +147,8 @@ def _non_numbers(df, columns: List[str]) -> List[Tuple[str, int, str]]:
     checks = []
     for name in columns:
         bad = F.col(name).isNotNull() & F.col(name).try_cast("double").isNull()
-        checks += [F.sum(bad.cast("long")).alias(f"n:{name}"), F.first(F.when(bad, F.col(name)), True).alias(f"v:{name}")]
+        checks += [F.sum(bad.cast("long")).alias(f"n:{name}"),
+                   F.first(F.when(bad, F.col(name)), True).alias(f"v:{name}")]
     found = df.agg(*checks).first().asDict()
     return [(name, found[f"n:{name}"], found[f"v:{name}"]) for name in columns if found[f"n:{name}"]]
 
@@ -159,7 +167,7 @@ def _line_of_value(spark, path: str, column: str, value: str) -> str:
     return ""
 
 
-def _assemble(df, label_col: str, features_col: str, weight_col: Optional[str]):
+def _assemble(df, label_col: Optional[str], features_col: str, weight_col: Optional[str]):
     """Numeric columns other than label/weight become one vector column (NaN kept, then diagnosed).
 
     A string column (Parquet) is cast to double when all its values are numbers (``nan`` and
@@ -213,7 +221,8 @@ def _refuse_csv_errors(spark, path: str, errors, names: List[str]) -> None:
             StructType([StructField(name, StringType()) for name in names])).csv(path)
         # Spark's cast may read what Arrow's does not ('1.5d', hex floats): then Arrow's value is named.
         first_bad = next(value for column, value, _ in errors if column == columns[0])
-        name, count, value = (_non_numbers(strings, columns[:1]) or [(columns[0], "some", first_bad)])[0]
+        found: List[Tuple[str, Any, Any]] = list(_non_numbers(strings, columns[:1]))  # (column, count, value)
+        name, count, value = (found or [(columns[0], "some", first_bad)])[0]
         where = _line_of_value(spark, path, name, value)
         also = f"; also column(s) {columns[1:]}" if columns[1:] else ""
         raise InvalidInputError(

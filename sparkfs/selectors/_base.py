@@ -23,14 +23,17 @@ import numpy as np
 from pyspark.ml import Estimator, Model
 from pyspark.ml.util import DefaultParamsWriter, MLReadable, MLReader, MLWritable, MLWriter
 
-from sparkfs.core.selection import (rank_features, select_by_p_values, select_features, select_percentile,
-                                    ties_at_cut, ties_warning)
+from sparkfs.core.selection import (
+    rank_features,
+    select_by_p_values,
+    select_features,
+    select_percentile,
+    ties_at_cut,
+    ties_warning,
+)
+from sparkfs.errors import DefaultSampleWarning, InvalidInputError, SelectionTieWarning
+from sparkfs.selectors._model_io import ParamsReader, SelectorModelReader, SelectorModelWriter
 from sparkfs.selectors._params import HasLabelType, InputShape, SelectorParams, UpperBound
-from sparkfs.errors import DefaultSampleWarning, InvalidInputError, InvalidModelError, SelectionTieWarning
-from sparkfs.selectors._model_files import (CHECKSUM_ALGORITHM, CHECKSUM_KEY, check_checksums, checked_labels,
-                                            checked_model_data, known_class, load_metadata, set_saved_params,
-                                            write_checksums)
-from sparkfs.spark.blocks import is_connect_session
 from sparkfs.spark.failures import with_resource_errors
 from sparkfs.spark.memory import observe_driver_memory
 from sparkfs.spark.method_setup import EngineOptions
@@ -185,7 +188,8 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
         return self._set(weightCol=value)
 
     def _weight_col(self) -> Optional[str]:
-        return self.getOrDefault(self.weightCol) if self.isDefined(self.weightCol) and self.getOrDefault(self.weightCol) else None
+        weight_col = self.getOrDefault(self.weightCol) if self.isDefined(self.weightCol) else None
+        return weight_col or None
 
     def _compute_scores(self, prepared: PreparedInput) -> ScoreResult:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -519,82 +523,8 @@ class FeatureSelectorModel(Model, SelectorParams, MLReadable, MLWritable):
         return slicer.transform(dataset)
 
     def write(self) -> MLWriter:
-        return _SelectorModelWriter(self)
+        return SelectorModelWriter(self)
 
     @classmethod
     def read(cls) -> MLReader:
-        return _SelectorModelReader(cls)
-
-
-class _SelectorModelWriter(MLWriter):
-    """metadata/ (params + label values + summary as JSON) and data/ (one Parquet row per feature)."""
-
-    def __init__(self, instance: FeatureSelectorModel):
-        super().__init__()
-        self.instance = instance
-
-    def _handleOverwrite(self, path: str) -> None:
-        # Spark ML deletes the path through the JVM, which a Spark Connect client cannot reach:
-        # there both parts are written with mode "overwrite" instead (saveImpl).
-        if not is_connect_session(self.sparkSession):
-            super()._handleOverwrite(path)
-
-    def saveImpl(self, path: str) -> None:
-        import pandas as pd
-
-        model = self.instance
-        extra = {"labelValues": model._label_values, "summary": model._summary, CHECKSUM_KEY: CHECKSUM_ALGORITHM}
-        mode = "overwrite" if self.shouldOverwrite else "errorifexists"
-        if self.shouldOverwrite and is_connect_session(self.sparkSession):
-            metadata = DefaultParamsWriter._get_metadata_to_save(model, self.sparkSession, extra)
-            self.sparkSession.createDataFrame([(metadata,)], ["value"]).coalesce(1).write.mode(mode).text(
-                f"{path}/metadata")
-        else:
-            DefaultParamsWriter.saveMetadata(model, path, self.sparkSession, extraMetadata=extra)
-        columns = {"index": np.arange(model.numInputFeatures, dtype=np.int64), "score": model._scores,
-                   "selected": model.get_support()}
-        columns.update({f"array_{name}": values for name, values in model._feature_arrays.items()})
-        self.sparkSession.createDataFrame(pd.DataFrame(columns)).coalesce(1).write.mode(mode).parquet(f"{path}/data")
-        write_checksums(path, self.sparkSession, mode)  # last: it hashes metadata/ and data/ as written
-
-
-class ParamsReader(MLReader):
-    """Estimators and other params-only stages (the selectors, MarginInstanceWeighter): params from
-    metadata/ (JSON), the class checked before anything is built or imported."""
-
-    def __init__(self, cls):
-        super().__init__()
-        self.cls = cls
-
-    def load(self, path: str) -> FeatureSelector:
-        metadata = load_metadata(path, self.sparkSession)
-        selector = known_class(metadata, path, self.cls)()
-        set_saved_params(selector, metadata, path)
-        return selector
-
-
-class _SelectorModelReader(MLReader):
-    """Models: metadata/ and data/ checked (:mod:`sparkfs.selectors._model_files`) before the model is built,
-    then every file against the model's checksum manifest (``checksums/``, SHA-256 of each file of
-    metadata/ and data/, written at save), so damage that reads as valid values is refused too, with
-    the file named. A model saved before the manifest (no ``fileChecksums`` in its metadata) still
-    loads, with the other checks only."""
-
-    def __init__(self, cls):
-        super().__init__()
-        self.cls = cls
-
-    def load(self, path: str) -> FeatureSelectorModel:
-        metadata = load_metadata(path, self.sparkSession)
-        model_class = known_class(metadata, path, self.cls)
-        labels = checked_labels(metadata, path)
-        try:
-            frame = self.sparkSession.read.parquet(f"{path}/data").toPandas()
-        except Exception as error:
-            raise InvalidModelError(f"{path}/data: cannot be read as Parquet ({str(error).splitlines()[0][:200]}); "
-                                    "this saved selector or model is not loaded") from None
-        data = checked_model_data(frame, metadata, path, model_class._scores_may_be_infinite)
-        model = model_class(label_values=labels, summary=metadata.get("summary", {}), **data)
-        set_saved_params(model, metadata, path)
-        check_checksums(path, metadata, self.sparkSession)  # last: the checks that name a value speak first
-        return model
+        return SelectorModelReader(cls)

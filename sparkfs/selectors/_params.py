@@ -11,14 +11,18 @@ from pyspark.ml.param import Param, TypeConverters
 from pyspark.ml.param.shared import HasFeaturesCol, HasLabelCol, HasOutputCol, HasWeightCol
 
 from sparkfs.core.labels import check_class_labels, single_row_classes
+from sparkfs.core.param_caps import (  # noqa: F401 (public here too)
+    MAX_BLOCK_SIZE,
+    MAX_CLUSTERS,
+    MAX_ENSEMBLE,
+    MAX_PASS_ITERATIONS,
+    MAX_PICKED_INSTANCES,
+    MAX_SOLVER_ITERATIONS,
+)
 from sparkfs.core.scaling import SCALINGS
 from sparkfs.core.selection import DEFAULT_SELECTION_THRESHOLDS, P_VALUE_MODES, SELECTION_MODES, percentile_count
 from sparkfs.errors import LabelWarning, ParamBoundError
-
-from sparkfs.selectors._declared import (  # noqa: F401 (public here too)
-    Constraint, DeclaredParams, declare, keyword_constructor)
-from sparkfs.core.param_caps import (  # noqa: F401 (public here too)
-    MAX_BLOCK_SIZE, MAX_CLUSTERS, MAX_ENSEMBLE, MAX_PASS_ITERATIONS, MAX_PICKED_INSTANCES, MAX_SOLVER_ITERATIONS)
+from sparkfs.selectors._declared import Constraint, DeclaredParams, declare, keyword_constructor  # noqa: F401 (public here too)
 
 
 def in_range(low: float = -math.inf, high: float = math.inf, *, low_open=False, kind="a finite float") -> Constraint:
@@ -147,7 +151,7 @@ class HasQueryRows(DeclaredParams):
 
     metric: Param = declare("metric",
                             "neighbour distance: 'euclidean' or 'manhattan' (with scaling='range', scikit-rebate's); "
-                            "the Relief family also 'cosine' (rows divided by their norm, then Euclidean)",
+                            "or 'cosine' (rows divided by their norm, then Euclidean)",
                             TypeConverters.toString, constraint=one_of("euclidean", "manhattan"))
     sampleSize: Param = declare("sampleSize",
                                 "number of query rows drawn by `seed` (Relief's m); unset = every row up to "
@@ -256,7 +260,8 @@ class HasStatsEngine(HasDeterministic):
     statsEngine: Param = declare(
         "statsEngine",
         "how the one-pass class moments are computed: 'auto' (default: 'arrow' when deterministic=true, else "
-        "'float' for sparse vectors and 'jvm' for dense ones, by the column's metadata or its first row), 'float' (mapInArrow + NumPy float64 sums, the labels counted in the same pass: equal to rounding "
+        "'float' for sparse vectors and 'jvm' for dense ones, by the column's metadata or its first row), 'float' "
+        "(mapInArrow + NumPy float64 sums, the labels counted in the same pass: equal to rounding "
         "for another partitioning), 'arrow' (mapInArrow + exact sums: the same bits for any partitioning) or 'jvm' "
         "(Spark's Summarizer, for anova Spark ML's own ANOVATest: equal to rounding only); 'float' and 'jvm' are "
         "refused with deterministic=true",

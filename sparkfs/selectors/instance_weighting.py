@@ -25,7 +25,7 @@ from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable, MLRead
 from sparkfs.core.labels import check_class_labels
 from sparkfs.core.options import MarginWeightOptions
 from sparkfs.errors import DriverBudgetError, InvalidInputError
-from sparkfs.selectors._base import ParamsReader
+from sparkfs.selectors._model_io import ParamsReader
 from sparkfs.selectors._params import MAX_BLOCK_SIZE, HasDeterministic, HasDriverBudget, declare, keyword_constructor
 from sparkfs.spark.failures import with_resource_errors
 from sparkfs.spark.instance_weighting import margin_instance_weights, with_instance_weights
