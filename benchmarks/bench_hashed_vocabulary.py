@@ -87,12 +87,15 @@ def run_method(data: str, method: str, vector_size: int, timeout: float, workdir
     with open(log, "w") as handle:
         process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, cwd=str(ROOT))
     peaks: Dict[str, int] = {}
+    driver_by_stage: Dict[str, int] = {}  # the driver's peak while each stage ran (after the last one logged)
     peak_total = 0
     while process.poll() is None:
         sample = sample_tree(process.pid)
         for kind, value in sample.items():
             peaks[kind] = max(peaks.get(kind, 0), value)
         peak_total = max(peak_total, sum(sample.values()))
+        stage = _running_stage(log)
+        driver_by_stage[stage] = max(driver_by_stage.get(stage, 0), sample.get("driver_python", 0))
         if time.perf_counter() - started > timeout:
             process.terminate()  # the CLI's handler cancels the jobs and stops its JVM
             try:
@@ -112,9 +115,23 @@ def run_method(data: str, method: str, vector_size: int, timeout: float, workdir
             stages[fields["stage"]] = float(fields["seconds"])
     return {"method": method, "data": truth, "exit": process.returncode, "wall_s": round(wall, 1), "stages": stages,
             "timed_out": wall > timeout, "peak_mib": {k: round(v / 2**20) for k, v in peaks.items()},
+            "driver_peak_by_stage_mib": {k: round(v / 2**20) for k, v in driver_by_stage.items()},
             "peak_total_mib": round(peak_total / 2**20), "found": found, "of": len(informative),
             "tail": [line[:300] for line in text[-4:]], "when": time.strftime("%Y-%m-%d %H:%M"),
             "load": round(os.getloadavg()[0], 1)}
+
+
+_NEXT_STAGE = {"spark": "read", "read": "fit", "fit": "write", "write": "after write"}
+
+
+def _running_stage(log: Path) -> str:
+    """The stage under way: the one after the last ``stage=... status=done`` line of the log."""
+    try:
+        done = [line.split("stage=")[1].split()[0] for line in log.read_text(errors="replace").splitlines()
+                if "stage=" in line and "status=done" in line]
+    except OSError:
+        return "spark"
+    return _NEXT_STAGE.get(done[-1], "after " + done[-1]) if done else "spark"
 
 
 def _found(output: Path, informative: set):
@@ -140,7 +157,7 @@ def _latest_runs(log: Path) -> dict:
 
 
 def _table(latest: dict) -> List[str]:
-    lines = ["| method | exit | wall (s) | read / fit / write (s) | driver Python (MiB) | JVM (MiB) "
+    lines = ["| method | exit | wall (s) | read / fit / write (s) | driver Python (MiB; peak by stage) | JVM (MiB) "
              "| Python workers (MiB) | all (MiB) | informative found | load | how it ended |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for method, run in latest.items():
@@ -149,7 +166,10 @@ def _table(latest: dict) -> List[str]:
         ended = "timed out" if run["timed_out"] else (run["tail"][-1] if run["tail"] else "")
         stages = run.get("stages") or {}
         timed = " / ".join(f"{stages[name]:.0f}" if name in stages else "-" for name in ("read", "fit", "write"))
-        lines.append(f"| {method} | {run['exit']} | {run['wall_s']} | {timed} | {peak.get('driver_python', 0)} | "
+        by_stage = run.get("driver_peak_by_stage_mib")
+        driver = str(peak.get("driver_python", 0)) + (
+            " (" + ", ".join(f"{stage} {value}" for stage, value in by_stage.items()) + ")" if by_stage else "")
+        lines.append(f"| {method} | {run['exit']} | {run['wall_s']} | {timed} | {driver} | "
                      f"{peak.get('jvm', 0)} | {peak.get('python_workers', 0)} | {run['peak_total_mib']} | {found} | "
                      f"{run['load']} | {ended.replace('|', '/')[:240]} |")
     return lines
@@ -178,6 +198,12 @@ def write_report(log: Path, path: Path, before: Optional[Path] = None, before_la
     lines += _table(latest)
     if before is not None and before.exists():
         lines += ["", f"Before the change, {before_label}:", ""] + _table(_latest_runs(before))
+    lines += ["", "What the univariate filters hold: the float statistics engine keeps, per partition, one entry "
+              "per (feature id, class) pair that occurs (`sparkfs/spark/keyed_moments.py`), merged by id range on "
+              "the executors; the driver gets each pair once and scores the ids that occur plus one that stands "
+              "for the ids that never occur. Before, the float pass refused dense per-class sums of 20 classes x "
+              "2^24 features and the fit fell back to Spark's Summarizer per class (`groupBy(label)`), whose "
+              "per-class buffers of 2^24 doubles in every task took the JVM's heap (the `before` table)."]
     path.write_text("\n".join(lines) + "\n")
 
 
