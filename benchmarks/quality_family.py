@@ -161,27 +161,30 @@ def main() -> None:
         workdir = Path(args.workdir)
         workdir.mkdir(parents=True, exist_ok=True)
         print(machine_header(load_average=True), flush=True)
+        corpora = {}
         for seed in map(int, args.seeds.split(",")):
             for structure in args.structures.split(","):
                 corpus = make_corpus(structure, args.size, seed)
                 data_path = workdir / f"{structure}_{args.size}_{seed}.libsvm"
                 write_libsvm(str(data_path), corpus.matrix, corpus.labels)
-                new_rows = []
-                for method in args.methods.split(","):
-                    ran = run_select(method, data_path, args.timeout)
-                    row = {"method": method, "structure": structure, "size": args.size, "seed": seed,
-                           "corpus": corpus.name, "outcome": ran["outcome"], "wall_s": ran["wall_s"],
-                           "date": datetime.date.today().isoformat(), "version": __version__,
-                           "load_average": round(os.getloadavg()[0], 1)}
-                    if "ranked" in ran:
-                        row.update({key: value for key, value in ranking_quality(corpus, ran["ranked"], TOP).items()
-                                    if key not in row})
-                    new_rows.append(row)
-                    print(f"{corpus.name} {method}: {row['outcome']} {row.get('informative_in_top', '-')} "
-                          f"(chance {row.get('chance', 0):.0f}) pairs {row.get('pair_terms_in_top', '-')} "
-                          f"{row['wall_s']} s", flush=True)
-                    save_rows(merged(load_rows(), new_rows))
-                data_path.unlink()
+                corpora[data_path] = corpus
+        # Method by method, so that an interrupted run has every structure of the methods it reached.
+        for method in args.methods.split(","):
+            for data_path, corpus in corpora.items():
+                ran = run_select(method, data_path, args.timeout)
+                row = {"method": method, "structure": corpus.structure, "size": args.size, "seed": corpus.seed,
+                       "corpus": corpus.name, "outcome": ran["outcome"], "wall_s": ran["wall_s"],
+                       "date": datetime.date.today().isoformat(), "version": __version__,
+                       "load_average": round(os.getloadavg()[0], 1)}
+                if "ranked" in ran:
+                    row.update({key: value for key, value in ranking_quality(corpus, ran["ranked"], TOP).items()
+                                if key not in row})
+                print(f"{corpus.name} {method}: {row['outcome']} {row.get('informative_in_top', '-')} "
+                      f"(chance {row.get('chance', 0):.0f}) pairs {row.get('pair_terms_in_top', '-')} "
+                      f"{row['wall_s']} s", flush=True)
+                save_rows(merged(load_rows(), [row]))
+        for data_path in corpora:
+            data_path.unlink()
     TABLE.write_text("\n".join(table_lines(load_rows())) + "\n")
 
 
