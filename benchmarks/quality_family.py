@@ -124,8 +124,10 @@ def table_lines(rows: list) -> list:
                 if not here:
                     cells.append("-")
                     continue
-                if len(done) < len(here):
+                if len(done) < len(here):  # a run that did not finish is the worst outcome there is
                     cells.append(next(row["outcome"] for row in here if row["outcome"] != "finished")[:40])
+                    if worst is None or worst[0] >= 0:
+                        worst = (-1.0, structure)
                     continue
                 found = float(np.mean([row["informative_in_top"] for row in done]))
                 chance = float(np.mean([row["chance"] for row in done]))

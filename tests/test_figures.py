@@ -70,3 +70,15 @@ def test_no_quality_figure_is_written_in_the_code():
     source = (ROOT / "sparkfs" / "methods.py").read_text()
     assert not re.search(r"of its top [0-9,]+ are informative|informative on", source)
     assert "figures/*.json" in (ROOT / "pyproject.toml").read_text()  # the files ship with the package
+
+
+def test_the_benchmark_replaces_its_own_rows_and_tables_them_by_structure():
+    from benchmarks.quality_family import merged, table_lines
+
+    old = [_row("relieff", "shared", 100), _row("anova", "shared", 990)]
+    rows = merged(old, [_row("relieff", "shared", 140), _row("relieff", "weak", 0, outcome="stopped after 240 s")])
+    assert sorted((row["method"], row["structure"], row.get("informative_in_top")) for row in rows) == [
+        ("anova", "shared", 990), ("relieff", "shared", 140), ("relieff", "weak", None)]
+    table = "\n".join(table_lines(rows))
+    assert "## Size XS, seeds 7" in table
+    assert "| relieff | - | 140 (50) | stopped after 240 s | - | - | - | weak |" in table
