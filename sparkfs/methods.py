@@ -195,8 +195,8 @@ def term_matrix_advice() -> List[str]:
     ranked = best_worst_case()
     if not ranked:
         return ["On term matrices: not measured here (benchmarks/quality_family.py writes the figures)."]
-    leaders = ", ".join(f"`{result.method}` ({result.found:,.0f} of {result.top:,}, chance {result.chance:,.0f})"
-                        for result in ranked[:3] if result.found is not None)
+    leaders = ", ".join(f"`{result.method}` (worst '{result.structure}': {result.found:,.0f} of {result.top:,}, "
+                        f"chance {result.chance:,.0f})" for result in ranked[:3] if result.found is not None)
     sizes = sorted({result.size for result in ranked})
     return [f"On term matrices, the best worst case over the corpus family's structures ({', '.join(sizes)}; "
             f"benchmarks/results/quality_family.md): {leaders}. `sparkfs methods NAME` gives a method's worst and "
