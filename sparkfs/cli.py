@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from dataclasses import replace
 from typing import Dict, List, Optional
@@ -87,6 +88,12 @@ def _report_failure(args, text: str, exit_code: int) -> int:
     return exit_code
 
 
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's final flush of a closed pipe prints nothing."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     if not log.handlers:  # our own handler: leave the root logger (py4j, pyspark) alone
         handler = _StderrHandler()
@@ -99,7 +106,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     configure_log_format(log, getattr(args, "log_format", "text"), getattr(args, "run_id", None))
     command = COMMANDS[args.command]
     if not command.guarded:
-        return command.run(args)
+        try:
+            return command.run(args)
+        except BrokenPipeError:  # `sparkfs methods | head`: the reader has gone; no trace, as other CLIs
+            _silence_stdout()
+            return 141  # 128 + SIGPIPE, a shell's code for a pipe closed early
     try:
         with reporting(args, log), interruptible():
             outcome = command.run(args)

@@ -87,3 +87,15 @@ def test_each_method_says_what_it_does_on_term_matrices(capsys, method):
     assert said and (said[0].startswith("  on term matrices: worst structure '") or "not measured" in said[0])
     assert main(["methods"]) == 0
     assert "On term matrices" in capsys.readouterr().out
+
+
+def test_a_reader_that_goes_away_gets_no_trace():
+    """`sparkfs methods | head -1`: the pipe closes before the listing is written; no Python trace."""
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-m", "sparkfs.cli", "methods", "relieff"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    child.stdout.close()  # the reader is gone before the child writes
+    err = child.stderr.read().decode()
+    assert child.wait(timeout=120) == 141 and "Traceback" not in err and "BrokenPipe" not in err, err
