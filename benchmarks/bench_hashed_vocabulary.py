@@ -164,6 +164,10 @@ def _table(latest: dict) -> List[str]:
         peak = run["peak_mib"]
         found = "-" if run["found"] is None else f"{run['found']} / {run['of']}"
         ended = "timed out" if run["timed_out"] else (run["tail"][-1] if run["tail"] else "")
+        ended = "finished" if run["exit"] == 0 else ended
+        if run["exit"] is not None and run["exit"] < 0 and not run["timed_out"]:
+            ended = (f"killed by signal {-run['exit']}, not by this benchmark (its processes held "
+                     f"{run['peak_total_mib']} MiB)")
         stages = run.get("stages") or {}
         timed = " / ".join(f"{stages[name]:.0f}" if name in stages else "-" for name in ("read", "fit", "write"))
         by_stage = run.get("driver_peak_by_stage_mib")
