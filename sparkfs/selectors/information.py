@@ -10,7 +10,7 @@ from pyspark.ml.param import Param, TypeConverters
 from sparkfs.core import information as info_math
 from sparkfs.core.options import DISCRETIZATIONS, InformationOptions
 from sparkfs.core.param_caps import MAX_BIN_SAMPLE, MAX_BINS
-from sparkfs.errors import InvalidInputError, SelectionTieWarning
+from sparkfs.errors import InvalidInputError, ParamBoundError, SelectionTieWarning
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import (
     HasDriverBudget,
@@ -76,13 +76,22 @@ class InformationSelector(FeatureSelector, _InformationParams):
     _not_keywords = ("weightCol", "threshold")  # no weights; a greedy selection has no score cut
 
     def _data_bounds(self, shape):
-        per_pass = shape.num_features * self.getOrDefault(self.bins) ** 2 * len(shape.class_counts)
-        return [UpperBound("bins", self.getOrDefault(self.bins),
-                           int((self.getDriverBudgetMB() * 2**20 / 8
-                                / max(shape.num_features * len(shape.class_counts), 1))
-                               ** 0.5),
+        bins, budget_mb = self.getOrDefault(self.bins), self.getDriverBudgetMB()
+        cells_per_bin_squared = max(shape.num_features * len(shape.class_counts), 1)
+        limit = int((budget_mb * 2**20 / 8 / cells_per_bin_squared) ** 0.5)
+        if limit < 2:  # no bins value fits: name the settings that do, not "bins at most 0"
+            least_mb = 8 * 4 * cells_per_bin_squared / 2**20
+            at_two, at_bins = max(1, int(np.ceil(least_mb))), max(1, int(np.ceil(least_mb * bins * bins / 4)))
+            raise ParamBoundError(
+                f"{type(self).__name__}: a step's joint counts (features x bins^2 x classes, 8 bytes a cell) do not "
+                f"fit driverBudgetMB={budget_mb:g} with any bins on {shape.num_features:,} features and "
+                f"{len(shape.class_counts)} classes: raise driverBudgetMB to at least {at_two:,} "
+                f"(bins=2; {at_bins:,} for bins={bins}), or keep fewer features first (anova or chi2 "
+                "with --num-features)")
+        per_pass = shape.num_features * bins ** 2 * len(shape.class_counts)
+        return [UpperBound("bins", bins, limit,
                            f"the joint counts of a step (features x bins^2 x classes = {per_pass:,} cells, 8 bytes "
-                           f"each) within driverBudgetMB={self.getDriverBudgetMB():g}")]
+                           f"each) within driverBudgetMB={budget_mb:g}")]
 
     _no_weights_message = "{name} does not take instance weights (its counts are of rows); unset weightCol"
 
