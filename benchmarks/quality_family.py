@@ -34,6 +34,7 @@ from pathlib import Path
 from benchmarks.common import RESULTS, ROOT, machine_header
 from benchmarks.corpus_family import STRUCTURES, make_corpus, ranking_quality
 from benchmarks.term_corpus import write_libsvm
+from sparkfs.figures import structure_results, worst_structure
 
 FIGURES = ROOT / "sparkfs" / "figures" / "quality_family.json"
 TABLE = RESULTS / "quality_family.md"
@@ -117,31 +118,26 @@ def table_lines(rows: list) -> list:
                   "|---" * (len(STRUCTURES) + 3) + "|"]
         for method in sorted({row["method"] for row in at_size}):
             mine = [row for row in at_size if row["method"] == method]
-            cells, worst = [], None
+            results = {result.structure: result for result in structure_results(mine, method)}
+            cells = []
             for structure in STRUCTURES:
-                here = [row for row in mine if row["structure"] == structure]
-                done = [row for row in here if row["outcome"] == "finished"]
-                if not here:
+                result = results.get(structure)
+                if result is None:
                     cells.append("-")
                     continue
-                if len(done) < len(here):  # a run that did not finish is the worst outcome there is
-                    cells.append(next(row["outcome"] for row in here if row["outcome"] != "finished")[:40])
-                    if worst is None or worst[0] >= 0:
-                        worst = (-1.0, structure)
+                if result.found is None:
+                    cells.append(result.outcome[:40])
                     continue
-                found = float(np.mean([row["informative_in_top"] for row in done]))
-                chance = float(np.mean([row["chance"] for row in done]))
-                cell = f"{found:.0f} ({chance:.0f})"
+                done = [row for row in mine if row["structure"] == structure]
+                cell = f"{result.found:.0f} ({result.chance:.0f})"
                 if structure == "interacting":
                     cell += f"; pairs {np.mean([row['pair_terms_in_top'] for row in done]):.0f}"
                 if structure == "redundant":
                     cell += f"; {np.mean([row['copies_per_group'] for row in done]):.1f}/group"
                 cells.append(cell)
-                ratio = found / chance if chance else 0.0
-                if worst is None or ratio < worst[0]:
-                    worst = (ratio, structure)
+            worst = worst_structure(list(results.values())) if results else None
             walls = [row["wall_s"] for row in mine]
-            lines.append(f"| {method} | " + " | ".join(cells) + f" | {worst[1] if worst else '-'} | "
+            lines.append(f"| {method} | " + " | ".join(cells) + f" | {worst.structure if worst else '-'} | "
                          f"{float(np.median(walls)):.0f} |")
         lines.append("")
     return lines

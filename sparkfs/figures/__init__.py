@@ -82,6 +82,12 @@ def structure_results(rows: List[dict], method: str) -> List[StructureResult]:
     return results
 
 
+def worst_structure(results: List[StructureResult]) -> StructureResult:
+    """The structure a method did worst on: fewest informative terms per chance's count (a run that did
+    not finish counts as none), ties to the structure's name."""
+    return min(results, key=lambda result: (result.times_chance, result.structure))
+
+
 def quality_summary(method: str, path: Path = QUALITY_FAMILY) -> List[str]:
     """What ``sparkfs methods NAME`` says of the method's quality on term matrices: its worst and best
     structure of the family, and on its worst, the method that found the most there."""
@@ -89,8 +95,8 @@ def quality_summary(method: str, path: Path = QUALITY_FAMILY) -> List[str]:
     results = structure_results(rows, method)
     if not results:
         return ["not measured on the term corpus family (benchmarks/quality_family.py)"]
-    ordered = sorted(results, key=lambda result: (result.times_chance, result.structure))
-    worst, best = ordered[0], ordered[-1]
+    worst = worst_structure(results)
+    best = max(results, key=lambda result: (result.times_chance, result.structure))
     lines = [f"worst structure {worst.describe()}"]
     if best is not worst:
         lines.append(f"best structure {best.describe()}")
@@ -109,7 +115,7 @@ def best_worst_case(path: Path = QUALITY_FAMILY) -> List[StructureResult]:
     worst = []
     for method in sorted({row["method"] for row in rows}):
         results = structure_results(rows, method)
-        worst.append(min(results, key=lambda result: (result.times_chance, result.structure)))
+        worst.append(worst_structure(results))
     return sorted(worst, key=lambda result: (-result.times_chance, result.method))
 
 
