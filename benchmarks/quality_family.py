@@ -46,14 +46,16 @@ DEFAULT_METHODS = ("anova", "chi2", "lfs", "variance", "relief", "relieff", "mre
                    "parzen-ise", "qfs")
 
 
-def run_select(method: str, data_path: Path, timeout: float) -> dict:
-    """``sparkfs select`` with the defaults in a child process: exit code, wall time, the ranking."""
+def run_select(method: str, data_path: Path, timeout: float, params: tuple = ()) -> dict:
+    """``sparkfs select`` with the defaults (or the ``NAME=VALUE`` params given) in a child process: exit
+    code, wall time, the ranking."""
     import pandas as pd
 
     with tempfile.TemporaryDirectory(prefix="sparkfs_quality_") as scratch:
         output = Path(scratch, "out")
         command = [str(Path(sys.executable).with_name("sparkfs")), "select", "--input", str(data_path), "--format",
                    "libsvm", "--method", method, "--num-features", str(TOP), "--output", str(output), "--quiet"]
+        command += [argument for param in params for argument in ("--param", param)]
         environment = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
         started = time.monotonic()
         with open(Path(scratch, "stderr.txt"), "w") as stderr:
@@ -82,7 +84,8 @@ def load_rows(path: Path = FIGURES) -> list:
 
 
 def save_rows(rows: list, path: Path = FIGURES) -> None:
-    rows = sorted(rows, key=lambda row: (row["method"], row["size"], row["structure"], row["seed"]))
+    rows = sorted(rows, key=lambda row: (row["method"], row.get("setting", ""), row["size"], row["structure"],
+                                         row["seed"]))
     document = {"about": "Written by benchmarks/quality_family.py: each method's default (sparkfs select "
                          f"--num-features {TOP}) on the corpus family of benchmarks/corpus_family.py. Do not edit.",
                 "rows": rows}
@@ -92,7 +95,7 @@ def save_rows(rows: list, path: Path = FIGURES) -> None:
 
 def merged(rows: list, new_rows: list) -> list:
     """``rows`` with each of ``new_rows`` replacing the row of the same method and corpus."""
-    key = lambda row: (row["method"], row["structure"], row["size"], row["seed"])  # noqa: E731
+    key = lambda row: (row["method"], row.get("setting", ""), row["structure"], row["size"], row["seed"])  # noqa: E731
     fresh = {key(row) for row in new_rows}
     return [row for row in rows if key(row) not in fresh] + list(new_rows)
 
@@ -105,7 +108,8 @@ def table_lines(rows: list) -> list:
     lines = ["# Quality on the corpus family", "",
              f"Written by `benchmarks/quality_family.py` from `sparkfs/figures/quality_family.json`: each method's "
              f"default (`sparkfs select --num-features {TOP}`) on the structures of `benchmarks/corpus_family.py`; "
-             "a cell is the informative terms in its top 1,000, the mean over the seeds shown, then chance's count. "
+             "a cell is the informative terms in its top 1,000, the mean over the seeds shown, then chance's count; "
+             "a method followed by a setting in brackets ran with that setting instead of the default. "
              "`interacting` adds the pairs' terms in the top (a univariate test sees none of them), `redundant` the "
              "members of a group taken per group reached (5 per group; fewer is better). How the defaults were "
              "chosen, and on which seeds: docs/quality.md.", ""]
@@ -116,8 +120,8 @@ def table_lines(rows: list) -> list:
         lines += [f"## Size {size}, seeds {', '.join(map(str, seeds))} (measured {dates[0]} to {dates[-1]})", "",
                   "| method | " + " | ".join(STRUCTURES) + " | worst | wall s (median) |",
                   "|---" * (len(STRUCTURES) + 3) + "|"]
-        for method in sorted({row["method"] for row in at_size}):
-            mine = [row for row in at_size if row["method"] == method]
+        for method, setting in sorted({(row["method"], row.get("setting", "")) for row in at_size}):
+            mine = [row for row in at_size if row["method"] == method and row.get("setting", "") == setting]
             results = {result.structure: result for result in structure_results(mine, method)}
             cells = []
             for structure in STRUCTURES:
@@ -137,7 +141,8 @@ def table_lines(rows: list) -> list:
                 cells.append(cell)
             worst = worst_structure(list(results.values())) if results else None
             walls = [row["wall_s"] for row in mine]
-            lines.append(f"| {method} | " + " | ".join(cells) + f" | {worst.structure if worst else '-'} | "
+            label = f"{method} ({setting})" if setting else method
+            lines.append(f"| {label} | " + " | ".join(cells) + f" | {worst.structure if worst else '-'} | "
                          f"{float(np.median(walls)):.0f} |")
         lines.append("")
     return lines
@@ -151,6 +156,9 @@ def main() -> None:
     parser.add_argument("--methods", default=",".join(DEFAULT_METHODS))
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--workdir", default="/tmp/sparkfs_quality")
+    parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                        help="a setting other than the default, passed to every run and recorded in its rows "
+                             "(a row per method, setting and corpus; sparkfs methods quotes the defaults' rows only)")
     parser.add_argument("--table-only", action="store_true")
     args = parser.parse_args()
     if not args.table_only:
@@ -169,16 +177,18 @@ def main() -> None:
         # Method by method, so that an interrupted run has every structure of the methods it reached.
         for method in args.methods.split(","):
             for data_path, corpus in corpora.items():
-                ran = run_select(method, data_path, args.timeout)
-                row = {"method": method, "structure": corpus.structure, "size": args.size, "seed": corpus.seed,
-                       "corpus": corpus.name, "outcome": ran["outcome"], "wall_s": ran["wall_s"],
+                ran = run_select(method, data_path, args.timeout, tuple(args.param))
+                setting = {"setting": ",".join(args.param)} if args.param else {}
+                row = {"method": method, **setting, "structure": corpus.structure, "size": args.size,
+                       "seed": corpus.seed, "corpus": corpus.name, "outcome": ran["outcome"], "wall_s": ran["wall_s"],
                        "date": datetime.date.today().isoformat(), "version": __version__,
                        "load_average": round(os.getloadavg()[0], 1)}
                 if "ranked" in ran:
                     row.update({key: value for key, value in ranking_quality(corpus, ran["ranked"], TOP).items()
                                 if key not in row})
-                print(f"{corpus.name} {method}: {row['outcome']} {row.get('informative_in_top', '-')} "
-                      f"(chance {row.get('chance', 0):.0f}) pairs {row.get('pair_terms_in_top', '-')} "
+                print(f"{corpus.name} {method} {row.get('setting', '')}: {row['outcome']} "
+                      f"{row.get('informative_in_top', '-')} (chance {row.get('chance', 0):.0f}) "
+                      f"pairs {row.get('pair_terms_in_top', '-')} "
                       f"{row['wall_s']} s", flush=True)
                 save_rows(merged(load_rows(), [row]))
         for data_path in corpora:

@@ -82,3 +82,19 @@ def test_the_benchmark_replaces_its_own_rows_and_tables_them_by_structure():
     table = "\n".join(table_lines(rows))
     assert "## Size XS, seeds 7" in table
     assert "| relieff | - | 140 (50) | stopped after 240 s | - | - | - | weak |" in table
+
+
+def test_rows_of_another_setting_are_tabled_apart_and_never_quoted_as_the_default(tmp_path):
+    from benchmarks.quality_family import merged, table_lines
+
+    paper = dict(_row("multisurf", "interacting", 130), setting="preset=paper", pair_terms_in_top=86)
+    default = dict(_row("multisurf", "interacting", 90), pair_terms_in_top=38)
+    rows = merged([default, dict(_row("anova", "interacting", 40), pair_terms_in_top=0)], [paper])
+    assert len(rows) == 3  # the setting's row sits beside the default's, not in its place
+    table = "\n".join(table_lines(rows))
+    assert "| multisurf | - | - | - | - | - | 90 (50); pairs 38 |" in table
+    assert "| multisurf (preset=paper) | - | - | - | - | - | 130 (50); pairs 86 |" in table
+    path = tmp_path / "quality_family.json"
+    path.write_text(json.dumps({"rows": rows}))
+    assert [row.get("setting") for row in figures.load_quality_rows(path)] == [None, None]
+    assert "90 of its top 1,000" in figures.quality_summary("multisurf", path)[0]

@@ -57,10 +57,11 @@ class StructureResult:
 
 
 def load_quality_rows(path: Path = QUALITY_FAMILY) -> List[dict]:
-    """The rows the quality benchmark wrote (empty when it has not run)."""
+    """The rows of the methods' defaults the quality benchmark wrote (empty when it has not run); rows run
+    with another setting (a ``setting`` key, from the benchmark's ``--param``) are the studies' and left out."""
     if not path.exists():
         return []
-    return list(json.loads(path.read_text())["rows"])
+    return [row for row in json.loads(path.read_text())["rows"] if not row.get("setting")]
 
 
 def structure_results(rows: List[dict], method: str) -> List[StructureResult]:
