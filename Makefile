@@ -32,8 +32,11 @@ demo: $(DEMO_STAMP)
 	  --driver-java-options "-Dlog4j.configurationFile=file:$(CURDIR)/conf/log4j2.properties" \
 	  jobs/select_features.py --config conf/demo.yaml
 
+# Two pytest workers (pytest-xdist), each taking whole test modules (--dist loadfile: a module's
+# cluster, Connect server or child JVM is started once, in one worker).
+TEST_WORKERS ?= 2
 test: $(TEST_STAMP)
-	$(PY) -m pytest -q --durations=40 $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=40 $(PYTEST_ARGS)
 
 bench: $(DEMO_STAMP)
 	$(PY) -m benchmarks.bench_lfs
