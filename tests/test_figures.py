@@ -98,3 +98,12 @@ def test_rows_of_another_setting_are_tabled_apart_and_never_quoted_as_the_defaul
     path.write_text(json.dumps({"rows": rows}))
     assert [row.get("setting") for row in figures.load_quality_rows(path)] == [None, None]
     assert "90 of its top 1,000" in figures.quality_summary("multisurf", path)[0]
+
+
+def test_a_tie_on_the_worst_structure_recommends_the_method_that_holds_elsewhere(tmp_path):
+    rows = [_row("mrelief", "exclusive", 0), _row("mrelief", "shared", 40),
+            _row("variance", "exclusive", 300), _row("variance", "shared", 50),
+            _row("anova", "exclusive", 300), _row("anova", "shared", 480)]
+    path = tmp_path / "quality_family.json"
+    path.write_text(json.dumps({"rows": rows}))
+    assert figures.quality_summary("mrelief", path)[-1] == "on 'exclusive' use anova instead (300 of 1,000)"

@@ -104,7 +104,11 @@ def quality_summary(method: str, path: Path = QUALITY_FAMILY) -> List[str]:
     rivals = [result for other in sorted({row["method"] for row in rows}) if other != method
               for result in structure_results(rows, other)
               if result.structure == worst.structure and result.size == worst.size and result.found is not None]
-    leader = max(rivals, key=lambda result: (result.found, result.method), default=None)
+    # Ties (several methods find every informative term there) go to the method that holds best on its
+    # own worst structure, so a tie never recommends a method that fails elsewhere.
+    worst_of = {other: worst_structure(structure_results(rows, other)).times_chance
+                for other in {result.method for result in rivals}}
+    leader = max(rivals, key=lambda result: (result.found, worst_of[result.method], result.method), default=None)
     if leader is not None and (worst.found is None or leader.found > worst.found):
         lines.append(f"on '{worst.structure}' use {leader.method} instead ({leader.found:,.0f} of {leader.top:,})")
     return lines
