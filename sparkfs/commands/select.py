@@ -22,8 +22,9 @@ from sparkfs.commands.tracking import add_mlflow_args, log_run, mlflow_target, s
 from sparkfs.errors import InvalidInputError
 from sparkfs.interruption import install_handlers
 from sparkfs.io.config import DEFAULTS, ConfigError, check_config, load_config, merge_config, parse_param
+from sparkfs.io.feature_names import check_names_early, load_names, read_named_dataset, requested_names
 from sparkfs.io.output import check_output_early, check_output_free, features_table, write_selection_output
-from sparkfs.io.readers import check_input_early, read_dataset, selector_budget
+from sparkfs.io.readers import check_input_early, selector_budget
 from sparkfs.job_options import (
     configure_log_format,
     decide_if_exists,
@@ -89,6 +90,7 @@ _FLAG_OF_KEY = {"input.path": "--input", "input.format": "--format", "input.labe
                 "spark.master": "--master",
                 "spark.remote": "--remote",
                 "input.num_features": "--vector-size", "input.driver_budget_mb": "--driver-budget-mb",
+                "input.feature_names": "--feature-names", "input.feature_names_from": "--feature-names-from",
                 "mlflow": "--mlflow", "mlflow_experiment": "--mlflow-experiment"}
 
 
@@ -96,7 +98,8 @@ def _flags_to_config(args) -> Dict[str, Any]:
     return {
         "input": {"path": args.input, "format": args.format, "label_col": args.label_col,
                   "features_col": args.features_col, "weight_col": args.weight_col,
-                  "num_features": args.vector_size, "driver_budget_mb": args.driver_budget_mb},
+                  "num_features": args.vector_size, "driver_budget_mb": args.driver_budget_mb,
+                  "feature_names": args.feature_names, "feature_names_from": args.feature_names_from},
         "method": args.method,
         "instance_weighting": args.instance_weighting,
         "label_type": args.label_type,
@@ -148,6 +151,8 @@ def resolve_config(args) -> Dict[str, Any]:
     config["input"]["label_named"] = label_named
     config["input"]["features_named"] = features_named
     config["config_file"] = args.config  # an input too: the output must not hold it
+    config["input"]["names"] = requested_names(config["input"].get("feature_names"),
+                                               config["input"].get("feature_names_from"))
     return config
 
 
@@ -198,11 +203,11 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
 
     started, started_at = time.perf_counter(), utc_now()
     input_conf, output_conf = config["input"], config["output"]
-    inputs = [input_conf["path"], config.get("config_file")]
+    inputs = [input_conf["path"], config.get("config_file"), (input_conf.get("names") or (None, None))[1]]
     skipped = skip_if_complete(output_conf["path"], "select", output_conf.get("if_exists", "fail"), inputs)
     if skipped:
         return {"skipped": skipped, "output": output_conf["path"]}
-    selector, checked = _selector_checked_before_spark(config, inputs)
+    selector, checked, names = _selector_checked_before_spark(config, inputs)
     # --mlflow: MLflow and its store checked now (exit 2 before Spark); the run is logged once the outputs exist
     tracking = mlflow_target(config.get("mlflow"), config.get("mlflow_experiment"), output_conf["path"])
     log.info("run %s: %s -> %s", config.get("run_id"), input_conf["path"], output_conf["path"],
@@ -216,11 +221,12 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
         install_handlers()  # a new SparkContext installed its own SIGINT handler
     if not checked:
         check_output_free(output_conf["path"], bool(output_conf["overwrite"]), spark=spark, inputs=inputs)
+    names = names or load_names(input_conf.get("names"), spark)  # a URI's names, through the session
     if not selector.requires_labels and not input_conf.get("label_named"):
         selector.useWithoutLabels()  # no label column named: the method's unsupervised mode
     fingerprints = [input_fingerprint(path, spark) for path in inputs if path]  # before the read: what it reads
     try:
-        dataset, frame = _read_input(spark, config, selector)
+        dataset, frame = _read_input(spark, config, selector, names)
         with stage("fit"):
             model = _fit_announcing_ties(selector, frame)
     except Exception:  # a file truncated or replaced during the read fails in Spark: name it instead
@@ -291,8 +297,9 @@ def _params_in_effect(selector) -> Dict[str, Any]:
 
 
 def _selector_checked_before_spark(config: Dict[str, Any], inputs):
-    """(the selector with its params and selection rule, whether the output was checked in full),
-    before Spark starts: the output, the method and its params, the named columns."""
+    """(the selector with its params and selection rule, whether the output was checked in full, the
+    feature names given when read here), before Spark starts: the output, the method and its params,
+    the named columns, the names' count."""
     from sparkfs.methods import apply_label_type, apply_selection, build_selector
 
     input_conf, output_conf = config["input"], config["output"]
@@ -312,7 +319,12 @@ def _selector_checked_before_spark(config: Dict[str, Any], inputs):
                           weight_col=input_conf.get("weight_col"),
                           features_col=input_conf["features_col"] if input_conf.get("features_named") else None)
     _check_weights_wanted(config, selector)
-    return selector, checked
+    names = load_names(input_conf.get("names"))  # None for a URI: read once the session exists
+    if not config["spark"].get("remote"):
+        check_names_early(names, input_conf["path"], input_conf["format"], label_col=input_conf["label_col"],
+                          weight_col=input_conf.get("weight_col"), features_col=input_conf["features_col"],
+                          vector_size=input_conf.get("num_features"))
+    return selector, checked, names
 
 
 def _check_weights_wanted(config: Dict[str, Any], selector) -> None:
@@ -328,13 +340,13 @@ def _check_weights_wanted(config: Dict[str, Any], selector) -> None:
                           "cannot be used (`sparkfs methods` lists which methods take them)")
 
 
-def _read_input(spark, config: Dict[str, Any], selector):
-    """(the dataset read, the frame to fit: with margin instance weights when asked); sets the
-    selector's columns."""
+def _read_input(spark, config: Dict[str, Any], selector, names=None):
+    """(the dataset read, with ``names`` when given; the frame to fit: with margin instance weights
+    when asked); sets the selector's columns."""
     input_conf = config["input"]
     with stage("read"):
-        dataset = read_dataset(
-            spark, input_conf["path"], input_conf["format"], label_col=input_conf["label_col"],
+        dataset = read_named_dataset(
+            spark, input_conf["path"], input_conf["format"], names, label_col=input_conf["label_col"],
             features_col=input_conf["features_col"], weight_col=input_conf.get("weight_col"),
             num_features=input_conf.get("num_features"), require_label=selector.requires_labels,
             require_features=bool(input_conf.get("features_named")),

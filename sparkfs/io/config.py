@@ -3,7 +3,8 @@
 Layout of ``conf/*.yaml``::
 
     input:  {path: data/x.libsvm, format: libsvm, label_col: label, features_col: features, weight_col: null,
-             num_features: null, driver_budget_mb: null}   # LIBSVM vector size (--vector-size), its bound
+             num_features: null, driver_budget_mb: null,   # LIBSVM vector size (--vector-size), its bound
+             feature_names: null, feature_names_from: null}   # names: a file, one per line; a CountVectorizerModel
     method: lfs
     label_type: null                   # categorical | continuous (a regression target: f-regression); --label-type
     params: {gamma: -0.5}
@@ -33,7 +34,8 @@ import yaml
 
 DEFAULTS: Dict[str, Any] = {
     "input": {"path": None, "format": "libsvm", "label_col": "label", "features_col": "features",
-              "weight_col": None, "num_features": None, "driver_budget_mb": None},
+              "weight_col": None, "num_features": None, "driver_budget_mb": None, "feature_names": None,
+              "feature_names_from": None},
     "method": "lfs",
     "instance_weighting": "none",
     "label_type": None,
@@ -116,6 +118,8 @@ SCHEMA: Dict[str, Tuple[Callable[[Any], bool], str]] = {
     "input.weight_col": _COLUMN,
     "input.num_features": (lambda v: _is_number(v) and isinstance(v, int) and v >= 1, "a whole number >= 1"),
     "input.driver_budget_mb": (lambda v: _is_number(v) and math.isfinite(v) and v > 0, "a positive number (MiB)"),
+    "input.feature_names": (_is_string, "a non-empty string (a text file: one feature name per line)"),
+    "input.feature_names_from": (_is_string, "a non-empty string (the directory of a saved CountVectorizerModel)"),
     "method": (_is_string, "a string (a method name: see `sparkfs methods`)"),
     "instance_weighting": _one_of("none", "margin"),
     "label_type": _one_of("categorical", "continuous"),

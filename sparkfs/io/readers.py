@@ -87,6 +87,15 @@ def vector_names(df, features_col: str, size: int) -> List[str]:
     return [name if name else f"f{i + first}" for i, name in enumerate(names)]
 
 
+def given_vector_names(df, features_col: str, size: int) -> Optional[List[str]]:
+    """:func:`vector_names` when the column's ML attributes name at least one feature; None when
+    the features are known by position only (no attributes, or a LIBSVM file's column numbers)."""
+    attrs = df.schema[features_col].metadata.get("ml_attr", {}).get("attrs", {})
+    if not any(attribute.get("name") for group in attrs.values() for attribute in group):
+        return None
+    return vector_names(df, features_col, size)
+
+
 def _text_lines(spark, path: str) -> Iterator[Tuple[str, int, str]]:
     """(file, 1-based line number, line) of every line of a text input, streamed to the driver
     (used only on the error path, to point at a bad CSV value)."""
