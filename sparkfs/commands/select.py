@@ -24,7 +24,9 @@ from sparkfs.interruption import install_handlers
 from sparkfs.io.config import DEFAULTS, ConfigError, check_config, load_config, merge_config, parse_param
 from sparkfs.io.feature_names import check_names_early, load_names, read_named_dataset, requested_names
 from sparkfs.io.output import check_output_early, check_output_free, features_table, write_selection_output
+from sparkfs.io.output_safety import check_apart
 from sparkfs.io.readers import check_input_early, selector_budget
+from sparkfs.io.stores import is_local_path
 from sparkfs.job_options import (
     configure_log_format,
     decide_if_exists,
@@ -37,6 +39,7 @@ from sparkfs.job_options import (
     versions,
     with_run_id,
 )
+from sparkfs.selectors.saved_selection import MODEL_DIRECTORY, model_files
 
 _INSTANCE_WEIGHT = "__sparkfs_instance_weight"
 
@@ -70,6 +73,9 @@ def add_arguments(commands) -> None:
     select.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="method param (repeatable)")
     select.add_argument("--output", help="output directory: a local path, or a URI (hdfs://, s3a://, file:///...) "
                         "written through Spark's Hadoop file system")
+    select.add_argument("--write-reduced", metavar="PATH", help="also write the input with its vector sliced to the "
+                        "selected features (every other column kept), as `sparkfs apply` writes it: a Parquet "
+                        "directory for the next job, from the rows the fit read")
     select.add_argument("--overwrite", action="store_true", default=None,
                         help="replace an existing output directory written by sparkfs select (and holding nothing "
                         "else); the same as --if-exists overwrite")
@@ -87,6 +93,7 @@ _FLAG_OF_KEY = {"input.path": "--input", "input.format": "--format", "input.labe
                 "selection.num_features": "--num-features",
                 "selection.threshold": "--threshold", "selection.selection_mode": "--selection-mode",
                 "selection.selection_threshold": "--selection-threshold", "output.path": "--output",
+                "output.reduced": "--write-reduced",
                 "spark.master": "--master",
                 "spark.remote": "--remote",
                 "input.num_features": "--vector-size", "input.driver_budget_mb": "--driver-budget-mb",
@@ -107,7 +114,7 @@ def _flags_to_config(args) -> Dict[str, Any]:
         "params": dict(parse_param(text) for text in args.param),
         "selection": {"num_features": args.num_features, "threshold": args.threshold,
                       "selection_mode": args.selection_mode, "selection_threshold": args.selection_threshold},
-        "output": {"path": args.output, "overwrite": args.overwrite},
+        "output": {"path": args.output, "overwrite": args.overwrite, "reduced": args.write_reduced},
         "spark": {"master": args.master, "remote": args.remote, "conf": spark_conf(args)},
         "mlflow": getattr(args, "mlflow", None), "mlflow_experiment": getattr(args, "mlflow_experiment", None),
     }
@@ -161,6 +168,9 @@ def _apply_job_options(config: Dict[str, Any], args, loaded: Dict[str, Any]) -> 
     config["run_id"] = run_id_of(getattr(args, "run_id", None), config.get("run_id"))
     where = "--output" if args.output else "output.path"
     config["output"]["path"] = with_run_id(config["output"]["path"], config["run_id"], where)
+    if config["output"].get("reduced"):
+        config["output"]["reduced"] = with_run_id(config["output"]["reduced"], config["run_id"],
+                                                  "--write-reduced" if args.write_reduced else "output.reduced")
     if_exists = decide_if_exists(getattr(args, "if_exists", None), args.overwrite, loaded.get("output") or {},
                                  args.config or "the config")
     config["output"].update(if_exists=if_exists, overwrite=if_exists == "overwrite")
@@ -221,6 +231,9 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
         install_handlers()  # a new SparkContext installed its own SIGINT handler
     if not checked:
         check_output_free(output_conf["path"], bool(output_conf["overwrite"]), spark=spark, inputs=inputs)
+        if output_conf.get("reduced"):
+            check_output_free(output_conf["reduced"], bool(output_conf["overwrite"]), spark=spark, command="apply",
+                              inputs=inputs)
     names = names or load_names(input_conf.get("names"), spark)  # a URI's names, through the session
     if not selector.requires_labels and not input_conf.get("label_named"):
         selector.useWithoutLabels()  # no label column named: the method's unsupervised mode
@@ -251,6 +264,8 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
         "input_files": fingerprints,  # taken before the read, checked unchanged after the fit
     }
     summary = _write(spark, output_conf, model, dataset, summary)
+    if "reduced" in summary:
+        log.info("reduced data: %s", summary["reduced"])
     if tracking is not None:
         log_run(tracking, select_record(config, summary))
     return summary
@@ -305,6 +320,8 @@ def _selector_checked_before_spark(config: Dict[str, Any], inputs):
     input_conf, output_conf = config["input"], config["output"]
     # A URI is checked in full once the session (and its Hadoop file systems) exists.
     checked = check_output_early(output_conf["path"], bool(output_conf["overwrite"]), inputs=inputs)
+    if output_conf.get("reduced"):
+        checked = _check_reduced_early(config, inputs) and checked
     params = dict(config.get("params") or {})
     if config.get("deterministic") is not None:  # --deterministic / the config's deterministic: key
         params["deterministic"] = config["deterministic"]
@@ -325,6 +342,17 @@ def _selector_checked_before_spark(config: Dict[str, Any], inputs):
                           weight_col=input_conf.get("weight_col"), features_col=input_conf["features_col"],
                           vector_size=input_conf.get("num_features"))
     return selector, checked, names
+
+
+def _check_reduced_early(config: Dict[str, Any], inputs) -> bool:
+    """``--write-reduced``'s checks before Spark starts (apart from ``--output``; the rules of the reduced
+    data, ``sparkfs apply``'s); True when it was checked in full."""
+    output_conf = config["output"]
+    check_apart(output_conf["reduced"], "--write-reduced", output_conf["path"], "--output")
+    if config["spark"].get("remote") and not is_local_path(output_conf["reduced"]):
+        raise ConfigError(f"--write-reduced {output_conf['reduced']}: on a Spark Connect session the reduced data go "
+                          "to a local or mounted path (as --output)")
+    return check_output_early(output_conf["reduced"], bool(output_conf["overwrite"]), command="apply", inputs=inputs)
 
 
 def _check_weights_wanted(config: Dict[str, Any], selector) -> None:
@@ -369,18 +397,53 @@ def _read_input(spark, config: Dict[str, Any], selector, names=None):
 
 
 def _write(spark, output_conf: Dict[str, Any], model, dataset, summary: Dict[str, Any]) -> Dict[str, Any]:
-    """features.parquet and summary.json, atomically; the summary with the output and top features."""
+    """features.parquet, summary.json and model/, atomically, and with ``--write-reduced`` the reduced
+    data (staged first, placed after the selection: a failure places neither); the summary with the
+    outputs and top features."""
     p_values = model.pValues
+    summary["model"] = {"path": MODEL_DIRECTORY, "class": f"{type(model).__module__}.{type(model).__name__}"}
     with stage("write"):
         table = features_table(model.scores, model.selectedFeatures, dataset.feature_names, p_values=p_values)
-        output_path = write_selection_output(output_conf["path"], table, summary,
-                                             overwrite=bool(output_conf["overwrite"]), spark=spark)
-    summary["output"] = output_path
+        written: Dict[str, str] = {}
+
+        def write_selection() -> None:
+            written["output"] = write_selection_output(output_conf["path"], table, summary, spark=spark,
+                                                       overwrite=bool(output_conf["overwrite"]),
+                                                       model=model_files(model, spark))
+
+        if output_conf.get("reduced"):
+            summary["reduced"] = output_conf["reduced"]
+            _write_with_reduced(spark, output_conf, model, dataset, summary, write_selection, written)
+        else:
+            write_selection()
+    summary["output"] = written["output"]
     summary["top_features"] = [
         (dataset.feature_names[i], float(model.scores[i]), None if p_values is None else float(p_values[i]))
         for i in model.ranking[: min(10, model.numInputFeatures)]
     ]
     return summary
+
+
+def _write_with_reduced(spark, output_conf, model, dataset, summary, write_selection, written) -> None:
+    """The reduced data staged (sliced from the frame the fit read), the selection written and placed,
+    then the reduced data placed; if that last step fails, the selection just placed is removed."""
+    from sparkfs.commands.reduced import all_columns, reduced_summary, write_reduced
+    from sparkfs.io.output import remove_output
+    from sparkfs.selectors.saved_selection import sliced_frame
+
+    input_conf = summary["input"]
+    frame = sliced_frame(model, all_columns(spark, dataset, input_conf["path"], input_conf["format"]),
+                         dataset.features_col)
+    facts = reduced_summary(model, f"{output_conf['path']}/{MODEL_DIRECTORY}", input_conf["path"],
+                            input_conf["format"], dataset.feature_names)
+    facts.update({key: summary[key] for key in ("run_id", "started_at", "input_files") if key in summary})
+    try:
+        write_reduced(output_conf["reduced"], frame, facts, spark=spark, overwrite=bool(output_conf["overwrite"]),
+                      before_placing=write_selection)
+    except BaseException:
+        if "output" in written:  # placed, then the reduced data could not be: neither stays
+            remove_output(written["output"], "select", spark)
+        raise
 
 
 def _refuse_empty_selection(model, feature_names, selection) -> None:
