@@ -177,6 +177,13 @@ def test_the_same_names_in_another_csv_apply(spark, fitted, tmp_path):
     assert _apply(fitted / "sel", _csv(tmp_path / "same.csv", WORDS), out, "--label-col", "label") == 0
     frame = spark.read.parquet(str(out))
     assert sorted(frame.columns) == ["features", "label"] and frame.first()["features"].size == 2
+    unlabelled = tmp_path / "unlabelled.csv"  # new rows need no label
+    pd.DataFrame(np.arange(18.0).reshape(3, 6), columns=WORDS).to_csv(unlabelled, index=False)
+    assert _apply(fitted / "sel", unlabelled, tmp_path / "unlabelled") == 0
+    selected = json.loads((fitted / "sel" / "summary.json").read_text())["selected_indices"]
+    rows = spark.read.parquet(str(tmp_path / "unlabelled")).collect()
+    assert sorted(row["features"].toArray().tolist() for row in rows) == \
+        np.arange(18.0).reshape(3, 6)[:, selected].tolist()
 
 
 def test_an_index_above_the_model_is_refused_naming_the_line_and_nothing_is_written(spark, fitted, tmp_path, capsys):
