@@ -38,7 +38,7 @@ from sparkfs.io.config import ConfigError
 from sparkfs.io.feature_names import read_named_dataset
 from sparkfs.io.input_features import known_feature_names, known_vector_size
 from sparkfs.io.output import check_output_early, check_output_free
-from sparkfs.io.readers import check_input_early, given_vector_names
+from sparkfs.io.readers import TABLE, check_input_early, given_vector_names
 from sparkfs.job_options import (
     configure_log_format,
     decide_if_exists,
@@ -66,6 +66,8 @@ def add_arguments(commands) -> None:
     apply.add_argument("--model", help="the output directory of sparkfs select (its model/), or a saved sparkfs "
                        "model's directory")
     add_input_args(apply)
+    apply.add_argument("--input-table", metavar="NAME", help="read a table or view of the session's catalog instead "
+                       "of --input (db.table, catalog.db.table, parquet.`/path`), as select reads one")
     apply.add_argument("--weight-col", help="a per-instance weight column of a CSV input: kept as a column, not read "
                        "as a feature")
     apply.add_argument("--output", help="output directory (a new one): a Parquet directory, the input's columns with "
@@ -81,12 +83,13 @@ def add_arguments(commands) -> None:
 def _early_facts(args) -> Optional[ModelFacts]:
     """The checks that need no Spark: flags, job options, the output rules, the input's columns, and the
     input's features against the local model's. Returns the model's facts (None for a URI model)."""
-    for flag, value in (("--model", args.model), ("--input", args.input), ("--format", args.format),
-                        ("--output", args.output)):
+    _input_table(args)
+    for flag, value in (("--model", args.model), ("--input (or --input-table)", args.input),
+                        ("--format", args.format), ("--output", args.output)):
         if not value:
             raise ConfigError(f"sparkfs apply needs {flag}")
     args.master, args.remote = spark_target(args.master, args.remote, args.output)
-    if args.remote:
+    if args.remote and args.format != TABLE:
         args.input = absolute_for_remote(args.input)
     check_numeric_options(args)
     args.run_id = run_id_of(args.run_id)
@@ -95,19 +98,34 @@ def _early_facts(args) -> Optional[ModelFacts]:
     args.overwrite = args.if_exists == "overwrite"
     configure_log_format(log, args.log_format, args.run_id)
     args.model = model_directory(args.model)
-    inputs = [args.input, args.model, args.feature_names or args.feature_names_from]
+    inputs = _inputs(args)
     args.skipped = skip_if_complete(args.output, KIND, args.if_exists, inputs=inputs)
     if args.skipped:
         return None
     args.output_checked = check_output_early(args.output, args.overwrite, command=KIND, inputs=inputs)
     facts = saved_model_facts(args.model)
-    if args.remote:  # a Connect server's paths are its own
+    if args.remote or args.format == TABLE:  # a Connect server's paths are its own; a table is no file
         return facts
     check_input_early(args.input, args.format, label_col=None, weight_col=args.weight_col,
                       features_col=args.features_col)
     if facts is not None:
         _check_known_features(args, facts)
     return facts
+
+
+def _input_table(args) -> None:
+    """``--input-table``: its name is the input, its format :data:`~sparkfs.io.readers.TABLE`."""
+    if not args.input_table:
+        return
+    if args.input or args.format:
+        raise ConfigError(f"--input-table {args.input_table} reads a table of the session's catalog: give neither "
+                          "--input nor --format with it")
+    args.input, args.format = args.input_table, TABLE
+
+
+def _inputs(args):
+    """The files the run reads (the output must not hold them): the input (not a table), the model, the names."""
+    return [args.input if args.format != TABLE else None, args.model, args.feature_names or args.feature_names_from]
 
 
 def _check_known_features(args, facts: ModelFacts) -> None:
@@ -129,7 +147,7 @@ def _check_known_features(args, facts: ModelFacts) -> None:
 def apply_model(spark, args) -> Dict[str, Any]:
     """Read, check, slice and write (module notes); the summary written."""
     started, started_at = time.perf_counter(), utc_now()
-    inputs = [args.input, args.model, args.feature_names or args.feature_names_from]
+    inputs = _inputs(args)
     if not getattr(args, "output_checked", False):  # a URI: checked once the session reaches its file system
         check_output_free(args.output, args.overwrite, spark=spark, command=KIND, inputs=inputs)
     with stage("model"):

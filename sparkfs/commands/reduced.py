@@ -8,7 +8,7 @@ What is written (a Parquet directory any Spark, pandas or pyarrow reader opens, 
   the selected features only (ascending index, as ``selectedFeatures``), with their names in its Spark
   ML attributes (the input's names, else the model's) and, for sparse input, the word that every vector
   is sparse; a LIBSVM or CSV input's columns are those its read gives (label, weight, the vector), a
-  Parquet input with a vector column keeps all its columns (ids, dates, text...);
+  Parquet input or a table with a vector column keeps all its columns (ids, dates, text...);
 * ``_summary.json``: the marker of the output rules (kind ``apply``), the model, the input, the rows
   written (counted by an observation of the write itself, not by another pass), the features in and out
   with the selected indices and names.
@@ -29,17 +29,18 @@ KIND = "apply"
 
 
 def all_columns(spark, dataset, path: str, fmt: str):
-    """The frame to slice: a Parquet input with a vector column read with every column (the vector
+    """The frame to slice: a Parquet input or a table with a vector column read with every column (the vector
     with the ML attributes the read gave it: the names given beside the data, say); otherwise the
     frame the read returned."""
     from pyspark.ml.linalg import VectorUDT
     from pyspark.sql import functions as F
 
     from sparkfs.io.feature_names import quoted
+    from sparkfs.io.readers import TABLE, read_table
 
-    if fmt != "parquet":
+    if fmt not in ("parquet", TABLE):
         return dataset.df
-    raw = spark.read.parquet(path)
+    raw = spark.read.parquet(path) if fmt == "parquet" else read_table(spark, path)
     column = dataset.features_col
     if column not in raw.columns or not isinstance(raw.schema[column].dataType, VectorUDT):
         return dataset.df  # an assembled or converted vector: the read's frame is the one to slice

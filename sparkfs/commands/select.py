@@ -25,7 +25,7 @@ from sparkfs.io.config import DEFAULTS, ConfigError, check_config, load_config, 
 from sparkfs.io.feature_names import check_names_early, load_names, read_named_dataset, requested_names
 from sparkfs.io.output import check_output_early, check_output_free, features_table, write_selection_output
 from sparkfs.io.output_safety import check_apart
-from sparkfs.io.readers import check_input_early, selector_budget
+from sparkfs.io.readers import TABLE, check_input_early, selector_budget
 from sparkfs.io.stores import is_local_path
 from sparkfs.job_options import (
     configure_log_format,
@@ -48,6 +48,9 @@ def add_arguments(commands) -> None:
     select = commands.add_parser("select", help="score and select features, write features.parquet + summary.json")
     select.add_argument("--config", help="YAML job config (conf/*.yaml); flags override it")
     add_input_args(select)
+    select.add_argument("--input-table", metavar="NAME", help="read a table or view of the session's catalog instead "
+                        "of --input (db.table, catalog.db.table, parquet.`/path`): its vector column, or its numeric "
+                        "columns, as a Parquet input's")
     select.add_argument("--weight-col", help="per-instance weight column")
     select.add_argument("--instance-weighting", choices=["none", "margin"],
                         help="weight the rows by Han & Yu's margin-based weights first (methods that take weightCol)")
@@ -86,7 +89,8 @@ def add_arguments(commands) -> None:
 
 
 #: The flag that sets each config key (named in a refusal of a flag's value).
-_FLAG_OF_KEY = {"input.path": "--input", "input.format": "--format", "input.label_col": "--label-col",
+_FLAG_OF_KEY = {"input.path": "--input", "input.table": "--input-table", "input.format": "--format",
+                "input.label_col": "--label-col",
                 "input.features_col": "--features-col", "input.weight_col": "--weight-col", "method": "--method",
                 "instance_weighting": "--instance-weighting", "deterministic": "--deterministic",
                 "label_type": "--label-type",
@@ -103,7 +107,7 @@ _FLAG_OF_KEY = {"input.path": "--input", "input.format": "--format", "input.labe
 
 def _flags_to_config(args) -> Dict[str, Any]:
     return {
-        "input": {"path": args.input, "format": args.format, "label_col": args.label_col,
+        "input": {"path": args.input, "table": args.input_table, "format": args.format, "label_col": args.label_col,
                   "features_col": args.features_col, "weight_col": args.weight_col,
                   "num_features": args.vector_size, "driver_budget_mb": args.driver_budget_mb,
                   "feature_names": args.feature_names, "feature_names_from": args.feature_names_from},
@@ -143,8 +147,9 @@ def resolve_config(args) -> Dict[str, Any]:
         config["spark"].update(master=args.master, remote=args.remote)
     check_config(config, names=_flag_names(flags))  # the file's values were checked as it was read
     _apply_job_options(config, args, loaded)
+    _input_table(config, args)
     if not config["input"]["path"]:
-        raise ConfigError("no input: give --input or input.path in the config")
+        raise ConfigError("no input: give --input or --input-table (input.path or input.table in the config)")
     if not config["output"]["path"]:
         raise ConfigError("no output: give --output or output.path in the config")
     selection = config["selection"]
@@ -153,7 +158,7 @@ def resolve_config(args) -> Dict[str, Any]:
     spark_settings = config["spark"]
     spark_settings["master"], spark_settings["remote"] = spark_target(
         spark_settings.get("master"), spark_settings.get("remote"), config["output"]["path"])
-    if spark_settings["remote"]:
+    if spark_settings["remote"] and config["input"]["format"] != TABLE:
         config["input"]["path"] = absolute_for_remote(config["input"]["path"])
     config["input"]["label_named"] = label_named
     config["input"]["features_named"] = features_named
@@ -161,6 +166,21 @@ def resolve_config(args) -> Dict[str, Any]:
     config["input"]["names"] = requested_names(config["input"].get("feature_names"),
                                                config["input"].get("feature_names_from"))
     return config
+
+
+def _input_table(config: Dict[str, Any], args) -> None:
+    """A table input (``--input-table``, ``input.table``): its name is the input's path, its format
+    :data:`~sparkfs.io.readers.TABLE`; a file input besides it, or ``--format``, is refused."""
+    table = config["input"].get("table")
+    if not table:
+        return
+    if config["input"]["path"]:
+        raise ConfigError(f"give either an input file ({config['input']['path']}) or --input-table ({table}), "
+                          "not both")
+    if args.format:
+        raise ConfigError(f"--format {args.format} is a file's format; --input-table {table} reads the table as the "
+                          "catalog stores it")
+    config["input"].update(path=table, format=TABLE)
 
 
 def _apply_job_options(config: Dict[str, Any], args, loaded: Dict[str, Any]) -> None:
@@ -213,7 +233,8 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
 
     started, started_at = time.perf_counter(), utc_now()
     input_conf, output_conf = config["input"], config["output"]
-    inputs = [input_conf["path"], config.get("config_file"), (input_conf.get("names") or (None, None))[1]]
+    files = input_conf["path"] if input_conf["format"] != TABLE else None  # a table is no file
+    inputs = [files, config.get("config_file"), (input_conf.get("names") or (None, None))[1]]
     skipped = skip_if_complete(output_conf["path"], "select", output_conf.get("if_exists", "fail"), inputs)
     if skipped:
         return {"skipped": skipped, "output": output_conf["path"]}
@@ -330,14 +351,14 @@ def _selector_checked_before_spark(config: Dict[str, Any], inputs):
     apply_selection(selector, config["method"], config["selection"])
     # The named columns against the header or footer of a local input, before Spark starts (on a
     # Spark Connect server the input's paths are the server's: it checks them when it reads).
-    if not config["spark"].get("remote"):
+    if not config["spark"].get("remote") and input_conf["format"] != TABLE:
         check_input_early(input_conf["path"], input_conf["format"],
                           label_col=input_conf["label_col"] if selector.requires_labels else None,
                           weight_col=input_conf.get("weight_col"),
                           features_col=input_conf["features_col"] if input_conf.get("features_named") else None)
     _check_weights_wanted(config, selector)
     names = load_names(input_conf.get("names"))  # None for a URI: read once the session exists
-    if not config["spark"].get("remote"):
+    if not config["spark"].get("remote") and input_conf["format"] != TABLE:
         check_names_early(names, input_conf["path"], input_conf["format"], label_col=input_conf["label_col"],
                           weight_col=input_conf.get("weight_col"), features_col=input_conf["features_col"],
                           vector_size=input_conf.get("num_features"))

@@ -2,7 +2,8 @@
 
 Layout of ``conf/*.yaml``::
 
-    input:  {path: data/x.libsvm, format: libsvm, label_col: label, features_col: features, weight_col: null,
+    input:  {path: data/x.libsvm, format: libsvm,   # or {table: db.terms}: a table of the session's catalog
+             label_col: label, features_col: features, weight_col: null,
              num_features: null, driver_budget_mb: null,   # LIBSVM vector size (--vector-size), its bound
              feature_names: null, feature_names_from: null}   # names: a file, one per line; a CountVectorizerModel
     method: lfs
@@ -34,7 +35,7 @@ from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple
 import yaml
 
 DEFAULTS: Dict[str, Any] = {
-    "input": {"path": None, "format": "libsvm", "label_col": "label", "features_col": "features",
+    "input": {"path": None, "table": None, "format": "libsvm", "label_col": "label", "features_col": "features",
               "weight_col": None, "num_features": None, "driver_budget_mb": None, "feature_names": None,
               "feature_names_from": None},
     "method": "lfs",
@@ -113,6 +114,7 @@ _PATH = (_is_string, "a non-empty string (a path or URI)")
 #: ``null`` (unset) passes everywhere: required keys are asked for after the flags are merged.
 SCHEMA: Dict[str, Tuple[Callable[[Any], bool], str]] = {
     "input.path": _PATH,
+    "input.table": (_is_string, "a non-empty string (a table or view of the session's catalog)"),
     "input.format": _one_of(*_FORMATS),
     "input.label_col": _COLUMN,
     "input.features_col": _COLUMN,
