@@ -24,7 +24,8 @@ from sparkfs.interruption import install_handlers
 from sparkfs.io.config import DEFAULTS, ConfigError, check_config, load_config, merge_config, parse_param
 from sparkfs.io.feature_names import check_names_early, load_names, read_named_dataset, requested_names
 from sparkfs.io.output import check_output_early, check_output_free, features_table, write_selection_output
-from sparkfs.io.output_safety import check_apart
+from sparkfs.io.output_safety import UnsafeOutputError, check_apart
+from sparkfs.io.output_tables import OutputTables, append_run, check_output_tables
 from sparkfs.io.readers import TABLE, check_input_early, selector_budget
 from sparkfs.io.stores import is_local_path
 from sparkfs.job_options import (
@@ -79,6 +80,9 @@ def add_arguments(commands) -> None:
     select.add_argument("--write-reduced", metavar="PATH", help="also write the input with its vector sliced to the "
                         "selected features (every other column kept), as `sparkfs apply` writes it: a Parquet "
                         "directory for the next job, from the rows the fit read")
+    select.add_argument("--output-table", metavar="NAME", help="also append the run's features rows to the table NAME "
+                        "and its summary row to NAME_runs of the session's catalog (created if missing; both "
+                        "partitioned by run_id, so --if-exists acts on the run id)")
     select.add_argument("--overwrite", action="store_true", default=None,
                         help="replace an existing output directory written by sparkfs select (and holding nothing "
                         "else); the same as --if-exists overwrite")
@@ -97,7 +101,7 @@ _FLAG_OF_KEY = {"input.path": "--input", "input.table": "--input-table", "input.
                 "selection.num_features": "--num-features",
                 "selection.threshold": "--threshold", "selection.selection_mode": "--selection-mode",
                 "selection.selection_threshold": "--selection-threshold", "output.path": "--output",
-                "output.reduced": "--write-reduced",
+                "output.reduced": "--write-reduced", "output.table": "--output-table",
                 "spark.master": "--master",
                 "spark.remote": "--remote",
                 "input.num_features": "--vector-size", "input.driver_budget_mb": "--driver-budget-mb",
@@ -118,7 +122,8 @@ def _flags_to_config(args) -> Dict[str, Any]:
         "params": dict(parse_param(text) for text in args.param),
         "selection": {"num_features": args.num_features, "threshold": args.threshold,
                       "selection_mode": args.selection_mode, "selection_threshold": args.selection_threshold},
-        "output": {"path": args.output, "overwrite": args.overwrite, "reduced": args.write_reduced},
+        "output": {"path": args.output, "overwrite": args.overwrite, "reduced": args.write_reduced,
+                   "table": args.output_table},
         "spark": {"master": args.master, "remote": args.remote, "conf": spark_conf(args)},
         "mlflow": getattr(args, "mlflow", None), "mlflow_experiment": getattr(args, "mlflow_experiment", None),
     }
@@ -229,14 +234,15 @@ def _fit_announcing_ties(selector, frame):
 
 def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
     """Run one selection job from a resolved config; returns the summary written."""
-    from sparkfs.spark.session import get_spark
-
     started, started_at = time.perf_counter(), utc_now()
     input_conf, output_conf = config["input"], config["output"]
     files = input_conf["path"] if input_conf["format"] != TABLE else None  # a table is no file
     inputs = [files, config.get("config_file"), (input_conf.get("names") or (None, None))[1]]
+    tables = OutputTables.named(output_conf["table"]) if output_conf.get("table") else None
     skipped = skip_if_complete(output_conf["path"], "select", output_conf.get("if_exists", "fail"), inputs)
-    if skipped:
+    if skipped:  # with tables, skipped only when they hold the run too (else refused)
+        if tables is not None:
+            _tables_say_skip(_session(config, spark), tables, config, skipped)
         return {"skipped": skipped, "output": output_conf["path"]}
     selector, checked, names = _selector_checked_before_spark(config, inputs)
     # --mlflow: MLflow and its store checked now (exit 2 before Spark); the run is logged once the outputs exist
@@ -244,12 +250,9 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
     log.info("run %s: %s -> %s", config.get("run_id"), input_conf["path"], output_conf["path"],
              extra={"event": "start", "output": output_conf["path"]})
 
-    with stage("spark"):
-        spark = spark or get_spark(config["spark"].get("master"),
-                                   conf=session_conf(config["spark"].get("conf"), config.get("verbose", False),
-                                                     remote=config["spark"].get("remote")),
-                                   remote=config["spark"].get("remote"))
-        install_handlers()  # a new SparkContext installed its own SIGINT handler
+    spark = _session(config, spark)
+    if tables is not None:
+        _tables_say_skip(spark, tables, config, None)
     if not checked:
         check_output_free(output_conf["path"], bool(output_conf["overwrite"]), spark=spark, inputs=inputs)
         if output_conf.get("reduced"):
@@ -284,12 +287,40 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
         **run_fields(config.get("run_id") or run_id_of(None), started_at, inputs, spark),
         "input_files": fingerprints,  # taken before the read, checked unchanged after the fit
     }
-    summary = _write(spark, output_conf, model, dataset, summary)
+    summary = _write(spark, output_conf, model, dataset, summary, tables)
     if "reduced" in summary:
         log.info("reduced data: %s", summary["reduced"])
     if tracking is not None:
         log_run(tracking, select_record(config, summary))
     return summary
+
+
+def _session(config: Dict[str, Any], spark=None):
+    """``spark``, else the session of the config's master or remote."""
+    from sparkfs.spark.session import get_spark
+
+    with stage("spark"):
+        spark = spark or get_spark(config["spark"].get("master"),
+                                   conf=session_conf(config["spark"].get("conf"), config.get("verbose", False),
+                                                     remote=config["spark"].get("remote")),
+                                   remote=config["spark"].get("remote"))
+        install_handlers()  # a new SparkContext installed its own SIGINT handler
+    return spark
+
+
+def _tables_say_skip(spark, tables, config: Dict[str, Any], skipped) -> bool:
+    """``--output-table``'s rules once the session exists (before the read): True when ``--if-exists skip``
+    finds the run complete in both the directory (``skipped``, decided before Spark) and the tables; one
+    without the other is refused: skipping would leave them apart, overwriting writes both again."""
+    run_id, if_exists = config["run_id"], config["output"].get("if_exists", "fail")
+    in_tables = check_output_tables(spark, tables, run_id, if_exists)
+    if if_exists != "skip" or (not skipped and not in_tables):
+        return False
+    if skipped and in_tables:
+        return True
+    where = (f"{config['output']['path']} is a complete output but table {tables.runs} has no run {run_id}" if skipped
+             else f"table {tables.runs} has run {run_id} but {config['output']['path']} is no complete output")
+    raise UnsafeOutputError(f"--if-exists skip: {where}; use --if-exists overwrite to write both again")
 
 
 def _refuse_changed_inputs(before, inputs, spark) -> None:
@@ -417,9 +448,11 @@ def _read_input(spark, config: Dict[str, Any], selector, names=None):
     return dataset, frame
 
 
-def _write(spark, output_conf: Dict[str, Any], model, dataset, summary: Dict[str, Any]) -> Dict[str, Any]:
-    """features.parquet, summary.json and model/, atomically, and with ``--write-reduced`` the reduced
-    data (staged first, placed after the selection: a failure places neither); the summary with the
+def _write(spark, output_conf: Dict[str, Any], model, dataset, summary: Dict[str, Any],
+           tables=None) -> Dict[str, Any]:
+    """features.parquet, summary.json and model/, atomically, with ``--write-reduced`` the reduced
+    data (staged first, placed after the selection: a failure places neither) and with ``--output-table``
+    the rows appended last (if that fails, the outputs just placed are removed); the summary with the
     outputs and top features."""
     p_values = model.pValues
     summary["model"] = {"path": MODEL_DIRECTORY, "class": f"{type(model).__module__}.{type(model).__name__}"}
@@ -432,11 +465,15 @@ def _write(spark, output_conf: Dict[str, Any], model, dataset, summary: Dict[str
                                                        overwrite=bool(output_conf["overwrite"]),
                                                        model=model_files(model, spark))
 
+        if tables is not None:
+            summary["output_tables"] = {"features": tables.features, "runs": tables.runs}
         if output_conf.get("reduced"):
             summary["reduced"] = output_conf["reduced"]
             _write_with_reduced(spark, output_conf, model, dataset, summary, write_selection, written)
         else:
             write_selection()
+        if tables is not None:
+            _append_or_undo(spark, tables, table, summary, output_conf, written)
     summary["output"] = written["output"]
     summary["top_features"] = [
         (dataset.feature_names[i], float(model.scores[i]), None if p_values is None else float(p_values[i]))
@@ -464,6 +501,19 @@ def _write_with_reduced(spark, output_conf, model, dataset, summary, write_selec
     except BaseException:
         if "output" in written:  # placed, then the reduced data could not be: neither stays
             remove_output(written["output"], "select", spark)
+        raise
+
+
+def _append_or_undo(spark, tables, table, summary: Dict[str, Any], output_conf: Dict[str, Any], written) -> None:
+    """The run's rows appended to the output tables; if that fails, the directories this run placed go too."""
+    from sparkfs.io.output import remove_output
+
+    try:
+        append_run(spark, tables, summary["run_id"], table, summary, overwrite=bool(output_conf["overwrite"]))
+    except BaseException:
+        remove_output(written["output"], "select", spark)
+        if output_conf.get("reduced"):
+            remove_output(output_conf["reduced"], "apply", spark)
         raise
 
 

@@ -13,6 +13,7 @@ Layout of ``conf/*.yaml``::
     selection: {num_features: 20}      # or {threshold: 0.0}, or {selection_mode: fdr, selection_threshold: 0.05}
     output: {path: output/{run_id}, if_exists: fail}   # fail | overwrite | skip (overwrite: true = overwrite)
                                        # reduced: a directory for the sliced input (--write-reduced)
+                                       # table: db.selection, appended per run (--output-table)
     run_id: null                       # default: the UTC start time; {run_id} in output.path is replaced by it
     mlflow: false                      # true: log an MLflow run once the outputs are written (--mlflow)
     mlflow_experiment: null            # its experiment (--mlflow-experiment; default: MLflow's)
@@ -44,7 +45,7 @@ DEFAULTS: Dict[str, Any] = {
     "deterministic": None,
     "params": {},
     "selection": {"num_features": None, "threshold": None, "selection_mode": None, "selection_threshold": None},
-    "output": {"path": None, "overwrite": False, "if_exists": None, "reduced": None},
+    "output": {"path": None, "overwrite": False, "if_exists": None, "reduced": None, "table": None},
     "spark": {"master": None, "remote": None, "conf": {}},
     "run_id": None,
     "mlflow": False,
@@ -139,6 +140,7 @@ SCHEMA: Dict[str, Tuple[Callable[[Any], bool], str]] = {
     "output.overwrite": (lambda v: isinstance(v, bool), "true or false"),
     "output.if_exists": _one_of("fail", "overwrite", "skip"),
     "output.reduced": (_is_string, "a non-empty string (the directory of the reduced data: a path or URI)"),
+    "output.table": (_is_string, "a non-empty string (a table of the session's catalog: db.table)"),
     "run_id": (is_run_id, RUN_ID_WORDS),
     "mlflow": (lambda v: isinstance(v, bool), "true or false"),
     "mlflow_experiment": (_is_string, "a non-empty string (an MLflow experiment name)"),
