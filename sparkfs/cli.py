@@ -17,7 +17,18 @@ from dataclasses import replace
 from typing import Dict, List, Optional
 
 from sparkfs._version import __version__
-from sparkfs.commands import Command, compare, convert, evaluate, instance_weights, methods, report, select, stability
+from sparkfs.commands import (
+    Command,
+    apply,
+    compare,
+    convert,
+    evaluate,
+    instance_weights,
+    methods,
+    report,
+    select,
+    stability,
+)
 from sparkfs.commands.arguments import (
     join_negative_values,
     spark_target,  # noqa: F401 (importable here, as before)
@@ -40,6 +51,7 @@ COMMANDS: Dict[str, Command] = {
     # `select` runs through this module's names: `sparkfs.cli.resolve_config` and `run_select` are its
     # public entry points, which notebooks call and tests replace.
     "select": replace(select.COMMAND, run=lambda args: run_select(resolve_config(args))),
+    "apply": apply.COMMAND,
     "instance-weights": instance_weights.COMMAND,
     "stability": stability.COMMAND,
     "evaluate": evaluate.COMMAND,

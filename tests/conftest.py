@@ -14,6 +14,10 @@ SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 # tests/connect needs a process without a classic SparkSession: the main suite runs it in a child
 # process (tests/integration/test_spark_connect.py), which sets SPARKFS_CONNECT_TESTS=1.
 collect_ignore = [] if os.environ.get("SPARKFS_CONNECT_TESTS") == "1" else ["connect"]
+# tests/catalog needs a session whose warehouse is a temporary directory: run in a child process
+# (tests/integration/test_catalog_tables.py), which sets SPARKFS_CATALOG_TESTS=1.
+if os.environ.get("SPARKFS_CATALOG_TESTS") != "1":
+    collect_ignore.append("catalog")
 
 
 @pytest.fixture(scope="session")

@@ -116,9 +116,12 @@ def test_layer_imports_nothing_from_the_layers_above(layer, allowed, forbidden):
 
 def test_a_command_module_imports_no_other_command():
     """Each module of sparkfs/commands/ imports, of the commands, only the package (its ``Command``)
-    and the shared ``arguments`` and ``tracking`` (the MLflow runs): no command reaches into another."""
+    and the shared ``arguments``, ``tracking`` (the MLflow runs) and ``reduced`` (the sliced input):
+    no command reaches into another."""
     commands = {module_name(path) for path in source_files("commands")}
-    shared = {"sparkfs.commands", "sparkfs.commands.arguments", "sparkfs.commands.tracking"}  # tracking: --mlflow
+    # tracking: --mlflow; reduced: the sliced input that apply and select --write-reduced write
+    shared = {"sparkfs.commands", "sparkfs.commands.arguments", "sparkfs.commands.tracking",
+              "sparkfs.commands.reduced"}
     violations = []
     for path in source_files("commands"):
         for line, name, _ in imports_of(path):

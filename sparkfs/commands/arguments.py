@@ -12,6 +12,7 @@ from typing import Any, Dict, List, Optional
 
 from sparkfs.interruption import install_handlers, progress_conf
 from sparkfs.io.config import ConfigError
+from sparkfs.io.feature_names import check_names_early
 from sparkfs.io.readers import FORMATS, check_input_early
 from sparkfs.job_options import Stage, apply_to_study_args, configure_log_format, log_line
 
@@ -27,6 +28,12 @@ def add_input_args(parser) -> None:
                         "input has no such vector column, its numeric columns other than the label are the features)")
     parser.add_argument("--vector-size", type=int, help="LIBSVM: the number of features (largest index allowed); "
                         "default: the largest index in the input. Either must fit the driver budget")
+    names = parser.add_mutually_exclusive_group()
+    names.add_argument("--feature-names", metavar="FILE", help="the features' names: a UTF-8 text file, one name per "
+                       "line, line i naming feature i (a LIBSVM input's vector size is then the number of names); "
+                       "replaces the input's own names")
+    names.add_argument("--feature-names-from", metavar="MODEL_DIR", help="the features' names: the vocabulary of the "
+                       "pyspark.ml CountVectorizerModel saved in MODEL_DIR that made the vectors")
 
 
 def add_spark_args(parser) -> None:
@@ -168,13 +175,25 @@ def subset_sizes(text: str) -> List[int]:
 
 
 def read_input(args, spark, require_label=True, budget=None):
-    """The ``--input`` of a study command, with its column and size flags."""
-    from sparkfs.io.readers import read_dataset
+    """The ``--input`` of a study command, with its column and size flags and the feature names given."""
+    from sparkfs.io.feature_names import read_named_dataset
 
-    return read_dataset(spark, args.input, args.format, label_col=args.label_col or "label",
-                        features_col=args.features_col or "features", require_label=require_label,
-                        require_features=bool(args.features_col),
-                        num_features=args.vector_size, **(budget or {}))
+    return read_named_dataset(spark, args.input, args.format, feature_names(args, spark),
+                              label_col=args.label_col or "label",
+                              features_col=args.features_col or "features", require_label=require_label,
+                              require_features=bool(args.features_col),
+                              num_features=args.vector_size, **(budget or {}))
+
+
+def feature_names(args, spark=None):
+    """The names of ``--feature-names`` / ``--feature-names-from`` (None without them), read once:
+    a local file before Spark starts, a URI through ``spark``."""
+    from sparkfs.io.feature_names import load_names, requested_names
+
+    if getattr(args, "loaded_names", None) is None:
+        request = requested_names(getattr(args, "feature_names", None), getattr(args, "feature_names_from", None))
+        args.loaded_names = load_names(request, spark)
+    return args.loaded_names
 
 
 def stage(name: str) -> Stage:
@@ -206,6 +225,8 @@ def start_study_session(args, check_output):
     for path in (args.input, getattr(args, "test_input", None)):  # the named columns, before Spark starts
         if path and not args.remote:  # a Connect server's paths are its own
             check_input_early(path, args.format, label_col=args.label_col or "label", features_col=args.features_col)
+            check_names_early(feature_names(args), path, args.format, label_col=args.label_col or "label",
+                              weight_col=None, features_col=args.features_col, vector_size=args.vector_size)
     spark = get_spark(args.master, conf=session_conf(spark_conf(args), args.verbose, remote=args.remote),
                       remote=args.remote)
     install_handlers()  # a new SparkContext installed its own SIGINT handler

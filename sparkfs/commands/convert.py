@@ -1,5 +1,6 @@
-"""``sparkfs convert INPUT OUTPUT``: LIBSVM or CSV text read once, with every check of ``select``'s
-read, and written as a Parquet directory that later jobs read as columns instead of parsing text.
+"""``sparkfs convert INPUT OUTPUT`` (or ``--input INPUT --output OUTPUT``): LIBSVM or CSV text read
+once, with every check of ``select``'s read, and written as a Parquet directory that later jobs read
+as columns instead of parsing text.
 
 What is written (``OUTPUT/``, a Parquet directory any Spark, pandas or pyarrow reader opens):
 
@@ -71,10 +72,13 @@ _COMPRESSED = (".gz", ".bz2", ".deflate", ".zst", ".lz4", ".snappy")
 def add_arguments(commands) -> None:
     convert = commands.add_parser(
         "convert", help="LIBSVM/CSV text -> a Parquet directory (label + vector column, feature names kept), once")
-    convert.add_argument("input", metavar="INPUT", help="LIBSVM or CSV input: a file, a directory of part files or "
-                         "a glob (local path or URI)")
-    convert.add_argument("output", metavar="OUTPUT", help="output Parquet directory (a new one; local path or URI); "
-                         "read it with `sparkfs select --input OUTPUT --format parquet`")
+    convert.add_argument("input_path", metavar="INPUT", nargs="?", help="LIBSVM or CSV input: a file, a directory "
+                         "of part files or a glob (local path or URI); or --input")
+    convert.add_argument("output_path", metavar="OUTPUT", nargs="?", help="output Parquet directory (a new one; "
+                         "local path or URI); read it with `sparkfs select --input OUTPUT --format parquet`; or "
+                         "--output")
+    convert.add_argument("--input", help="the input, as the other commands take it (instead of INPUT)")
+    convert.add_argument("--output", help="the output directory, as the other commands take it (instead of OUTPUT)")
     convert.add_argument("--format", choices=INPUT_FORMATS, default="auto",
                          help="input format (default auto: from the file name, .libsvm/.svm/.svmlight or .csv)")
     convert.add_argument("--label-col", help="label column of a CSV input, kept under its name (default: label; a "
@@ -121,6 +125,8 @@ def checks_before_spark(args) -> Optional[str]:
     """Everything that needs no Spark: the Spark target, the numeric options, the job options, the
     output rules (a local output), the input's path and named columns. Returns a skip message
     (``--if-exists skip`` on a complete output) or None."""
+    args.input = _path_given(args.input_path, args.input, "input", "INPUT")
+    args.output = _path_given(args.output_path, args.output, "output", "OUTPUT")
     args.format = input_format(args.input, args.format)
     args.master, args.remote = spark_target(args.master, args.remote, args.output)
     if args.remote:
@@ -143,6 +149,16 @@ def checks_before_spark(args) -> Optional[str]:
     args.output_checked = check_output_early(args.output, args.overwrite, command="convert", inputs=[args.input])
     check_input_early(args.input, args.format, label_col=_label_col(args), weight_col=args.weight_col)
     return None
+
+
+def _path_given(positional: Optional[str], flag: Optional[str], name: str, metavar: str) -> str:
+    """The path given as the positional ``metavar`` or as ``--name`` (the same path both ways is
+    accepted; two different ones, or none, are refused)."""
+    if positional and flag and positional != flag:
+        raise ConfigError(f"two {name}s given: {metavar} {positional} and --{name} {flag}; give one")
+    if not (positional or flag):
+        raise ConfigError(f"no {name}: give {metavar} (sparkfs convert INPUT OUTPUT) or --{name}")
+    return str(positional or flag)
 
 
 def _label_col(args) -> str:

@@ -21,7 +21,13 @@ import numpy as np
 
 from sparkfs import progress
 from sparkfs.commands import Command
-from sparkfs.commands.arguments import add_input_args, add_spark_args, start_study_session, subset_sizes
+from sparkfs.commands.arguments import (
+    add_input_args,
+    add_spark_args,
+    feature_names,
+    start_study_session,
+    subset_sizes,
+)
 from sparkfs.commands.tracking import add_mlflow_args, evaluate_record, log_run, mlflow_target
 from sparkfs.errors import InvalidInputError, ParamBoundError
 
@@ -131,13 +137,13 @@ def _checked_request(args) -> Dict[str, Any]:
 def _load(args, spark, path: str, request: Dict[str, Any], vector_size: Optional[int] = None):
     """(the dataset read, its rows numbered by position with the probes appended, persisted);
     ``vector_size`` (the training set's, for ``--test-input``) unless ``--vector-size`` is given."""
-    from sparkfs.io.readers import read_dataset
+    from sparkfs.io.feature_names import read_named_dataset
     from sparkfs.spark.folds import positioned_input
 
-    dataset = read_dataset(spark, path, args.format, label_col=args.label_col or "label",
-                           features_col=args.features_col or "features", num_features=args.vector_size or vector_size,
-                           require_features=bool(args.features_col),
-                           driver_budget_mb=args.driver_budget_mb, budget_name="--driver-budget-mb")
+    dataset = read_named_dataset(spark, path, args.format, feature_names(args, spark),
+                                 label_col=args.label_col or "label", features_col=args.features_col or "features",
+                                 num_features=args.vector_size or vector_size, require_features=bool(args.features_col),
+                                 driver_budget_mb=args.driver_budget_mb, budget_name="--driver-budget-mb")
     return dataset, positioned_input(dataset.df, dataset.features_col, dataset.label_col, probes=args.probes,
                                      probe_mean=request["probe_mean"], probe_variance=request["probe_variance"],
                                      seed=args.seed)

@@ -22,8 +22,12 @@ from sparkfs.commands.tracking import add_mlflow_args, log_run, mlflow_target, s
 from sparkfs.errors import InvalidInputError
 from sparkfs.interruption import install_handlers
 from sparkfs.io.config import DEFAULTS, ConfigError, check_config, load_config, merge_config, parse_param
+from sparkfs.io.feature_names import check_names_early, load_names, read_named_dataset, requested_names
 from sparkfs.io.output import check_output_early, check_output_free, features_table, write_selection_output
-from sparkfs.io.readers import check_input_early, read_dataset, selector_budget
+from sparkfs.io.output_safety import UnsafeOutputError, check_apart
+from sparkfs.io.output_tables import OutputTables, append_run, check_output_tables
+from sparkfs.io.readers import TABLE, check_input_early, selector_budget
+from sparkfs.io.stores import is_local_path
 from sparkfs.job_options import (
     configure_log_format,
     decide_if_exists,
@@ -36,6 +40,7 @@ from sparkfs.job_options import (
     versions,
     with_run_id,
 )
+from sparkfs.selectors.saved_selection import MODEL_DIRECTORY, model_files
 
 _INSTANCE_WEIGHT = "__sparkfs_instance_weight"
 
@@ -44,6 +49,9 @@ def add_arguments(commands) -> None:
     select = commands.add_parser("select", help="score and select features, write features.parquet + summary.json")
     select.add_argument("--config", help="YAML job config (conf/*.yaml); flags override it")
     add_input_args(select)
+    select.add_argument("--input-table", metavar="NAME", help="read a table or view of the session's catalog instead "
+                        "of --input (db.table, catalog.db.table, parquet.`/path`): its vector column, or its numeric "
+                        "columns, as a Parquet input's")
     select.add_argument("--weight-col", help="per-instance weight column")
     select.add_argument("--instance-weighting", choices=["none", "margin"],
                         help="weight the rows by Han & Yu's margin-based weights first (methods that take weightCol)")
@@ -69,6 +77,12 @@ def add_arguments(commands) -> None:
     select.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="method param (repeatable)")
     select.add_argument("--output", help="output directory: a local path, or a URI (hdfs://, s3a://, file:///...) "
                         "written through Spark's Hadoop file system")
+    select.add_argument("--write-reduced", metavar="PATH", help="also write the input with its vector sliced to the "
+                        "selected features (every other column kept), as `sparkfs apply` writes it: a Parquet "
+                        "directory for the next job, from the rows the fit read")
+    select.add_argument("--output-table", metavar="NAME", help="also append the run's features rows to the table NAME "
+                        "and its summary row to NAME_runs of the session's catalog (created if missing; both "
+                        "partitioned by run_id, so --if-exists acts on the run id)")
     select.add_argument("--overwrite", action="store_true", default=None,
                         help="replace an existing output directory written by sparkfs select (and holding nothing "
                         "else); the same as --if-exists overwrite")
@@ -79,24 +93,28 @@ def add_arguments(commands) -> None:
 
 
 #: The flag that sets each config key (named in a refusal of a flag's value).
-_FLAG_OF_KEY = {"input.path": "--input", "input.format": "--format", "input.label_col": "--label-col",
+_FLAG_OF_KEY = {"input.path": "--input", "input.table": "--input-table", "input.format": "--format",
+                "input.label_col": "--label-col",
                 "input.features_col": "--features-col", "input.weight_col": "--weight-col", "method": "--method",
                 "instance_weighting": "--instance-weighting", "deterministic": "--deterministic",
                 "label_type": "--label-type",
                 "selection.num_features": "--num-features",
                 "selection.threshold": "--threshold", "selection.selection_mode": "--selection-mode",
                 "selection.selection_threshold": "--selection-threshold", "output.path": "--output",
+                "output.reduced": "--write-reduced", "output.table": "--output-table",
                 "spark.master": "--master",
                 "spark.remote": "--remote",
                 "input.num_features": "--vector-size", "input.driver_budget_mb": "--driver-budget-mb",
+                "input.feature_names": "--feature-names", "input.feature_names_from": "--feature-names-from",
                 "mlflow": "--mlflow", "mlflow_experiment": "--mlflow-experiment"}
 
 
 def _flags_to_config(args) -> Dict[str, Any]:
     return {
-        "input": {"path": args.input, "format": args.format, "label_col": args.label_col,
+        "input": {"path": args.input, "table": args.input_table, "format": args.format, "label_col": args.label_col,
                   "features_col": args.features_col, "weight_col": args.weight_col,
-                  "num_features": args.vector_size, "driver_budget_mb": args.driver_budget_mb},
+                  "num_features": args.vector_size, "driver_budget_mb": args.driver_budget_mb,
+                  "feature_names": args.feature_names, "feature_names_from": args.feature_names_from},
         "method": args.method,
         "instance_weighting": args.instance_weighting,
         "label_type": args.label_type,
@@ -104,7 +122,8 @@ def _flags_to_config(args) -> Dict[str, Any]:
         "params": dict(parse_param(text) for text in args.param),
         "selection": {"num_features": args.num_features, "threshold": args.threshold,
                       "selection_mode": args.selection_mode, "selection_threshold": args.selection_threshold},
-        "output": {"path": args.output, "overwrite": args.overwrite},
+        "output": {"path": args.output, "overwrite": args.overwrite, "reduced": args.write_reduced,
+                   "table": args.output_table},
         "spark": {"master": args.master, "remote": args.remote, "conf": spark_conf(args)},
         "mlflow": getattr(args, "mlflow", None), "mlflow_experiment": getattr(args, "mlflow_experiment", None),
     }
@@ -133,8 +152,9 @@ def resolve_config(args) -> Dict[str, Any]:
         config["spark"].update(master=args.master, remote=args.remote)
     check_config(config, names=_flag_names(flags))  # the file's values were checked as it was read
     _apply_job_options(config, args, loaded)
+    _input_table(config, args)
     if not config["input"]["path"]:
-        raise ConfigError("no input: give --input or input.path in the config")
+        raise ConfigError("no input: give --input or --input-table (input.path or input.table in the config)")
     if not config["output"]["path"]:
         raise ConfigError("no output: give --output or output.path in the config")
     selection = config["selection"]
@@ -143,12 +163,29 @@ def resolve_config(args) -> Dict[str, Any]:
     spark_settings = config["spark"]
     spark_settings["master"], spark_settings["remote"] = spark_target(
         spark_settings.get("master"), spark_settings.get("remote"), config["output"]["path"])
-    if spark_settings["remote"]:
+    if spark_settings["remote"] and config["input"]["format"] != TABLE:
         config["input"]["path"] = absolute_for_remote(config["input"]["path"])
     config["input"]["label_named"] = label_named
     config["input"]["features_named"] = features_named
     config["config_file"] = args.config  # an input too: the output must not hold it
+    config["input"]["names"] = requested_names(config["input"].get("feature_names"),
+                                               config["input"].get("feature_names_from"))
     return config
+
+
+def _input_table(config: Dict[str, Any], args) -> None:
+    """A table input (``--input-table``, ``input.table``): its name is the input's path, its format
+    :data:`~sparkfs.io.readers.TABLE`; a file input besides it, or ``--format``, is refused."""
+    table = config["input"].get("table")
+    if not table:
+        return
+    if config["input"]["path"]:
+        raise ConfigError(f"give either an input file ({config['input']['path']}) or --input-table ({table}), "
+                          "not both")
+    if args.format:
+        raise ConfigError(f"--format {args.format} is a file's format; --input-table {table} reads the table as the "
+                          "catalog stores it")
+    config["input"].update(path=table, format=TABLE)
 
 
 def _apply_job_options(config: Dict[str, Any], args, loaded: Dict[str, Any]) -> None:
@@ -156,6 +193,9 @@ def _apply_job_options(config: Dict[str, Any], args, loaded: Dict[str, Any]) -> 
     config["run_id"] = run_id_of(getattr(args, "run_id", None), config.get("run_id"))
     where = "--output" if args.output else "output.path"
     config["output"]["path"] = with_run_id(config["output"]["path"], config["run_id"], where)
+    if config["output"].get("reduced"):
+        config["output"]["reduced"] = with_run_id(config["output"]["reduced"], config["run_id"],
+                                                  "--write-reduced" if args.write_reduced else "output.reduced")
     if_exists = decide_if_exists(getattr(args, "if_exists", None), args.overwrite, loaded.get("output") or {},
                                  args.config or "the config")
     config["output"].update(if_exists=if_exists, overwrite=if_exists == "overwrite")
@@ -194,33 +234,36 @@ def _fit_announcing_ties(selector, frame):
 
 def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
     """Run one selection job from a resolved config; returns the summary written."""
-    from sparkfs.spark.session import get_spark
-
     started, started_at = time.perf_counter(), utc_now()
     input_conf, output_conf = config["input"], config["output"]
-    inputs = [input_conf["path"], config.get("config_file")]
+    files = input_conf["path"] if input_conf["format"] != TABLE else None  # a table is no file
+    inputs = [files, config.get("config_file"), (input_conf.get("names") or (None, None))[1]]
+    tables = OutputTables.named(output_conf["table"]) if output_conf.get("table") else None
     skipped = skip_if_complete(output_conf["path"], "select", output_conf.get("if_exists", "fail"), inputs)
-    if skipped:
+    if skipped:  # with tables, skipped only when they hold the run too (else refused)
+        if tables is not None:
+            _tables_say_skip(_session(config, spark), tables, config, skipped)
         return {"skipped": skipped, "output": output_conf["path"]}
-    selector, checked = _selector_checked_before_spark(config, inputs)
+    selector, checked, names = _selector_checked_before_spark(config, inputs)
     # --mlflow: MLflow and its store checked now (exit 2 before Spark); the run is logged once the outputs exist
     tracking = mlflow_target(config.get("mlflow"), config.get("mlflow_experiment"), output_conf["path"])
     log.info("run %s: %s -> %s", config.get("run_id"), input_conf["path"], output_conf["path"],
              extra={"event": "start", "output": output_conf["path"]})
 
-    with stage("spark"):
-        spark = spark or get_spark(config["spark"].get("master"),
-                                   conf=session_conf(config["spark"].get("conf"), config.get("verbose", False),
-                                                     remote=config["spark"].get("remote")),
-                                   remote=config["spark"].get("remote"))
-        install_handlers()  # a new SparkContext installed its own SIGINT handler
+    spark = _session(config, spark)
+    if tables is not None:
+        _tables_say_skip(spark, tables, config, None)
     if not checked:
         check_output_free(output_conf["path"], bool(output_conf["overwrite"]), spark=spark, inputs=inputs)
+        if output_conf.get("reduced"):
+            check_output_free(output_conf["reduced"], bool(output_conf["overwrite"]), spark=spark, command="apply",
+                              inputs=inputs)
+    names = names or load_names(input_conf.get("names"), spark)  # a URI's names, through the session
     if not selector.requires_labels and not input_conf.get("label_named"):
         selector.useWithoutLabels()  # no label column named: the method's unsupervised mode
     fingerprints = [input_fingerprint(path, spark) for path in inputs if path]  # before the read: what it reads
     try:
-        dataset, frame = _read_input(spark, config, selector)
+        dataset, frame = _read_input(spark, config, selector, names)
         with stage("fit"):
             model = _fit_announcing_ties(selector, frame)
     except Exception:  # a file truncated or replaced during the read fails in Spark: name it instead
@@ -244,10 +287,40 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
         **run_fields(config.get("run_id") or run_id_of(None), started_at, inputs, spark),
         "input_files": fingerprints,  # taken before the read, checked unchanged after the fit
     }
-    summary = _write(spark, output_conf, model, dataset, summary)
+    summary = _write(spark, output_conf, model, dataset, summary, tables)
+    if "reduced" in summary:
+        log.info("reduced data: %s", summary["reduced"])
     if tracking is not None:
         log_run(tracking, select_record(config, summary))
     return summary
+
+
+def _session(config: Dict[str, Any], spark=None):
+    """``spark``, else the session of the config's master or remote."""
+    from sparkfs.spark.session import get_spark
+
+    with stage("spark"):
+        spark = spark or get_spark(config["spark"].get("master"),
+                                   conf=session_conf(config["spark"].get("conf"), config.get("verbose", False),
+                                                     remote=config["spark"].get("remote")),
+                                   remote=config["spark"].get("remote"))
+        install_handlers()  # a new SparkContext installed its own SIGINT handler
+    return spark
+
+
+def _tables_say_skip(spark, tables, config: Dict[str, Any], skipped) -> bool:
+    """``--output-table``'s rules once the session exists (before the read): True when ``--if-exists skip``
+    finds the run complete in both the directory (``skipped``, decided before Spark) and the tables; one
+    without the other is refused: skipping would leave them apart, overwriting writes both again."""
+    run_id, if_exists = config["run_id"], config["output"].get("if_exists", "fail")
+    in_tables = check_output_tables(spark, tables, run_id, if_exists)
+    if if_exists != "skip" or (not skipped and not in_tables):
+        return False
+    if skipped and in_tables:
+        return True
+    where = (f"{config['output']['path']} is a complete output but table {tables.runs} has no run {run_id}" if skipped
+             else f"table {tables.runs} has run {run_id} but {config['output']['path']} is no complete output")
+    raise UnsafeOutputError(f"--if-exists skip: {where}; use --if-exists overwrite to write both again")
 
 
 def _refuse_changed_inputs(before, inputs, spark) -> None:
@@ -291,13 +364,16 @@ def _params_in_effect(selector) -> Dict[str, Any]:
 
 
 def _selector_checked_before_spark(config: Dict[str, Any], inputs):
-    """(the selector with its params and selection rule, whether the output was checked in full),
-    before Spark starts: the output, the method and its params, the named columns."""
+    """(the selector with its params and selection rule, whether the output was checked in full, the
+    feature names given when read here), before Spark starts: the output, the method and its params,
+    the named columns, the names' count."""
     from sparkfs.methods import apply_label_type, apply_selection, build_selector
 
     input_conf, output_conf = config["input"], config["output"]
     # A URI is checked in full once the session (and its Hadoop file systems) exists.
     checked = check_output_early(output_conf["path"], bool(output_conf["overwrite"]), inputs=inputs)
+    if output_conf.get("reduced"):
+        checked = _check_reduced_early(config, inputs) and checked
     params = dict(config.get("params") or {})
     if config.get("deterministic") is not None:  # --deterministic / the config's deterministic: key
         params["deterministic"] = config["deterministic"]
@@ -306,13 +382,29 @@ def _selector_checked_before_spark(config: Dict[str, Any], inputs):
     apply_selection(selector, config["method"], config["selection"])
     # The named columns against the header or footer of a local input, before Spark starts (on a
     # Spark Connect server the input's paths are the server's: it checks them when it reads).
-    if not config["spark"].get("remote"):
+    if not config["spark"].get("remote") and input_conf["format"] != TABLE:
         check_input_early(input_conf["path"], input_conf["format"],
                           label_col=input_conf["label_col"] if selector.requires_labels else None,
                           weight_col=input_conf.get("weight_col"),
                           features_col=input_conf["features_col"] if input_conf.get("features_named") else None)
     _check_weights_wanted(config, selector)
-    return selector, checked
+    names = load_names(input_conf.get("names"))  # None for a URI: read once the session exists
+    if not config["spark"].get("remote") and input_conf["format"] != TABLE:
+        check_names_early(names, input_conf["path"], input_conf["format"], label_col=input_conf["label_col"],
+                          weight_col=input_conf.get("weight_col"), features_col=input_conf["features_col"],
+                          vector_size=input_conf.get("num_features"))
+    return selector, checked, names
+
+
+def _check_reduced_early(config: Dict[str, Any], inputs) -> bool:
+    """``--write-reduced``'s checks before Spark starts (apart from ``--output``; the rules of the reduced
+    data, ``sparkfs apply``'s); True when it was checked in full."""
+    output_conf = config["output"]
+    check_apart(output_conf["reduced"], "--write-reduced", output_conf["path"], "--output")
+    if config["spark"].get("remote") and not is_local_path(output_conf["reduced"]):
+        raise ConfigError(f"--write-reduced {output_conf['reduced']}: on a Spark Connect session the reduced data go "
+                          "to a local or mounted path (as --output)")
+    return check_output_early(output_conf["reduced"], bool(output_conf["overwrite"]), command="apply", inputs=inputs)
 
 
 def _check_weights_wanted(config: Dict[str, Any], selector) -> None:
@@ -328,13 +420,13 @@ def _check_weights_wanted(config: Dict[str, Any], selector) -> None:
                           "cannot be used (`sparkfs methods` lists which methods take them)")
 
 
-def _read_input(spark, config: Dict[str, Any], selector):
-    """(the dataset read, the frame to fit: with margin instance weights when asked); sets the
-    selector's columns."""
+def _read_input(spark, config: Dict[str, Any], selector, names=None):
+    """(the dataset read, with ``names`` when given; the frame to fit: with margin instance weights
+    when asked); sets the selector's columns."""
     input_conf = config["input"]
     with stage("read"):
-        dataset = read_dataset(
-            spark, input_conf["path"], input_conf["format"], label_col=input_conf["label_col"],
+        dataset = read_named_dataset(
+            spark, input_conf["path"], input_conf["format"], names, label_col=input_conf["label_col"],
             features_col=input_conf["features_col"], weight_col=input_conf.get("weight_col"),
             num_features=input_conf.get("num_features"), require_label=selector.requires_labels,
             require_features=bool(input_conf.get("features_named")),
@@ -356,19 +448,73 @@ def _read_input(spark, config: Dict[str, Any], selector):
     return dataset, frame
 
 
-def _write(spark, output_conf: Dict[str, Any], model, dataset, summary: Dict[str, Any]) -> Dict[str, Any]:
-    """features.parquet and summary.json, atomically; the summary with the output and top features."""
+def _write(spark, output_conf: Dict[str, Any], model, dataset, summary: Dict[str, Any],
+           tables=None) -> Dict[str, Any]:
+    """features.parquet, summary.json and model/, atomically, with ``--write-reduced`` the reduced
+    data (staged first, placed after the selection: a failure places neither) and with ``--output-table``
+    the rows appended last (if that fails, the outputs just placed are removed); the summary with the
+    outputs and top features."""
     p_values = model.pValues
+    summary["model"] = {"path": MODEL_DIRECTORY, "class": f"{type(model).__module__}.{type(model).__name__}"}
     with stage("write"):
         table = features_table(model.scores, model.selectedFeatures, dataset.feature_names, p_values=p_values)
-        output_path = write_selection_output(output_conf["path"], table, summary,
-                                             overwrite=bool(output_conf["overwrite"]), spark=spark)
-    summary["output"] = output_path
+        written: Dict[str, str] = {}
+
+        def write_selection() -> None:
+            written["output"] = write_selection_output(output_conf["path"], table, summary, spark=spark,
+                                                       overwrite=bool(output_conf["overwrite"]),
+                                                       model=model_files(model, spark))
+
+        if tables is not None:
+            summary["output_tables"] = {"features": tables.features, "runs": tables.runs}
+        if output_conf.get("reduced"):
+            summary["reduced"] = output_conf["reduced"]
+            _write_with_reduced(spark, output_conf, model, dataset, summary, write_selection, written)
+        else:
+            write_selection()
+        if tables is not None:
+            _append_or_undo(spark, tables, table, summary, output_conf, written)
+    summary["output"] = written["output"]
     summary["top_features"] = [
         (dataset.feature_names[i], float(model.scores[i]), None if p_values is None else float(p_values[i]))
         for i in model.ranking[: min(10, model.numInputFeatures)]
     ]
     return summary
+
+
+def _write_with_reduced(spark, output_conf, model, dataset, summary, write_selection, written) -> None:
+    """The reduced data staged (sliced from the frame the fit read), the selection written and placed,
+    then the reduced data placed; if that last step fails, the selection just placed is removed."""
+    from sparkfs.commands.reduced import all_columns, reduced_summary, write_reduced
+    from sparkfs.io.output import remove_output
+    from sparkfs.selectors.saved_selection import sliced_frame
+
+    input_conf = summary["input"]
+    frame = sliced_frame(model, all_columns(spark, dataset, input_conf["path"], input_conf["format"]),
+                         dataset.features_col)
+    facts = reduced_summary(model, f"{output_conf['path']}/{MODEL_DIRECTORY}", input_conf["path"],
+                            input_conf["format"], dataset.feature_names)
+    facts.update({key: summary[key] for key in ("run_id", "started_at", "input_files") if key in summary})
+    try:
+        write_reduced(output_conf["reduced"], frame, facts, spark=spark, overwrite=bool(output_conf["overwrite"]),
+                      before_placing=write_selection)
+    except BaseException:
+        if "output" in written:  # placed, then the reduced data could not be: neither stays
+            remove_output(written["output"], "select", spark)
+        raise
+
+
+def _append_or_undo(spark, tables, table, summary: Dict[str, Any], output_conf: Dict[str, Any], written) -> None:
+    """The run's rows appended to the output tables; if that fails, the directories this run placed go too."""
+    from sparkfs.io.output import remove_output
+
+    try:
+        append_run(spark, tables, summary["run_id"], table, summary, overwrite=bool(output_conf["overwrite"]))
+    except BaseException:
+        remove_output(written["output"], "select", spark)
+        if output_conf.get("reduced"):
+            remove_output(output_conf["reduced"], "apply", spark)
+        raise
 
 
 def _refuse_empty_selection(model, feature_names, selection) -> None:

@@ -2,14 +2,18 @@
 
 Layout of ``conf/*.yaml``::
 
-    input:  {path: data/x.libsvm, format: libsvm, label_col: label, features_col: features, weight_col: null,
-             num_features: null, driver_budget_mb: null}   # LIBSVM vector size (--vector-size), its bound
+    input:  {path: data/x.libsvm, format: libsvm,   # or {table: db.terms}: a table of the session's catalog
+             label_col: label, features_col: features, weight_col: null,
+             num_features: null, driver_budget_mb: null,   # LIBSVM vector size (--vector-size), its bound
+             feature_names: null, feature_names_from: null}   # names: a file, one per line; a CountVectorizerModel
     method: lfs
     label_type: null                   # categorical | continuous (a regression target: f-regression); --label-type
     params: {gamma: -0.5}
     deterministic: false               # true: the same bits for any partitioning (slower; --deterministic)
     selection: {num_features: 20}      # or {threshold: 0.0}, or {selection_mode: fdr, selection_threshold: 0.05}
     output: {path: output/{run_id}, if_exists: fail}   # fail | overwrite | skip (overwrite: true = overwrite)
+                                       # reduced: a directory for the sliced input (--write-reduced)
+                                       # table: db.selection, appended per run (--output-table)
     run_id: null                       # default: the UTC start time; {run_id} in output.path is replaced by it
     mlflow: false                      # true: log an MLflow run once the outputs are written (--mlflow)
     mlflow_experiment: null            # its experiment (--mlflow-experiment; default: MLflow's)
@@ -32,15 +36,16 @@ from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple
 import yaml
 
 DEFAULTS: Dict[str, Any] = {
-    "input": {"path": None, "format": "libsvm", "label_col": "label", "features_col": "features",
-              "weight_col": None, "num_features": None, "driver_budget_mb": None},
+    "input": {"path": None, "table": None, "format": "libsvm", "label_col": "label", "features_col": "features",
+              "weight_col": None, "num_features": None, "driver_budget_mb": None, "feature_names": None,
+              "feature_names_from": None},
     "method": "lfs",
     "instance_weighting": "none",
     "label_type": None,
     "deterministic": None,
     "params": {},
     "selection": {"num_features": None, "threshold": None, "selection_mode": None, "selection_threshold": None},
-    "output": {"path": None, "overwrite": False, "if_exists": None},
+    "output": {"path": None, "overwrite": False, "if_exists": None, "reduced": None, "table": None},
     "spark": {"master": None, "remote": None, "conf": {}},
     "run_id": None,
     "mlflow": False,
@@ -110,12 +115,15 @@ _PATH = (_is_string, "a non-empty string (a path or URI)")
 #: ``null`` (unset) passes everywhere: required keys are asked for after the flags are merged.
 SCHEMA: Dict[str, Tuple[Callable[[Any], bool], str]] = {
     "input.path": _PATH,
+    "input.table": (_is_string, "a non-empty string (a table or view of the session's catalog)"),
     "input.format": _one_of(*_FORMATS),
     "input.label_col": _COLUMN,
     "input.features_col": _COLUMN,
     "input.weight_col": _COLUMN,
     "input.num_features": (lambda v: _is_number(v) and isinstance(v, int) and v >= 1, "a whole number >= 1"),
     "input.driver_budget_mb": (lambda v: _is_number(v) and math.isfinite(v) and v > 0, "a positive number (MiB)"),
+    "input.feature_names": (_is_string, "a non-empty string (a text file: one feature name per line)"),
+    "input.feature_names_from": (_is_string, "a non-empty string (the directory of a saved CountVectorizerModel)"),
     "method": (_is_string, "a string (a method name: see `sparkfs methods`)"),
     "instance_weighting": _one_of("none", "margin"),
     "label_type": _one_of("categorical", "continuous"),
@@ -131,6 +139,8 @@ SCHEMA: Dict[str, Tuple[Callable[[Any], bool], str]] = {
     "output.path": _PATH,
     "output.overwrite": (lambda v: isinstance(v, bool), "true or false"),
     "output.if_exists": _one_of("fail", "overwrite", "skip"),
+    "output.reduced": (_is_string, "a non-empty string (the directory of the reduced data: a path or URI)"),
+    "output.table": (_is_string, "a non-empty string (a table of the session's catalog: db.table)"),
     "run_id": (is_run_id, RUN_ID_WORDS),
     "mlflow": (lambda v: isinstance(v, bool), "true or false"),
     "mlflow_experiment": (_is_string, "a non-empty string (an MLflow experiment name)"),

@@ -24,6 +24,9 @@ import numpy as np
 
 FORMAT = "label [qid:N] index:value ... [# comment]"
 MAX_INDEX = 2**31 - 1          # a Spark vector's size is a Java int
+#: What an index above an explicit vector size is said to exceed (a caller that sets the size another way
+#: names its own source in its place).
+SIZE_FLAG = "(--vector-size)"
 
 
 class LineProblem(ValueError):
@@ -206,7 +209,7 @@ def _split_features(features, token_lines, vector_size: Optional[int]) -> Tuple[
         elif vector_size is None:
             problem = f"index {index} is above {MAX_INDEX}, the largest size of a Spark vector"
         else:
-            problem = f"index {index} is above the vector size {vector_size} (--vector-size)"
+            problem = f"index {index} is above the vector size {vector_size} {SIZE_FLAG}"
         raise LineProblem(int(token_lines[bad]), f"{_text(features, bad)!r}: {problem}")
     in_value = ~(in_index | is_colon)
     value_text, _, _ = _pieces(data, in_value, offsets[1:] - colons - 1)

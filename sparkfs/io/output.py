@@ -165,18 +165,23 @@ def features_table(scores, selected: List[int], names: Optional[List[str]] = Non
     })
 
 
-def write_selection_output(path: str, table, summary: Dict[str, Any], overwrite: bool = False, spark=None) -> str:
-    """Write ``features.parquet`` + ``summary.json`` atomically into ``path``; returns the target.
+def write_selection_output(path: str, table, summary: Dict[str, Any], overwrite: bool = False, spark=None,
+                           model: Optional[Dict[str, bytes]] = None) -> str:
+    """Write ``features.parquet`` + ``summary.json`` and the fitted model's files (``model``: relative
+    path -> bytes, written below ``model/``) atomically into ``path``; returns the target.
 
     A URI ``path`` is written through the Hadoop file system of ``spark`` (see the module doc).
     """
-    return write_output_files(path, {"features.parquet": table}, summary, overwrite=overwrite, spark=spark)
+    files = {f"model/{name}": payload for name, payload in (model or {}).items()}
+    return write_output_files(path, {"features.parquet": table}, summary, overwrite=overwrite, spark=spark,
+                              files=files)
 
 
 def write_output_files(path: str, tables: Dict[str, Any], summary: Dict[str, Any], *, overwrite: bool = False,
-                       spark=None, command: str = "select") -> str:
-    """Write pandas ``tables`` (file name -> DataFrame, as Parquet) and ``summary.json`` atomically
-    into the directory ``path`` (staged beside it, then renamed); returns the target.
+                       spark=None, command: str = "select", files: Optional[Dict[str, bytes]] = None) -> str:
+    """Write pandas ``tables`` (file name -> DataFrame, as Parquet), ``files`` (relative path ->
+    bytes) and ``summary.json`` atomically into the directory ``path`` (staged beside it, then
+    renamed); returns the target.
 
     ``summary.json`` carries the marker of ``command`` (:func:`sparkfs.io.output_safety.marker`);
     with ``overwrite`` an existing directory is replaced only if that command wrote it and it
@@ -189,7 +194,7 @@ def write_output_files(path: str, tables: Dict[str, Any], summary: Dict[str, Any
     quota) raises :class:`OutputWriteError` naming the file; the staging directory is removed and
     an existing output is left as it was.
     """
-    payloads = _serialised(tables, summary, command)
+    payloads = {**(files or {}), **_serialised(tables, summary, command)}
     progress.check_interrupted()
 
     def fill_staging(store, staging, target):
@@ -200,26 +205,42 @@ def write_output_files(path: str, tables: Dict[str, Any], summary: Dict[str, Any
 
 
 def write_spark_output(path: str, write_data: Callable[[str], None], summary: Dict[str, Any], *, spark,
-                       command: str, overwrite: bool = False) -> str:
+                       command: str, overwrite: bool = False,
+                       before_placing: Optional[Callable[[], None]] = None) -> str:
     """Write a directory whose data files Spark writes (``convert``: ``df.write.parquet``), atomically,
     under the same rules as :func:`write_output_files`; returns the target.
 
     ``write_data(uri)`` writes the data into ``uri``, a fresh staging directory beside the target
     (a ``file:`` URI for a local output, so the data go to the driver's disk as for every other
-    output); the marker file (the kind's ``marker_file``, with ``summary``) is added last, then the
-    staging directory is renamed into place under :func:`replace_lock`. A failure at any step
-    removes the staging directory and leaves an existing output as it was.
+    output); the marker file (the kind's ``marker_file``, with ``summary`` as it is once the data are
+    written: ``write_data`` may add to it) is added last, then ``before_placing()`` runs (another
+    output placed with this one: a failure there places neither), then the staging directory is
+    renamed into place under :func:`replace_lock`. A failure at any step removes the staging
+    directory and leaves an existing output as it was.
     """
     marker_name = KINDS[command].marker_file
-    payload = _serialised({}, summary, command)["summary.json"]
 
     def fill_staging(store, staging, target):
         uri = store.uri(staging)
         write_data("file://" + uri if isinstance(store, LocalStore) else uri)
         progress.check_interrupted()
+        payload = _serialised({}, summary, command)["summary.json"]
         _write_file(store, store.path(staging, marker_name), payload, target)
+        if before_placing is not None:
+            before_placing()
 
     return _stage_and_place(path, spark, command, overwrite, fill_staging)
+
+
+def remove_output(path: str, command: str, spark=None) -> None:
+    """Remove an output ``command`` wrote at ``path`` (file by file: anything else there stays), as a
+    run that placed it and then failed does."""
+    store = open_store(path, spark)
+    try:
+        if store.exists(store.target):
+            _remove_retired(store, store.target, command)
+    finally:
+        store.close()
 
 
 def _stage_and_place(path: str, spark, command: str, overwrite: bool, fill_staging, *, payloads=None,

@@ -11,11 +11,13 @@ session exists, through its ``FileSystem``):
 2. **What is there** (:func:`check_replaceable`, :func:`check_study_directory`): every directory
    sparkfs writes carries a marker, ``"sparkfs_output": {"kind": ..., "format": 1}`` in its
    ``summary.json`` (``select``, ``instance-weights``), ``study.json`` (``evaluate``),
-   ``plan.json`` (``stability``), ``comparison.json`` (``compare``) or ``_summary.json`` (``convert``'s
-   Parquet directory, whose Spark part files are named by the kind's ``file_pattern``). ``--overwrite`` replaces only
-   a directory whose marker names the same command and which holds nothing but the files that
-   command writes there; a file, a symbolic link, a directory without the marker (including the
-   output of a sparkfs older than the marker) or one holding anything else is refused. The
+   ``plan.json`` (``stability``), ``comparison.json`` (``compare``) or ``_summary.json`` (the Parquet
+   directories of ``convert`` and of ``apply`` / ``select --write-reduced``, whose Spark part files are
+   named by the kind's ``file_pattern``). ``--overwrite`` replaces only a directory whose marker names
+   the same command and which holds nothing but the files that command writes there (``select``: also
+   the files of its ``model/``, looked into one by one); a file, a symbolic link, a directory without
+   the marker (including the output of a sparkfs older than the marker) or one holding anything else
+   is refused. The
    resumable studies (``evaluate``, ``stability``) and ``compare`` write into a new or empty
    directory or into one carrying their own marker, nothing else.
 
@@ -60,18 +62,37 @@ class OutputKind:
     files: Optional[FrozenSet[str]]
     #: Names it writes beyond ``files``, as a regular expression (``convert``: Spark's part files).
     file_pattern: Optional[str] = None
+    #: Files below sub-directories, by relative path (``select``: its ``model/``), which an output of an
+    #: earlier sparkfs may not have: allowed, replaced and removed as ``files`` are, never required.
+    tree_files: FrozenSet[str] = frozenset()
 
+    @property
+    def directories(self) -> FrozenSet[str]:
+        """The sub-directories of :attr:`tree_files` (``model``, ``model/data``), which it looks into."""
+        found: set = set()
+        for name in self.tree_files:
+            parts = name.split("/")[:-1]
+            found.update("/".join(parts[:depth]) for depth in range(1, len(parts) + 1))
+        return frozenset(found)
+
+
+#: The files of a fitted model as ``select`` writes them into ``model/`` (sparkfs.selectors' ``model_files``).
+MODEL_FILES = frozenset(f"model/{name}" for name in ("metadata/part-00000", "data/part-00000.parquet",
+                                                      "checksums/part-00000"))
+#: Spark's part files of a Parquet directory (and its ``_SUCCESS``).
+SPARK_PARTS = r"(part-\d{5}-[0-9a-f-]+(-c\d{3})?(\.\w+)?\.parquet|_SUCCESS)"
 
 KINDS = {kind.command: kind for kind in (
-    OutputKind("select", "summary.json", frozenset({"features.parquet", "summary.json"})),
+    OutputKind("select", "summary.json", frozenset({"features.parquet", "summary.json"}), tree_files=MODEL_FILES),
     OutputKind("instance-weights", "summary.json", frozenset({"weights.parquet", "summary.json"})),
     OutputKind("evaluate", "study.json", None),
     OutputKind("stability", "plan.json", None),
     OutputKind("compare", "comparison.json", frozenset({"comparison.json", "comparison.md", "lowest_errors.csv",
                                                        "wilcoxon.csv"})),
     # A Parquet directory Spark writes: its marker starts with '_' so Parquet readers skip it.
-    OutputKind("convert", "_summary.json", frozenset({"_summary.json"}),
-               file_pattern=r"(part-\d{5}-[0-9a-f-]+(-c\d{3})?(\.\w+)?\.parquet|_SUCCESS)"),
+    OutputKind("convert", "_summary.json", frozenset({"_summary.json"}), file_pattern=SPARK_PARTS),
+    # The input with its vector sliced to a selection (``apply``, ``select --write-reduced``).
+    OutputKind("apply", "_summary.json", frozenset({"_summary.json"}), file_pattern=SPARK_PARTS),
 )}
 
 
@@ -160,6 +181,17 @@ def check_location(output: str, inputs: Iterable[Optional[str]] = (), *, store=N
                                     "write; choose another --output (a new directory, e.g. below it)")
 
 
+def check_apart(first: str, first_flag: str, second: str, second_flag: str) -> None:
+    """Refuse two outputs of one run where one is, contains or lies inside the other (compared as
+    :func:`check_location` compares paths; URIs by scheme, authority and path)."""
+    relation = _relation(place_of(first), place_of(second))
+    if relation is None:
+        return
+    said = {"is": "is", "contains": "contains", "inside": "lies inside"}[relation]
+    raise UnsafeOutputError(f"{first_flag} {first} {said} {second_flag} {second}: the two outputs of a run go to two "
+                            "separate directories")
+
+
 # Rule 2: what is there ---------------------------------------------------------------------------
 
 
@@ -191,11 +223,39 @@ def _check_tag(tag: dict, kind: OutputKind, where: str, action: str) -> None:
 
 
 def _foreign(names: Iterable[str], kind: OutputKind) -> List[str]:
+    """The relative paths among ``names`` that ``kind`` does not write."""
     if kind.files is None:  # a study directory (written into and resumed) has no fixed names to compare with
         raise TypeError(f"sparkfs {kind.command} writes no fixed set of files")
-    allowed = kind.files | {f".{name}.crc" for name in kind.files}  # Hadoop's checksums of our files
+    ours = kind.files | kind.tree_files
+    allowed = ours | {_crc_of(name) for name in ours}  # Hadoop's checksums of our files
     pattern = re.compile(rf"\.?{kind.file_pattern}(\.crc)?") if kind.file_pattern else None
     return [name for name in names if name not in allowed and not (pattern and pattern.fullmatch(name))]
+
+
+def _crc_of(name: str) -> str:
+    folder, _, base = name.rpartition("/")
+    return f"{folder}/.{base}.crc" if folder else f".{base}.crc"
+
+
+def _entries(store, directory, kind: OutputKind) -> List[str]:
+    """Relative paths of what ``directory`` holds, looking into the sub-directories ``kind`` writes
+    (any other sub-directory is listed as itself)."""
+    found = []
+    for name in store.names(directory):
+        inner = store.path(directory, name)
+        if name in kind.directories and store.is_dir(inner) and not store.is_symlink(inner):
+            below = [f"{name}/{entry}" for entry in _entries(store, inner, _below(kind, name))]
+            found.extend(below)  # an empty one holds nothing to keep: it goes with the rest
+        else:
+            found.append(name)
+    return found
+
+
+def _below(kind: OutputKind, folder: str) -> OutputKind:
+    """``kind`` as seen from its sub-directory ``folder`` (its tree files there, no others)."""
+    prefix = folder + "/"
+    inside = frozenset(name[len(prefix):] for name in kind.tree_files if name.startswith(prefix))
+    return OutputKind(kind.command, kind.marker_file, frozenset(), tree_files=inside)
 
 
 def check_replaceable(store, command: str, overwrite: bool) -> None:
@@ -224,7 +284,7 @@ def check_replaceable(store, command: str, overwrite: bool) -> None:
         raise UnsafeOutputError(f"--overwrite: {where} is not an output of sparkfs {command} ({missing}); replacing "
                                 "it could delete data sparkfs did not write: choose another --output")
     _check_tag(tag, kind, f"--overwrite: {where}", "replacing it")
-    foreign = _foreign(store.names(target), kind)
+    foreign = _foreign(_entries(store, target, kind), kind)
     if foreign:
         listed = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
         raise UnsafeOutputError(f"--overwrite: {where} holds {len(foreign)} entr{'y' if len(foreign) == 1 else 'ies'} "
@@ -237,11 +297,15 @@ def remove_replaced(store, directory, command: str) -> List[str]:
     returns the names left (anything else, which is never deleted)."""
     kind = KINDS[command]
     left = []
-    for name in store.names(directory):
+    for name in _entries(store, directory, kind):
         if name in _foreign([name], kind):
             left.append(name)
         else:
             store.delete_file(store.path(directory, name))
+    for folder in sorted(kind.directories, key=lambda name: -name.count("/")):  # the deepest first
+        inner = store.path(directory, folder)
+        if store.exists(inner) and store.is_dir(inner) and not store.names(inner):
+            store.delete_empty_directory(inner)
     if not left:
         store.delete_empty_directory(directory)
     return left

@@ -34,6 +34,8 @@ from sparkfs.io.table_input import (
 )
 
 FORMATS = ("libsvm", "parquet", "csv")
+#: The input "format" of a table or view of the session's catalog (``--input-table``): its name is the path.
+TABLE = "table"
 ASSEMBLED_COL = "__sparkfs_features"   # the vector of the numeric columns when `features` is one of them
 SHOWN_COLUMNS = 8                      # column names listed when a named column is missing
 
@@ -85,6 +87,15 @@ def vector_names(df, features_col: str, size: int) -> List[str]:
             if attribute.get("idx", size) < size and attribute.get("name"):
                 names[attribute["idx"]] = attribute["name"]
     return [name if name else f"f{i + first}" for i, name in enumerate(names)]
+
+
+def given_vector_names(df, features_col: str, size: int) -> Optional[List[str]]:
+    """:func:`vector_names` when the column's ML attributes name at least one feature; None when
+    the features are known by position only (no attributes, or a LIBSVM file's column numbers)."""
+    attrs = df.schema[features_col].metadata.get("ml_attr", {}).get("attrs", {})
+    if not any(attribute.get("name") for group in attrs.values() for attribute in group):
+        return None
+    return vector_names(df, features_col, size)
 
 
 def _text_lines(spark, path: str) -> Iterator[Tuple[str, int, str]]:
@@ -296,29 +307,41 @@ def read_dataset(
     ``budget_name`` as the way to raise it). CSV/Parquet: ``label_col`` must be a column when
     ``require_label``, ``features_col`` when ``require_features`` (the user named it; else the
     numeric columns are assembled when it is not a vector column), checked before the data is read.
+    ``fmt`` :data:`TABLE`: ``path`` names a table or view of the session's catalog, read as a Parquet
+    input is (:func:`read_table`).
     """
-    from pyspark.ml.linalg import VectorUDT
-
-    if fmt not in FORMATS:
+    if fmt not in FORMATS and fmt != TABLE:
         raise InvalidInputError(f"unknown input format '{fmt}': use one of {', '.join(FORMATS)}")
-    _check_exists(path)
+    if fmt == TABLE:
+        df = read_table(spark, path)
+    else:
+        _check_exists(path)
     if fmt == "libsvm":
         df, size = read_libsvm(spark, path, label_col=label_col, features_col=features_col,
                                vector_size=num_features, driver_budget_mb=driver_budget_mb, budget_name=budget_name)
         return Dataset(df, features_col, label_col, [f"f{i}" for i in range(1, size + 1)])
-
     if fmt == "csv":
         return _read_csv(spark, path, label_col, features_col, weight_col, require_label, require_features)
-    check_parquet_types(path)
-    try:
-        df = spark.read.parquet(path)   # the schema from the footer: the columns are checked before any data is read
-    except Exception as error:  # a type Spark cannot read (a URI input: not looked at before)
-        message = unreadable_parquet_message(path, error)
-        if message is None:
-            raise
-        raise InvalidInputError(message) from None
+    if fmt == "parquet":
+        check_parquet_types(path)
+        try:
+            df = spark.read.parquet(path)   # the schema from the footer: the columns are checked before the data
+        except Exception as error:  # a type Spark cannot read (a URI input: not looked at before)
+            message = unreadable_parquet_message(path, error)
+            if message is None:
+                raise
+            raise InvalidInputError(message) from None
     check_input_columns(df.columns, path, label_col=label_col if require_label else None, weight_col=weight_col,
                         features_col=features_col if require_features else None)
+    return _columns_dataset(df, path, label_col, features_col, weight_col, driver_budget_mb, budget_name)
+
+
+def _columns_dataset(df, path: str, label_col: str, features_col: str, weight_col: Optional[str],
+                     driver_budget_mb: float, budget_name: str) -> Dataset:
+    """A Parquet input's or a table's :class:`Dataset`: its vector (or numeric array) column ``features_col``
+    with the label and weight, else its numeric columns assembled."""
+    from pyspark.ml.linalg import VectorUDT
+
     if features_col in df.columns and _is_numeric_array(df.schema[features_col].dataType):
         df = array_column_as_vector(df, features_col, path)
     if features_col in df.columns and isinstance(df.schema[features_col].dataType, VectorUDT):
@@ -337,3 +360,25 @@ def read_dataset(
     vector_col = ASSEMBLED_COL if features_col in df.columns else features_col
     assembled, names = _assemble(df, label_col if label_col in df.columns else None, vector_col, weight_col)
     return Dataset(assembled, vector_col, label_col, names)
+
+
+def read_table(spark, name: str):
+    """The table or view ``name`` of the session's catalog (``db.table``, ``catalog.db.table``, a temporary
+    view, a path-based ``parquet.`/path```), its schema resolved now (no job): one the catalog does not
+    know is refused naming it and where it was looked for."""
+    try:
+        frame = spark.table(name)
+        _ = frame.schema  # Spark Connect resolves lazily: make it resolve here
+    except Exception as error:  # AnalysisException: not found, or not a table name
+        where = _current_namespace(spark)
+        first = str(error).strip().splitlines()[0][:200] if str(error).strip() else type(error).__name__
+        raise InvalidInputError(f"--input-table {name}: the session's catalog has no such table or view (a name "
+                                f"without a database is looked up in {where}): {first}") from None
+    return frame
+
+
+def _current_namespace(spark) -> str:
+    try:
+        return f"{spark.catalog.currentCatalog()}.{spark.catalog.currentDatabase()}"
+    except Exception:  # a catalog that cannot say: the name alone is shown
+        return "the current database"

@@ -49,7 +49,7 @@ PANDAS_UNNAMED_NAME = re.compile(r"^Unnamed: \d+$")
 log = logging.getLogger("sparkfs")
 
 
-def _local_files(path: str) -> Optional[List[str]]:
+def local_files(path: str) -> Optional[List[str]]:
     """The data files of a local input (a file, a directory of part files, or a glob), sorted;
     None for a URI, or a directory with partition folders (``key=value``, whose columns are
     not in the files)."""
@@ -83,7 +83,7 @@ def local_columns(path: str, fmt: str) -> Optional[List[str]]:
     """The column names of a local CSV (its first file's header line) or Parquet input (its
     first file's footer), read without Spark; None where that cannot be known here (a URI,
     partition folders, an unreadable file: Spark then reads them)."""
-    files = _local_files(path)
+    files = local_files(path)
     if not files:
         return None
     try:
@@ -131,7 +131,7 @@ def csv_header(spark, path: str) -> Optional[List[str]]:
 def _parquet_pandas_index(path: str) -> List[str]:
     """The columns a local Parquet input's pandas metadata names as its index (``to_parquet``
     with an index, named or not); [] without that metadata or for a URI."""
-    files = _local_files(path)
+    files = local_files(path)
     if not files:
         return []
     try:
@@ -142,11 +142,13 @@ def _parquet_pandas_index(path: str) -> List[str]:
     return [name for name in pandas.get("index_columns", []) if isinstance(name, str)]
 
 
-def index_columns(names: List[str], fmt: str, path: str, named: List[Optional[str]]) -> List[str]:
+def index_columns(names: List[str], fmt: str, path: str, named: List[Optional[str]],
+                  announce: bool = True) -> List[str]:
     """The columns of a CSV or Parquet input that are a pandas index, not features: Parquet
     columns the pandas metadata lists as the index or named ``__index_level_N__``; a CSV's
     first column when its header name is empty (``to_csv``'s default) or ``Unnamed: N``. A
-    column the user named (label, weight, features) is never one. Each is announced in one line.
+    column the user named (label, weight, features) is never one. Each is announced in one line
+    (with ``announce``).
     (A CSV column without a name anywhere but first is refused by :func:`check_csv_header`.)"""
     if fmt == "parquet":
         pandas_index = set(_parquet_pandas_index(path))
@@ -157,7 +159,7 @@ def index_columns(names: List[str], fmt: str, path: str, named: List[Optional[st
         found = [first] if names and (not first.strip() or PANDAS_UNNAMED_NAME.match(first)) else []
         writer = "the index pandas' DataFrame.to_csv writes (an unnamed first column)"
     found = [name for name in found if name not in named]
-    if found:
+    if found and announce:
         log.warning("%s: column(s) %s left out of the features: %s; write the file with index=False to keep "
                     "it out", path, found, writer)
     return found
@@ -395,7 +397,7 @@ def check_parquet_types(path: str) -> None:
     """Refuse, before Spark reads it, a local Parquet input with a date or time column (pandas'
     ``datetime64`` writes ``timestamp[ns]``, which Spark cannot even read): features are numbers,
     and no time column can be one silently."""
-    files = _local_files(path)
+    files = local_files(path)
     if not files:
         return
     import pyarrow as pa

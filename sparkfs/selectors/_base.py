@@ -110,6 +110,13 @@ def _selected_names(dataset, features_col: str, size: int, selected) -> List[str
     return [names[int(i)] for i in selected]
 
 
+def _given_names(dataset, features_col: str, size: int) -> Optional[List[str]]:
+    """The names the vector column's ML attributes give, or None (features known by position only)."""
+    from sparkfs.io.readers import given_vector_names
+
+    return given_vector_names(dataset, features_col, size)
+
+
 def check_columns(dataset, *columns: Optional[str]) -> None:
     missing = [c for c in columns if c is not None and c not in dataset.columns]
     if missing:
@@ -374,6 +381,7 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
             label_values=list(result.label_values),
             summary=summary,
             feature_arrays=feature_arrays,
+            feature_names=_given_names(dataset, self.getFeaturesCol(), int(scores.shape[0])),
         )
         model._session_state = dict(result.session_state)
         model._resetUid(self.uid)
@@ -425,7 +433,8 @@ class FeatureSelectorModel(Model, SelectorParams, MLReadable, MLWritable):
     #: Whether a score may be +inf (a statistic divided by a zero variance); NaN never is.
     _scores_may_be_infinite = False
 
-    def __init__(self, scores=None, selected_features=None, label_values=None, summary=None, feature_arrays=None):
+    def __init__(self, scores=None, selected_features=None, label_values=None, summary=None, feature_arrays=None,
+                 feature_names=None):
         super().__init__()
         self._scores = np.asarray(scores if scores is not None else [], dtype=np.float64)
         self._selected = [int(i) for i in (selected_features if selected_features is not None else [])]
@@ -433,6 +442,10 @@ class FeatureSelectorModel(Model, SelectorParams, MLReadable, MLWritable):
         self._summary = dict(summary or {})
         self._feature_arrays = {k: np.asarray(v, dtype=np.float64) for k, v in (feature_arrays or {}).items()}
         self._session_state: Dict[str, Any] = {}
+        self._feature_names = None if feature_names is None else [str(name) for name in feature_names]
+        if self._feature_names is not None and len(self._feature_names) != self._scores.shape[0]:
+            raise ValueError(f"{type(self).__name__}: {len(self._feature_names)} feature names for "
+                             f"{self._scores.shape[0]} scores")
 
     @property
     def scores(self) -> np.ndarray:
@@ -455,6 +468,13 @@ class FeatureSelectorModel(Model, SelectorParams, MLReadable, MLWritable):
     def selectedFeatures(self) -> List[int]:
         """Indices of the selected features, ascending (the order of the output vector)."""
         return list(self._selected)
+
+    @property
+    def featureNames(self) -> Optional[List[str]]:
+        """The name of each input feature, from the fitted vector column's ML attributes (a CSV
+        header, ``VectorAssembler``, ``--feature-names``), or None when the features were known by
+        position only. ``transform`` refuses a vector column that names its features otherwise."""
+        return None if self._feature_names is None else list(self._feature_names)
 
     @property
     def numInputFeatures(self) -> int:
@@ -508,19 +528,42 @@ class FeatureSelectorModel(Model, SelectorParams, MLReadable, MLWritable):
 
     def _transform(self, dataset):
         from pyspark.ml.feature import VectorSlicer
+        from pyspark.sql import functions as F
+
+        from sparkfs.io.table_input import vector_metadata
 
         check_column_types(dataset, self.getFeaturesCol())
         if self.getOutputCol() in dataset.columns:
             raise InvalidInputError(f"output column '{self.getOutputCol()}' already exists in the input")
-        attributes = dataset.schema[self.getFeaturesCol()].metadata.get("ml_attr", {})
-        declared_size = attributes.get("num_attrs")
-        if declared_size is not None and declared_size != self.numInputFeatures:
-            raise InvalidInputError(
-                f"the vectors in column '{self.getFeaturesCol()}' have size {declared_size}; "
-                f"this model was fitted on {self.numInputFeatures} features"
-            )
+        given = self.checkInputFeatures(dataset)
         slicer = VectorSlicer(inputCol=self.getFeaturesCol(), outputCol=self.getOutputCol(), indices=self._selected)
-        return slicer.transform(dataset)
+        sliced = slicer.transform(dataset)
+        if given is not None or self._feature_names is None:  # VectorSlicer keeps the input's names
+            return sliced
+        # The input names no feature: the output names the selected ones as the model knows them.
+        names = vector_metadata([self._feature_names[i] for i in self._selected])
+        output = self.getOutputCol()
+        return sliced.withColumn(output, F.col(f"`{output.replace('`', '``')}`").alias(output, metadata=names))
+
+    def checkInputFeatures(self, dataset) -> Optional[List[str]]:
+        """Refuse (:class:`~sparkfs.errors.InvalidInputError`) a vector column whose ML attributes
+        declare another size than the model's, or name a feature otherwise than the model does
+        (when both name them); from the schema alone. Returns the input's names, or None."""
+        from sparkfs.io.readers import given_vector_names
+
+        column = self.getFeaturesCol()
+        declared_size = dataset.schema[column].metadata.get("ml_attr", {}).get("num_attrs")
+        if declared_size is not None and declared_size != self.numInputFeatures:
+            raise InvalidInputError(f"the vectors in column '{column}' have size {declared_size}; this model was "
+                                    f"fitted on {self.numInputFeatures} features")
+        given = given_vector_names(dataset, column, self.numInputFeatures)
+        if given is None or self._feature_names is None or given == self._feature_names:
+            return given
+        differ = [i for i, (mine, theirs) in enumerate(zip(self._feature_names, given)) if mine != theirs]
+        first = differ[0]
+        raise InvalidInputError(f"the vectors in column '{column}' name feature {first} {given[first]!r}, where this "
+                                f"model's feature {first} is {self._feature_names[first]!r} ({len(differ):,} of "
+                                f"{self.numInputFeatures:,} names differ): the model was fitted on other features")
 
     def write(self) -> MLWriter:
         return SelectorModelWriter(self)

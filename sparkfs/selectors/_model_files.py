@@ -20,8 +20,10 @@ from sparkfs.errors import InvalidModelError
 
 METADATA_FILE = "metadata"
 DATA_FILE = "data"
-#: The columns every model's data/ holds; array_<name> columns hold per-feature arrays.
+#: The columns every model's data/ holds; array_<name> columns hold per-feature arrays, and ``name``
+#: the features' names when the model knows them.
 DATA_COLUMNS = ("index", "score", "selected")
+NAME_COLUMN = "name"
 
 
 def _refuse(path: str, part: str, problem: str) -> InvalidModelError:
@@ -137,7 +139,8 @@ def _expected_features(summary: Dict[str, Any], path: str, rows: int) -> int:
 def checked_model_data(frame, metadata: Dict[str, Any], path: str, infinite_scores_allowed: bool) -> Dict[str, Any]:
     """scores, selected indices and feature arrays of a model's ``data/`` (a pandas frame), checked:
     the indices exactly 0..p-1 once each (p = the summary's n_features), scores never NaN (and
-    finite unless the model's scores may be +inf), ``selected`` booleans, every array finite."""
+    finite unless the model's scores may be +inf), ``selected`` booleans, every array finite, the
+    names (when there) strings."""
     missing = [column for column in DATA_COLUMNS if column not in frame.columns]
     if missing:
         raise _refuse(path, DATA_FILE, f"has no column(s) {missing} (it has {list(frame.columns)})")
@@ -177,7 +180,19 @@ def checked_model_data(frame, metadata: Dict[str, Any], path: str, infinite_scor
                 raise _refuse(path, DATA_FILE, f"column {column!r} holds NaN or infinite values")
             arrays[column[len("array_"):]] = values
     return {"scores": scores, "selected_features": np.flatnonzero(selected.to_numpy()[order]),
-            "feature_arrays": arrays}
+            "feature_arrays": arrays, "feature_names": _checked_names(frame, order, path)}
+
+
+def _checked_names(frame, order, path: str):
+    """The ``name`` column in index order (strings, none missing), or None when the model has none."""
+    if NAME_COLUMN not in frame.columns:
+        return None
+    names = frame[NAME_COLUMN].to_numpy(dtype=object)[order]
+    bad = [i for i, name in enumerate(names) if not isinstance(name, str)]
+    if bad:
+        raise _refuse(path, DATA_FILE, f"the name of feature {bad[0]} is {names[bad[0]]!r}, not a string "
+                      f"({len(bad)} names are missing or not strings)")
+    return [str(name) for name in names]
 
 
 # Checksums of a model's own files ----------------------------------------------------------------

@@ -4,6 +4,9 @@ anything is built."""
 
 from __future__ import annotations
 
+import json
+from typing import Dict
+
 import numpy as np
 from pyspark.ml import Estimator, Model
 from pyspark.ml.util import DefaultParamsWriter, MLReader, MLWriter
@@ -11,7 +14,10 @@ from pyspark.ml.util import DefaultParamsWriter, MLReader, MLWriter
 from sparkfs.errors import InvalidModelError
 from sparkfs.selectors._model_files import (
     CHECKSUM_ALGORITHM,
+    CHECKSUM_FILE,
     CHECKSUM_KEY,
+    DATA_FILE,
+    METADATA_FILE,
     check_checksums,
     checked_labels,
     checked_model_data,
@@ -24,7 +30,8 @@ from sparkfs.spark.blocks import is_connect_session
 
 
 class SelectorModelWriter(MLWriter):
-    """metadata/ (params + label values + summary as JSON) and data/ (one Parquet row per feature)."""
+    """metadata/ (params + label values + summary as JSON) and data/ (one Parquet row per feature: index,
+    score, selected, the per-feature arrays, and the feature's name when the model knows names)."""
 
     def __init__(self, instance: Model):
         super().__init__()
@@ -37,22 +44,56 @@ class SelectorModelWriter(MLWriter):
             super()._handleOverwrite(path)
 
     def saveImpl(self, path: str) -> None:
-        import pandas as pd
-
         model = self.instance
-        extra = {"labelValues": model._label_values, "summary": model._summary, CHECKSUM_KEY: CHECKSUM_ALGORITHM}
         mode = "overwrite" if self.shouldOverwrite else "errorifexists"
         if self.shouldOverwrite and is_connect_session(self.sparkSession):
-            metadata = DefaultParamsWriter._get_metadata_to_save(model, self.sparkSession, extra)
+            metadata = DefaultParamsWriter._get_metadata_to_save(model, self.sparkSession, _extra_metadata(model))
             self.sparkSession.createDataFrame([(metadata,)], ["value"]).coalesce(1).write.mode(mode).text(
                 f"{path}/metadata")
         else:
-            DefaultParamsWriter.saveMetadata(model, path, self.sparkSession, extraMetadata=extra)
-        columns = {"index": np.arange(model.numInputFeatures, dtype=np.int64), "score": model._scores,
-                   "selected": model.get_support()}
-        columns.update({f"array_{name}": values for name, values in model._feature_arrays.items()})
-        self.sparkSession.createDataFrame(pd.DataFrame(columns)).coalesce(1).write.mode(mode).parquet(f"{path}/data")
+            DefaultParamsWriter.saveMetadata(model, path, self.sparkSession, extraMetadata=_extra_metadata(model))
+        self.sparkSession.createDataFrame(_data_frame(model)).coalesce(1).write.mode(mode).parquet(f"{path}/data")
         write_checksums(path, self.sparkSession, mode)  # last: it hashes metadata/ and data/ as written
+
+
+def _extra_metadata(model) -> dict:
+    """What a model's metadata holds beside its params."""
+    return {"labelValues": model._label_values, "summary": model._summary, CHECKSUM_KEY: CHECKSUM_ALGORITHM}
+
+
+def _data_frame(model):
+    """data/ as a pandas frame: one row per feature (index, score, selected, the per-feature arrays, the
+    name when the model knows names)."""
+    import pandas as pd
+
+    columns = {"index": np.arange(model.numInputFeatures, dtype=np.int64), "score": model._scores,
+               "selected": model.get_support()}
+    columns.update({f"array_{name}": values for name, values in model._feature_arrays.items()})
+    if model._feature_names is not None:
+        columns["name"] = pd.Series(model._feature_names, dtype=object)
+    return pd.DataFrame(columns)
+
+
+def model_files(model, spark) -> Dict[str, bytes]:
+    """The files :class:`SelectorModelWriter` saves, as bytes by relative path (``metadata/part-00000``,
+    ``data/part-00000.parquet``, ``checksums/part-00000``), for a writer that places them itself (the
+    command line's staged output, on any store and from a Spark Connect client alike); the loaders
+    read them as they read a saved model. ``spark`` gives the Spark version recorded."""
+    import hashlib
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    metadata = DefaultParamsWriter._get_metadata_to_save(model, spark, _extra_metadata(model)) + "\n"
+    sink = io.BytesIO()
+    pq.write_table(pa.Table.from_pandas(_data_frame(model), preserve_index=False), sink)
+    files = {f"{METADATA_FILE}/part-00000": metadata.encode("utf-8"),
+             f"{DATA_FILE}/part-00000.parquet": sink.getvalue()}
+    manifest = {"algorithm": CHECKSUM_ALGORITHM,
+                "files": {name: hashlib.sha256(payload).hexdigest() for name, payload in files.items()}}
+    files[f"{CHECKSUM_FILE}/part-00000"] = (json.dumps(manifest, sort_keys=True) + "\n").encode("utf-8")
+    return files
 
 
 class ParamsReader(MLReader):

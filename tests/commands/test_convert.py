@@ -195,3 +195,35 @@ def test_auto_format_refuses_an_unknown_name(tmp_path):
     (tmp_path / "data.txt").write_text("")
     with pytest.raises(ConfigError, match="give --format libsvm or --format csv"):
         input_format(str(tmp_path / "data.txt"), "auto")
+
+
+def test_input_and_output_flags_convert_as_the_positional_form(spark, tmp_path, capsys):
+    source = tmp_path / "small.libsvm"
+    source.write_text("1 1:0.5 3:1.0\n0 2:0.25\n1 1:1.5 2:1.0\n")
+    flags, positional = tmp_path / "flags", tmp_path / "positional"
+    assert main(["convert", "--input", str(source), "--output", str(flags), "--master", "local[2]"]) == 0
+    assert _convert(source, positional) == 0
+    assert _rows(spark, flags) == _rows(spark, positional)
+    # the positional input with --output, and the same path both ways, are accepted too
+    assert main(["convert", str(source), "--output", str(tmp_path / "mixed"), "--master", "local[2]"]) == 0
+    assert main(["convert", str(source), str(tmp_path / "same"), "--input", str(source), "--master",
+                 "local[2]"]) == 0
+    assert _rows(spark, tmp_path / "mixed") == _rows(spark, positional)
+
+
+@pytest.mark.parametrize("argv, fragments", [
+    (["IN", "--input", "OTHER", "--output", "OUT"], ["two inputs given: INPUT", "and --input", "give one"]),
+    (["IN", "OUT", "--output", "ELSEWHERE"], ["two outputs given: OUTPUT", "and --output", "elsewhere; give one"]),
+    (["--output", "OUT"], ["no input: give INPUT", "or --input"]),
+    (["--input", "IN"], ["no output: give OUTPUT", "or --output"]),
+])
+def test_paths_given_twice_or_not_at_all_are_refused(tmp_path, capsys, argv, fragments):
+    source = tmp_path / "small.libsvm"
+    source.write_text("1 1:0.5\n0 2:0.25\n")
+    names = {"IN": str(source), "OTHER": str(tmp_path / "other.libsvm"), "OUT": str(tmp_path / "out"),
+             "ELSEWHERE": str(tmp_path / "elsewhere")}
+    capsys.readouterr()
+    assert main(["convert", *[names.get(word, word) for word in argv]]) == 2
+    error = capsys.readouterr().err
+    assert all(fragment in error for fragment in fragments), error
+    assert sorted(os.listdir(tmp_path)) == ["small.libsvm"]

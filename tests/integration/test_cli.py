@@ -67,7 +67,7 @@ def test_existing_output_is_refused_unless_overwrite(spark, breast_libsvm, tmp_p
     os.rmdir(out)
     assert _run(args) == 0
     assert _run(args + ["--overwrite"]) == 0
-    assert sorted(os.listdir(out)) == ["features.parquet", "summary.json"]
+    assert sorted(os.listdir(out)) == ["features.parquet", "model", "summary.json"]
 
 
 def test_parquet_columns_with_string_labels(spark, tmp_path, shared_data):

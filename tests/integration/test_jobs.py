@@ -83,7 +83,7 @@ def test_run_id_times_fingerprint_json_logs_and_if_exists(spark, small, tmp_path
     record = json.loads(capsys.readouterr().err)
     assert record["event"] == "error" and record["exit_code"] == 2 and "already exists" in record["message"]
     assert (out / "summary.json").read_bytes() == written and sorted(os.listdir(out)) == ["features.parquet",
-                                                                                          "summary.json"]
+                                                                                          "model", "summary.json"]
 
 
 def test_default_run_id_is_the_utc_start_time(small, tmp_path):

@@ -148,7 +148,7 @@ def test_select_overwrite_replaces_its_own_output_only(spark, layout, capsys):
     assert main([*_select(source, out, "--overwrite"), "--param", "gamma=-0.25"]) == 0
     second = json.loads((out / "summary.json").read_text())
     assert second["params"]["gamma"] == -0.25 and first["params"]["gamma"] != -0.25
-    assert sorted(os.listdir(out)) == ["features.parquet", "summary.json"]
+    assert sorted(os.listdir(out)) == ["features.parquet", "model", "summary.json"]
     assert os.listdir(out.parent) == ["run1"]            # no staging or retired directory left
     (out / "notes.txt").write_text("added by the user")
     refused(_select(source, out, "--overwrite"), capsys, root,
