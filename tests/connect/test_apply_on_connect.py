@@ -9,6 +9,9 @@ import pandas as pd
 
 from sparkfs.cli import main
 
+#: The methods this module runs on Connect (tests/test_method_registry.py checks `sparkfs methods` says so).
+CONNECT_METHODS = ["anova"]
+
 
 def _csv(path, rows, seed):
     rng = np.random.default_rng(seed)

@@ -16,10 +16,13 @@ from sparkfs.spark.failures import resource_failure
 
 @pytest.fixture
 def running_jvm_not_waited_for(monkeypatch):
-    """The shared session's JVM is alive: a message built here need not wait 10 s for it to exit."""
-    from sparkfs.spark import failures
+    """The shared session's JVM is alive: a message built here need not wait 10 s for it to exit. No driver
+    memory recorded by an earlier test's run in this process (the advice depends on it)."""
+    from sparkfs.spark import failures, memory
 
     monkeypatch.setattr(failures, "JVM_EXIT_WAIT_SECONDS", 0.01)
+    monkeypatch.setattr(memory, "applied_settings", {})
+    monkeypatch.setattr(memory, "observed_driver_memory", {"spark.driver.memory": None})
 
 
 def _run(args):
