@@ -41,7 +41,7 @@ from sparkfs.io.config import ConfigError
 from sparkfs.io.output import OutputExistsError
 from sparkfs.job_options import add_job_args, configure_log_format, log_line
 from sparkfs.progress import Interrupted
-from sparkfs.spark.failures import describe, resource_failure
+from sparkfs.spark.failures import describe, input_file_failure, resource_failure
 
 log = logging.getLogger("sparkfs")
 
@@ -137,6 +137,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         resources = resource_failure(error)
         if resources is not None:
             return _report_failure(args, f"sparkfs: failed: {resources}", 1)
+        unreadable = input_file_failure(error)   # an input file Spark cannot read (a URI input's)
+        if unreadable is not None:
+            return _report_failure(args, f"sparkfs: error: {unreadable}", 2)
         text = describe(error)
         return _report_failure(args, f"sparkfs: failed: {text.splitlines()[0] if text else type(error).__name__}", 1)
     return command.finish(args, outcome) if command.finish else outcome

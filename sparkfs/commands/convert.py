@@ -45,6 +45,7 @@ from sparkfs.commands.arguments import (
 from sparkfs.errors import InvalidInputError
 from sparkfs.interruption import install_handlers
 from sparkfs.io.config import ConfigError
+from sparkfs.io.input_files import check_input_files
 from sparkfs.io.libsvm import DEFAULT_DRIVER_BUDGET_MB, sparse_vectors_metadata
 from sparkfs.io.output import check_output_early, check_output_free, write_spark_output
 from sparkfs.io.readers import LIBSVM_NAMES, check_input_early, read_dataset
@@ -106,6 +107,8 @@ def input_format(path: str, fmt: str) -> str:
     names = [path]
     if local is not None and os.path.isdir(local):
         names = [name for name in os.listdir(local) if not name.startswith(("_", "."))]
+        if not names:
+            check_input_files(path, "auto")   # refuses the directory without data files
     found = {_format_of_name(name) for name in names}
     if len(found) == 1 and None not in found:
         return found.pop()

@@ -54,19 +54,63 @@ def add_arguments(commands) -> None:
 
 
 def check_output(args) -> str:
-    """Refuse an unsafe ``--output`` before any work (:mod:`sparkfs.io.output_safety`). Returns the output."""
+    """Refuse an unsafe ``--output`` and a ``--true-relevance`` file that cannot be read, before any
+    work (:mod:`sparkfs.io.output_safety`). Returns the output."""
     from sparkfs.io.output_safety import check_study_directory
 
-    return check_study_directory(args.output, "stability", inputs=[args.input, args.true_relevance])
+    directory = check_study_directory(args.output, "stability", inputs=[args.input, args.true_relevance])
+    if args.true_relevance:
+        _stored_relevance(args.true_relevance)
+    return directory
+
+
+def _stored_relevance(path: str) -> np.ndarray:
+    """The values of a ``--true-relevance`` file: a ``.npy`` file memory-mapped (nothing is read
+    beyond its header until its size is known to fit, so a header that claims 10^12 values
+    allocates nothing), a text file through ``np.loadtxt``."""
+    if not str(path).endswith(".npy"):
+        try:
+            return np.loadtxt(path, ndmin=1)
+        except (OSError, ValueError) as error:
+            raise InvalidInputError(f"--true-relevance {path}: not a text file of numbers ({error})") from None
+    try:
+        return np.load(path, mmap_mode="r", allow_pickle=False)
+    except ValueError as error:   # the header claims more bytes than the file holds, or an object array
+        raise InvalidInputError(f"--true-relevance {path} is not a whole .npy array file as numpy.save writes it "
+                                f"({_npy_header(path)}: {error})") from None
+    except OSError as error:
+        raise InvalidInputError(f"--true-relevance {path} cannot be read ({error})") from None
+
+
+def _npy_header(path: str) -> str:
+    """What a ``.npy`` file's header claims (shape and type) against its size, for a refusal."""
+    import os
+
+    try:
+        with open(path, "rb") as handle:
+            version = np.lib.format.read_magic(handle)
+            read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                           else np.lib.format.read_array_header_2_0)
+            shape, _, dtype = read_header(handle)
+            body = os.path.getsize(path) - handle.tell()
+    except (OSError, ValueError) as error:
+        return f"its header cannot be read: {error}"
+    values = int(np.prod(shape, dtype=object))
+    return (f"its header claims {values:,} values of {dtype} (shape {shape}, {values * dtype.itemsize:,} bytes), "
+            f"the file holds {body:,} bytes after it")
 
 
 def _true_relevance(path, n_features: int):
     if not path:
         return None
-    values = np.load(path) if str(path).endswith(".npy") else np.loadtxt(path, ndmin=1)
-    values = np.asarray(values, dtype=float).ravel()
-    if values.shape != (n_features,) or not np.all(np.isfinite(values)):
-        raise InvalidInputError(f"--true-relevance {path}: expected {n_features} finite values, got {values.size}")
+    stored = _stored_relevance(path)
+    if stored.size != n_features or stored.dtype.kind not in "biuf":
+        raise InvalidInputError(f"--true-relevance {path}: expected {n_features} finite values (one per feature), "
+                                f"got {stored.size:,} values of {stored.dtype}")
+    values = np.asarray(stored, dtype=float).ravel()
+    if not np.all(np.isfinite(values)):
+        raise InvalidInputError(f"--true-relevance {path}: expected {n_features} finite values, got "
+                                f"{int(np.sum(~np.isfinite(values)))} that are NaN or infinite")
     return values
 
 

@@ -186,12 +186,53 @@ def check_config(config: Mapping[str, Any], where: str = "", names: Optional[Map
             raise ConfigError(f"{shown} must be {expected}, got {describe_value(value)}")
 
 
+#: The deepest nesting of lists and mappings a YAML text may have (a job config has 3: ``spark``,
+#: ``conf``, a setting). YAML's composer recurses once per level, so a text nested thousands deep
+#: would end in Python's ``RecursionError``; it is refused from the scanner's tokens instead.
+MAX_YAML_DEPTH = 32
+_OPENS = (yaml.BlockMappingStartToken, yaml.BlockSequenceStartToken, yaml.FlowMappingStartToken,
+          yaml.FlowSequenceStartToken)
+_CLOSES = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
+
+
+def too_deep(text: str) -> Optional[int]:
+    """The line (1-based) where ``text`` nests lists or mappings beyond :data:`MAX_YAML_DEPTH`, or
+    None. Reads the scanner's tokens only (no recursion, nothing built); invalid YAML is left to the loader."""
+    depth = 0
+    try:
+        for token in yaml.scan(text, Loader=yaml.SafeLoader):
+            if isinstance(token, _OPENS):
+                depth += 1
+                if depth > MAX_YAML_DEPTH:
+                    return token.start_mark.line + 1
+            elif isinstance(token, _CLOSES):
+                depth -= 1
+    except yaml.YAMLError:
+        return None
+    return None
+
+
+def _safe_load(text: str, what: str, fits: str):
+    """``yaml.safe_load`` of ``text``, refusing (ConfigError) a text nested beyond :data:`MAX_YAML_DEPTH`;
+    ``what`` names the text, ``fits`` says what it should hold."""
+    line = too_deep(text)
+    try:
+        if line is None:
+            return yaml.safe_load(text)
+    except RecursionError:   # a nesting the scan did not count: the same refusal
+        pass
+    where = f" (at line {line})" if line is not None else ""
+    raise ConfigError(f"{what} nests lists or mappings more than {MAX_YAML_DEPTH} levels deep{where}; {fits}")
+
+
 def load_config(path: str) -> Dict[str, Any]:
     try:
         with open(path, encoding="utf-8") as handle:
-            loaded = yaml.safe_load(handle) or {}
+            loaded = _safe_load(handle.read(), f"config file {path}", "a job config nests at most 3") or {}
     except FileNotFoundError:
         raise ConfigError(f"config file not found: {path}") from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"config file {path} is not UTF-8 text ({error.reason} at byte {error.start})") from None
     except yaml.YAMLError as error:
         raise ConfigError(f"config file {path} is not valid YAML: {error}") from None
     if not isinstance(loaded, dict):
@@ -234,7 +275,8 @@ def parse_param(text: str):
     if not name.strip():
         raise ConfigError(f"--param expects name=value, got '{text}'")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else raw
+        fits = "a param is a number, a string, true or false, or a list of numbers"
+        value = _safe_load(raw, f"--param {name.strip()}: the value", fits) if raw.strip() else raw
     except yaml.YAMLError:
         raise ConfigError(f"--param {name.strip()}: the value is not valid YAML (quote it as a string?)") from None
     return name.strip(), value

@@ -20,6 +20,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 from urllib.parse import urlparse
 
 from sparkfs.errors import InvalidInputError
+from sparkfs.io.input_files import check_input_files
 from sparkfs.io.libsvm import DEFAULT_DRIVER_BUDGET_MB, check_vector_size, display_path, read_libsvm
 from sparkfs.io.table_input import (
     array_column_as_vector,
@@ -124,10 +125,12 @@ def check_input_columns(columns: List[str], path: str, *, label_col: Optional[st
 def check_input_early(path: str, fmt: str, *, label_col: Optional[str], weight_col: Optional[str] = None,
                       features_col: Optional[str] = None) -> None:
     """The checks of a local input that need no Spark (the command line runs them before Spark
-    starts): the path exists, the CSV header is one Spark reads as it is, the named columns exist."""
+    starts): the path exists, its files are whole and agree (:mod:`sparkfs.io.input_files`), the CSV
+    header is one Spark reads as it is, the named columns exist."""
     if fmt not in FORMATS:
         raise InvalidInputError(f"unknown input format '{fmt}': use one of {', '.join(FORMATS)}")
     _check_exists(path)
+    check_input_files(path, fmt)
     if fmt == "libsvm":
         return
     columns = local_columns(path, fmt)

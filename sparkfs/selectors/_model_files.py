@@ -26,6 +26,27 @@ DATA_COLUMNS = ("index", "score", "selected")
 NAME_COLUMN = "name"
 
 
+#: The deepest nesting of arrays and objects saved metadata may hold (sparkfs writes a handful of
+#: levels: the params, the summary and its per-method details). Deeper text is refused before any
+#: value of it is used, converted or shown (Python's ``repr`` and ``json`` recurse once per level).
+MAX_METADATA_DEPTH = 64
+
+
+def json_depth(value: Any, limit: int) -> int:
+    """How deep lists and dicts nest in ``value`` (0 for a scalar), counted without recursion and
+    only until ``limit`` is passed (then ``limit + 1``)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if not isinstance(item, (list, dict)):
+            continue
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
 def _refuse(path: str, part: str, problem: str) -> InvalidModelError:
     return InvalidModelError(f"{path}/{part}: {problem}; this saved selector or model is not loaded")
 
@@ -40,8 +61,15 @@ def load_metadata(path: str, spark) -> Dict[str, Any]:
         raise _refuse(path, METADATA_FILE, "is empty")
     try:
         metadata = json.loads(text[0])
+    except RecursionError:
+        raise _refuse(path, METADATA_FILE, "nests JSON arrays or objects too deep to read (sparkfs writes at most "
+                      f"{MAX_METADATA_DEPTH} levels)") from None
     except ValueError as error:
         raise _refuse(path, METADATA_FILE, f"is not JSON ({error})") from None
+    depth = json_depth(metadata, MAX_METADATA_DEPTH)
+    if depth > MAX_METADATA_DEPTH:
+        raise _refuse(path, METADATA_FILE, f"nests JSON arrays or objects more than {MAX_METADATA_DEPTH} levels deep "
+                      "(sparkfs writes far fewer)")
     if not isinstance(metadata, dict):
         raise _refuse(path, METADATA_FILE, f"holds a JSON {type(metadata).__name__}, not an object")
     return metadata
@@ -242,7 +270,7 @@ def _read_manifest(path: str, spark) -> Dict[str, str]:
                       f"carries it ({str(error).splitlines()[0][:200]})") from None
     try:
         manifest = json.loads(text[0]) if text is not None else None
-    except ValueError:
+    except (ValueError, RecursionError):
         manifest = None
     files = manifest.get("files") if isinstance(manifest, dict) else None
     if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):

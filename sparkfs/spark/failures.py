@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Iterator, Optional
 
-from sparkfs.errors import SparkMasterError, SparkResourceError, SparkStartError
+from sparkfs.errors import InvalidInputError, SparkMasterError, SparkResourceError, SparkStartError
 
 _OUT_OF_MEMORY = ("OutOfMemoryError", "Java heap space", "GC overhead limit exceeded",
                   "exceeding memory limits", "Container killed on request. Exit code is 137")
@@ -311,12 +311,47 @@ def stopped_jvm_message(signal_number: Optional[int], oom_killer: Optional[bool]
             "; otherwise those messages name the cause)")
 
 
+#: Spark's words for an input file it cannot read, and what to say of the file instead.
+_UNREADABLE_FILE = (
+    ("EOFException: Unexpected end of input stream",
+     "is cut short (its compressed data end without their end marker: a download or copy that stopped?); fetch "
+     "or write it again"),
+    ("PARQUET_COLUMN_DATA_TYPE_MISMATCH",
+     "holds a column of another type than the other part files' ({detail}); write every part file with the same "
+     "types"),
+    ("is not a Parquet file",
+     "is not a Parquet file: a Parquet directory holds only Parquet part files; move the others out"),
+    ("incorrect header check", "is damaged (its compressed data do not decompress); fetch or write it again"),
+    ("invalid block type", "is damaged (its compressed data do not decompress); fetch or write it again"),
+)
+_READING_FILE = re.compile(r"Encountered error while reading file (\S+?)\.?\s|(\S+) is not a Parquet file")
+_TYPE_MISMATCH = re.compile(r"Data type mismatches when reading Parquet column ([^.]+)\.\s*([^.\n]*)")
+
+
+def input_file_failure(error: BaseException) -> Optional[InvalidInputError]:
+    """An :class:`InvalidInputError` naming the file when a Spark failure is an input file it
+    cannot read (a truncated or damaged compressed file, a Parquet part of another format or column
+    type, a directory without data files), else None. A local input is checked for these before
+    Spark starts (:mod:`sparkfs.io.input_files`); this names them for a URI input."""
+    text = " ".join(describe(link) for link in _chain(error))
+    if "UNABLE_TO_INFER_SCHEMA" in text:
+        return InvalidInputError("the input holds no data files Spark can read (an empty directory, or one with only "
+                                 "_SUCCESS or hidden files): give the directory of the part files")
+    for mark, words in _UNREADABLE_FILE:
+        if mark not in text:
+            continue
+        file = _READING_FILE.search(text)
+        detail = _TYPE_MISMATCH.search(text)
+        said = words.format(detail=f"column {detail.group(1)}: {detail.group(2).strip()}" if detail else "")
+        return InvalidInputError(f"{(file.group(1) or file.group(2)) if file else 'an input file'} {said}")
+    return None
+
+
 def with_input_diagnosis(action: Callable[[], Any], df, features_col: str, label_col: Optional[str],
                          weight_col: Optional[str] = None):
     """Run a Spark ``action``; a failed job names the setting to change (out of memory, a stopped
     JVM: :func:`resource_failure`, and no scan of the input, which cannot help) or else the bad
     input (:func:`sparkfs.spark.stats.diagnose_input` on ``df``'s columns: NaN, sizes...)."""
-    from sparkfs.errors import InvalidInputError
     from sparkfs.spark.stats import diagnose_input
 
     try:
@@ -327,6 +362,9 @@ def with_input_diagnosis(action: Callable[[], Any], df, features_col: str, label
         resources = resource_failure(error)
         if resources is not None:
             raise resources from error
+        unreadable = input_file_failure(error)
+        if unreadable is not None:
+            raise unreadable from None
         diagnose_input(df, features_col, label_col, weight_col)
         raise
 
@@ -334,8 +372,6 @@ def with_input_diagnosis(action: Callable[[], Any], df, features_col: str, label
 def with_resource_errors(action: Callable[[], Any]):
     """Run ``action``; a Spark failure for lack of memory (or a dead JVM) becomes a
     :class:`SparkResourceError` naming the setting; input errors and other failures pass as they are."""
-    from sparkfs.errors import InvalidInputError
-
     try:
         return action()
     except (InvalidInputError, ValueError, SparkResourceError, ExecutorEnvironmentError):

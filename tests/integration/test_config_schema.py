@@ -112,6 +112,27 @@ def test_flag_values(no_spark, tmp_path, capsys, flags, fragments):
     _refused(capsys, ["select", "--input", "data.libsvm", "--output", str(out), *flags], out, *fragments)
 
 
+@pytest.mark.parametrize("where", ["flow_list", "block_mappings", "whole_file", "param_flag"])
+def test_yaml_nested_thousands_deep_is_refused_by_its_line(no_spark, tmp_path, capsys, where):
+    """6,000 levels of lists (or 2,000 of indented mappings): YAML's composer recursed once per level
+    and the command ended in Python's RecursionError (exit 1); the scanner's tokens count the levels."""
+    deep = "[" * 6000 + "]" * 6000
+    out = tmp_path / "out"
+    if where == "param_flag":
+        _refused(capsys, ["select", "--input", "data.libsvm", "--output", str(out), "--param", f"gamma={deep}"], out,
+                 "--param gamma: the value nests lists or mappings more than 32 levels deep (at line 1); a param is "
+                 "a number, a string, true or false, or a list of numbers")
+        return
+    text = {"flow_list": BASE + f"params:\n  gamma: {deep}\n",
+            "block_mappings": BASE + "params:\n" + "".join("  " * (i + 1) + "a:\n" for i in range(2000)),
+            "whole_file": deep + "\n"}[where]
+    line = {"flow_list": 3, "block_mappings": 34, "whole_file": 1}[where]
+    err = _refused(capsys, ["select", "--config", _job(tmp_path, text), "--output", str(out)], out,
+                   f"job.yaml nests lists or mappings more than 32 levels deep (at line {line}); a job config nests "
+                   "at most 3")
+    assert "RecursionError" not in err and "Traceback" not in err
+
+
 def test_flags_override_a_checked_file(no_spark, tmp_path, capsys):
     job = _job(tmp_path, BASE + "selection: {threshold: 0.5}\n")
     out = tmp_path / "out"

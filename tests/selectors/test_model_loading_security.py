@@ -174,3 +174,23 @@ def test_instance_weighter_naming_another_module_is_refused_without_importing_it
     with pytest.raises(ValueError, match="not a sparkfs MarginInstanceWeighter"):
         MarginInstanceWeighter.load(str(path))
     assert not trap_module.exists()
+
+
+@pytest.mark.parametrize("depth", [200, 100_000])
+def test_metadata_nested_deep_is_an_invalid_model(fitted_lfs, tmp_path, depth):
+    """A param nested 100,000 arrays deep made json.loads (and 200 deep, the checks' repr) end in
+    RecursionError: refused as a damaged model before any value is used."""
+    from sparkfs import InvalidModelError
+
+    path = tmp_path / "model"
+    fitted_lfs.save(str(path))
+    metadata_file = next((path / "metadata").glob("part-*"))
+    text = metadata_file.read_text()
+    assert '"numFeatures":2' in text
+    metadata_file.write_text(text.replace('"numFeatures":2', '"numFeatures":' + "[" * depth + "2" + "]" * depth))
+    for checksum in (path / "metadata").glob(".*.crc"):
+        checksum.unlink()
+    with pytest.raises(InvalidModelError) as refused:
+        FisherMarkovSelectorModel.load(str(path))
+    assert str(refused.value).startswith(f"{path}/metadata: nests JSON arrays or objects ")
+    assert "more than 64 levels deep" in str(refused.value) or "too deep to read" in str(refused.value)

@@ -1,0 +1,188 @@
+"""The files of a local input, checked before Spark starts: that there are data files, that every
+gzip file is whole, and that the part files of a Parquet directory are Parquet and agree on their columns.
+
+Why before Spark: Spark meets each of these only inside a task of the first job, and reports it with
+a Java trace of dozens of lines and exit 1 (``FAILED_READ_FILE``, ``UNABLE_TO_INFER_SCHEMA``,
+``PARQUET_COLUMN_DATA_TYPE_MISMATCH``), or not at all: a column missing from one part file is read
+as null in every row of that file, which the NaN rule then counts without naming the column or the
+file. Here each is refused naming the file (:class:`sparkfs.errors.InvalidInputError`, exit 2).
+
+What it costs: a listing of the input, each Parquet file's footer (the schema only, read by
+pyarrow), and one decompression of every ``.gz`` file on the driver (zlib, about 200 MB of text a
+second, no line parsed): gzip has no index, so only reading to its end marker proves a file whole.
+
+A URI input (``hdfs://``, ``s3a://``) is not looked at here: the same problems are named from
+Spark's failure instead (:func:`sparkfs.spark.failures.input_file_failure`).
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+from functools import partial
+from typing import Dict, List, Optional, Tuple
+
+from sparkfs.errors import InvalidInputError
+from sparkfs.io.stores import local_path_of
+
+#: Spark skips files and folders whose names start with these (``_SUCCESS``, ``.part-0.crc``).
+HIDDEN = ("_", ".")
+_PARQUET_MAGIC = b"PAR1"
+_GZIP_READ_BYTES = 1 << 20
+_GZIP_WBITS = zlib.MAX_WBITS | 16      # a gzip header and trailer
+
+
+def data_files(path: str) -> Optional[List[str]]:
+    """The files Spark reads of a local file or directory (recursing into Hive partition folders,
+    ``key=value``), sorted; None for a URI, a glob or a path that does not exist."""
+    local = local_path_of(path)
+    if local is None or not os.path.exists(local):
+        return None
+    if not os.path.isdir(local):
+        return [local]
+    found = []
+    for folder, folders, names in os.walk(local):
+        folders[:] = sorted(name for name in folders if "=" in name and not name.startswith(HIDDEN))
+        found += [os.path.join(folder, name) for name in names if not name.startswith(HIDDEN)]
+    return sorted(found)
+
+
+def partition_folders(path: str) -> bool:
+    """Whether a local directory input holds Hive partition folders (``year=2020/``)."""
+    local = local_path_of(path)
+    return bool(local and os.path.isdir(local)
+                and any("=" in name and os.path.isdir(os.path.join(local, name)) for name in os.listdir(local)))
+
+
+def check_input_files(path: str, fmt: str) -> None:
+    """Refuse a local input whose files Spark would fail on or misread (module notes)."""
+    files = data_files(path)
+    if files is None:
+        return
+    if not files:
+        _refuse_empty_directory(path)
+    for file in files:
+        if file.lower().endswith(".gz"):
+            check_gzip_whole(file)
+    if fmt == "parquet":
+        check_parquet_parts(path, files)
+
+
+def _refuse_empty_directory(path: str) -> None:
+    local = local_path_of(path) or path
+    names = sorted(os.listdir(local))
+    held = (f"only {', '.join(names[:5])}{', ...' if len(names) > 5 else ''}, which Spark skips as it skips every name "
+            "starting with '_' or '.'" if names else "it is empty")
+    raise InvalidInputError(f"input directory {path} holds no data files ({held}): the writer did not finish, or the "
+                            "data are elsewhere; give the directory of the part files")
+
+
+def check_gzip_whole(file: str) -> None:
+    """Read a gzip file to its end: refused when it is cut short (a member without its end marker:
+    a download or copy that stopped) or damaged (not gzip, or a checksum that does not match).
+    Concatenated members and zero padding after a member are read as Hadoop's codec reads them."""
+    decompressor, in_member, read = zlib.decompressobj(_GZIP_WBITS), False, 0
+    try:
+        with open(file, "rb") as handle:
+            for chunk in iter(partial(handle.read, _GZIP_READ_BYTES), b""):
+                read += len(chunk)
+                while chunk:
+                    if not in_member:
+                        chunk = chunk.lstrip(b"\0")
+                        if not chunk:
+                            break
+                        in_member = True
+                    decompressor.decompress(chunk, _GZIP_READ_BYTES)   # the text is not kept
+                    chunk = decompressor.unconsumed_tail
+                    if decompressor.eof:   # a member ended: another may follow
+                        chunk = decompressor.unused_data + chunk
+                        decompressor, in_member = zlib.decompressobj(_GZIP_WBITS), False
+    except zlib.error as error:
+        raise InvalidInputError(f"{file} is not a whole gzip file ({error}, within its first {read:,} bytes): it "
+                                "is damaged or not gzip; fetch or write it again") from None
+    if in_member:
+        raise InvalidInputError(f"{file} is cut short: its gzip data end after {read:,} bytes without the end "
+                                "marker gzip writes, so its last lines are missing (a download or copy that "
+                                "stopped?); fetch or write it again")
+
+
+def _is_parquet(file: str) -> bool:
+    size = os.path.getsize(file)
+    if size < 12:
+        return False
+    with open(file, "rb") as handle:
+        head = handle.read(4)
+        handle.seek(size - 4)
+        return head == _PARQUET_MAGIC and handle.read(4) == _PARQUET_MAGIC
+
+
+def type_key(data_type) -> str:
+    """An Arrow type as Spark reads it: large and dictionary-encoded forms as the plain ones, list
+    and struct fields compared by their types (a list's field name differs between writers)."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(data_type):
+        return type_key(data_type.value_type)
+    if pa.types.is_large_string(data_type) or pa.types.is_string(data_type):
+        return "string"
+    if pa.types.is_large_binary(data_type) or pa.types.is_binary(data_type):
+        return "binary"
+    if pa.types.is_list(data_type) or pa.types.is_large_list(data_type) or pa.types.is_fixed_size_list(data_type):
+        return f"array<{type_key(data_type.value_type)}>"
+    if pa.types.is_struct(data_type):
+        return "struct<" + ", ".join(f"{field.name}: {type_key(field.type)}" for field in data_type) + ">"
+    return str(data_type)
+
+
+def _shown(file: str, root: str) -> str:
+    return os.path.relpath(file, root) if root != file else os.path.basename(file)
+
+
+def check_parquet_parts(path: str, files: List[str]) -> None:
+    """Every file is Parquet and holds the first file's columns with the same types."""
+    from sparkfs.io.table_input import parquet_schema
+
+    local = local_path_of(path) or path
+    columns: Dict[str, str] = {}
+    reference = ""
+    for file in files:
+        if not _is_parquet(file):
+            suffix = os.path.splitext(file)[1]
+            kind = f"a '{suffix}' file: " if suffix and suffix.lower() != ".parquet" else ""
+            fix = ("give --format for what it is" if file == local else
+                   f"a Parquet directory holds only Parquet part files; move it out of {path}")
+            raise InvalidInputError(f"{file} is not a Parquet file ({kind}no 'PAR1' marker at its start and end: "
+                                    f"another format, or cut short): {fix}")
+        try:
+            schema = parquet_schema(file)
+        except (OSError, ValueError) as error:
+            raise InvalidInputError(f"{file} is not a readable Parquet file ({str(error)[:200]})") from None
+        found = {field.name: type_key(field.type) for field in schema}
+        if not reference:
+            columns, reference = found, file
+            continue
+        _check_same_columns(path, local, reference, columns, file, found)
+
+
+def _check_same_columns(path: str, local: str, reference: str, columns: Dict[str, str], file: str,
+                        found: Dict[str, str]) -> None:
+    first = _shown(reference, local)
+    missing = [name for name in columns if name not in found]
+    if missing:
+        raise InvalidInputError(
+            f"column(s) {missing} of the Parquet input {path} are missing from {file} ({first} has them): Spark "
+            "would read them as null in every row of that file; write every part file with the same columns")
+    extra = [name for name in found if name not in columns]
+    if extra:
+        raise InvalidInputError(
+            f"{file} has column(s) {extra} that {first} of the Parquet input {path} does not have: Spark would "
+            "read one file's columns and drop or null the others; write every part file with the same columns")
+    differ: List[Tuple[str, str, str]] = [(name, columns[name], found[name]) for name in columns
+                                          if columns[name] != found[name]]
+    if differ:
+        name, expected, got = differ[0]
+        also = f"; also column(s) {[d[0] for d in differ[1:]]}" if differ[1:] else ""
+        raise InvalidInputError(
+            f"the Parquet part files of {path} disagree on the type of column '{name}': {expected} in {first}, "
+            f"{got} in {file}{also} (Spark reads one type per column and fails on the other file); write every "
+            f"part file with the same type for '{name}'")
