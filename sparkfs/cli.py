@@ -41,7 +41,7 @@ from sparkfs.io.config import ConfigError
 from sparkfs.io.output import OutputExistsError
 from sparkfs.job_options import add_job_args, configure_log_format, log_line
 from sparkfs.progress import Interrupted
-from sparkfs.spark.failures import describe, input_file_failure, resource_failure
+from sparkfs.spark.failures import describe, input_file_failure, redacted, resource_failure
 
 log = logging.getLogger("sparkfs")
 
@@ -94,6 +94,7 @@ def _report_failure(args, text: str, exit_code: int) -> int:
     """The last line of a failed command on stderr (a JSON object with ``--log-format json``);
     a failure (exit 1) starts a line of its own, as the JVM may still be writing to stderr."""
     log_format = getattr(args, "log_format", "text")
+    text = redacted(text)   # a Connect URL's token, wherever a message quotes the URL
     if exit_code == 1 and log_format == "text":
         text = "\n" + text
     log_line(log, log_format, text, "error" if exit_code == 2 else "failed", logging.ERROR, exit_code=exit_code)

@@ -40,6 +40,12 @@ class LabelWarning(UserWarning):
     (a typo such as '1_0' for '1' makes one); the message names them."""
 
 
+class PrecisionWarning(UserWarning):
+    """Features whose values are too small for float64's squares, scored by a statistic that keeps
+    their unit (so cannot be computed on them rescaled): their scores say nothing of the classes; the
+    message names them and the setting that computes them scale-free."""
+
+
 class ParamBoundError(ValueError):
     """A Param whose work or memory the input would make too large (rows, classes, features or the
     driver budget set the bound), refused after the first cheap pass and before any heavy one; the

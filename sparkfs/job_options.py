@@ -28,6 +28,7 @@ from typing import Any, Dict, Optional
 
 from sparkfs.io import strict_json
 from sparkfs.io.config import RUN_ID_WORDS, ConfigError, is_run_id
+from sparkfs.io.input_files import glob_matches
 from sparkfs.io.output_safety import KINDS, OutputExistsError, UnsafeOutputError, check_location
 from sparkfs.io.stores import is_local_path, local_path_of
 
@@ -188,6 +189,9 @@ def input_fingerprint(path: Optional[str], spark=None) -> Optional[Dict[str, Any
     e.g. on Spark Connect)."""
     if not path:
         return None
+    matches = glob_matches(path)
+    if matches is not None:   # a pattern: what it matches now, as a directory's files
+        return _files_fingerprint(path, matches, os.path.dirname(local_path_of(path) or path))
     local = local_path_of(path)
     if local is not None:
         return _local_fingerprint(path, local)
@@ -199,11 +203,19 @@ def _local_fingerprint(path: str, local: str) -> Dict[str, Any]:
         status = os.stat(local)
         return {"path": path, "size_bytes": status.st_size,
                 "modified_at": iso_utc(datetime.fromtimestamp(status.st_mtime, timezone.utc))}
-    size, newest, files = 0, os.stat(local).st_mtime, 0
-    for folder, _, names in os.walk(local):
-        for name in names:
-            status = os.stat(os.path.join(folder, name))
-            size, newest, files = size + status.st_size, max(newest, status.st_mtime), files + 1
+    return _files_fingerprint(path, [local], local)
+
+
+def _files_fingerprint(path: str, roots, folder: str) -> Dict[str, Any]:
+    """Total size, newest modification time (the ``folder``'s own included) and count of the files
+    in and below ``roots``."""
+    size, newest, files = 0, os.stat(folder).st_mtime if os.path.isdir(folder) else 0.0, 0
+    for root in roots:
+        walked = os.walk(root) if os.path.isdir(root) else [(os.path.dirname(root), [], [os.path.basename(root)])]
+        for parent, _, names in walked:
+            for name in names:
+                status = os.stat(os.path.join(parent, name))
+                size, newest, files = size + status.st_size, max(newest, status.st_mtime), files + 1
     return {"path": path, "size_bytes": size, "modified_at": iso_utc(datetime.fromtimestamp(newest, timezone.utc)),
             "files": files}
 

@@ -15,12 +15,14 @@ from sparkfs.io.config import ConfigError
 from sparkfs.io.feature_names import check_names_early
 from sparkfs.io.readers import FORMATS, check_input_early
 from sparkfs.job_options import Stage, apply_to_study_args, configure_log_format, log_line
+from sparkfs.spark.failures import redacted
 
 log = logging.getLogger("sparkfs")
 
 
 def add_input_args(parser) -> None:
-    parser.add_argument("--input", help="input path")
+    parser.add_argument("--input", help="input path: a file, a directory of part files or a glob (dir/*.libsvm; "
+                        "local path or URI)")
     parser.add_argument("--format", choices=FORMATS, help="input format")
     parser.add_argument("--label-col", help="label column of a parquet/csv input (default: label; a LIBSVM "
                         "input's label is named so)")
@@ -116,8 +118,8 @@ def spark_target(master: Optional[str], remote: Optional[str], output: Optional[
     from sparkfs.spark.session import connect_endpoint
 
     if master and remote:
-        raise ConfigError(f"give either --master ({master}) or --remote ({remote}), not both (config: spark.master, "
-                          "spark.remote)")
+        raise ConfigError(f"give either --master ({master}) or --remote ({redacted(remote)}), not both (config: "
+                          "spark.master, spark.remote)")
     if master and master.startswith("sc://"):
         master, remote = None, master
     if not master and not remote and os.environ.get("SPARK_REMOTE") and "PYSPARK_GATEWAY_PORT" not in os.environ:
@@ -125,9 +127,9 @@ def spark_target(master: Optional[str], remote: Optional[str], output: Optional[
     if remote:
         connect_endpoint(remote)
         if output and not is_local_path(output):
-            raise ConfigError(f"--output {output}: a Spark Connect session ({remote}) cannot write a URI (it goes "
-                              "through the JVM's Hadoop FileSystem, which a Connect client does not have): give a "
-                              "local or mounted path")
+            raise ConfigError(f"--output {output}: a Spark Connect session ({redacted(remote)}) cannot write a URI (it "
+                              "goes through the JVM's Hadoop FileSystem, which a Connect client does not have): give "
+                              "a local or mounted path")
     return master, remote
 
 

@@ -45,7 +45,7 @@ from sparkfs.commands.arguments import (
 from sparkfs.errors import InvalidInputError
 from sparkfs.interruption import install_handlers
 from sparkfs.io.config import ConfigError
-from sparkfs.io.input_files import check_input_files
+from sparkfs.io.input_files import check_input_files, glob_matches
 from sparkfs.io.libsvm import DEFAULT_DRIVER_BUDGET_MB, sparse_vectors_metadata
 from sparkfs.io.output import check_output_early, check_output_free, write_spark_output
 from sparkfs.io.readers import LIBSVM_NAMES, check_input_early, read_dataset
@@ -63,6 +63,7 @@ from sparkfs.job_options import (
     versions,
     with_run_id,
 )
+from sparkfs.spark.failures import redacted
 
 INPUT_FORMATS = ("libsvm", "csv", "auto")
 #: What ``--format auto`` reads from a file name (after a compression suffix).
@@ -102,10 +103,13 @@ def input_format(path: str, fmt: str) -> str:
     if fmt != "auto":
         return fmt
     local = local_path_of(path)
-    if local is not None and not os.path.exists(local) and not any(c in path for c in "*?["):
+    matches = glob_matches(path)
+    if local is not None and matches is None and not os.path.exists(local):
         raise InvalidInputError(f"input path not found: {path}")
-    names = [path]
-    if local is not None and os.path.isdir(local):
+    if matches == []:
+        raise InvalidInputError(f"input path not found: {path} (no file matches the pattern)")
+    names = [os.path.basename(match) for match in matches] if matches else [path]
+    if local is not None and matches is None and os.path.isdir(local):
         names = [name for name in os.listdir(local) if not name.startswith(("_", "."))]
         if not names:
             check_input_files(path, "auto")   # refuses the directory without data files
@@ -134,7 +138,7 @@ def checks_before_spark(args) -> Optional[str]:
     args.master, args.remote = spark_target(args.master, args.remote, args.output)
     if args.remote:
         raise ConfigError(f"sparkfs convert runs on a classic Spark session (its executors write the Parquet files "
-                          f"the driver then moves into place), not on Spark Connect ({args.remote})")
+                          f"the driver then moves into place), not on Spark Connect ({redacted(args.remote)})")
     check_numeric_options(args)
     if args.weight_col and args.format == "libsvm":
         raise ConfigError("--weight-col names a column of a CSV input; a LIBSVM input has no weight column")

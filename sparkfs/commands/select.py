@@ -212,11 +212,13 @@ def _fit_announcing_ties(selector, frame):
         DefaultSampleWarning,
         LabelWarning,
         LargeWorkWarning,
+        PrecisionWarning,
         SelectionTieWarning,
         SolverConvergenceWarning,
     )
 
-    announced = (SelectionTieWarning, SolverConvergenceWarning, DefaultSampleWarning, LargeWorkWarning, LabelWarning)
+    announced = (SelectionTieWarning, SolverConvergenceWarning, DefaultSampleWarning, LargeWorkWarning, LabelWarning,
+                 PrecisionWarning)
     shown_before = warnings.showwarning
 
     def show(message, category, filename, lineno, file=None, line=None):

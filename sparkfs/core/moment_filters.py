@@ -49,7 +49,10 @@ class MomentFilter:
     pass then takes the column minima); ``needs_labels``: False for a statistic of all rows
     together (the moments then come as one class, and the method runs without labels);
     ``label_type``: "continuous" for a filter of a regression target, whose ``score`` takes the
-    one-pass :class:`sparkfs.core.regression.TargetMoments` instead of the class moments."""
+    one-pass :class:`sparkfs.core.regression.TargetMoments` instead of the class moments;
+    ``scale_free``: the statistic of a feature does not change when the feature is multiplied by a
+    constant, so a feature whose squares underflow is scored from its values times a power of two
+    (:func:`sparkfs.core.univariate.underflowing_squares`)."""
 
     score: ScoreFunction
     description: str
@@ -58,6 +61,7 @@ class MomentFilter:
     non_negative: bool = False
     needs_labels: bool = True
     label_type: str = "categorical"
+    scale_free: bool = False
 
 
 def anova_scores(class_counts, class_sums, class_sum_squares) -> FilterScores:
@@ -99,7 +103,8 @@ def f_regression_scores(moments: TargetMoments) -> FilterScores:
 #: test name -> filter. The ``test`` Param of the univariate selector takes these names (and
 #: ``chi2-categorical``, Spark ML's contingency test, which is not a function of the moments).
 MOMENT_FILTERS: Dict[str, MomentFilter] = {
-    "anova": MomentFilter(anova_scores, "the one-way ANOVA F value (scikit-learn's f_classif, Spark ML's ANOVATest)"),
+    "anova": MomentFilter(anova_scores, "the one-way ANOVA F value (scikit-learn's f_classif, Spark ML's ANOVATest)",
+                          scale_free=True),
     "chi2": MomentFilter(chi2_scores, "scikit-learn's chi-squared of class sums (non-negative features)",
                          non_negative=True),
     "variance": MomentFilter(variance_scores, "the sample variance (Spark ML's VarianceThresholdSelector); no labels",

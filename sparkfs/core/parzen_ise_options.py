@@ -24,6 +24,13 @@ MEMBERSHIPS = ("hard", "soft")
 #: Readings of the criterion (docs/parzen_ise.md, section 0); the first is the default.
 CRITERIA = ("marginal", "image")
 DEFAULT_CRITERION = "marginal"
+
+
+def criterion_power(criterion: str) -> int:
+    """The power to which a reading raises the values (in their variances' products): the marginal
+    reading squares them; the image reading squares variances (``v_k^2``, eq. 22), fourth powers of
+    the values. :func:`sparkfs.core.scaling.check_magnitude` bounds the values by it."""
+    return 4 if criterion == "image" else 2
 #: How the marginal optimum ranks the features (docs/parzen_ise.md, section 0).
 DEFAULT_RANK_BY = "reference"
 

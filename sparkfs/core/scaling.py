@@ -182,21 +182,80 @@ def feature_scaling(scaling: str, *, minimum, maximum, mean=None, std=None) -> T
 #: Largest |value| (after scaling) the distance- and moment-based methods accept: they square
 #: values or differences of values, and float64 overflows past about 1.8e308.
 MAX_MAGNITUDE = 1e150
+#: Smallest largest |value| (after scaling) of a feature that is not all zeros those methods accept:
+#: squares below 2^-1022 (values below about 1.5e-154) are subnormal doubles that keep fewer and
+#: fewer digits, and below 5e-324 (values below about 2.2e-162) they are 0, so the feature would
+#: look constant (every difference 0) or score 0 without a word. 2^-480 (about 3.2e-145) leaves a
+#: sum of squares of n values its full precision for any n below 2^60.
+MIN_MAGNITUDE = 2.0 ** -480
 
 
-def check_magnitude(minimum, maximum, inverse_scale=None, owner: str = "this selector") -> None:
-    """Refuse features whose values (times ``inverse_scale``) exceed ``MAX_MAGNITUDE`` in size,
-    naming the first such feature and the setting to change."""
+def check_magnitude(minimum, maximum, inverse_scale=None, owner: str = "this selector", *, tiny: bool = False,
+                    power: int = 2) -> None:
+    """Refuse features whose values (times ``inverse_scale``) are too large or, with ``tiny``, too
+    small for ``owner``, which raises values or differences of values to ``power`` (2: squares):
+    above ``MAX_MAGNITUDE`` (their squares overflow), or not all zero with none as large as
+    ``MIN_MAGNITUDE`` (their squares underflow) -- the bounds' ``2 / power``-th powers for a higher
+    ``power``. The message names the first such feature and what to change; a scaling whose
+    divisor is itself below the smallest normal double (a range of 1e-320: ``1 / range`` overflows)
+    is named as such. ``tiny`` is for the methods that cannot compute such a feature scale-free (the
+    distance methods); the moment filters rescale it instead (:func:`binary_exponents`)."""
     largest = np.maximum(np.abs(np.asarray(minimum, dtype=float)), np.abs(np.asarray(maximum, dtype=float)))
+    scaled = ""
     if inverse_scale is not None:
-        largest = largest * np.asarray(inverse_scale, dtype=float)
-    if np.any(largest > MAX_MAGNITUDE):
+        inverse = np.asarray(inverse_scale, dtype=float)
+        unscalable = ~np.isfinite(inverse) & (largest > 0)
+        if np.any(unscalable):
+            feature = int(np.flatnonzero(unscalable)[0])
+            raise InvalidInputError(
+                f"feature {feature} has values of at most {largest[feature]:.3g} in size, and {owner} divides it by "
+                "its spread (its range or standard deviation), which is below the smallest normal double (2.2e-308): "
+                "the inverse of the spread overflows float64; multiply the column by a power of ten first "
+                f"(e.g. 1e{_exponent_to_one(largest[feature])})")
+        with np.errstate(over="ignore", invalid="ignore"):
+            largest = largest * inverse
+        scaled = " after scaling"
+    high, low = MAX_MAGNITUDE ** (2.0 / power), MIN_MAGNITUDE ** (2.0 / power)
+    if np.any(largest > high):
         feature = int(np.argmax(largest))
-        scaled = " after scaling" if inverse_scale is not None else ""
         raise InvalidInputError(
-            f"feature {feature} has values up to {largest[feature]:.3g}{scaled}: {owner} squares differences of "
-            f"values, which overflow float64 beyond {MAX_MAGNITUDE:.0e}; rescale the data (scaling='range' or "
-            "'standard', or divide the column)")
+            f"feature {feature} has values up to {largest[feature]:.3g}{scaled}: {owner} {_raises(power)}, which "
+            f"overflow float64 beyond {high:.0e}; rescale the data (scaling='range' or 'standard', "
+            "or divide the column)")
+    small = (largest > 0) & (largest < low)
+    if tiny and np.any(small):
+        feature = int(np.flatnonzero(small)[0])
+        raise InvalidInputError(
+            f"feature {feature} has values of at most {largest[feature]:.3g} in size{scaled}: {owner} "
+            f"{_raises(power)}, which underflow float64 below {low:.1e} (they lose their digits, then become 0, and "
+            f"the feature would look constant); multiply the column by a power of ten first "
+            f"(e.g. 1e{_exponent_to_one(largest[feature])})")
+
+
+def outside_square_range(largest) -> np.ndarray:
+    """Features (their largest |value| given) whose squares lose digits or overflow: not all zero
+    and below :data:`MIN_MAGNITUDE`, or above :data:`MAX_MAGNITUDE` (boolean mask)."""
+    largest = np.asarray(largest, dtype=np.float64)
+    return ((largest > 0) & (largest < MIN_MAGNITUDE)) | (largest > MAX_MAGNITUDE)
+
+
+def binary_exponents(largest) -> np.ndarray:
+    """The power of two that brings each feature's largest |value| into [0.5, 1) (0 for a feature of
+    zeros): multiplying by ``2^-e`` is exact (it changes only the exponent), so a statistic that does
+    not depend on a feature's unit (an F value, a standardised score) computed on ``x 2^-e`` is the
+    same number, down to the last bit, as on ``x`` wherever ``x``'s own squares neither underflow nor
+    overflow, and is right where they do."""
+    return np.frexp(np.asarray(largest, dtype=np.float64))[1].astype(np.int64)
+
+
+def _raises(power: int) -> str:
+    return "squares differences of values" if power == 2 else f"raises differences of values to the power {power}"
+
+
+def _exponent_to_one(largest: float) -> int:
+    """The power of ten that brings ``largest`` near 1 (``1e-170`` -> 170), at most 300 (a double's
+    reach: a column of 1e-320 takes two steps)."""
+    return min(int(round(-np.log10(largest))), 300) if largest > 0 else 0
 
 
 def scale_columns(matrix, inverse_scale: Optional[np.ndarray]):

@@ -88,7 +88,9 @@ from sparkfs.core.instance_weighting import margin_instance_weights
 from sparkfs.core.options import MULTICLASS
 from sparkfs.core.options import check_step as _check_step
 from sparkfs.core.options import invalid as _invalid
+from sparkfs.core.scaling import MAX_MAGNITUDE, MIN_MAGNITUDE, binary_exponents, outside_square_range
 from sparkfs.core.sparse_input import is_sparse
+from sparkfs.errors import InvalidInputError
 
 Matrix = Union[np.ndarray, sp.csr_matrix]
 
@@ -194,16 +196,33 @@ def standardisation(X: Matrix, centre: Optional[bool] = None) -> Tuple[np.ndarra
     1 for a constant feature; ``offset`` the mean when centring, else 0 (always 0 for a constant
     feature: constant features are left as they are). ``centre=None`` centres when the values are
     dense (more than half of the entries non-zero, counted on the values, not on the storage).
+
+    A feature whose squares underflow or overflow (values below about 1e-145 or above 1e150 in size,
+    :func:`sparkfs.core.scaling.outside_square_range`) has its mean and deviation computed on its values
+    times a power of two (:func:`sparkfs.core.scaling.binary_exponents`), then scaled back: the same
+    standardised feature as for its values times any constant, where its own variance would be 0
+    (the feature taken for constant) or infinite.
     """
     n_rows, n_features = X.shape
-    if is_sparse(X):
-        mean = np.asarray(X.mean(axis=0)).ravel()
-        variance = np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean ** 2
-        nonzeros = int(np.count_nonzero(X.data))
-    else:
-        mean, variance = X.mean(axis=0), X.var(axis=0)
-        nonzeros = int(np.count_nonzero(X))
-    std = np.sqrt(np.maximum(variance, 0.0))
+    with np.errstate(over="ignore", invalid="ignore"):   # an extreme feature's moments are taken again below
+        mean, variance = _column_mean_variance(X)
+    nonzeros = int(np.count_nonzero(X.data if is_sparse(X) else X))
+    largest = column_largest(X)
+    extreme = np.flatnonzero(outside_square_range(largest))
+    if extreme.size:   # their moments in a unit where the squares keep their digits, then back
+        exponents = binary_exponents(largest[extreme])
+        part = X[:, extreme]
+        if is_sparse(part):   # the stored values' exponents (a subnormal's 2^-e itself overflows)
+            part = sp.csr_matrix(part, copy=True)
+            part.data = np.ldexp(part.data, -exponents[part.indices])
+        else:
+            part = np.ldexp(part, -exponents)
+        part_mean, part_variance = _column_mean_variance(part)
+        mean[extreme] = np.ldexp(part_mean, exponents)
+    with np.errstate(over="ignore", invalid="ignore"):
+        std = np.sqrt(np.maximum(variance, 0.0))
+    if extreme.size:   # the deviation is representable where the variance is not
+        std[extreme] = np.ldexp(np.sqrt(np.maximum(part_variance, 0.0)), exponents)
     varies = std > 0
     if centre is None:
         centre = 2 * nonzeros > n_rows * n_features
@@ -211,11 +230,61 @@ def standardisation(X: Matrix, centre: Optional[bool] = None) -> Tuple[np.ndarra
     return offset, np.where(varies, std, 1.0)
 
 
+def check_svm_magnitude(largest, *, standardize: bool, from_sums: bool, owner: str) -> None:
+    """Refuse the features an SVM-RFE fit cannot take at their scale, naming the first: on the data
+    as given (``standardize=False``) values above ``MAX_MAGNITUDE`` (the SVM multiplies values); with
+    a standardisation ``from_sums`` of squares (the Spark solvers', the margin weights') also values
+    whose squares underflow. :func:`standardisation`, in memory, takes any scale."""
+    largest = np.asarray(largest, dtype=np.float64)
+    if not standardize:
+        if np.any(largest > MAX_MAGNITUDE):
+            feature = int(np.argmax(largest))
+            raise InvalidInputError(
+                f"feature {feature} has values up to {largest[feature]:.3g}: the linear SVM multiplies values, which "
+                f"overflows float64 beyond {MAX_MAGNITUDE:.0e}; rescale the data (e.g. to [0, 1]) first, or keep "
+                "standardize=True")
+        return
+    extreme = np.flatnonzero(outside_square_range(largest)) if from_sums else np.zeros(0, dtype=np.int64)
+    if extreme.size:
+        feature = int(extreme[0])
+        huge = largest[feature] > MAX_MAGNITUDE
+        raise InvalidInputError(
+            f"feature {feature} has values {'up to' if huge else 'of at most'} {largest[feature]:.3g} in size: {owner} "
+            f"standardises it from sums of squares, which {'overflow' if huge else 'underflow'} float64 (values "
+            f"between {MIN_MAGNITUDE:.1e} and {MAX_MAGNITUDE:.0e} keep their digits); multiply the column by a power "
+            "of ten first, or use solver='driver', which standardises the rows in memory at any scale")
+
+
+def _column_mean_variance(X: Matrix) -> Tuple[np.ndarray, np.ndarray]:
+    if is_sparse(X):
+        mean = np.asarray(X.mean(axis=0)).ravel()
+        return mean, np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean ** 2
+    return X.mean(axis=0), X.var(axis=0)
+
+
+def column_largest(X: Matrix) -> np.ndarray:
+    """The largest |value| of each column (0 for an empty matrix)."""
+    if X.shape[0] == 0:
+        return np.zeros(X.shape[1])
+    if is_sparse(X):
+        return np.asarray(abs(X).max(axis=0).toarray()).ravel()
+    return np.max(np.abs(X), axis=0)
+
+
 def standardised(X: Matrix, offset: np.ndarray, scale: np.ndarray) -> Matrix:
-    """``(X - offset) / scale``; CSR stays CSR when no offset (centring sparse values densifies them)."""
+    """``(X - offset) / scale``; CSR stays CSR when no offset (centring sparse values densifies them).
+    A sparse feature whose scale has no finite inverse (a deviation below 2.2e-308) is divided instead."""
     if is_sparse(X):
         if not np.any(offset):
-            return sp.csr_matrix(X @ sp.diags(1.0 / scale))
+            with np.errstate(divide="ignore", over="ignore"):
+                inverse = 1.0 / scale
+            if np.all(np.isfinite(inverse)):
+                return sp.csr_matrix(X @ sp.diags(inverse))
+            result = sp.csr_matrix(X, copy=True)
+            tiny = ~np.isfinite(inverse)[result.indices]
+            result.data = np.where(tiny, result.data / scale[result.indices],
+                                   result.data * np.where(np.isfinite(inverse), inverse, 1.0)[result.indices])
+            return result
         X = X.toarray()
     return (X - offset) / scale
 

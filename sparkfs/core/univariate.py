@@ -74,6 +74,21 @@ def constant_feature_candidates(class_counts, class_sums, class_sum_squares):
     return zero, ~zero & (near | tiny)
 
 
+def underflowing_squares(class_counts, class_sums, class_sum_squares) -> np.ndarray:
+    """The features whose sums of squares lost their digits to underflow (boolean (p,)): not all
+    zero, and a total sum of squares below ``n (2^-480)^2``, so every value is below
+    :data:`sparkfs.core.scaling.MIN_MAGNITUDE` in size (a 1e-170 feature: its squares are 0, its F
+    value 0 / 0). Their moments are taken again on the values times a power of two
+    (:func:`sparkfs.core.scaling.binary_exponents`); a feature of ordinary values is never one."""
+    from sparkfs.core.scaling import MIN_MAGNITUDE
+
+    counts = np.asarray(class_counts, dtype=np.float64)
+    sums = np.atleast_2d(np.asarray(class_sums, dtype=np.float64))
+    squares = np.atleast_2d(np.asarray(class_sum_squares, dtype=np.float64))
+    zero = np.all(sums == 0.0, axis=0) & np.all(squares == 0.0, axis=0)
+    return ~zero & (squares.sum(axis=0) < counts.sum() * MIN_MAGNITUDE ** 2)
+
+
 def chi2_statistics(class_counts, class_sums) -> np.ndarray:
     """Pearson's chi-squared statistic of every (non-negative) feature against the class label,
     with class sums as observed frequencies, as scikit-learn's ``chi2`` defines it for term counts.

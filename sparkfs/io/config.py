@@ -29,6 +29,7 @@ nothing may ``str()``, ``repr()`` or serialise a config value before the check.
 from __future__ import annotations
 
 import copy
+import fnmatch
 import math
 import re
 from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple
@@ -225,6 +226,56 @@ def _safe_load(text: str, what: str, fits: str):
     raise ConfigError(f"{what} nests lists or mappings more than {MAX_YAML_DEPTH} levels deep{where}; {fits}")
 
 
+#: Spark settings a config file may not set, by what they make Spark run (``fnmatch`` patterns of the
+#: key, compared in lower case). A config file is read as data: it may tune Spark (memory,
+#: partitions, timeouts, a store's endpoint), not choose the programs, Java options, class paths,
+#: classes, scripts, environment variables, shipped files or container images of the JVM and the
+#: workers, which run with the rights of whoever runs the command. Those belong to that person: the
+#: command line's ``--conf``, ``spark-submit`` and ``spark-defaults.conf`` still set them.
+CODE_SETTINGS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
+    ("a program for Spark to start", ("spark.pyspark.python", "spark.pyspark.driver.python", "spark.r.command",
+                                      "spark.r.driver.command", "spark.r.shell.command", "spark.python.daemon.module",
+                                      "spark.python.worker.module")),
+    ("Java options of the JVMs (-javaagent, -XX:OnError runs programs)", ("*javaoptions",)),
+    ("a class path or library path of the JVMs", ("*.extraclasspath", "*.extralibrarypath", "spark.jars",
+                                                   "spark.jars.*", "spark.yarn.jars", "spark.yarn.archive")),
+    ("files shipped to and run or imported by the workers", ("spark.submit.pyfiles", "spark.archives", "spark.files",
+                                                             "spark.yarn.dist.*")),
+    ("classes for Spark to load", ("spark.plugins", "spark.executor.plugins", "spark.extralisteners",
+                                   "spark.sql.extensions", "spark.sql.queryexecutionlisteners",
+                                   "spark.sql.streaming.streamingquerylisteners", "spark.serializer",
+                                   "spark.kryo.registrator", "spark.ui.filters", "spark.sql.catalog.*", "*.class",
+                                   "*.impl", "*.provider", "*.providers")),
+    ("a script for Spark to run", ("*.discoveryscript",)),
+    ("environment variables of the JVM or the workers (PYTHONPATH, LD_PRELOAD load code)",
+     ("spark.executorenv.*", "spark.yarn.appmasterenv.*", "spark.kubernetes.driverenv.*", "spark.mesos.driverenv.*")),
+    ("a container image or pod template", ("spark.kubernetes.*image", "spark.kubernetes.*podtemplatefile",
+                                           "spark.mesos.executor.docker.image")),
+)
+
+
+def code_setting(key: str) -> Optional[str]:
+    """What a Spark setting makes Spark run (:data:`CODE_SETTINGS`), or None for a tuning setting."""
+    lowered = key.strip().lower()
+    for what, patterns in CODE_SETTINGS:
+        if any(fnmatch.fnmatchcase(lowered, pattern) for pattern in patterns):
+            return what
+    return None
+
+
+def check_file_spark_conf(config: Mapping[str, Any], path: str) -> None:
+    """Refuse a config file's ``spark.conf`` key that names code to run (:data:`CODE_SETTINGS`)."""
+    spark = config.get("spark")
+    conf = spark.get("conf") if isinstance(spark, dict) else None
+    for key in conf or {}:
+        what = code_setting(key)
+        if what:
+            raise ConfigError(
+                f"spark.conf.{key} in {path} names {what}: a config file may tune Spark, not choose what it runs, "
+                f"which runs with your rights; give it on the command line (--conf {key}=...), to spark-submit, or in "
+                "spark-defaults.conf (docs/security.md, \"Job configs\")")
+
+
 def load_config(path: str) -> Dict[str, Any]:
     try:
         with open(path, encoding="utf-8") as handle:
@@ -251,6 +302,7 @@ def load_config(path: str) -> Dict[str, Any]:
             raise ConfigError(f"unknown key(s) {sorted(map(str, unknown_keys))} in section '{section}' of {path}; "
                               f"known: {sorted(known)}")
     check_config(loaded, where=f" in {path}")
+    check_file_spark_conf(loaded, path)
     return loaded
 
 

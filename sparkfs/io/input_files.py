@@ -1,5 +1,7 @@
-"""The files of a local input, checked before Spark starts: that there are data files, that every
-gzip file is whole, and that the part files of a Parquet directory are Parquet and agree on their columns.
+"""The files of a local input, checked before Spark starts: that there are data files (a glob,
+``dir/*.libsvm``, is expanded as Spark expands it: :func:`glob_matches`), that every gzip file is whole,
+that the part files of a Parquet directory are Parquet and agree on their columns; a text file whose
+last line has no line end (a row cut in the middle reads as a shorter row) is announced.
 
 Why before Spark: Spark meets each of these only inside a task of the first job, and reports it with
 a Java trace of dozens of lines and exit 1 (``FAILED_READ_FILE``, ``UNABLE_TO_INFER_SCHEMA``,
@@ -17,6 +19,8 @@ Spark's failure instead (:func:`sparkfs.spark.failures.input_file_failure`).
 
 from __future__ import annotations
 
+import glob
+import logging
 import os
 import zlib
 from functools import partial
@@ -30,11 +34,44 @@ HIDDEN = ("_", ".")
 _PARQUET_MAGIC = b"PAR1"
 _GZIP_READ_BYTES = 1 << 20
 _GZIP_WBITS = zlib.MAX_WBITS | 16      # a gzip header and trailer
+log = logging.getLogger("sparkfs")
+
+
+#: The characters of a Hadoop glob (Spark's readers expand them): ``*``, ``?``, ``[0-2]``, ``{a,b}``.
+GLOB_CHARACTERS = "*?[{"
+
+
+def is_glob(path: str) -> bool:
+    """Whether an input path is a pattern Spark's readers expand (``dir/*.libsvm``, ``part-0[0-2].csv``)."""
+    return any(character in str(path) for character in GLOB_CHARACTERS)
+
+
+def _braces(pattern: str) -> List[str]:
+    """``a{b,c}d`` -> ``[abd, acd]`` (Hadoop's alternatives, which Python's glob does not know)."""
+    opening = pattern.find("{")
+    closing = pattern.find("}", opening)
+    if opening < 0 or closing < 0:
+        return [pattern]
+    head, choices, tail = pattern[:opening], pattern[opening + 1:closing].split(","), pattern[closing + 1:]
+    return [expanded for choice in choices for expanded in _braces(head + choice + tail)]
+
+
+def glob_matches(path: str) -> Optional[List[str]]:
+    """The local paths a glob input matches, sorted (hidden names left out, as Spark leaves them);
+    None for a path that is no glob or a URI of another file system."""
+    local = local_path_of(path)
+    if local is None or not is_glob(path):
+        return None
+    matches = {match for pattern in _braces(local) for match in glob.glob(pattern)}
+    return sorted(match for match in matches if not os.path.basename(match).startswith(HIDDEN))
 
 
 def data_files(path: str) -> Optional[List[str]]:
-    """The files Spark reads of a local file or directory (recursing into Hive partition folders,
-    ``key=value``), sorted; None for a URI, a glob or a path that does not exist."""
+    """The files Spark reads of a local file, directory (recursing into Hive partition folders,
+    ``key=value``) or glob, sorted; None for a URI or a path that does not exist."""
+    matches = glob_matches(path)
+    if matches is not None:
+        return sorted(file for match in matches for file in (data_files(match) or []))
     local = local_path_of(path)
     if local is None or not os.path.exists(local):
         return None
@@ -59,13 +96,27 @@ def check_input_files(path: str, fmt: str) -> None:
     files = data_files(path)
     if files is None:
         return
+    if not files and glob_matches(path) is not None:
+        raise InvalidInputError(f"input path not found: {path} (no file matches the pattern)")
     if not files:
         _refuse_empty_directory(path)
     for file in files:
-        if file.lower().endswith(".gz"):
-            check_gzip_whole(file)
+        last = check_gzip_whole(file) if file.lower().endswith(".gz") else _last_byte(file)
+        if fmt in ("libsvm", "csv") and last not in (b"", b"\n", b"\r"):
+            log.warning("%s does not end with a line end: its last row may have been cut short (a copy or download "
+                        "that stopped), which reads as a shorter row without an error; if the file is complete, end "
+                        "it with a newline", file)
     if fmt == "parquet":
         check_parquet_parts(path, files)
+
+
+def _last_byte(file: str) -> bytes:
+    with open(file, "rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        if handle.tell() == 0:
+            return b""
+        handle.seek(-1, os.SEEK_END)
+        return handle.read(1)
 
 
 def _refuse_empty_directory(path: str) -> None:
@@ -77,11 +128,12 @@ def _refuse_empty_directory(path: str) -> None:
                             "data are elsewhere; give the directory of the part files")
 
 
-def check_gzip_whole(file: str) -> None:
+def check_gzip_whole(file: str) -> bytes:
     """Read a gzip file to its end: refused when it is cut short (a member without its end marker:
     a download or copy that stopped) or damaged (not gzip, or a checksum that does not match).
-    Concatenated members and zero padding after a member are read as Hadoop's codec reads them."""
-    decompressor, in_member, read = zlib.decompressobj(_GZIP_WBITS), False, 0
+    Concatenated members and zero padding after a member are read as Hadoop's codec reads them.
+    Returns the last byte of the text (b"" for none)."""
+    decompressor, in_member, read, last = zlib.decompressobj(_GZIP_WBITS), False, 0, b""
     try:
         with open(file, "rb") as handle:
             for chunk in iter(partial(handle.read, _GZIP_READ_BYTES), b""):
@@ -92,7 +144,8 @@ def check_gzip_whole(file: str) -> None:
                         if not chunk:
                             break
                         in_member = True
-                    decompressor.decompress(chunk, _GZIP_READ_BYTES)   # the text is not kept
+                    text = decompressor.decompress(chunk, _GZIP_READ_BYTES)   # only its last byte is kept
+                    last = text[-1:] or last
                     chunk = decompressor.unconsumed_tail
                     if decompressor.eof:   # a member ended: another may follow
                         chunk = decompressor.unused_data + chunk
@@ -104,6 +157,7 @@ def check_gzip_whole(file: str) -> None:
         raise InvalidInputError(f"{file} is cut short: its gzip data end after {read:,} bytes without the end "
                                 "marker gzip writes, so its last lines are missing (a download or copy that "
                                 "stopped?); fetch or write it again")
+    return last
 
 
 def _is_parquet(file: str) -> bool:

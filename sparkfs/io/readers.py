@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import csv
 import difflib
+import logging
 import os
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 from urllib.parse import urlparse
 
 from sparkfs.errors import InvalidInputError
-from sparkfs.io.input_files import check_input_files
+from sparkfs.io.input_files import check_input_files, data_files, glob_matches, partition_folders
 from sparkfs.io.libsvm import DEFAULT_DRIVER_BUDGET_MB, check_vector_size, display_path, read_libsvm
+from sparkfs.io.stores import local_path_of
 from sparkfs.io.table_input import (
     array_column_as_vector,
     check_csv_header,
@@ -29,6 +31,7 @@ from sparkfs.io.table_input import (
     csv_header,
     index_columns,
     local_columns,
+    parquet_schema,
     read_csv,
     typed_columns,
     unreadable_parquet_message,
@@ -39,6 +42,7 @@ FORMATS = ("libsvm", "parquet", "csv")
 TABLE = "table"
 ASSEMBLED_COL = "__sparkfs_features"   # the vector of the numeric columns when `features` is one of them
 SHOWN_COLUMNS = 8                      # column names listed when a named column is missing
+log = logging.getLogger("sparkfs")
 
 
 @dataclass
@@ -65,6 +69,12 @@ def selector_budget(selector, driver_budget_mb: Optional[float] = None) -> Dict[
 
 
 def _check_exists(path: str) -> None:
+    """Refuse a local input that does not exist, or a glob (``dir/*.libsvm``) that matches nothing."""
+    matches = glob_matches(path)
+    if matches is not None:
+        if not matches:
+            raise InvalidInputError(f"input path not found: {path} (no file matches the pattern)")
+        return
     parsed = urlparse(path)
     if parsed.scheme in ("", "file") and not os.path.exists(parsed.path if parsed.scheme else path):
         raise InvalidInputError(f"input path not found: {path}")
@@ -235,10 +245,18 @@ def _refuse_csv_errors(spark, path: str, errors, names: List[str]) -> None:
             StructType([StructField(name, StringType()) for name in names])).csv(path)
         # Spark's cast may read what Arrow's does not ('1.5d', hex floats): then Arrow's value is named.
         first_bad = next(value for column, value, _ in errors if column == columns[0])
+        also = f"; also column(s) {columns[1:]}" if columns[1:] else ""
+        if first_bad == "":   # an empty field (Spark's reader makes it null)
+            from pyspark.sql import functions as F
+
+            empty = strings.agg(F.sum(F.col(columns[0]).isNull().cast("long"))).first()[0]
+            where = _line_of_value(spark, path, columns[0], "")
+            raise InvalidInputError(
+                f"column '{columns[0]}' has {empty or 'some'} empty value(s){where}{also}: every feature needs a "
+                "number in every row; fill them in, or leave out those rows or the column")
         found: List[Tuple[str, Any, Any]] = list(_non_numbers(strings, columns[:1]))  # (column, count, value)
         name, count, value = (found or [(columns[0], "some", first_bad)])[0]
         where = _line_of_value(spark, path, name, value)
-        also = f"; also column(s) {columns[1:]}" if columns[1:] else ""
         raise InvalidInputError(
             f"column '{name}' has {count} value(s) that are not numbers, e.g. {value!r}{where}{also}: every column "
             "other than the label must be a numeric feature (NaN and inf are read as such, then refused by the NaN "
@@ -281,6 +299,29 @@ def _read_csv(spark, path: str, label_col: str, features_col: str, weight_col: O
         parsed.unpersist()
         raise InvalidInputError(f"the input has no rows: {path}")
     return Dataset(frame, vector_col, label_col, features)
+
+
+def partition_columns(spark, path: str, columns: List[str], named: List[Optional[str]]) -> List[str]:
+    """The columns of a Parquet input that come from its folder names (``year=2020/``: Hive
+    partitioning), not from its files, less those the user named (a label partitioned by class is
+    kept): left out of the features, announced in one line. A local input is looked at directly (a
+    file's footer); a URI is read once more without partition discovery, which costs a listing."""
+    if local_path_of(path) is not None:
+        if not partition_folders(path):
+            return []
+        files = data_files(path) or []
+        in_files = set(parquet_schema(files[0]).names) if files else set(columns)
+    else:
+        try:
+            in_files = set(spark.read.option("recursiveFileLookup", "true").parquet(path).columns)
+        except Exception:  # a store that cannot list recursively: nothing is claimed
+            return []
+    found = [name for name in columns if name not in in_files and name not in named]
+    if found:
+        log.warning("%s: column(s) %s come from its folder names (Hive partitioning, e.g. %s=.../), not from its "
+                    "files: left out of the features; name one with --label-col or --weight-col to use it", path,
+                    found, found[0])
+    return found
 
 
 def _is_numeric_array(data_type) -> bool:
@@ -359,6 +400,7 @@ def _columns_dataset(df, path: str, label_col: str, features_col: str, weight_co
     # A column named like the features column that is not a vector (`features` of integers) is a
     # numeric feature like any other: the assembled vector takes a private name, so it cannot clash.
     index = index_columns(df.columns, "parquet", path, [label_col, weight_col, features_col])
+    index += partition_columns(spark, path, df.columns, [label_col, weight_col, features_col])
     df = df.drop(*index) if index else df
     vector_col = ASSEMBLED_COL if features_col in df.columns else features_col
     assembled, names = _assemble(df, label_col if label_col in df.columns else None, vector_col, weight_col)

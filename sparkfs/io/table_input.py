@@ -11,8 +11,9 @@ before the first pass of a selector. Here
 * a CSV is **parsed once, in Arrow**, with the header's names (:func:`read_csv`): its lines
   (``spark.read.text``, so Spark Connect runs it too) go through ``mapInArrow``, where
   ``pyarrow.csv`` splits them, every feature is cast to double (``nan``, ``inf``, ``Infinity``
-  read as such, as Spark's cast reads them; an empty field is NaN, as ``VectorAssembler`` with
-  ``handleInvalid="keep"`` made it) and the row becomes a dense vector; each file's header line
+  read as such, as Spark's cast reads them; an empty field is refused with its line, as a value
+  that is no number: every method refuses a missing value, and the NaN rule could not say where
+  it is) and the row becomes a dense vector; each file's header line
   and blank lines are skipped. The JVM plan has a handful of columns whatever the width of the
   file. The rows are persisted; the one action that fills the cache collects the bad values and
   lines (a value that is not a number, a line that does not split into the header's fields),
@@ -64,7 +65,7 @@ def local_files(path: str) -> Optional[List[str]]:
                 if not name.startswith(_HIDDEN) and os.path.isfile(os.path.join(local, name))]
     if os.path.isfile(local):
         return [local]
-    matches = sorted(glob.glob(local))
+    matches = sorted(glob.glob(local))   # Hadoop's {a,b} is left to Spark's reader
     return matches or None
 
 
@@ -212,12 +213,15 @@ def _csv_table(lines, names: List[str]):
 
 
 def _doubles(column, name: str) -> np.ndarray:
-    """float64 of a string column (null: NaN; ``nan``, ``inf``, ``Infinity`` as such; blanks around
-    a number ignored, as Spark's cast does); ValueError (column, value) at a value that is no number."""
+    """float64 of a string column (``nan``, ``inf``, ``Infinity`` as such; blanks around a number
+    ignored, as Spark's cast does); ValueError (column, value) at a value that is no number, and
+    (column, "") at an empty field."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     column = pc.utf8_trim_whitespace(column.combine_chunks() if hasattr(column, "combine_chunks") else column)
+    if column.null_count:   # an empty field: refused with its line, as a value that is no number
+        raise ValueError(name, "")
     try:
         return pc.cast(column, pa.float64()).to_numpy(zero_copy_only=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):

@@ -32,6 +32,7 @@ from sparkfs.core.selection import (
     ties_warning,
 )
 from sparkfs.errors import DefaultSampleWarning, InvalidInputError, SelectionTieWarning
+from sparkfs.selectors._model_files import unloadable_scores
 from sparkfs.selectors._model_io import ParamsReader, SelectorModelReader, SelectorModelWriter
 from sparkfs.selectors._params import HasLabelType, InputShape, SelectorParams, UpperBound
 from sparkfs.spark.failures import with_resource_errors
@@ -353,6 +354,10 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
         if scores.shape[0] == 0:
             raise InvalidInputError(f"the feature vectors in column '{self.getFeaturesCol()}' are empty (size 0): "
                                     "no features to select")
+        unfit = unloadable_scores(scores, self._model_class._scores_may_be_infinite)
+        if unfit:   # a model its own load would refuse: never built
+            raise InvalidInputError(f"{type(self).__name__}: {unfit}: the input's values are outside what the method "
+                                    "computes in float64 (too large or too small?); no model was made")
         selected, by_count = self._select(scores, result)
         ties = ties_at_cut(scores, selected, by_count=by_count)
         announcement = ties_warning(ties, int(selected.size))

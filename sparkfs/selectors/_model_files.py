@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import numbers
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 
@@ -164,6 +164,18 @@ def _expected_features(summary: Dict[str, Any], path: str, rows: int) -> int:
     return declared
 
 
+def unloadable_scores(scores: np.ndarray, infinite_scores_allowed: bool) -> Optional[str]:
+    """What makes scores unfit for a model (NaN, or infinite unless the model's scores may be +inf),
+    or None: the rule of :func:`checked_model_data`, which the fit applies before it builds a model."""
+    bad = np.isnan(scores) | (np.isinf(scores) & ~(infinite_scores_allowed & (scores > 0)))
+    if not np.any(bad):
+        return None
+    feature = int(np.argmax(bad))
+    allowed = "a number or +inf" if infinite_scores_allowed else "a finite number"
+    return (f"the score of feature {feature} is {float(scores[feature])!r} ({int(bad.sum())} of {scores.size} scores "
+            f"are not {allowed})")
+
+
 def checked_model_data(frame, metadata: Dict[str, Any], path: str, infinite_scores_allowed: bool) -> Dict[str, Any]:
     """scores, selected indices and feature arrays of a model's ``data/`` (a pandas frame), checked:
     the indices exactly 0..p-1 once each (p = the summary's n_features), scores never NaN (and
@@ -190,12 +202,9 @@ def checked_model_data(frame, metadata: Dict[str, Any], path: str, infinite_scor
                       "(each feature has one row)")
     order = np.argsort(index, kind="stable")
     scores = frame["score"].to_numpy(dtype=np.float64, na_value=np.nan)[order]
-    bad = np.isnan(scores) | (np.isinf(scores) & ~(infinite_scores_allowed & (scores > 0)))
-    if np.any(bad):
-        feature = int(np.argmax(bad))
-        allowed = "a number or +inf" if infinite_scores_allowed else "a finite number"
-        raise _refuse(path, DATA_FILE, f"the score of feature {feature} is {float(scores[feature])!r} "
-                      f"({int(bad.sum())} of {num_features} scores are not {allowed})")
+    problem = unloadable_scores(scores, infinite_scores_allowed)
+    if problem:
+        raise _refuse(path, DATA_FILE, problem)
     selected = frame["selected"]
     if selected.isna().any() or selected.dtype != bool:
         raise _refuse(path, DATA_FILE, f"column 'selected' must hold booleans without nulls (its type is "

@@ -27,6 +27,7 @@ A feature whose statistic is undefined and scored 0 (constant, all-zero) has p-v
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
 import numpy as np
@@ -35,12 +36,18 @@ from pyspark.ml.param import Param, TypeConverters
 from sparkfs.core.moment_filters import MOMENT_FILTERS, MomentFilter, ranking_scores
 from sparkfs.core.regression import check_continuous_target
 from sparkfs.core.scaling import check_magnitude
-from sparkfs.core.univariate import anova_p_values, constant_feature_candidates
+from sparkfs.core.univariate import anova_p_values, constant_feature_candidates, underflowing_squares
 from sparkfs.errors import InvalidInputError
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import HasLabelType, HasStatsEngine, declare, keyword_constructor
 from sparkfs.spark.blocks import is_connect_session
-from sparkfs.spark.stats import class_moments, class_moments_counting_labels, column_extremes, diagnose_input
+from sparkfs.spark.stats import (
+    class_moments,
+    class_moments_counting_labels,
+    column_extremes,
+    diagnose_input,
+    rescaled_class_moments,
+)
 from sparkfs.spark.target_moments import target_moments
 
 CATEGORICAL_TEST = "chi2-categorical"
@@ -167,9 +174,12 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
                                n_rows=int(counts.sum()))
         self._check_labels(labels, counts)
         self._check_class_counts(labels, counts)
+        moments = self._moments_in_square_range(dataset, self.getLabelCol(), moments, moment_filter,
+                                                moments.extra["engine"])
         scores, p_values, feature_arrays, n_rows = self._scores_of_moments(dataset, moments, moment_filter)
         return self._filter_result(scores, p_values, labels, counts, n_rows, feature_arrays,
-                                   {"method": self.getOrDefault(self.test), "stats_engine": moments.extra["engine"]})
+                                   {"method": self.getOrDefault(self.test), "stats_engine": moments.extra["engine"],
+                                    **_rescaled_info(moments)})
 
     def _compute_scores(self, prepared: PreparedInput) -> ScoreResult:
         dataset, indexed = prepared.dataset, prepared.indexed
@@ -194,8 +204,11 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
                 # Moments: float, exact (arrow) or Summarizer's (jvm; also on Spark Connect, which has no JVM access).
                 moments = class_moments(indexed, self.getFeaturesCol(), "__label_index", engine=engine,
                                         extremes=MOMENT_FILTERS[test].non_negative)
+                moments = self._moments_in_square_range(indexed, "__label_index", moments, MOMENT_FILTERS[test],
+                                                        engine)
                 scores, p_values, feature_arrays, n_rows = self._scores_of_moments(indexed, moments,
                                                                                    MOMENT_FILTERS[test])
+                info.update(_rescaled_info(moments))
             if test != CATEGORICAL_TEST:
                 info["stats_engine"] = engine
         except (InvalidInputError, ValueError):
@@ -226,6 +239,22 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         undefined = np.isnan(statistics)
         p_values = np.where(undefined, 1.0, np.asarray(p_values, dtype=np.float64))
         return ranking_scores(moment_filter, statistics), p_values, moments.n_rows
+
+    def _moments_in_square_range(self, dataset, label_col: str, moments, moment_filter: MomentFilter, engine: str):
+        """``moments`` with the features whose squares underflowed (1e-170: F = 0 / 0) taken again
+        times a power of two (:func:`sparkfs.spark.stats.rescaled_class_moments`: one pass over
+        those features, after the column extremes, which also decide which are constant), for a
+        scale-free statistic; ``moments`` itself otherwise (no pass)."""
+        underflowing = underflowing_squares(moments.class_counts, moments.class_sums, moments.class_sum_squares)
+        if not (moment_filter.scale_free and underflowing.any()):
+            return moments
+        if moments.feature_min is None:
+            minimum, maximum = self._column_extremes(dataset)
+            if moments.feature_ids is not None:
+                minimum, maximum = minimum[moments.feature_ids], maximum[moments.feature_ids]
+            moments = replace(moments, feature_min=minimum, feature_max=maximum)
+        return rescaled_class_moments(moments, dataset, self.getFeaturesCol(), label_col, engine=engine,
+                                      underflowing=underflowing)
 
     def _scores_of_moments(self, dataset, moments, moment_filter: MomentFilter):
         """(ranking scores, p-values or None, feature arrays, rows) of a filter of the class moments
@@ -342,3 +371,10 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         diagnose_input(dataset, self.getFeaturesCol(), self.getLabelCol())
         check_magnitude(*self._column_extremes(dataset), owner=type(self).__name__)
         return np.where(np.isnan(scores), 0.0, scores)
+
+
+def _rescaled_info(moments) -> dict:
+    """The summary's word on features scored from their values times a power of two (feature id ->
+    the exponent e of ``2^-e``), when there were any."""
+    rescaled = moments.extra.get("rescaled")
+    return {"rescaled_features": {str(feature): exponent for feature, exponent in rescaled.items()}} if rescaled else {}

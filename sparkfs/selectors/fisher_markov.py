@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 from pyspark.ml.param import Param, TypeConverters
@@ -17,7 +18,9 @@ from sparkfs.core.qfs import (
     solve_qfs,
     unary_markov_coefficients,
 )
-from sparkfs.core.scaling import feature_scaling, sample_std
+from sparkfs.core.scaling import MIN_MAGNITUDE, feature_scaling, sample_std
+from sparkfs.core.univariate import underflowing_squares
+from sparkfs.errors import InvalidInputError, PrecisionWarning
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult, check_supervised
 from sparkfs.selectors._params import (
     HasPreset,
@@ -28,7 +31,7 @@ from sparkfs.selectors._params import (
     keyword_constructor,
     one_of,
 )
-from sparkfs.spark.stats import class_moments_counting_labels, with_label_index
+from sparkfs.spark.stats import class_moments_counting_labels, rescaled_class_moments, with_label_index
 
 #: QFS candidates when ``candidates`` is unset: this many, or the features a count rule asks for
 #: when that is more and its Gram statistics stay within DEFAULT_GRAM_TASK_BYTES per task.
@@ -205,6 +208,7 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
             check_labels=self._check_labels,
         )
         scaling = self.scalingInUse()
+        moments = self._moments_in_square_range(dataset, moments, scaling)
         class_sums, class_sum_squares = moments.class_sums, moments.class_sum_squares
         offset = scale = None  # "none": no shift (QFS keeps sparse rows sparse), no rescaling
         if scaling != "none":
@@ -221,7 +225,9 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
             class_counts=moments.class_counts.tolist(),
             n_rows=moments.n_rows,
             info={"method": "lfs", "gamma": gamma, "scaling": scaling, "preset": self.getOrDefault(self.preset),
-                  "stats_engine": moments.extra["engine"]},
+                  "stats_engine": moments.extra["engine"],
+                  **({"rescaled_features": {str(k): v for k, v in moments.extra["rescaled"].items()}}
+                     if moments.extra.get("rescaled") else {})},
         )
         if self.getOrDefault(self.degree) == 2:
             check_supervised(result, type(self).__name__)
@@ -229,6 +235,32 @@ class FisherMarkovSelector(FeatureSelector, _FisherMarkovParams):
             spread = [None if value is None else moments.per_feature(value) for value in (offset, scale)]
             self._solve_qfs(dataset, moments, result, *spread)
         return result
+
+    def _moments_in_square_range(self, dataset, moments, scaling: str):
+        """``moments`` with the features whose squares underflowed (values of 1e-170: theta 0 whatever
+        they say) taken again times a power of two when ``scaling`` makes theta scale-free ('standard',
+        'range': :func:`sparkfs.spark.stats.rescaled_class_moments`, one pass over those features);
+        with ``scaling='none'`` theta keeps the unit, so they are named in a :class:`PrecisionWarning`.
+        QFS's Gram pass multiplies the raw values: it refuses them."""
+        underflowing = underflowing_squares(moments.class_counts, moments.class_sums, moments.class_sum_squares)
+        if not underflowing.any():
+            return moments
+        named = [moments.feature_id(int(column)) for column in np.flatnonzero(underflowing)]
+        shown = f"{named[:5]}{' and more' if len(named) > 5 else ''}"
+        if self.getOrDefault(self.degree) == 2:
+            raise InvalidInputError(
+                f"{type(self).__name__}: feature(s) {shown} have values below {MIN_MAGNITUDE:.1e} in size, whose "
+                "squares and products underflow float64, and QFS's Gram pass multiplies the values as given; "
+                "multiply those columns by a power of ten first (or use lfs, which rescales them)")
+        if scaling == "none":
+            warnings.warn(PrecisionWarning(
+                f"{type(self).__name__}: feature(s) {shown} have values below {MIN_MAGNITUDE:.1e} in size: with "
+                "scaling='none' theta keeps their unit, of the order of their squares, which underflow float64, so "
+                "they score about 0 whatever they say of the classes; scaling='standard' (the default) or 'range' "
+                "scores them scale-free"), stacklevel=4)
+            return moments
+        return rescaled_class_moments(moments, dataset, self.getFeaturesCol(), self.getLabelCol(), self._weight_col(),
+                                      engine=moments.extra["engine"], underflowing=underflowing)
 
     def _feature_scaling(self, dataset, moments, scaling: str):
         """Offset and scale of :func:`sparkfs.core.scaling.feature_scaling` from the one-pass moments.

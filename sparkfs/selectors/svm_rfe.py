@@ -68,7 +68,6 @@ from pyspark.ml.param import Param, TypeConverters
 
 from sparkfs.core import svm_rfe as rfe_math
 from sparkfs.core.options import SVMRFEOptions
-from sparkfs.core.scaling import MAX_MAGNITUDE
 from sparkfs.errors import InvalidInputError, SolverConvergenceWarning
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, PreparedInput, ScoreResult
 from sparkfs.selectors._params import (
@@ -197,9 +196,9 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
         return self.getOrDefault(param) if self.isDefined(param) else None
 
     def _column_summary(self, dataset, label_col: str):
-        """One JVM pass: per-feature min, max, mean, variance and non-zero count. Bad values (NaN/inf, vectors of
-        other sizes, null vectors) are diagnosed and named; values whose products overflow the
-        SVM's float64 arithmetic are refused."""
+        """One JVM pass: per-feature min, max, mean, variance and non-zero count, and the largest |value|
+        (for :func:`sparkfs.core.svm_rfe.check_svm_magnitude`). Bad values (NaN/inf, vectors of other
+        sizes, null vectors) are diagnosed and named."""
         from pyspark.ml.stat import Summarizer
         from pyspark.sql import functions as F
 
@@ -217,14 +216,8 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
         if not (np.all(np.isfinite(minimum)) and np.all(np.isfinite(maximum)) and np.all(np.isfinite(mean))):
             diagnose_input(dataset, features_col, label_col, self._weight_col())
             raise InvalidInputError("feature vectors contain NaN or infinite values")
-        largest = np.maximum(np.abs(minimum), np.abs(maximum))
-        if np.any(largest > MAX_MAGNITUDE):
-            feature = int(np.argmax(largest))
-            raise InvalidInputError(
-                f"feature {feature} has values up to {largest[feature]:.3g}: the linear SVM multiplies values, which "
-                f"overflows float64 beyond {MAX_MAGNITUDE:.0e}; rescale the data (e.g. to [0, 1]) first")
         return {"nonzeros": float(row["numNonZeros"].toArray().sum()), "mean": mean,
-                "variance": row["variance"].toArray()}
+                "variance": row["variance"].toArray(), "largest": np.maximum(np.abs(minimum), np.abs(maximum))}
 
     def _solver(self, n_rows: int, num_features: int, nonzeros: float) -> Tuple[str, str]:
         budget = self.getOrDefault(self.driverBudgetMB) * 2**20
@@ -277,6 +270,11 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
                 "instance_weighting": weighting, "standardize": self.getOrDefault(self.standardize)}
         solver, reason = self._solver(n_rows, num_features, stats["nonzeros"])
         info.update(solver=solver, solver_reason=reason)
+        # The driver standardises the collected rows in memory, at any scale; the Spark solvers and the
+        # margin weights standardise from sums of squares (core check_svm_magnitude).
+        rfe_math.check_svm_magnitude(stats["largest"], standardize=self.getOrDefault(self.standardize),
+                                     from_sums=solver != "driver" or weighting == "margin",
+                                     owner=f"{type(self).__name__} (solver='{solver}')")
         features_col, offset, scaled = self.getFeaturesCol(), None, data
         if self.getOrDefault(self.standardize):
             scaled, offset, info["centred"] = self._standardised(data, stats, n_rows, num_features)

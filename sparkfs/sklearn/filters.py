@@ -11,14 +11,17 @@ constant within each class that still separates them) stays +inf.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from sparkfs.core.fisher_markov import affine_class_moments, markov_coefficients
 from sparkfs.core.moment_filters import MOMENT_FILTERS, MomentFilter, ranking_scores
-from sparkfs.core.scaling import SCALINGS, check_magnitude, feature_scaling, sample_std
-from sparkfs.errors import InvalidInputError
+from sparkfs.core.scaling import MIN_MAGNITUDE, SCALINGS, check_magnitude, feature_scaling, sample_std
+from sparkfs.core.univariate import underflowing_squares
+from sparkfs.errors import InvalidInputError, PrecisionWarning
 from sparkfs.sklearn.base import FeatureScores, SparkfsSelector, bad_param, is_real
-from sparkfs.sklearn.moments import ClassMoments, class_moments
+from sparkfs.sklearn.moments import ClassMoments, class_moments, rescaled_moments
 
 
 def is_class_filter(name: str) -> bool:
@@ -94,6 +97,9 @@ class MomentFilterSelector(SparkfsSelector):
         else:  # a statistic of all rows together: their moments as one class
             index, num_classes = np.zeros(X.shape[0], dtype=np.int64), 1
         moments = class_moments(X, index, num_classes, owner=type(self).__name__)
+        if moment_filter.scale_free:   # features whose squares underflowed, as the Spark selector rescales them
+            underflowing = underflowing_squares(moments.class_counts, moments.class_sums, moments.class_sum_squares)
+            moments = rescaled_moments(X, index, num_classes, moments, underflowing, owner=type(self).__name__)
         if moment_filter.non_negative:
             self._refuse_negative_values(moments)
         statistics, p_values = moment_filter.score(moments.class_counts, moments.class_sums,
@@ -182,6 +188,8 @@ class LFSSelector(SparkfsSelector):
     """
 
     method = "lfs"
+    #: Whether the fit multiplies the raw values beyond the moments (QFS's Gram statistics).
+    _multiplies_values = False
 
     def __init__(self, *, gamma=-0.5, scaling=None, preset="default", num_features=None, threshold=None,
                  selection_mode="numTopFeatures", selection_threshold=None, allow_many_classes=False):
@@ -215,6 +223,7 @@ class LFSSelector(SparkfsSelector):
         features (offset and scale None for ``scaling="none"``); ``lfs_gamma`` replaces ``gamma``."""
         labels = self._class_labels(y)
         moments = class_moments(X, labels.index, labels.values.size, owner=type(self).__name__)
+        moments = self._moments_in_square_range(X, labels, moments)
         class_sums, class_sum_squares = moments.class_sums, moments.class_sum_squares
         offset = scale = None
         if self._scaling_in_use() != "none":
@@ -224,6 +233,30 @@ class LFSSelector(SparkfsSelector):
         gamma = float(self.gamma if lfs_gamma is None else lfs_gamma)
         theta = markov_coefficients(class_sums, moments.class_weights, class_sum_squares.sum(axis=0), gamma)
         return theta, labels, moments, offset, scale
+
+    def _moments_in_square_range(self, X, labels, moments: ClassMoments) -> ClassMoments:
+        """The Spark selector's rule (``FisherMarkovSelector._moments_in_square_range``): features whose
+        squares underflowed rescaled for a scale-free theta, named in a warning with ``scaling="none"``,
+        refused by QFS."""
+        underflowing = underflowing_squares(moments.class_counts, moments.class_sums, moments.class_sum_squares)
+        if not underflowing.any():
+            return moments
+        named = np.flatnonzero(underflowing).tolist()
+        shown = f"{named[:5]}{' and more' if len(named) > 5 else ''}"
+        owner = type(self).__name__
+        if self._multiplies_values:
+            raise InvalidInputError(
+                f"{owner}: feature(s) {shown} have values below {MIN_MAGNITUDE:.1e} in size, whose squares and "
+                "products underflow float64, and QFS multiplies the values as given; multiply those columns by a "
+                "power of ten first (or use LFSSelector, which rescales them)")
+        if self._scaling_in_use() == "none":
+            warnings.warn(PrecisionWarning(
+                f"{owner}: feature(s) {shown} have values below {MIN_MAGNITUDE:.1e} in size: with scaling='none' theta "
+                "keeps their unit, of the order of their squares, which underflow float64, so they score about 0 "
+                "whatever they say of the classes; scaling='standard' (the default) or 'range' scores them "
+                "scale-free"), stacklevel=5)
+            return moments
+        return rescaled_moments(X, labels.index, labels.values.size, moments, underflowing, owner=owner)
 
 
 def _lfs_scaling(moments: ClassMoments, scaling: str):

@@ -205,11 +205,11 @@ class _MarginWeightingSelector(SparkfsSelector):
         whose squares would overflow are refused, as the Spark selector does."""
         statistics = column_statistics(X)
         if self.scaling == "none":
-            check_magnitude(statistics.minimum, statistics.maximum, owner=type(self).__name__)
+            check_magnitude(statistics.minimum, statistics.maximum, owner=type(self).__name__, tiny=True)
             return X
         scale = feature_scale(self.scaling, minimum=statistics.minimum, maximum=statistics.maximum,
                               std=statistics.std)
-        check_magnitude(statistics.minimum, statistics.maximum, 1.0 / scale, owner=type(self).__name__)
+        check_magnitude(statistics.minimum, statistics.maximum, 1.0 / scale, owner=type(self).__name__, tiny=True)
         return rows_in_units(X, scale, unit_rows=False)
 
     def _loop(self, rows, labels, pool, num_classes, run, *, within_pool) -> LoopResult:  # pragma: no cover

@@ -18,7 +18,7 @@ import scipy.sparse as sp
 from sklearn.utils.sparsefuncs import min_max_axis
 
 from sparkfs.core.exact_sums import exact_class_moment_sums, rounded_sums
-from sparkfs.core.scaling import check_magnitude
+from sparkfs.core.scaling import binary_exponents, check_magnitude
 from sparkfs.errors import InvalidInputError
 
 
@@ -67,3 +67,29 @@ def class_moments(X, class_index, num_classes: int, owner: str = "the class mome
         feature_min=minimum,
         feature_max=maximum,
     )
+
+
+def rescaled_moments(X, class_index, num_classes: int, moments: ClassMoments, underflowing: np.ndarray,
+                     owner: str = "the class moments") -> ClassMoments:
+    """``moments`` with the features of ``underflowing`` (their squares underflowed:
+    :func:`sparkfs.core.univariate.underflowing_squares`) replaced by the moments of those features
+    times ``2^-e`` (:func:`sparkfs.core.scaling.binary_exponents`), as the Spark layer's
+    ``rescaled_class_moments``: only a statistic that does not depend on a feature's unit may be
+    computed from the result."""
+    columns = np.flatnonzero(underflowing)
+    if columns.size == 0:
+        return moments
+    exponents = binary_exponents(np.maximum(np.abs(moments.feature_min[columns]),
+                                            np.abs(moments.feature_max[columns])))
+    part = X[:, columns]
+    if sp.issparse(part):   # each stored value times its power of two (a subnormal's 2^-e alone overflows)
+        part = sp.csr_matrix(part, copy=True)
+        part.data = np.ldexp(part.data, -exponents[part.indices])
+    else:
+        part = np.ldexp(np.asarray(part, dtype=np.float64), -exponents)
+    rescaled = class_moments(part, class_index, num_classes, owner=owner)
+    sums, squares = moments.class_sums.copy(), moments.class_sum_squares.copy()
+    minimum, maximum = moments.feature_min.copy(), moments.feature_max.copy()
+    sums[:, columns], squares[:, columns] = rescaled.class_sums, rescaled.class_sum_squares
+    minimum[columns], maximum[columns] = rescaled.feature_min, rescaled.feature_max
+    return moments._replace(class_sums=sums, class_sum_squares=squares, feature_min=minimum, feature_max=maximum)

@@ -131,7 +131,7 @@ class MultiSURFFamilySelector(SparkfsSelector):
         metric, scaling = self._distance(statistics, X.shape[0])
         scale = np.ones(X.shape[1]) if scaling == "none" else feature_scale(
             scaling, minimum=statistics.minimum, maximum=statistics.maximum, std=statistics.std)
-        check_magnitude(statistics.minimum, statistics.maximum, 1.0 / scale, owner=type(self).__name__)
+        check_magnitude(statistics.minimum, statistics.maximum, 1.0 / scale, owner=type(self).__name__, tiny=True)
         rows = rows_in_units(X, scale, unit_rows=metric == "cosine")
         self.metric_, self.scaling_ = metric, scaling
         return FeatureScores(self._scores(rows, labels, "euclidean" if metric == "cosine" else metric))

@@ -51,10 +51,12 @@ from sparkfs.core.parzen_ise_options import (
     SPARSE_PAIR_BUDGET,
     START_ROWS_PER_CLUSTER,
     check_options,
+    criterion_power,
     final_scores,
     runs_with_held_out_feature,
 )
 from sparkfs.core.sampling import column_statistics, content_sample_keys, smallest_key_positions
+from sparkfs.core.scaling import check_magnitude
 from sparkfs.errors import DefaultSampleWarning, InvalidInputError, ParamBoundError
 from sparkfs.sklearn.base import FeatureScores, SparkfsSelector, bad_param, is_int, is_real
 
@@ -357,6 +359,9 @@ class ParzenISESelector(SparkfsSelector):
             raise InvalidInputError(f"{type(self).__name__} (Parzen-ISE) needs at least 2 rows; X has "
                                     f"n_samples = {num_rows}")
         options = self._core_options(num_rows, num_features)
+        statistics = column_statistics(X)   # values whose squares (the image reading: fourth powers) over- or underflow
+        check_magnitude(statistics.minimum, statistics.maximum, owner=f"{type(self).__name__} (Parzen-ISE)", tiny=True,
+                        power=criterion_power(self.criterion))
         sample, rule = self._row_sample(X)
         if sample is not None:
             if rule == "default":

@@ -72,6 +72,7 @@ class QFSSelector(LFSSelector):
 
     method = "qfs"
     kernel = "qfs"
+    _multiplies_values = True
 
     def __init__(self, *, gamma=-0.5, scaling=None, preset="default", center=False, candidates=None,
                  driver_memory_mb=1024.0, num_features=None, threshold=None, selection_mode="numTopFeatures",

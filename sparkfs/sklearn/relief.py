@@ -151,7 +151,7 @@ class ReliefFamilySelector(SparkfsSelector):
         metric, scaling = self._distance(statistics, X.shape[0])
         scale = np.ones(X.shape[1]) if scaling == "none" else feature_scale(
             scaling, minimum=statistics.minimum, maximum=statistics.maximum, std=statistics.std)
-        check_magnitude(statistics.minimum, statistics.maximum, 1.0 / scale, owner=type(self).__name__)
+        check_magnitude(statistics.minimum, statistics.maximum, 1.0 / scale, owner=type(self).__name__, tiny=True)
         neighbours = self.variant in relief_math.NEIGHBOUR_VARIANTS
         rows = rows_in_units(X, scale, unit_rows=neighbours and metric == "cosine")
         ids = np.arange(X.shape[0], dtype=np.int64)

@@ -122,6 +122,9 @@ class SVMRFESelector(SparkfsSelector):
 
     def _score_features(self, X, y) -> FeatureScores:
         labels = self._class_labels(y)
+        if not self.standardize:   # the Spark selector's refusal, from the same rule
+            rfe_math.check_svm_magnitude(rfe_math.column_largest(X), standardize=False, from_sums=False,
+                                         owner=type(self).__name__)
         matrix = rfe_math.standardised(X, *rfe_math.standardisation(X)) if self.standardize else X
         step = float(self.step) if self.step < 1.0 else int(self.step)
         options = dict(step=step, n_features_to_select=self._elimination_stop(X.shape[1]), C=float(self.C),

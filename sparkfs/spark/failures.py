@@ -24,6 +24,16 @@ _JVM_GONE = ("ConnectionRefusedError", "Py4JNetworkError", "Answer from Java sid
              "Cannot call methods on a stopped SparkContext", "Connection reset by peer")
 
 
+#: A Spark Connect URL's secret parameter (``sc://host:15002/;token=abc``): its value is never shown.
+#: The value ends at the next parameter, a blank, a quote, or a ")" or "," that ends the quoting phrase.
+_CONNECT_TOKEN = re.compile(r"(;\s*token\s*=).*?(?=;|\s|['\"]|\)(?:[\s,:;.)]|$)|,\s|$)", re.IGNORECASE)
+
+
+def redacted(text: str) -> str:
+    """``text`` with every Spark Connect token value replaced by ``***`` (messages, log lines)."""
+    return _CONNECT_TOKEN.sub(r"\1***", str(text))
+
+
 def _chain(error: BaseException) -> Iterator[BaseException]:
     seen = set()
     while error is not None and id(error) not in seen:

@@ -38,7 +38,12 @@ from sparkfs.core import parzen_ise as pi
 from sparkfs.core import parzen_ise_marginal as pim
 from sparkfs.core import parzen_ise_sparse as pis
 from sparkfs.core.options import ParzenISEOptions
-from sparkfs.core.parzen_ise_options import START_ROWS_PER_CLUSTER, final_scores, runs_with_held_out_feature
+from sparkfs.core.parzen_ise_options import (
+    START_ROWS_PER_CLUSTER,
+    criterion_power,
+    final_scores,
+    runs_with_held_out_feature,
+)
 from sparkfs.core.sampling import content_sample_keys
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.method_setup import EngineOptions, options_of, rows_with_queries
@@ -254,7 +259,7 @@ def parzen_ise_statistics(df, features_col: str, label_col: Optional[str] = None
         num_queries = num_rows if landmarks is None or landmarks >= num_rows else landmarks
         rows.check_driver_rows(num_queries, "the queries")  # before any other pass
         statistics = rows.column_statistics()
-        rows.check_magnitude("Parzen-ISE")
+        rows.check_magnitude("Parzen-ISE", power=criterion_power(checked["criterion"]))
         mean = np.asarray(statistics.mean, dtype=np.float64)
         population_std = np.asarray(statistics.std, dtype=np.float64) * np.sqrt((num_rows - 1) / num_rows)
         feature_variance = population_std ** 2

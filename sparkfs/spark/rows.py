@@ -238,11 +238,11 @@ class Rows:
         summary = self.input.base.select(metrics.summary(F.col(FEATURES)).alias("s")).first()["s"]
         return tuple(summary[name].toArray() for name in ("min", "max", "mean", "std", "numNonZeros"))
 
-    def check_magnitude(self, owner: str) -> None:
-        """Refuse values (in the units of the passes) whose squares overflow: one JVM pass unless
-        the column statistics are known."""
+    def check_magnitude(self, owner: str, power: int = 2) -> None:
+        """Refuse values (in the units of the passes) whose squares (``power``-th powers) overflow
+        or underflow: one JVM pass unless the column statistics are known."""
         statistics = self.column_statistics()
-        check_magnitude(statistics.minimum, statistics.maximum, self.inverse_scale, owner)
+        check_magnitude(statistics.minimum, statistics.maximum, self.inverse_scale, owner, tiny=True, power=power)
 
     def scaled_by(self, scale: Optional[np.ndarray], *, unit_rows: bool = False) -> "Rows":
         """A view of these rows whose passes (and :meth:`scaled`) see every feature divided by

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Dict, Mapping, Optional
 
+from sparkfs.spark.failures import redacted
 from sparkfs.spark.memory import applied_settings, available_memory_bytes, defaults_file_sets, local_memory_settings
 
 #: Masters whose executors run on this machine (``local``, ``local[N]``, ``local[*]``,
@@ -91,7 +92,7 @@ def connect_endpoint(url: str):
     except ValueError:  # a port that is not a number, or out of range
         parsed = None
     if parsed is None or not parsed.hostname or parsed.path not in ("", "/"):
-        raise SparkMasterError(f"the Spark Connect URL '{url}' is not of the form sc://HOST:PORT "
+        raise SparkMasterError(f"the Spark Connect URL '{redacted(url)}' is not of the form sc://HOST:PORT "
                                "(e.g. sc://localhost:15002)")
     return parsed.hostname, port or 15002
 
@@ -109,7 +110,8 @@ def check_remote_reachable(url: str, timeout: float = REMOTE_CONNECT_TIMEOUT) ->
     except OSError as error:
         reason = "timed out" if isinstance(error, socket.timeout) else (error.strerror or type(error).__name__)
         raise SparkStartError(
-            f"cannot reach the Spark Connect server {url} ({host}:{port}: {reason}; waited at most {timeout:g} s): "
+            f"cannot reach the Spark Connect server {redacted(url)} ({host}:{port}: {reason}; waited at most "
+            f"{timeout:g} s): "
             "check that the server is running (sbin/start-connect-server.sh), its host and port "
             "(spark.connect.grpc.binding.port, default 15002) and that no firewall is in between") from None
 
@@ -134,7 +136,7 @@ def remote_session(url: str, conf: Optional[Mapping[str, object]] = None):
     if ignored:
         logging.getLogger("sparkfs").warning(
             "remote session %s: ignored %s (settings of the server's JVMs: set them where the Connect server "
-            "starts)", url, ", ".join(ignored))
+            "starts)", redacted(url), ", ".join(ignored))
     settings = {"spark.sql.execution.arrow.pyspark.enabled": "true",
                 **{key: str(value) for key, value in conf.items() if key not in ignored}}
     applied_settings.clear()
@@ -142,13 +144,14 @@ def remote_session(url: str, conf: Optional[Mapping[str, object]] = None):
         with _without_environ("MASTER"):  # a MASTER in the environment would make Spark refuse the remote
             session = SparkSession.builder.remote(url).getOrCreate()  # no call to the server yet
     except Exception as error:  # e.g. a classic session already runs in this process
-        raise SparkStartError(f"cannot open a Spark Connect session on {url}: {describe(error)}") from None
+        raise SparkStartError(redacted(f"cannot open a Spark Connect session on {url}: {describe(error)}")) from None
     with _bounded_retries(session):  # the first call: a server that accepts but does not answer
         try:
             _ = session.version  # reading it asks the server
         except Exception as error:  # whatever the server or the channel said
             _close_channel(session)
-            raise SparkStartError(f"the Spark Connect server {url} did not answer as one ({_grpc_reason(error)}): "
+            raise SparkStartError(f"the Spark Connect server {redacted(url)} did not answer as one "
+                                  f"({redacted(_grpc_reason(error))}): "
                                   "check that HOST:PORT is a Spark Connect server's (spark.connect.grpc.binding.port) "
                                   "and whether it needs use_ssl or a token (sc://HOST:PORT/;use_ssl=true;token=...)"
                                   ) from None
@@ -156,7 +159,7 @@ def remote_session(url: str, conf: Optional[Mapping[str, object]] = None):
         try:
             session.conf.set(key, value)
         except Exception as error:  # a static setting the server will not change
-            logging.getLogger("sparkfs").warning("remote session %s: ignored %s (%s)", url, key,
+            logging.getLogger("sparkfs").warning("remote session %s: ignored %s (%s)", redacted(url), key,
                                                  describe(error).splitlines()[0])
     return session
 

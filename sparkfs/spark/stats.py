@@ -26,7 +26,7 @@ happy path stays one pass.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, List, Optional
 
 import numpy as np
@@ -40,7 +40,7 @@ from sparkfs.core.exact_sums import (
     merged_exact_sums,
     rounded_sums,
 )
-from sparkfs.core.scaling import check_magnitude
+from sparkfs.core.scaling import binary_exponents, check_magnitude
 from sparkfs.errors import DriverBudgetError, InvalidInputError
 from sparkfs.spark.blocks import aggregate_partitions
 from sparkfs.spark.float_moments import TooManyClassesError, is_too_many_classes, moments_float
@@ -396,6 +396,52 @@ def class_moments(
         feature_ids=feature_ids,
         absent_column=absent_column,
     )
+
+
+def rescaled_class_moments(moments: ClassMoments, df, features_col: str, label_col: str,
+                           weight_col: Optional[str] = None, *, engine: str, underflowing: np.ndarray,
+                           extremes=None) -> ClassMoments:
+    """``moments`` with the columns of ``underflowing`` (a mask of its columns: their sums of squares
+    lost their digits, :func:`sparkfs.core.univariate.underflowing_squares`) replaced by the moments
+    of those features times ``2^-e`` (:func:`sparkfs.core.scaling.binary_exponents`), from one more
+    pass over them alone (``VectorSlicer``, then two exact products by powers of two, as a
+    subnormal's ``2^-e`` alone overflows). Only a statistic that does not depend on a feature's unit
+    may be computed from the result (an F value, a standardised theta): for every other feature it
+    is the same number as from ``moments``. ``extremes``: (minima, maxima) of all features when
+    known and ``moments`` has none, else one JVM pass takes them. ``extra["rescaled"]`` maps each
+    feature id to its ``e``."""
+    from pyspark.ml.feature import ElementwiseProduct, VectorSlicer
+    from pyspark.ml.linalg import Vectors
+
+    columns = np.flatnonzero(underflowing)
+    if columns.size == 0:
+        return moments
+    ids = [moments.feature_id(int(column)) for column in columns]
+    if moments.feature_min is not None:            # per held column
+        minimum, maximum = moments.feature_min[columns], moments.feature_max[columns]
+    else:                                          # over all features
+        lowest, highest = extremes if extremes is not None else column_extremes(df, features_col)
+        minimum, maximum = np.asarray(lowest)[ids], np.asarray(highest)[ids]
+    exponents = binary_exponents(np.maximum(np.abs(minimum), np.abs(maximum)))
+    first, second = -(exponents // 2), -(exponents - exponents // 2)   # each product exact and finite
+    frame = df.select(features_col, label_col, *([weight_col] if weight_col else []))
+    frame = VectorSlicer(inputCol=features_col, outputCol="__sparkfs_sliced", indices=ids).transform(frame)
+    for step, powers in enumerate((first, second)):
+        frame = ElementwiseProduct(scalingVec=Vectors.dense(np.ldexp(1.0, powers)), inputCol=frame.columns[-1],
+                                   outputCol=f"__sparkfs_rescaled{step}").transform(frame)
+    rescaled = class_moments(frame, frame.columns[-1], label_col, weight_col, engine=engine, num_features=len(ids),
+                             extremes=moments.feature_min is not None)
+    if rescaled.label_values != moments.label_values:  # the same rows, so the same classes in the same order
+        raise RuntimeError(f"the rescaled pass found the classes {rescaled.label_values}, the first "
+                           f"{moments.label_values}")
+    result = replace(moments, class_sums=moments.class_sums.copy(), class_sum_squares=moments.class_sum_squares.copy(),
+                     extra={**moments.extra, "rescaled": {int(i): int(e) for i, e in zip(ids, exponents)}})
+    result.class_sums[:, columns] = rescaled.class_sums
+    result.class_sum_squares[:, columns] = rescaled.class_sum_squares
+    if moments.feature_min is not None:
+        result.feature_min, result.feature_max = moments.feature_min.copy(), moments.feature_max.copy()
+        result.feature_min[columns], result.feature_max[columns] = rescaled.feature_min, rescaled.feature_max
+    return result
 
 
 def class_moments_counting_labels(df, features_col: str, label_col: str, weight_col: Optional[str] = None, *,

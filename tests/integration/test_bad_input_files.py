@@ -178,3 +178,36 @@ def test_a_true_relevance_file_whose_header_claims_a_trillion_values(no_spark, t
              tmp_path / "out",
              f"--true-relevance {claimed} is not a whole .npy array file as numpy.save writes it (its header claims "
              "1,000,000,000,000 values of float64", "the file holds 32 bytes after it")
+
+
+def test_a_text_file_without_a_final_line_end_is_announced(tmp_path, caplog):
+    """A LIBSVM file cut after `18:0` converted (exit 0) with a shortened last row and no word."""
+    import logging
+
+    from sparkfs.io.readers import check_input_early
+
+    whole = "".join(f"{i % 2} 1:0.5 7:1 18:0.25\n" for i in range(4))
+    cut = tmp_path / "cut.libsvm"
+    cut.write_text(whole + "1 1:0.5 7:1 18:0")
+    packed = tmp_path / "cut.libsvm.gz"
+    packed.write_bytes(gzip.compress((whole + "1 1:0.5 18:0").encode()))
+    complete = tmp_path / "complete.libsvm"
+    complete.write_text(whole)
+    with caplog.at_level(logging.WARNING, logger="sparkfs"):
+        for path in (cut, packed, complete):
+            check_input_early(str(path), "libsvm", label_col="label")
+    said = [record.getMessage() for record in caplog.records]
+    assert said == [f"{path} does not end with a line end: its last row may have been cut short (a copy or download "
+                    "that stopped), which reads as a shorter row without an error; if the file is complete, end it "
+                    "with a newline" for path in (cut, packed)]
+
+
+def test_an_empty_csv_cell_is_named_with_its_line(spark, tmp_path, capsys):
+    source = tmp_path / "holes.csv"
+    source.write_text("a,b,label\n1.0,2.0,0\n1.5,,1\n2.0,,0\n")
+    out = tmp_path / "out"
+    message = _refused(capsys, ["select", "--master", "local[2]", *_select(source, out, "csv")[1:]], out,
+                       "column 'b' has 2 empty value(s) (line 3 of ", "holes.csv): every feature needs a number in "
+                       "every row; fill them in, or leave out those rows or the column")
+    assert "NaN" not in message
+    _refused(capsys, ["convert", "--master", "local[2]", str(source), str(out)], out, "column 'b' has 2 empty value(s)")

@@ -92,6 +92,8 @@ ACCEPTED = {("single_class", "parzen-ise"): "an unsupervised method takes a sing
             ("huge", "prelief"): "prelief's default range scaling brings 1e300 values to [0, 1] before any kernel",
             ("huge", "turf"): "turf's inner multisurf scales by the range, as multisurf",
             ("huge", "mrmr"): "mrmr codes values into equal-width bins between the exact extremes: no squares",
+            ("huge", "svm-rfe"): "svm-rfe's driver solver standardises the rows in memory, each extreme feature's "
+                                 "moments taken on its values times a power of two",
             **{(case, "variance"): "variance reads no labels" for case in ("single_class", "null_label",
                                                                             "many_classes", "continuous_label")},
             **{(case, "f-regression"): "f-regression takes a continuous label" for case in ("many_classes",

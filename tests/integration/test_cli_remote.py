@@ -260,3 +260,25 @@ def test_start_failures_are_never_diagnosed_as_memory():
     rejected = RuntimeError("Py4JJavaError: org.apache.spark.SparkException: Could not parse Master URL: 'local[x]' "
                             "Java gateway process exited")
     assert resource_failure(rejected) is None
+
+
+def test_a_connect_token_is_never_shown(capsys, tmp_path, monkeypatch):
+    """`sc://host:port/;token=...` was echoed in the refusals that quote the URL."""
+    secret = "s3cr3t-Token"
+    out = tmp_path / "out"
+    runs = [
+        (["select", "--input", "x.parquet", "--format", "parquet", "--master", "local[2]", "--remote",
+          f"sc://localhost:15002/;token={secret}", "--output", str(out)], 2, "--remote (sc://localhost:15002/;token=***)"),
+        (["select", "--input", "x.parquet", "--format", "parquet", "--remote", f"sc://localhost:15002/;token={secret}",
+          "--output", "hdfs://nn/out"], 2, "a Spark Connect session (sc://localhost:15002/;token=***) cannot write"),
+        (["select", "--input", "x.parquet", "--format", "parquet", "--remote", f"localhost:15002/;token={secret}",
+          "--output", str(out)], 2, "the Spark Connect URL 'localhost:15002/;token=***' is not of the form"),
+        (["select", "--input", "x.parquet", "--format", "parquet", "--remote",
+          f"sc://localhost:{_free_port()}/;use_ssl=true;token={secret}", "--output", str(out)], 1,
+         ";use_ssl=true;token=***"),
+    ]
+    for argv, code, shown in runs:
+        assert main(argv) == code
+        err = capsys.readouterr().err
+        assert secret not in err and shown in err, err
+        assert not out.exists()

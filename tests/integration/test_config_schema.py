@@ -133,6 +133,48 @@ def test_yaml_nested_thousands_deep_is_refused_by_its_line(no_spark, tmp_path, c
     assert "RecursionError" not in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("key, what", [
+    ("spark.pyspark.python", "a program for Spark to start"),
+    ("spark.pyspark.driver.python", "a program for Spark to start"),
+    ("spark.driver.extraJavaOptions", "Java options of the JVMs"),
+    ("spark.executor.extraClassPath", "a class path or library path of the JVMs"),
+    ("spark.jars", "a class path or library path"),
+    ("spark.jars.packages", "a class path or library path"),
+    ("spark.submit.pyFiles", "files shipped to and run or imported by the workers"),
+    ("spark.archives", "files shipped"),
+    ("spark.executorEnv.LD_PRELOAD", "environment variables of the JVM or the workers"),
+    ("spark.driver.resource.gpu.discoveryScript", "a script for Spark to run"),
+    ("spark.extraListeners", "classes for Spark to load"),
+    ("spark.hadoop.fs.s3a.impl", "classes for Spark to load"),
+    ("spark.kubernetes.container.image", "a container image or pod template"),
+])
+def test_a_config_file_may_not_choose_what_spark_runs(no_spark, tmp_path, capsys, key, what):
+    """`spark: {conf: {spark.pyspark.python: evil.sh}}` made `select --config` run the script (exit 0)."""
+    marker = tmp_path / "ran"
+    evil = tmp_path / "evil.sh"
+    evil.write_text(f"#!/bin/sh\ntouch {marker}\nexec python3 \"$@\"\n")
+    evil.chmod(0o755)
+    job = _job(tmp_path, BASE + f"spark:\n  conf:\n    {key}: {evil}\n")
+    out = tmp_path / "out"
+    _refused(capsys, ["select", "--config", job, "--output", str(out)], out,
+             f"spark.conf.{key} in {job} names {what}", "a config file may tune Spark, not choose what it runs",
+             f"give it on the command line (--conf {key}=...), to spark-submit, or in spark-defaults.conf")
+    assert not marker.exists()
+
+
+def test_tuning_settings_in_a_config_and_code_settings_on_the_command_line_pass(tmp_path):
+    """The person running the command may still choose the workers' Python (docs/cluster.md's recipe)."""
+    from sparkfs.commands.select import resolve_config
+
+    job = _job(tmp_path, BASE + "spark:\n  conf:\n    spark.driver.memory: 2g\n    spark.sql.shuffle.partitions: 8\n"
+                               "    spark.hadoop.fs.s3a.endpoint: http://minio:9000\n")
+    args = build_parser().parse_args(["select", "--config", job, "--output", str(tmp_path / "out"), "--conf",
+                                      "spark.pyspark.python=./environment/bin/python", "--conf",
+                                      "spark.archives=env.tar.gz#environment"])
+    conf = resolve_config(args)["spark"]["conf"]
+    assert conf["spark.pyspark.python"] == "./environment/bin/python" and conf["spark.driver.memory"] == "2g"
+
+
 def test_flags_override_a_checked_file(no_spark, tmp_path, capsys):
     job = _job(tmp_path, BASE + "selection: {threshold: 0.5}\n")
     out = tmp_path / "out"
