@@ -377,13 +377,15 @@ def read_dataset(
             raise InvalidInputError(message) from None
     check_input_columns(df.columns, path, label_col=label_col if require_label else None, weight_col=weight_col,
                         features_col=features_col if require_features else None)
-    return _columns_dataset(df, path, label_col, features_col, weight_col, driver_budget_mb, budget_name)
+    return _columns_dataset(df, path, label_col, features_col, weight_col, driver_budget_mb, budget_name,
+                            from_files=fmt == "parquet")
 
 
 def _columns_dataset(df, path: str, label_col: str, features_col: str, weight_col: Optional[str],
-                     driver_budget_mb: float, budget_name: str) -> Dataset:
+                     driver_budget_mb: float, budget_name: str, *, from_files: bool) -> Dataset:
     """A Parquet input's or a table's :class:`Dataset`: its vector (or numeric array) column ``features_col``
-    with the label and weight, else its numeric columns assembled."""
+    with the label and weight, else its numeric columns assembled (less, for Parquet files, the columns of
+    their folder names)."""
     from pyspark.ml.linalg import VectorUDT
 
     if features_col in df.columns and _is_numeric_array(df.schema[features_col].dataType):
@@ -400,7 +402,8 @@ def _columns_dataset(df, path: str, label_col: str, features_col: str, weight_co
     # A column named like the features column that is not a vector (`features` of integers) is a
     # numeric feature like any other: the assembled vector takes a private name, so it cannot clash.
     index = index_columns(df.columns, "parquet", path, [label_col, weight_col, features_col])
-    index += partition_columns(spark, path, df.columns, [label_col, weight_col, features_col])
+    if from_files:
+        index += partition_columns(df.sparkSession, path, df.columns, [label_col, weight_col, features_col])
     df = df.drop(*index) if index else df
     vector_col = ASSEMBLED_COL if features_col in df.columns else features_col
     assembled, names = _assemble(df, label_col if label_col in df.columns else None, vector_col, weight_col)
