@@ -33,10 +33,12 @@ demo: $(DEMO_STAMP)
 	  jobs/select_features.py --config conf/demo.yaml
 
 # Two pytest workers (pytest-xdist), each taking whole test modules (--dist loadfile: a module's
-# cluster, Connect server or child JVM is started once, in one worker).
+# cluster, Connect server or child JVM is started once, in one worker), in the order tests/conftest.py
+# gives them (the modules with a slow test first; xdist would otherwise hand out the largest modules first
+# and leave the one-test Connect sub-suite to run alone at the end).
 TEST_WORKERS ?= 2
 test: $(TEST_STAMP)
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=40 $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=40 $(PYTEST_ARGS)
 
 bench: $(DEMO_STAMP)
 	$(PY) -m benchmarks.bench_lfs
