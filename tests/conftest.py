@@ -70,10 +70,11 @@ def slow_modules_first(items):
     """The items of every module holding a `slow` test before the others (each group in collection
     order): with `make test`'s workers taking whole modules in this order, the longest modules start
     first instead of one of them running alone at the end."""
-    slow = {item.module.__name__ for item in items if item.get_closest_marker("slow") and hasattr(item, "module")}
-    in_slow = [getattr(item, "module", None) is not None and item.module.__name__ in slow for item in items]
-    return [item for item, first in zip(items, in_slow) if first] + [
-        item for item, first in zip(items, in_slow) if not first]
+    def module_of(item):
+        return getattr(getattr(item, "module", None), "__name__", None)
+
+    slow = {module_of(item) for item in items if item.get_closest_marker("slow")}
+    return sorted(items, key=lambda item: module_of(item) not in slow)  # stable: collection order kept in each group
 
 
 def _refuse_jvm(*args, **kwargs):
