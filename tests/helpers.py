@@ -66,3 +66,16 @@ def refused(capsys, code, out, *fragments):
     assert all(fragment in message for fragment in fragments), message
     assert not out.exists()
     return message
+
+
+def jobs_run_by(spark, group, action):
+    """(what action() returned, the sorted ids of the Spark jobs it ran), counted under a job group of its own
+    and the group cleared after (to no group: an empty name would still be a group for later tests)."""
+    context = spark.sparkContext
+    context.setJobGroup(group, group)
+    try:
+        value = action()
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)
+        context.setLocalProperty("spark.job.description", None)
+    return value, sorted(context.statusTracker().getJobIdsForGroup(group))

@@ -14,6 +14,7 @@ from sparkfs.cli import main
 from sparkfs.errors import InvalidInputError
 from sparkfs.io.libsvm_lines import LineProblem, parse_or_locate
 from sparkfs.io.readers import read_dataset
+from tests.helpers import jobs_run_by
 from tests.helpers import refused as _refused
 
 N_ROWS = 60
@@ -174,22 +175,13 @@ def test_an_explicit_vector_size_skips_the_scan_and_still_refuses_an_empty_file(
             read_libsvm(spark, str(empty), vector_size=size)
     path = tmp_path / "small.libsvm"
     path.write_text("1 1:0.5 3:2\n0 2:1\n")
-    tracker, group = spark.sparkContext.statusTracker(), "sparkfs-libsvm-sized"
-    spark.sparkContext.setJobGroup(group, "read")
-    try:
-        frame, size = read_libsvm(spark, str(path), vector_size=7)
-        sized_jobs = len(tracker.getJobIdsForGroup(group))
-    finally:
-        spark.sparkContext.setJobGroup("", "")
+    (frame, size), sized_jobs = jobs_run_by(spark, "sparkfs-libsvm-sized",
+                                            lambda: read_libsvm(spark, str(path), vector_size=7))
     assert size == 7 and [row["features"].size for row in frame.collect()] == [7, 7]
     frame.unpersist()
-    spark.sparkContext.setJobGroup(group + "-inferred", "read")
-    try:
-        frame, size = read_libsvm(spark, str(path))
-        inferred_jobs = len(tracker.getJobIdsForGroup(group + "-inferred"))
-    finally:
-        spark.sparkContext.setJobGroup("", "")
+    (frame, size), inferred_jobs = jobs_run_by(spark, "sparkfs-libsvm-inferred", lambda: read_libsvm(spark, str(path)))
     frame.unpersist()
+    sized_jobs, inferred_jobs = len(sized_jobs), len(inferred_jobs)
     assert size == 3 and sized_jobs < inferred_jobs  # the scan (an aggregate: its jobs) is what is saved
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from sparkfs.errors import InvalidInputError
 from sparkfs.methods import FAMILIES, build_selector
+from tests.helpers import jobs_run_by
 
 #: one method of each family of the registry
 ONE_PER_FAMILY = sorted({family: method for method, family in sorted(FAMILIES.items(), reverse=True)}.values())
@@ -15,13 +16,7 @@ ONE_PER_FAMILY = sorted({family: method for method, family in sorted(FAMILIES.it
 
 def _jobs_run_by(spark, action):
     """The Spark jobs ``action`` started (its own job group)."""
-    context = spark.sparkContext
-    context.setJobGroup("sparkfs-type-check", "type check")
-    try:
-        action()
-    finally:
-        context.setLocalProperty("spark.jobGroup.id", None)
-    return context.statusTracker().getJobIdsForGroup("sparkfs-type-check")
+    return jobs_run_by(spark, "sparkfs-type-check", action)[1]
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ import sparkfs.spark.float_moments as float_moments
 from sparkfs.errors import InvalidInputError
 from sparkfs.methods import METHODS
 from sparkfs.spark.stats import class_moments, class_moments_counting_labels
+from tests.helpers import jobs_run_by
 
 pytestmark = pytest.mark.spark
 
@@ -92,11 +93,11 @@ def test_the_same_partitioning_gives_the_same_bits_and_another_agrees_to_roundin
     np.testing.assert_allclose(runs[1][0], runs[7][0], rtol=1e-12, atol=1e-12)
 
 
+_FITS = iter(range(10**6))
+
+
 def _jobs_of_fit(spark, selector, frame):
-    tracker = spark.sparkContext.statusTracker()
-    before = set(tracker.getJobIdsForGroup(None))
-    model = selector.fit(frame)
-    return model, set(tracker.getJobIdsForGroup(None)) - before
+    return jobs_run_by(spark, f"sparkfs-float-moments-fit-{next(_FITS)}", lambda: selector.fit(frame))
 
 
 def test_a_univariate_fit_is_one_pass_and_auto_takes_it_for_sparse_rows(spark):

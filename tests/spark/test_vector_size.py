@@ -9,17 +9,12 @@ from pyspark.ml.feature import VectorAssembler
 from sparkfs.errors import InvalidInputError
 from sparkfs.io.readers import read_dataset
 from sparkfs.spark.stats import first_vector_size, metadata_vector_size
-from tests.helpers import make_df
+from tests.helpers import jobs_run_by, make_df
 
 
 def _jobs_run_by(spark, action):
-    tracker, group = spark.sparkContext.statusTracker(), "sparkfs-vector-size-test"
-    spark.sparkContext.setJobGroup(group, "first_vector_size")
-    try:
-        value = action()
-    finally:
-        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
-    return value, len(tracker.getJobIdsForGroup(group))
+    value, jobs = jobs_run_by(spark, "sparkfs-vector-size-test", action)
+    return value, len(jobs)
 
 
 def test_the_libsvm_reader_declares_the_size_and_no_job_reads_it(spark, tmp_path):
