@@ -33,7 +33,7 @@ not on the order the rows arrived in (another file layout). Rows of identical co
 they are interchangeable, so which of them comes first changes nothing.
 
 Memory: the pool (m rows, dense or CSR), one ``block_size x block_size`` distance block, and per
-step the batch's dense rows and neighbours (batch x D doubles).
+step the batch's rows and neighbours (batch x D doubles for dense rows; CSR rows stay CSR).
 """
 
 from __future__ import annotations
@@ -59,10 +59,6 @@ def content_order(matrix, labels, ids, seed: int, weights=None) -> np.ndarray:
     weight) and ``seed``, the key the pool was drawn by; ``ids`` only order rows of identical content."""
     keys = content_sample_keys(matrix, labels, weights, seed)
     return np.lexsort((np.asarray(ids, dtype=np.int64), keys)).astype(np.int64)
-
-
-def _dense(matrix) -> np.ndarray:
-    return matrix.toarray() if sp.issparse(matrix) else np.asarray(matrix, dtype=np.float64)
 
 
 def query_shift(query_matrix) -> Optional[np.ndarray]:
@@ -116,7 +112,7 @@ def lmba_targets_and_theta(rows, labels, ids, *, num_classes: int, k: int, block
 
 def nearest_hits_and_misses_among(rows, labels, ids, *, num_classes: int, block_size: int):
     """Simba's search (Algorithm 1, step 2b) for :func:`sparkfs.core.simba.simba_loop` over rows in
-    memory: ``search(picked, w)`` returns the dense vectors of the rows at the ``picked`` positions and
+    memory: ``search(picked, w)`` returns the vectors (CSR kept CSR) of the rows at the ``picked`` positions and
     of their nearest hit and miss among all ``rows`` in ``||.||_w`` (ties to the smaller id, itself
     excluded), with the Spark search's kernel and shift."""
     def search(picked, w):
@@ -125,7 +121,7 @@ def nearest_hits_and_misses_among(rows, labels, ids, *, num_classes: int, block_
                                       block_size=block_size, shift=query_shift(instances), feature_weights=w)
         hits = table.neighbour_ids[np.arange(picked.size), labels[picked], 0]
         misses = miss_neighbours(table, labels[picked])[0][:, 0]
-        return _dense(instances), _dense(rows[np.searchsorted(ids, hits)]), _dense(rows[np.searchsorted(ids, misses)])
+        return instances, rows[np.searchsorted(ids, hits)], rows[np.searchsorted(ids, misses)]
     return search
 
 

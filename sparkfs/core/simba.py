@@ -26,17 +26,33 @@ from __future__ import annotations
 from typing import Callable, Optional, Tuple
 
 import numpy as np
+import scipy.sparse as sp
 
 from sparkfs.core.margin_loops import LoopResult, margin_loop
 from sparkfs.core.margin_runs import IterateAverage, MarginRun
 from sparkfs.core.margin_weighting import check_margin_data, sorted_neighbours
 
 
-def _inverse_distance_terms(w2, instances, neighbours) -> np.ndarray:
+def _inverse_distance_terms(w2, instances, neighbours):
+    """Per instance and feature ``(x_f - n_f)^2 / ||x - n||_w`` (0 where the distance is 0): dense
+    rows give an ndarray, CSR rows a CSR matrix holding only the features where x and n differ."""
+    if sp.issparse(instances) or sp.issparse(neighbours):
+        differences = sp.csr_matrix(instances - neighbours)
+        squares = differences.multiply(differences).tocsr()
+        distance = np.sqrt(squares @ w2)
+        scale = np.divide(1.0, distance, out=np.zeros_like(distance), where=distance > 0)
+        return sp.csr_matrix(sp.diags(scale) @ squares)
     squares = (instances - neighbours) ** 2
     distance = np.sqrt(np.sum(squares * w2, axis=-1))
     scale = np.divide(1.0, distance, out=np.zeros_like(distance), where=distance > 0)
     return squares * scale[:, None]
+
+
+def _as_rows(matrix):
+    """CSR kept CSR (one row per instance), anything else as 2-D float64."""
+    if sp.issparse(matrix):
+        return sp.csr_matrix(matrix, dtype=np.float64)
+    return np.atleast_2d(np.asarray(matrix, dtype=float))
 
 
 def simba_delta(w, instance_matrix, hit_vectors, miss_vectors) -> np.ndarray:
@@ -49,17 +65,53 @@ def simba_delta(w, instance_matrix, hit_vectors, miss_vectors) -> np.ndarray:
     Parameters
     ----------
     w : array-like of shape (D,)
-    instance_matrix, hit_vectors, miss_vectors : ndarray of shape (m, D)
+    instance_matrix, hit_vectors, miss_vectors : ndarray or CSR matrix of shape (m, D)
+        CSR rows are never made dense: only the features where an instance and its neighbour
+        differ take part (a hashed vocabulary of 2^24 ids has a few hundred per row).
 
     Returns
     -------
     delta : ndarray of shape (D,)
     """
     weights = np.asarray(w, dtype=float)
-    instances = np.atleast_2d(np.asarray(instance_matrix, dtype=float))
-    miss = _inverse_distance_terms(weights ** 2, instances, np.atleast_2d(np.asarray(miss_vectors, dtype=float)))
-    hit = _inverse_distance_terms(weights ** 2, instances, np.atleast_2d(np.asarray(hit_vectors, dtype=float)))
-    return 0.5 * (miss - hit).sum(axis=0) * weights
+    instances = _as_rows(instance_matrix)
+    miss = _inverse_distance_terms(weights ** 2, instances, _as_rows(miss_vectors))
+    hit = _inverse_distance_terms(weights ** 2, instances, _as_rows(hit_vectors))
+    return 0.5 * np.asarray((miss - hit).sum(axis=0)).ravel() * weights
+
+
+def _row_entries(row):
+    """(sorted feature ids, values) of a 1 x D CSR row, duplicates summed."""
+    row = sp.csr_matrix(row)
+    row.sum_duplicates()
+    return row.indices, row.data
+
+
+def _difference_terms(instance, neighbour, w2):
+    """``(x_f - n_f)^2 / ||x - n||_w`` of one instance and neighbour given as (ids, values), on the
+    ids where they differ: (ids, terms). O(non-zeros): nothing of length D is made."""
+    ids = np.union1d(instance[0], neighbour[0])
+    differences = np.zeros(ids.size)
+    differences[np.searchsorted(ids, instance[0])] += instance[1]
+    differences[np.searchsorted(ids, neighbour[0])] -= neighbour[1]
+    squares = differences ** 2
+    distance = np.sqrt(np.sum(squares * w2[ids]))
+    return ids, (squares / distance if distance > 0 else np.zeros_like(squares))
+
+
+def _sparse_instance_step(w, w2, instance, hit, miss, beta) -> None:
+    """``w += beta * Delta`` of one instance given as 1 x D CSR rows, in place on the features where
+    the instance differs from its hit or miss (Delta is 0 elsewhere); ``w2`` (w squared) kept in step.
+    Each step costs the rows' non-zeros, not D (a hashed vocabulary has 2^24 ids)."""
+    x = _row_entries(instance)
+    miss_ids, miss_terms = _difference_terms(x, _row_entries(miss), w2)
+    hit_ids, hit_terms = _difference_terms(x, _row_entries(hit), w2)
+    features = np.union1d(miss_ids, hit_ids)
+    terms = np.zeros(features.size)
+    terms[np.searchsorted(features, miss_ids)] += miss_terms
+    terms[np.searchsorted(features, hit_ids)] -= hit_terms
+    w[features] += beta * (0.5 * terms * w[features])
+    w2[features] = w[features] ** 2
 
 
 def simba_final_weights(w) -> np.ndarray:
@@ -75,11 +127,16 @@ def simba_replay(w, instance_matrix, hit_vectors, miss_vectors, step_sizes_of_in
     *current* w), scaled by its beta, is added in turn; the nearest hits and misses were searched
     at the batch's first w. ``average`` (optional) is fed the iterate after every instance."""
     w = np.array(w, dtype=float)
-    instances = np.atleast_2d(np.asarray(instance_matrix, dtype=float))
-    hits = np.atleast_2d(np.asarray(hit_vectors, dtype=float))
-    misses = np.atleast_2d(np.asarray(miss_vectors, dtype=float))
+    instances, hits, misses = _as_rows(instance_matrix), _as_rows(hit_vectors), _as_rows(miss_vectors)
+    sparse = sp.issparse(instances) or sp.issparse(hits) or sp.issparse(misses)
+    if sparse:  # one Delta touches the features where the rows differ: w is updated there only
+        instances, hits, misses = sp.csr_matrix(instances), sp.csr_matrix(hits), sp.csr_matrix(misses)
+        w2 = w ** 2
     for position, beta in enumerate(np.asarray(step_sizes_of_instances, dtype=float)):
-        w = w + beta * simba_delta(w, instances[position], hits[position], misses[position])
+        if sparse:
+            _sparse_instance_step(w, w2, instances[position], hits[position], misses[position], beta)
+        else:
+            w = w + beta * simba_delta(w, instances[position], hits[position], misses[position])
         if average is not None:
             average.add(w)
     return w
@@ -98,8 +155,8 @@ def simba_batch_update(w, batch_rule, instance_matrix, hit_vectors, miss_vectors
 
 
 #: The part of a Simba step that sees every row: ``nearest_hits_and_misses(picked, w)`` returns the
-#: dense (m, D) vectors of the picked instances, of their nearest hits and of their nearest misses
-#: in the metric ``||.||_w`` (step 2b).
+#: (m, D) vectors (dense, or CSR for CSR rows) of the picked instances, of their nearest hits and of
+#: their nearest misses in the metric ``||.||_w`` (step 2b).
 NearestHitsAndMisses = Callable[[np.ndarray, np.ndarray], Tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 

@@ -325,7 +325,8 @@ class SimbaSelector(_MarginWeightingSelector):
     Notes
     -----
     Work per step O(batch x n x D) (the weighted search), memory the rows and one block of distances.
-    Sparse rows stay sparse (the batch's rows and their neighbours are made dense, batch x D).
+    Sparse rows stay sparse, the batch's rows and their neighbours too: an update touches the features
+    where an instance differs from its hit or miss.
     """
 
     method = "simba"

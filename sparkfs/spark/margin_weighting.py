@@ -104,6 +104,10 @@ def _dense(matrix) -> np.ndarray:
     return matrix.toarray() if sp.issparse(matrix) else np.asarray(matrix, dtype=np.float64)
 
 
+def _as_csr(matrix):
+    return sp.csr_matrix(matrix, dtype=np.float64)
+
+
 def _nearest_miss_vectors(table, labels) -> np.ndarray:
     """The vector of each query's nearest miss (any other class, by (distance, row id))."""
     miss_ids, _ = miss_neighbours(table, labels)
@@ -306,14 +310,15 @@ def _nearest_pass(rows: Rows, pool: RowSet, batch_size: int, block_size: int) ->
         table = nearest(rows, batch, 1, metric="euclidean", feature_weights=w, block_size=block_size,
                         with_vectors=with_vectors)
         positions = np.arange(len(batch))
+        as_stored = _as_csr if sp.issparse(batch.matrix) else _dense  # CSR rows never made dense (2^24 ids)
         if with_vectors:
-            hit_vectors = table.vectors[positions, batch.labels, 0]
-            miss_vectors = _nearest_miss_vectors(table, batch.labels)
+            hit_vectors = as_stored(table.vectors[positions, batch.labels, 0])
+            miss_vectors = as_stored(_nearest_miss_vectors(table, batch.labels))
         else:
             hit_ids = table.neighbour_ids[positions, batch.labels, 0]
             miss_ids = miss_neighbours(table, batch.labels)[0][:, 0]
             ids, matrix = _rows_by_id(rows, np.concatenate([hit_ids, miss_ids]))
-            hit_vectors = _dense(matrix[np.searchsorted(ids, hit_ids)])
-            miss_vectors = _dense(matrix[np.searchsorted(ids, miss_ids)])
-        return _dense(rows.scaled(batch.matrix)), hit_vectors, miss_vectors
+            hit_vectors = as_stored(matrix[np.searchsorted(ids, hit_ids)])
+            miss_vectors = as_stored(matrix[np.searchsorted(ids, miss_ids)])
+        return as_stored(rows.scaled(batch.matrix)), hit_vectors, miss_vectors
     return search
