@@ -382,9 +382,12 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
 
     def _weight_info(self, moments) -> dict:
         """The summary's word on the weights of a weighted fit: their total (the n of the degrees of
-        freedom, frequency weights) and the column."""
+        freedom, frequency weights) and the column. Weights that sum to zero are refused."""
         if not self._weight_col():
             return {}
+        if not moments.class_weights.any():
+            raise InvalidInputError(f"{type(self).__name__}: the weights in column '{self._weight_col()}' sum to "
+                                    "zero: every row has weight 0, so no row counts")
         return {"weight_col": self._weight_col(), "total_weight": float(moments.class_weights.sum())}
 
     def _constant_features_score_zero(self, dataset, scores) -> np.ndarray:

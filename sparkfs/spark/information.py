@@ -246,6 +246,8 @@ def _greedy_selection(rows: Rows, encoded, class_totals: np.ndarray, *, num_sele
     num_rows = int(class_totals.sum())
     if summary is not None and "class_weights" in summary:  # weighted rows: every count a weight sum
         class_totals = summary["class_weights"]
+        if not class_totals.any():
+            raise InvalidInputError("the instance weights sum to zero: every row has weight 0, so no row counts")
     relevance_tables = info_math.relevance_table(non_zero_table, class_totals)
     relevance = info_math.mutual_information(relevance_tables)
     count = info_math.mrmr_candidate_count(p, num_select)

@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from sparkfs.errors import InvalidInputError
 from sparkfs.selectors.baseline import UnivariateTestSelector
+from sparkfs.sklearn import FRONT
 from tests.helpers import make_df
 
 TESTS = ("anova", "chi2", "variance")
@@ -114,6 +116,31 @@ def test_weighted_scores_are_the_equations_and_the_repeated_rows(fits, key):
     if key[1] != "repeated":
         assert model.summary["total_weight"] == pytest.approx(w.sum())
         assert model.summary["n_rows"] == len(y)   # the rows, not the weight
+
+
+@pytest.mark.parametrize("test", TESTS)
+def test_the_scikit_learn_front_gives_the_spark_scores(fits, test):
+    """The front's sums are exact, as the Spark fit's with deterministic=True: the same bits; the
+    float engine's agree to rounding."""
+    X, y, w = _data()
+    front = FRONT[test]().fit(X, y, sample_weight=w)
+    for key in (key for key in WEIGHTED_FITS if key[0] == test):
+        model, exact = fits[key], key[1] == "arrow"
+        for actual, expected in ((front.scores_, model.scores), (getattr(front, "pvalues_", None), model.pValues)):
+            if exact:
+                np.testing.assert_array_equal(actual, expected)
+            elif expected is not None:
+                np.testing.assert_allclose(actual, expected, rtol=1e-12, atol=1e-15)
+
+
+def test_weights_that_sum_to_zero_are_refused(spark):
+    X, y, w = _data()
+    df = make_df(spark, X, y, partitions=2, weights=np.zeros(len(y)))
+    try:
+        with pytest.raises(InvalidInputError, match="sum to zero"):
+            _fit(df, "anova", "float", True)
+    finally:
+        df.unpersist()
 
 
 def test_non_integer_weights_follow_the_equations(spark):

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from sparkfs.selectors.information import InformationSelector
+from sparkfs.sklearn import FRONT
 from tests.helpers import make_df
 
 BINS = 4
@@ -118,6 +119,15 @@ def test_weighted_counts_are_the_repeated_rows_and_the_reference(fits, criterion
     assert weighted.summary["weight_col"] == "weight" and weighted.summary["n_rows"] == len(y)
 
 
+@pytest.mark.parametrize("criterion", CRITERIA)
+def test_the_scikit_learn_front_gives_the_spark_selection(fits, criterion):
+    X, y, w = _coded_data()
+    front = FRONT[criterion](num_features=3, bins=BINS, discretization="none").fit(X, y, sample_weight=w)
+    model = fits[criterion, "p3"]
+    assert front.selection_order_ == model.selectionOrder
+    np.testing.assert_allclose(front.relevance_, model.featureArray("relevance"), rtol=1e-12, atol=1e-15)
+
+
 def test_one_partition_gives_the_same_selection(fits):
     one, three = fits["mrmr", "p1"], fits["mrmr", "p3"]
     assert one.selectionOrder == three.selectionOrder
@@ -128,6 +138,10 @@ def test_one_partition_gives_the_same_selection(fits):
 def test_weighted_quantile_cuts_are_those_of_the_repeated_rows(fits):
     weighted, repeated = fits["jmi", "quantiles", "weighted"], fits["jmi", "quantiles", "repeated"]
     assert weighted.selectionOrder == repeated.selectionOrder
+    X, y, w = _real_data()
+    front = FRONT["jmi"](num_features=3, bins=BINS).fit(X, y, sample_weight=w)
+    assert front.selection_order_ == weighted.selectionOrder
+    np.testing.assert_allclose(front.relevance_, weighted.featureArray("relevance"), rtol=1e-12)
     np.testing.assert_allclose(weighted.featureArray("relevance"), repeated.featureArray("relevance"), rtol=1e-9)
     np.testing.assert_allclose(weighted.summary["selection_criterion"], repeated.summary["selection_criterion"],
                                rtol=1e-9)
