@@ -177,3 +177,13 @@ def test_a_test_without_weights_refuses_the_column():
     assert not UnivariateTestSelector(test="f-regression").takesWeights()
     with pytest.raises(ValueError, match="test='chi2-categorical' does not support weightCol"):
         selector._score(None)
+
+
+def test_sparkfs_methods_says_which_methods_take_weights():
+    from sparkfs.methods import methods_table
+
+    weights = {line.split()[0]: line.split()[2] for line in methods_table()[1:] if len(line.split()) > 3}
+    for method in ("anova", "chi2", "variance", "mrmr", "jmi", "cmim", "lfs", "relieff", "svm-rfe", "multisurf"):
+        assert weights[method] == "yes", method
+    for method in ("chi2-categorical", "f-regression", "relief", "qfs"):
+        assert weights[method] == "no", method

@@ -157,3 +157,23 @@ def test_a_negative_weight_is_refused(spark):
             _fit(df, "cmim", True, discretization="none")
     finally:
         df.unpersist()
+
+
+def test_the_cli_takes_a_weight_column_for_mrmr(spark, tmp_path):
+    """``sparkfs select --method mrmr --weight-col w`` on a CSV: the selection of the weighted fit."""
+    import json
+
+    import pandas as pd
+
+    from sparkfs.cli import main
+
+    X, y, w = _coded_data()
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])]).assign(w=w, label=y)
+    frame.to_csv(tmp_path / "in.csv", index=False)
+    out = tmp_path / "out"
+    assert main(["select", "--input", str(tmp_path / "in.csv"), "--format", "csv", "--method", "mrmr",
+                 "--weight-col", "w", "--num-features", "3", "--param", f"bins={BINS}", "--param",
+                 "discretization=none", "--output", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["weight_col"] == "w"
+    assert summary["selection_order"] == reference_order(X, y, w, "mrmr", 3)[0]
