@@ -1,4 +1,4 @@
-"""Information-theoretic selection from integer counts: mRMR (Peng, Long & Ding 2005), JMI (Yang &
+"""Information-theoretic selection from counts: mRMR (Peng, Long & Ding 2005), JMI (Yang &
 Moody 1999) and CMIM (Fleuret 2004), with one discretisation for all three (pure NumPy).
 
 Notes
@@ -30,6 +30,12 @@ Notes
    ``TIE_RELATIVE_TOLERANCE`` of the largest absolute one, as the other selectors' ties) go to the
    larger relevance, then to the lower index. A step won that way is counted in ``tied_steps``, and
    ``tie_sizes`` holds, per position of the order, how many candidates had the winning value.
+6. **Instance weights** are frequency weights: every count above is a sum of the rows' weights
+   (the class totals too), and the cut points are the weighted quantiles (the first value whose
+   cumulative weight reaches q times the total). For integer weights that is the count of the rows
+   repeated w times, so the same information and the same selection; a row of weight 0 counts
+   nowhere. The information of note 3 is a function of the proportions, so it does not change
+   when every weight is multiplied by one constant.
 """
 
 from __future__ import annotations
@@ -46,25 +52,50 @@ CRITERIA = ("mrmr", "jmi", "cmim")
 MRMR_FORMS = ("difference", "quotient")
 
 
-def equal_frequency_cuts(sample, bins: int) -> np.ndarray:
+def equal_frequency_cuts(sample, bins: int, weights=None) -> np.ndarray:
     """(p, bins - 2) cut points of each feature's non-zero values in ``sample`` (note 1); +inf for
-    a feature without non-zero values in the sample (all its non-zero values get code 1)."""
+    a feature without non-zero values in the sample (all its non-zero values get code 1).
+    ``weights`` (one per row, >= 0): the quantiles of the weighted values (note 6), those of the
+    rows repeated w times for integer weights; a row of weight 0 is left out."""
     matrix = sp.csc_matrix(sample) if sp.issparse(sample) else sp.csc_matrix(np.asarray(sample, dtype=np.float64))
     matrix.eliminate_zeros()
     num_features, num_cuts = matrix.shape[1], bins - 2
     cuts = np.full((num_features, num_cuts), np.inf)
+    if weights is not None:
+        entry_weights = np.asarray(weights, dtype=np.float64)[matrix.indices]
+        matrix.data = np.where(entry_weights > 0, matrix.data, 0.0)
+        matrix.eliminate_zeros()
     if num_cuts <= 0 or matrix.nnz == 0:
         return cuts
     columns = np.repeat(np.arange(num_features), np.diff(matrix.indptr))
-    values = matrix.data[np.lexsort((matrix.data, columns))]  # per column, ascending
+    order = np.lexsort((matrix.data, columns))
+    values = matrix.data[order]  # per column, ascending
     counts = np.diff(matrix.indptr)
     has_values = counts > 0
     quantiles = np.arange(1, num_cuts + 1) / (bins - 1)
+    if weights is not None:
+        picked = _weighted_quantile_positions(matrix, order, np.asarray(weights, dtype=np.float64), quantiles)
+        cuts[has_values] = values[picked[has_values]]
+        return cuts
     # inverted CDF: the value at 0-based position ceil(q m) - 1 of the m sorted values
     positions = np.maximum(np.ceil(quantiles[None, :] * counts[:, None] - 1e-9).astype(np.int64) - 1, 0)
     picked = matrix.indptr[:-1, None] + np.minimum(positions, np.maximum(counts - 1, 0)[:, None])
     cuts[has_values] = values[picked[has_values]]
     return cuts
+
+
+def _weighted_quantile_positions(matrix, order, weights, quantiles) -> np.ndarray:
+    """(p, quantiles) positions in the column-sorted entries of ``matrix`` (CSC, every entry of
+    positive weight, ``order`` sorting them by value within each column) of the weighted inverted
+    CDF: per column the first value whose cumulative weight reaches q times the column's weight."""
+    entry_weights = weights[matrix.indices][order]
+    cumulative = np.cumsum(entry_weights)
+    starts, stops = matrix.indptr[:-1], matrix.indptr[1:]
+    before = np.concatenate([[0.0], cumulative])[starts]  # the weight of the columns before
+    column_weight = np.concatenate([[0.0], cumulative])[stops] - before
+    targets = before[:, None] + quantiles[None, :] * column_weight[:, None] - 1e-9
+    positions = np.searchsorted(cumulative, targets, side="left")
+    return np.clip(positions, starts[:, None], np.maximum(stops - 1, starts)[:, None])
 
 
 def non_zero_entries(matrix) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -23,6 +23,15 @@ F(C - 1, n - C) at the F value (anova, scikit-learn's ``f_classif``), of chi-squ
 degrees of freedom (chi2, scikit-learn's ``chi2``) and Spark ML's own ``ChiSquareTest`` p-values
 (chi2-categorical). So these selectors take every ``selectionMode``, fpr, fdr and fwe included.
 A feature whose statistic is undefined and scored 0 (constant, all-zero) has p-value 1.
+
+Instance weights (``weightCol``; anova, chi2, variance and every filter of the class moments) are
+frequency weights, scikit-learn's convention for ``sample_weight``: ``n_c`` is the weight sum of
+class c and every sum and sum of squares is weighted, so an integer weight w gives the scores of w
+copies of the row. The degrees of freedom follow: n is the total weight (F(C - 1, W - C) for anova,
+C - 1 for chi2 with C the classes of positive weight; variance divides by W - 1). Rows of weight 0
+count nowhere, not in the constant-feature check either. chi2-categorical and f-regression refuse a
+weight column (Spark ML's tests are unweighted), and an explicit ``statsEngine="jvm"`` takes the
+Summarizer's weighted sums for anova instead of ``ANOVATest``.
 """
 
 from __future__ import annotations
@@ -122,7 +131,20 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
     def _uses_labels(self, dataset) -> bool:
         return self.requires_labels
 
-    _no_weights_message = "{name} does not support weightCol (Spark ML's tests are unweighted)"
+    takes_weights = True  # the filters of the class moments only (takesWeights)
+
+    def takesWeights(self) -> bool:
+        """A filter of the class moments (anova, chi2, variance) takes instance weights as frequency
+        weights: every class count, sum and sum of squares is weighted, so an integer weight w is w
+        copies of the row. chi2-categorical (Spark ML's ChiSquareTest) and f-regression take none."""
+        moment_filter = MOMENT_FILTERS.get(self.getOrDefault(self.test))
+        return moment_filter is not None and moment_filter.label_type == "categorical"
+
+    def _weights_refusal(self) -> Optional[str]:
+        if not self._weight_col() or self.takesWeights():
+            return None
+        return (f"{type(self).__name__} test={self.getOrDefault(self.test)!r} does not support weightCol (its test "
+                "is unweighted); anova, chi2 and variance take instance weights")
 
     def takesContinuousLabels(self) -> bool:
         """A filter of a continuous target (f-regression) takes one; the class filters do not."""
@@ -166,8 +188,8 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         if not self._folds_labels():
             return None
         moments = class_moments_counting_labels(
-            dataset, self.getFeaturesCol(), self.getLabelCol(), engine="float", extremes=moment_filter.non_negative,
-            check_labels=self._check_labels)
+            dataset, self.getFeaturesCol(), self.getLabelCol(), self._weight_col(), engine="float",
+            extremes=moment_filter.non_negative, check_labels=self._check_labels)
         labels, counts = moments.label_values, moments.class_counts
         if len(labels) < 2:  # refused by the fit, by name
             return ScoreResult(scores=np.zeros(0), label_values=labels, class_counts=counts.tolist(),
@@ -179,7 +201,7 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         scores, p_values, feature_arrays, n_rows = self._scores_of_moments(dataset, moments, moment_filter)
         return self._filter_result(scores, p_values, labels, counts, n_rows, feature_arrays,
                                    {"method": self.getOrDefault(self.test), "stats_engine": moments.extra["engine"],
-                                    **_rescaled_info(moments)})
+                                    **_rescaled_info(moments), **self._weight_info(moments)})
 
     def _compute_scores(self, prepared: PreparedInput) -> ScoreResult:
         dataset, indexed = prepared.dataset, prepared.indexed
@@ -189,7 +211,8 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
             from pyspark.sql import functions as F
 
             indexed = dataset.withColumn("__label_index", F.lit(0.0))
-        spark_ml_anova = self.getOrDefault(self.statsEngine) == "jvm" and not is_connect_session(indexed.sparkSession)
+        spark_ml_anova = (self.getOrDefault(self.statsEngine) == "jvm" and not self._weight_col()
+                          and not is_connect_session(indexed.sparkSession))
         feature_arrays, info, n_rows = {}, {"method": test}, prepared.n_rows
         try:
             if self._continuous_label():
@@ -202,19 +225,19 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
                 p_values = anova_p_values(scores, counts)
             else:
                 # Moments: float, exact (arrow) or Summarizer's (jvm; also on Spark Connect, which has no JVM access).
-                moments = class_moments(indexed, self.getFeaturesCol(), "__label_index", engine=engine,
-                                        extremes=MOMENT_FILTERS[test].non_negative)
+                moments = class_moments(indexed, self.getFeaturesCol(), "__label_index", self._weight_col(),
+                                        engine=engine, extremes=MOMENT_FILTERS[test].non_negative)
                 moments = self._moments_in_square_range(indexed, "__label_index", moments, MOMENT_FILTERS[test],
                                                         engine)
                 scores, p_values, feature_arrays, n_rows = self._scores_of_moments(indexed, moments,
                                                                                    MOMENT_FILTERS[test])
-                info.update(_rescaled_info(moments))
+                info.update(_rescaled_info(moments), **self._weight_info(moments))
             if test != CATEGORICAL_TEST:
                 info["stats_engine"] = engine
         except (InvalidInputError, ValueError):
             raise
         except Exception:  # a failed JVM test: name the bad input if there is one
-            diagnose_input(dataset, self.getFeaturesCol(), self.getLabelCol())
+            diagnose_input(dataset, self.getFeaturesCol(), self.getLabelCol(), self._weight_col())
             raise
         return self._filter_result(scores, p_values, labels, counts, n_rows, feature_arrays, info)
 
@@ -245,7 +268,7 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         times a power of two (:func:`sparkfs.spark.stats.rescaled_class_moments`: one pass over
         those features, after the column extremes, which also decide which are constant), for a
         scale-free statistic; ``moments`` itself otherwise (no pass)."""
-        underflowing = underflowing_squares(moments.class_counts, moments.class_sums, moments.class_sum_squares)
+        underflowing = underflowing_squares(moments.class_weights, moments.class_sums, moments.class_sum_squares)
         if not (moment_filter.scale_free and underflowing.any()):
             return moments
         if moments.feature_min is None:
@@ -253,8 +276,8 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
             if moments.feature_ids is not None:
                 minimum, maximum = minimum[moments.feature_ids], maximum[moments.feature_ids]
             moments = replace(moments, feature_min=minimum, feature_max=maximum)
-        return rescaled_class_moments(moments, dataset, self.getFeaturesCol(), label_col, engine=engine,
-                                      underflowing=underflowing)
+        return rescaled_class_moments(moments, dataset, self.getFeaturesCol(), label_col, self._weight_col(),
+                                      engine=engine, underflowing=underflowing)
 
     def _scores_of_moments(self, dataset, moments, moment_filter: MomentFilter):
         """(ranking scores, p-values or None, feature arrays, rows) of a filter of the class moments
@@ -263,7 +286,8 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         bad input (:meth:`_defined_scores`) or stay (F = +inf separates the classes)."""
         if moment_filter.non_negative:
             self._refuse_negative_values(moments)
-        statistics, p_values = moment_filter.score(moments.class_counts, moments.class_sums,
+        # n_c: the class weight sums (the row counts without weights): weights are frequency weights
+        statistics, p_values = moment_filter.score(moments.class_weights, moments.class_sums,
                                                    moments.class_sum_squares)
         statistics = np.asarray(statistics, dtype=np.float64)
         undefined = self._constant_features(dataset, moments)
@@ -337,7 +361,7 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         all zeros)."""
         if moments.feature_min is not None:
             return moments.feature_min == moments.feature_max
-        zero, candidates = constant_feature_candidates(moments.class_counts, moments.class_sums,
+        zero, candidates = constant_feature_candidates(moments.class_weights, moments.class_sums,
                                                        moments.class_sum_squares)
         if not candidates.any():
             return zero
@@ -347,8 +371,24 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         return zero | (candidates & (minimum == maximum))
 
     def _column_extremes(self, dataset):
-        """(column minima, column maxima) of the features over all rows: one Summarizer pass."""
+        """(column minima, column maxima) of the features over all rows (with weights: the rows of
+        positive weight, those the moments count): one Summarizer pass."""
+        weight_col = self._weight_col()
+        if weight_col:
+            from pyspark.sql import functions as F
+
+            dataset = dataset.where(F.col(weight_col) > 0)
         return column_extremes(dataset, self.getFeaturesCol())
+
+    def _weight_info(self, moments) -> dict:
+        """The summary's word on the weights of a weighted fit: their total (the n of the degrees of
+        freedom, frequency weights) and the column. Weights that sum to zero are refused."""
+        if not self._weight_col():
+            return {}
+        if not moments.class_weights.any():
+            raise InvalidInputError(f"{type(self).__name__}: the weights in column '{self._weight_col()}' sum to "
+                                    "zero: every row has weight 0, so no row counts")
+        return {"weight_col": self._weight_col(), "total_weight": float(moments.class_weights.sum())}
 
     def _constant_features_score_zero(self, dataset, scores) -> np.ndarray:
         """F of a constant feature is 0 / 0, but the sums of squares behind it are rounding noise,
@@ -368,7 +408,7 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
     def _defined_scores(self, dataset, scores) -> np.ndarray:
         """Non-finite statistics: bad input is named (NaN/inf rows, values whose squares
         overflow); what remains is a constant feature (0 / 0), scored 0."""
-        diagnose_input(dataset, self.getFeaturesCol(), self.getLabelCol())
+        diagnose_input(dataset, self.getFeaturesCol(), self.getLabelCol(), self._weight_col())
         check_magnitude(*self._column_extremes(dataset), owner=type(self).__name__)
         return np.where(np.isnan(scores), 0.0, scores)
 

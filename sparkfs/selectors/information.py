@@ -69,11 +69,17 @@ class InformationSelector(FeatureSelector, _InformationParams):
     features are chosen (or the ``selectionMode="percentile"`` share; a greedy selection has no
     score threshold and no p-values); counts are integers, so the
     result is the same for any partitioning. Information is in nats (scikit-learn's
-    ``mutual_info_score``). Instance weights are not taken.
+    ``mutual_info_score``).
+
+    Instance weights (``weightCol``) are frequency weights: every count is a sum of weights and the
+    cut points are weighted quantiles (:mod:`sparkfs.core.information` note 6), so an integer
+    weight w counts the row w times; the same selection for any partitioning with integer weights,
+    to rounding with others.
     """
 
     _model_class = InformationSelectorModel
-    _not_keywords = ("weightCol", "threshold")  # no weights; a greedy selection has no score cut
+    _not_keywords = ("threshold",)  # a greedy selection has no score cut
+    takes_weights = True
 
     def _data_bounds(self, shape):
         bins, budget_mb = self.getOrDefault(self.bins), self.getDriverBudgetMB()
@@ -93,8 +99,6 @@ class InformationSelector(FeatureSelector, _InformationParams):
                            f"the joint counts of a step (features x bins^2 x classes = {per_pass:,} cells, 8 bytes "
                            f"each) within driverBudgetMB={budget_mb:g}")]
 
-    _no_weights_message = "{name} does not take instance weights (its counts are of rows); unset weightCol"
-
     def _check_fit_params(self) -> None:
         if self.isSet(self.threshold):
             raise ValueError(f"{type(self).__name__}: a greedy selection has no score threshold; set numFeatures "
@@ -113,7 +117,8 @@ class InformationSelector(FeatureSelector, _InformationParams):
             sample_size=self.getOrDefault(self.binSampleSize), seed=self.getOrDefault(self.seed))
         result = information_selection(indexed, self.getFeaturesCol(), prepared.label_col, num_features=num_features,
                                        num_classes=prepared.num_classes, options=options,
-                                       engine=EngineOptions(driver_budget_mb=self.getDriverBudgetMB(), canonical=False))
+                                       engine=EngineOptions(driver_budget_mb=self.getDriverBudgetMB(), canonical=False,
+                                                            weight_col=self._weight_col()))
         if result.tied_steps:
             warnings.warn(f"{name}: {result.tied_steps} of {len(result.order)} greedy steps were decided by equal "
                           "criterion values (to rounding; then the larger relevance, then the lower index); see "
@@ -123,6 +128,8 @@ class InformationSelector(FeatureSelector, _InformationParams):
                 "tied_steps": int(result.tied_steps), "tie_sizes": [int(size) for size in result.tie_sizes],
                 "bins": self.getOrDefault(self.bins),
                 "discretization": self.getOrDefault(self.discretization), **result.info}
+        if self._weight_col():
+            info["weight_col"] = self._weight_col()
         if self.getOrDefault(self.criterion) == "mrmr":
             info["mrmr_form"] = self.getOrDefault(self.mrmrForm)
         return prepared.result(info_math.order_scores(result.order, num_features),

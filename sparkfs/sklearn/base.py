@@ -74,12 +74,29 @@ def is_real(value) -> bool:
     return isinstance(value, Real) and not isinstance(value, bool)
 
 
+def checked_sample_weight(sample_weight, n_rows: int) -> np.ndarray:
+    """``sample_weight`` as float64 of shape (n_rows,); NaN, infinite and negative weights are
+    refused (zeros are allowed: the row counts nowhere), as the Spark selectors refuse them."""
+    weights = np.asarray(sample_weight, dtype=np.float64)
+    if weights.shape != (n_rows,):
+        raise ValueError(f"sample_weight must have shape ({n_rows},), one weight per row of X; got {weights.shape}")
+    bad = ~np.isfinite(weights) | (weights < 0)
+    if bad.any():
+        raise InvalidInputError(f"{int(bad.sum())} row(s) have a NaN, infinite or negative sample_weight (e.g. row "
+                                f"{int(np.argmax(bad))}: {weights[np.argmax(bad)]!r}); weights must be finite and >= 0")
+    if n_rows and not weights.any():
+        raise InvalidInputError("sample_weight sums to zero: every row has weight 0, so no row counts")
+    return weights
+
+
 class SparkfsSelector(SelectorMixin, BaseEstimator):
     """Base of every estimator of :mod:`sparkfs.sklearn` (not used directly).
 
     Subclasses set ``method`` (the ``--method`` name), ``has_p_values``, ``requires_labels`` and
     write ``_score_features(X, y)`` returning :class:`FeatureScores`; ``_check_method_params``
-    checks their own Params.
+    checks their own Params. A method that takes instance weights derives from
+    :class:`WeightedFit` first (its ``fit`` takes ``sample_weight``) and writes
+    ``_score_features(X, y, sample_weight=None)``.
 
     Attributes (after ``fit``)
     --------------------------
@@ -97,6 +114,8 @@ class SparkfsSelector(SelectorMixin, BaseEstimator):
     requires_labels: bool = True
     #: True for a method of a continuous target (``y`` a regression target, taken as floats).
     continuous_target: bool = False
+    #: Whether ``fit`` takes ``sample_weight`` (the Spark selector's ``weightCol``): :class:`WeightedFit`.
+    takes_sample_weight: bool = False
 
     def __init__(self, *, num_features=None, threshold=None, selection_mode="numTopFeatures",
                  selection_threshold=None, allow_many_classes=False):
@@ -140,7 +159,7 @@ class SparkfsSelector(SelectorMixin, BaseEstimator):
 
     # -- fit ---------------------------------------------------------------------------------------
 
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, **fit_params):
         """Score every feature of ``X`` (dense, or SciPy sparse: kept sparse) against the classes
         ``y`` and store ``scores_`` (and ``pvalues_``); the selection is made by ``transform``.
 
@@ -150,18 +169,34 @@ class SparkfsSelector(SelectorMixin, BaseEstimator):
             Finite values (NaN and infinity are refused, as scikit-learn's checks do).
         y : array-like of shape (n_samples,)
             Class labels (not used, and optional, for a method without labels: ``variance``).
+        **fit_params
+            None is taken: this method has no ``sample_weight`` (the estimators of
+            :class:`WeightedFit` have), and refuses one by name.
 
         Returns
         -------
         self
         """
+        if "sample_weight" in fit_params:
+            raise ValueError(f"{type(self).__name__} (method {self.method}) does not take sample_weight: its Spark "
+                             "selector takes no instance weights, or the front does not have them yet (`sparkfs "
+                             "methods` lists the methods that take weights; docs/sklearn.md the front's)")
+        if fit_params:
+            raise TypeError(f"{type(self).__name__}.fit() got unexpected keyword argument(s) {sorted(fit_params)}")
+        return self._fit_weighted(X, y, None)
+
+    def _fit_weighted(self, X, y, sample_weight):
+        """The fit, with ``sample_weight`` (None, or weights for a :class:`WeightedFit` estimator)."""
         self._check_selection_params()
         self._check_method_params()
         if self.requires_labels:
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=self.continuous_target)
         else:
             X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
-        result = self._score_features(X, y)
+        if sample_weight is None:
+            result = self._score_features(X, y)
+        else:
+            result = self._score_features(X, y, sample_weight=checked_sample_weight(sample_weight, X.shape[0]))
         self.scores_ = np.asarray(result.scores, dtype=np.float64)
         if result.p_values is not None:
             self.pvalues_ = np.asarray(result.p_values, dtype=np.float64)
@@ -216,3 +251,30 @@ class SparkfsSelector(SelectorMixin, BaseEstimator):
         tags.input_tags.sparse = True
         tags.target_tags.required = self.requires_labels
         return tags
+
+
+class WeightedFit:
+    """The ``fit`` of an estimator whose method takes instance weights (the Spark selector's
+    ``weightCol``); listed before :class:`SparkfsSelector` in its bases."""
+
+    takes_sample_weight = True
+
+    def fit(self, X, y=None, sample_weight=None):
+        """Score every feature of ``X`` (dense, or SciPy sparse: kept sparse) against the classes
+        ``y`` and store ``scores_`` (and ``pvalues_``); the selection is made by ``transform``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Finite values (NaN and infinity are refused, as scikit-learn's checks do).
+        y : array-like of shape (n_samples,)
+            Class labels (not used, and optional, for a method without labels: ``variance``).
+        sample_weight : array-like of shape (n_samples,), optional
+            Instance weights, finite and >= 0 (a zero leaves the row out): frequency weights, so an
+            integer weight w scores as w copies of the row, as the Spark selector's ``weightCol``.
+
+        Returns
+        -------
+        self
+        """
+        return self._fit_weighted(X, y, sample_weight)  # type: ignore[attr-defined]

@@ -20,7 +20,7 @@ from sparkfs.core.moment_filters import MOMENT_FILTERS, MomentFilter, ranking_sc
 from sparkfs.core.scaling import MIN_MAGNITUDE, SCALINGS, check_magnitude, feature_scaling, sample_std
 from sparkfs.core.univariate import underflowing_squares
 from sparkfs.errors import InvalidInputError, PrecisionWarning
-from sparkfs.sklearn.base import FeatureScores, SparkfsSelector, bad_param, is_real
+from sparkfs.sklearn.base import FeatureScores, SparkfsSelector, WeightedFit, bad_param, is_real
 from sparkfs.sklearn.moments import ClassMoments, class_moments, rescaled_moments
 
 
@@ -30,7 +30,7 @@ def is_class_filter(name: str) -> bool:
     return getattr(MOMENT_FILTERS[name], "label_type", "categorical") == "categorical"
 
 
-class MomentFilterSelector(SparkfsSelector):
+class MomentFilterSelector(WeightedFit, SparkfsSelector):
     """A univariate filter of the class moments (Spark: ``UnivariateTestSelector(test=...)``).
 
     Parameters
@@ -54,6 +54,9 @@ class MomentFilterSelector(SparkfsSelector):
     Notes
     -----
     One pass over X: O(nnz) work, C x p sums in memory (C classes); sparse X stays sparse.
+    ``fit(X, y, sample_weight)`` takes frequency weights, as the Spark selector's ``weightCol``:
+    ``n_c`` is the class's weight sum and every sum is weighted (an integer weight w is w copies of
+    the row), so the degrees of freedom count the total weight W: F(C - 1, W - C), variance / (W - 1).
     """
 
     test = None  # a named subclass fixes it; the generic class takes it as a Param
@@ -89,20 +92,22 @@ class MomentFilterSelector(SparkfsSelector):
     def _check_method_params(self) -> None:
         self._filter  # noqa: B018  (refuses an unknown test)
 
-    def _score_features(self, X, y) -> FeatureScores:
+    def _score_features(self, X, y, sample_weight=None) -> FeatureScores:
         moment_filter = self._filter
         if moment_filter.needs_labels:
             labels = self._class_labels(y)
             index, num_classes = labels.index, labels.values.size
         else:  # a statistic of all rows together: their moments as one class
             index, num_classes = np.zeros(X.shape[0], dtype=np.int64), 1
-        moments = class_moments(X, index, num_classes, owner=type(self).__name__)
+        owner = type(self).__name__
+        moments = class_moments(X, index, num_classes, owner=owner, sample_weight=sample_weight)
         if moment_filter.scale_free:   # features whose squares underflowed, as the Spark selector rescales them
-            underflowing = underflowing_squares(moments.class_counts, moments.class_sums, moments.class_sum_squares)
-            moments = rescaled_moments(X, index, num_classes, moments, underflowing, owner=type(self).__name__)
+            underflowing = underflowing_squares(moments.class_weights, moments.class_sums, moments.class_sum_squares)
+            moments = rescaled_moments(X, index, num_classes, moments, underflowing, owner=owner,
+                                       sample_weight=sample_weight)
         if moment_filter.non_negative:
             self._refuse_negative_values(moments)
-        statistics, p_values = moment_filter.score(moments.class_counts, moments.class_sums,
+        statistics, p_values = moment_filter.score(moments.class_weights, moments.class_sums,
                                                    moments.class_sum_squares)
         statistics = np.asarray(statistics, dtype=np.float64)
         undefined = moments.feature_min == moments.feature_max
@@ -159,7 +164,7 @@ VarianceSelector = _named_filter("variance", "VarianceSelector",
 LFS_PRESET_SCALING = {"default": "standard", "paper": "none"}
 
 
-class LFSSelector(SparkfsSelector):
+class LFSSelector(WeightedFit, SparkfsSelector):
     """LFS, the linear Fisher-Markov selector (Cheng, Zhou & Cheng 2011, eq. 19-20): the Markov
     coefficient theta_j of every feature from the class moments (Spark:
     ``FisherMarkovSelector(degree=1)``, ``method`` ``lfs``).
@@ -184,7 +189,8 @@ class LFSSelector(SparkfsSelector):
     Notes
     -----
     One pass over X (exact class sums): O(nnz) work, C x p sums in memory; sparse X stays sparse.
-    No sample weights here (the Spark selector's ``weightCol``): not yet in the front.
+    ``fit(X, y, sample_weight)`` weights n, n_i and every sum, as the Spark selector's ``weightCol``
+    (``scaling="standard"`` divides by the weighted sample std, Spark's Summarizer's).
     """
 
     method = "lfs"
@@ -215,30 +221,32 @@ class LFSSelector(SparkfsSelector):
     def _scaling_in_use(self) -> str:
         return self.scaling if self.scaling is not None else LFS_PRESET_SCALING[self.preset]
 
-    def _score_features(self, X, y) -> FeatureScores:
-        return FeatureScores(self._markov_fit(X, y)[0])
+    def _score_features(self, X, y, sample_weight=None) -> FeatureScores:
+        return FeatureScores(self._markov_fit(X, y, sample_weight=sample_weight)[0])
 
-    def _markov_fit(self, X, y, lfs_gamma=None):
+    def _markov_fit(self, X, y, lfs_gamma=None, sample_weight=None):
         """``(theta, labels, moments, offset, scale)``: eq. (19) on the moments of the scaled
         features (offset and scale None for ``scaling="none"``); ``lfs_gamma`` replaces ``gamma``."""
         labels = self._class_labels(y)
-        moments = class_moments(X, labels.index, labels.values.size, owner=type(self).__name__)
-        moments = self._moments_in_square_range(X, labels, moments)
+        moments = class_moments(X, labels.index, labels.values.size, owner=type(self).__name__,
+                                sample_weight=sample_weight)
+        moments = self._moments_in_square_range(X, labels, moments, sample_weight)
         class_sums, class_sum_squares = moments.class_sums, moments.class_sum_squares
         offset = scale = None
         if self._scaling_in_use() != "none":
-            offset, scale = _lfs_scaling(moments, self._scaling_in_use())
+            weight_square_sum = None if sample_weight is None else float(np.sum(sample_weight * sample_weight))
+            offset, scale = _lfs_scaling(moments, self._scaling_in_use(), weight_square_sum)
             class_sums, class_sum_squares = affine_class_moments(class_sums, moments.class_weights,
                                                                  class_sum_squares, offset, scale)
         gamma = float(self.gamma if lfs_gamma is None else lfs_gamma)
         theta = markov_coefficients(class_sums, moments.class_weights, class_sum_squares.sum(axis=0), gamma)
         return theta, labels, moments, offset, scale
 
-    def _moments_in_square_range(self, X, labels, moments: ClassMoments) -> ClassMoments:
+    def _moments_in_square_range(self, X, labels, moments: ClassMoments, sample_weight=None) -> ClassMoments:
         """The Spark selector's rule (``FisherMarkovSelector._moments_in_square_range``): features whose
         squares underflowed rescaled for a scale-free theta, named in a warning with ``scaling="none"``,
         refused by QFS."""
-        underflowing = underflowing_squares(moments.class_counts, moments.class_sums, moments.class_sum_squares)
+        underflowing = underflowing_squares(moments.class_weights, moments.class_sums, moments.class_sum_squares)
         if not underflowing.any():
             return moments
         named = np.flatnonzero(underflowing).tolist()
@@ -256,16 +264,19 @@ class LFSSelector(SparkfsSelector):
                 "whatever they say of the classes; scaling='standard' (the default) or 'range' scores them "
                 "scale-free"), stacklevel=5)
             return moments
-        return rescaled_moments(X, labels.index, labels.values.size, moments, underflowing, owner=owner)
+        return rescaled_moments(X, labels.index, labels.values.size, moments, underflowing, owner=owner,
+                                sample_weight=sample_weight)
 
 
-def _lfs_scaling(moments: ClassMoments, scaling: str):
+def _lfs_scaling(moments: ClassMoments, scaling: str, weight_square_sum=None):
     """Offset and scale of :func:`sparkfs.core.scaling.feature_scaling` from the moments, as the
-    Spark selector's ``_feature_scaling`` (the sample std, ddof = 1, for "standard")."""
+    Spark selector's ``_feature_scaling`` (the sample std, ddof = 1, for "standard"; weighted with
+    ``weight_square_sum``, the sum of the squared weights)."""
     total_weight = float(moments.class_weights.sum())
     total_sums = moments.class_sums.sum(axis=0)
     mean = std = None
     if scaling == "standard":
         mean = total_sums / total_weight
-        std = sample_std(total_weight, total_sums, moments.class_sum_squares.sum(axis=0))
+        std = sample_std(total_weight, total_sums, moments.class_sum_squares.sum(axis=0),
+                         weight_square_sum=weight_square_sum)
     return feature_scaling(scaling, minimum=moments.feature_min, maximum=moments.feature_max, mean=mean, std=std)

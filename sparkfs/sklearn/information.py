@@ -10,7 +10,8 @@ chosen feature jointly with every feature's over the rows where it is non-zero
 the Spark selector's for any partitioning. The cut points come from every row: the Spark
 selector's with ``binSampleSize`` >= n (its default draws 10,000 rows by content above that).
 The greedy runs over every feature (the Spark layer first tries a bounded candidate set, proven to
-give the same run).
+give the same run). ``fit(X, y, sample_weight)`` counts weight sums and cuts at weighted quantiles
+(note 6 of :mod:`sparkfs.core.information`), as the Spark selector's ``weightCol``.
 """
 
 from __future__ import annotations
@@ -24,16 +25,17 @@ from sparkfs.core.options import DISCRETIZATIONS
 from sparkfs.core.param_caps import MAX_BINS
 from sparkfs.core.selection import percentile_count
 from sparkfs.errors import InvalidInputError
-from sparkfs.sklearn.base import DEFAULT_NUM_FEATURES, FeatureScores, SparkfsSelector, bad_param, is_int
+from sparkfs.sklearn.base import DEFAULT_NUM_FEATURES, FeatureScores, SparkfsSelector, WeightedFit, bad_param, is_int
 
 
-def feature_codes(X, bins: int, discretization: str) -> sp.csr_matrix:
+def feature_codes(X, bins: int, discretization: str, sample_weight=None) -> sp.csr_matrix:
     """The codes of the non-zero values of ``X`` as a CSR matrix (an exact zero is code 0: not
-    stored), by equal-frequency cut points of every row or the values themselves (note 1 of
-    :mod:`sparkfs.core.information`)."""
+    stored), by equal-frequency cut points of every row (weighted quantiles with ``sample_weight``)
+    or the values themselves (note 1 of :mod:`sparkfs.core.information`)."""
     rows, columns, values = info_math.non_zero_entries(X)
     if discretization == "equal-frequency":
-        codes = info_math.bin_codes(values, columns, info_math.equal_frequency_cuts(X, bins))
+        cuts = info_math.equal_frequency_cuts(X, bins, sample_weight)
+        codes = info_math.bin_codes(values, columns, cuts)
     else:
         bad = info_math.not_codes(values, bins)
         if bad.any():
@@ -43,19 +45,21 @@ def feature_codes(X, bins: int, discretization: str) -> sp.csr_matrix:
     return sp.csr_matrix((codes, (rows, columns)), shape=X.shape, dtype=np.int64)
 
 
-def relevance_counts(codes: sp.csr_matrix, labels, bins: int, num_classes: int) -> np.ndarray:
-    """(p, bins - 1, C) counts of (feature, code >= 1, class) over the rows."""
+def relevance_counts(codes: sp.csr_matrix, labels, bins: int, num_classes: int, sample_weight=None) -> np.ndarray:
+    """(p, bins - 1, C) counts (weight sums with ``sample_weight``) of (feature, code >= 1, class)
+    over the rows."""
     p, inner = codes.shape[1], bins - 1
     row_of_entry = np.repeat(np.arange(codes.shape[0]), np.diff(codes.indptr))
     keys = (codes.indices.astype(np.int64) * inner + codes.data - 1) * num_classes + labels[row_of_entry]
-    return np.bincount(keys, minlength=p * inner * num_classes).reshape(p, inner, num_classes)
+    weights = None if sample_weight is None else sample_weight[row_of_entry]
+    return np.bincount(keys, weights=weights, minlength=p * inner * num_classes).reshape(p, inner, num_classes)
 
 
 def step_counts(codes: sp.csr_matrix, codes_by_column: sp.csc_matrix, labels, selected: int, bins: int,
-                num_classes: int):
+                num_classes: int, sample_weight=None):
     """The sorted distinct keys of (feature j, code of j - 1, code of ``selected`` - 1, class) over
-    the rows where ``selected`` is non-zero, and their counts (the input of
-    :func:`sparkfs.core.information.pair_step_information`)."""
+    the rows where ``selected`` is non-zero, and their counts (weight sums with ``sample_weight``;
+    the input of :func:`sparkfs.core.information.pair_step_information`)."""
     inner = bins - 1
     start, stop = codes_by_column.indptr[selected], codes_by_column.indptr[selected + 1]
     rows_s, codes_s = codes_by_column.indices[start:stop], codes_by_column.data[start:stop]
@@ -63,10 +67,13 @@ def step_counts(codes: sp.csr_matrix, codes_by_column: sp.csc_matrix, labels, se
     lengths = np.diff(part.indptr)
     row_part = np.repeat((codes_s.astype(np.int64) - 1) * num_classes + labels[rows_s], lengths)
     keys = (part.indices.astype(np.int64) * inner + part.data - 1) * (inner * num_classes) + row_part
-    return np.unique(keys, return_counts=True)
+    if sample_weight is None:
+        return np.unique(keys, return_counts=True)
+    distinct, inverse = np.unique(keys, return_inverse=True)
+    return distinct, np.bincount(inverse, weights=np.repeat(sample_weight[rows_s], lengths), minlength=distinct.size)
 
 
-class InformationFamilySelector(SparkfsSelector):
+class InformationFamilySelector(WeightedFit, SparkfsSelector):
     """Greedy forward selection by mutual information (Spark: ``InformationSelector(criterion=...)``).
 
     Parameters
@@ -133,20 +140,21 @@ class InformationFamilySelector(SparkfsSelector):
             return percentile_count(num_features, fraction)
         return DEFAULT_NUM_FEATURES if self.num_features is None else self.num_features
 
-    def _score_features(self, X, y) -> FeatureScores:
+    def _score_features(self, X, y, sample_weight=None) -> FeatureScores:
         labels = self._class_labels(y)
         num_select = min(self._count(X.shape[1]), X.shape[1])
         if num_select < 1:
             raise InvalidInputError(f"{type(self).__name__}: selection_threshold={self.selection_threshold} of "
                                     f"{X.shape[1]} features keeps none; raise it")
         num_classes, index = labels.values.size, labels.index
-        codes = feature_codes(X, self.bins, self.discretization)
+        codes = feature_codes(X, self.bins, self.discretization, sample_weight)
         codes_by_column = codes.tocsc()
-        non_zero_table = relevance_counts(codes, index, self.bins, num_classes)
-        relevance_tables = info_math.relevance_table(non_zero_table, labels.counts)
+        non_zero_table = relevance_counts(codes, index, self.bins, num_classes, sample_weight)
+        class_totals = labels.counts if sample_weight is None else np.bincount(index, sample_weight, num_classes)
+        relevance_tables = info_math.relevance_table(non_zero_table, class_totals)
 
         def step_terms(selected: int):
-            keys, counts = step_counts(codes, codes_by_column, index, selected, self.bins, num_classes)
+            keys, counts = step_counts(codes, codes_by_column, index, selected, self.bins, num_classes, sample_weight)
             return info_math.pair_step_information(keys, counts, non_zero_table, relevance_tables[selected])
 
         relevance = info_math.mutual_information(relevance_tables)

@@ -11,30 +11,34 @@ implicit zeros (:func:`sklearn.utils.sparsefuncs.min_max_axis`).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.sparsefuncs import min_max_axis
 
-from sparkfs.core.exact_sums import exact_class_moment_sums, rounded_sums
+from sparkfs.core.exact_sums import exact_class_moment_sums, exact_column_sums, rounded_sums
 from sparkfs.core.scaling import binary_exponents, check_magnitude
 from sparkfs.errors import InvalidInputError
 
 
 class ClassMoments(NamedTuple):
-    """Per class ``c``: the rows ``n_c`` (C,), the column sums ``S`` (C, p) and sums of squares
-    ``Q`` (C, p); over all rows the column minimum and maximum (p,)."""
+    """Per class ``c``: the rows ``n_c`` (C,), the (weighted) column sums ``S`` (C, p) and sums of
+    squares ``Q`` (C, p); over all rows (of positive weight) the column minimum and maximum (p,);
+    with instance weights the weight sum of each class (C,)."""
 
     class_counts: np.ndarray
     class_sums: np.ndarray
     class_sum_squares: np.ndarray
     feature_min: np.ndarray
     feature_max: np.ndarray
+    class_weight_sums: Optional[np.ndarray] = None
 
     @property
     def class_weights(self) -> np.ndarray:
-        """The class sizes as floats (the weight sums of an unweighted fit)."""
+        """The class weight sums (the class sizes as floats in an unweighted fit)."""
+        if self.class_weight_sums is not None:
+            return self.class_weight_sums
         return self.class_counts.astype(np.float64)
 
 
@@ -46,17 +50,24 @@ def column_extremes(X):
     return np.min(X, axis=0), np.max(X, axis=0)
 
 
-def class_moments(X, class_index, num_classes: int, owner: str = "the class moments") -> ClassMoments:
-    """The exact per-class moments of ``X`` (n, p) for the class index of each row (0..C-1).
+def class_moments(X, class_index, num_classes: int, owner: str = "the class moments",
+                  sample_weight: Optional[np.ndarray] = None) -> ClassMoments:
+    """The exact per-class moments of ``X`` (n, p) for the class index of each row (0..C-1), with
+    ``sample_weight`` the weighted ones (the column extremes over the rows of positive weight,
+    as the Spark pass takes them).
 
     A value whose square overflows float64 is refused with the feature named
     (:func:`sparkfs.core.scaling.check_magnitude`), as the Spark pass does.
     """
     num_features = X.shape[1]
-    minimum, maximum = column_extremes(X)
+    weights = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    if sample_weight is not None and (weights > 0).any():
+        minimum, maximum = column_extremes(X[np.flatnonzero(weights > 0)])
+    else:
+        minimum, maximum = column_extremes(X)
     class_index = np.asarray(class_index, dtype=np.int64)
     try:
-        sums, squares = exact_class_moment_sums(X, class_index, np.ones(X.shape[0]), num_classes)
+        sums, squares = exact_class_moment_sums(X, class_index, weights, num_classes)
     except ValueError:
         check_magnitude(minimum, maximum, owner=f"{owner} (sums of squares)")
         raise InvalidInputError(f"{owner}: the feature sums are not finite (values too large?)") from None
@@ -66,11 +77,13 @@ def class_moments(X, class_index, num_classes: int, owner: str = "the class mome
         class_sum_squares=rounded_sums(squares).reshape(num_classes, num_features),
         feature_min=minimum,
         feature_max=maximum,
+        class_weight_sums=(None if sample_weight is None
+                           else rounded_sums(exact_column_sums(weights, class_index, num_classes))),
     )
 
 
 def rescaled_moments(X, class_index, num_classes: int, moments: ClassMoments, underflowing: np.ndarray,
-                     owner: str = "the class moments") -> ClassMoments:
+                     owner: str = "the class moments", sample_weight: Optional[np.ndarray] = None) -> ClassMoments:
     """``moments`` with the features of ``underflowing`` (their squares underflowed:
     :func:`sparkfs.core.univariate.underflowing_squares`) replaced by the moments of those features
     times ``2^-e`` (:func:`sparkfs.core.scaling.binary_exponents`), as the Spark layer's
@@ -87,7 +100,7 @@ def rescaled_moments(X, class_index, num_classes: int, moments: ClassMoments, un
         part.data = np.ldexp(part.data, -exponents[part.indices])
     else:
         part = np.ldexp(np.asarray(part, dtype=np.float64), -exponents)
-    rescaled = class_moments(part, class_index, num_classes, owner=owner)
+    rescaled = class_moments(part, class_index, num_classes, owner=owner, sample_weight=sample_weight)
     sums, squares = moments.class_sums.copy(), moments.class_sum_squares.copy()
     minimum, maximum = moments.feature_min.copy(), moments.feature_max.copy()
     sums[:, columns], squares[:, columns] = rescaled.class_sums, rescaled.class_sum_squares

@@ -26,7 +26,7 @@ from sparkfs.core.qfs import (
     unary_markov_coefficients,
 )
 from sparkfs.core.selection import percentile_count
-from sparkfs.sklearn.base import DEFAULT_NUM_FEATURES, FeatureScores, bad_param, is_int, is_real
+from sparkfs.sklearn.base import DEFAULT_NUM_FEATURES, FeatureScores, SparkfsSelector, bad_param, is_int, is_real
 from sparkfs.sklearn.filters import LFSSelector
 
 #: Candidates when ``candidates`` is None (``selectors/fisher_markov.DEFAULT_CANDIDATES``), or the
@@ -72,6 +72,9 @@ class QFSSelector(LFSSelector):
 
     method = "qfs"
     kernel = "qfs"
+    # No weights, as the Spark selector, which does not announce them for QFS: the base's fit.
+    takes_sample_weight = False
+    fit = SparkfsSelector.fit
     _multiplies_values = True
 
     def __init__(self, *, gamma=-0.5, scaling=None, preset="default", center=False, candidates=None,

@@ -5,8 +5,8 @@ The Spark selector collects the rows to the driver when they fit its budget (``s
 on small data, or ``solver="driver"``), standardises them (:func:`sparkfs.core.svm_rfe.standardisation`)
 and runs :func:`sparkfs.core.svm_rfe.svm_rfe` (liblinear fits in an elimination loop), or
 :func:`sparkfs.core.svm_rfe.ensemble_svm_rfe` for an ensemble; this estimator runs the same on ``X``.
-Han & Yu's margin instance weighting (``instanceWeighting="margin"``) and the Spark solvers are not
-in the front.
+Instance weights (``sample_weight``, the Spark selector's ``weightCol``) are taken; Han & Yu's
+margin instance weighting (``instanceWeighting="margin"``) and the Spark solvers are not in the front.
 """
 
 from __future__ import annotations
@@ -21,13 +21,21 @@ from sparkfs.core.options import MULTICLASS, check_int
 from sparkfs.core.param_caps import MAX_ENSEMBLE, MAX_SOLVER_ITERATIONS
 from sparkfs.core.selection import percentile_count
 from sparkfs.errors import SolverConvergenceWarning
-from sparkfs.sklearn.base import DEFAULT_NUM_FEATURES, FeatureScores, SparkfsSelector, bad_param, is_int, is_real
+from sparkfs.sklearn.base import (
+    DEFAULT_NUM_FEATURES,
+    FeatureScores,
+    SparkfsSelector,
+    WeightedFit,
+    bad_param,
+    is_int,
+    is_real,
+)
 
 #: max_iter and tol when None: the Spark selector's driver-solver defaults.
 DRIVER_MAX_ITER, DRIVER_TOL = 10_000, 1e-4
 
 
-class SVMRFESelector(SparkfsSelector):
+class SVMRFESelector(WeightedFit, SparkfsSelector):
     """SVM-RFE (Spark: ``SVMRFESelector`` with its driver solver, ``method`` ``svm-rfe``).
 
     Parameters
@@ -64,7 +72,9 @@ class SVMRFESelector(SparkfsSelector):
     -----
     The elimination stops at the count the selection asks for (unless ``eliminate_all`` or a
     ``threshold``): asking for another count after the fit needs a new fit. Memory: X (CSR stays
-    CSR unless centred); O(log p) liblinear fits with ``halve_above``.
+    CSR unless centred); O(log p) liblinear fits with ``halve_above``. ``fit(X, y, sample_weight)``
+    hands the weights to liblinear as the Spark selector's driver solver hands its ``weightCol``
+    (the standardisation stays unweighted, as there).
     """
 
     method = "svm-rfe"
@@ -120,7 +130,7 @@ class SVMRFESelector(SparkfsSelector):
             count = DEFAULT_NUM_FEATURES if self.num_features is None else self.num_features
         return int(min(max(count, 1), num_features))
 
-    def _score_features(self, X, y) -> FeatureScores:
+    def _score_features(self, X, y, sample_weight=None) -> FeatureScores:
         labels = self._class_labels(y)
         if not self.standardize:   # the Spark selector's refusal, from the same rule
             rfe_math.check_svm_magnitude(rfe_math.column_largest(X), standardize=False, from_sums=False,
@@ -133,10 +143,10 @@ class SVMRFESelector(SparkfsSelector):
                        halve_above=int(self.halve_above))
         if self.ensemble > 1:
             result = rfe_math.ensemble_svm_rfe(matrix, labels.index, ensemble=int(self.ensemble), seed=self.seed,
-                                               sample_weight=None, **options)
+                                               sample_weight=sample_weight, **options)
             fits = int(result.fits)
         else:
-            result = rfe_math.svm_rfe(matrix, labels.index, sample_weight=None, **options)
+            result = rfe_math.svm_rfe(matrix, labels.index, sample_weight=sample_weight, **options)
             fits = int(result.n_remaining.size)
         if result.not_converged:
             warnings.warn(f"{type(self).__name__}: {int(result.not_converged)} of {fits} SVM fits stopped at "

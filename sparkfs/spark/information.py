@@ -17,6 +17,12 @@ same for any partitioning without the canonical order):
 
 A pass's summary is a dense count array when it has at most :data:`DENSE_COUNT_CELLS` cells, else
 the sorted distinct keys with their counts (a term matrix: only the pairs that occur).
+
+With instance weights (``weight_col``, frequency weights: note 6 of :mod:`sparkfs.core.information`)
+every count is a float64 sum of the rows' weights, the relevance pass also sums each class's
+weight, and the cut points are the sample's weighted quantiles; the same passes. Integer weights
+sum exactly, so their counts are those of the rows repeated w times for any partitioning; other
+weights agree across partitionings to rounding.
 """
 
 from __future__ import annotations
@@ -52,30 +58,39 @@ class InformationResult:
 
 
 def _packed(cells: np.ndarray) -> Dict[str, np.ndarray]:
-    """Dense int64 counts as a summary: dense when small, else the non-zero cells (keys, counts)."""
-    cells = cells.astype(np.int64, copy=False)
+    """Dense counts (int64, or float64 weight sums) as a summary: dense when small, else the non-zero
+    cells (keys, counts)."""
+    cells = cells.astype(np.float64 if cells.dtype.kind == "f" else np.int64, copy=False)
     if cells.size <= DENSE_COUNT_CELLS:
         return {"dense": cells}
     keys = np.flatnonzero(cells)
     return {"keys": keys.astype(np.int64), "counts": cells[keys]}
 
 
-def _counted(keys: np.ndarray, num_cells: int) -> Dict[str, np.ndarray]:
-    """The count summary of ``keys`` (cells in [0, num_cells)): by bincount when the keys are many
-    for the cells, else by sorting only the keys."""
+def _counted(keys: np.ndarray, num_cells: int, weights: Optional[np.ndarray] = None) -> Dict[str, np.ndarray]:
+    """The count summary of ``keys`` (cells in [0, num_cells)), each key counting its weight when
+    ``weights`` are given: by bincount when the keys are many for the cells, else by sorting only
+    the keys."""
     if num_cells <= DENSE_COUNT_CELLS or 4 * keys.size >= num_cells:
-        return _packed(np.bincount(keys, minlength=num_cells))
-    distinct, counts = np.unique(keys, return_counts=True)
-    return {"keys": distinct.astype(np.int64), "counts": counts.astype(np.int64)}
+        return _packed(np.bincount(keys, weights=weights, minlength=num_cells))
+    if weights is None:
+        distinct, counts = np.unique(keys, return_counts=True)
+        return {"keys": distinct.astype(np.int64), "counts": counts.astype(np.int64)}
+    distinct, inverse = np.unique(keys, return_inverse=True)
+    return {"keys": distinct.astype(np.int64), "counts": np.bincount(inverse, weights=weights)}
 
 
 def _merge_counts(left, right):
     bad = _first_bad(left, right)
+    if "class_weights" in left:  # the relevance pass of weighted rows
+        bad["class_weights"] = left["class_weights"] + right["class_weights"]
     if "dense" in left:
         return {"dense": left["dense"] + right["dense"], **bad}
     keys = np.concatenate([left["keys"], right["keys"]])
     distinct, inverse = np.unique(keys, return_inverse=True)
     counts = np.bincount(inverse, weights=np.concatenate([left["counts"], right["counts"]]).astype(np.float64))
+    if left["counts"].dtype.kind == "f":  # weight sums
+        return {"keys": distinct, "counts": counts, **bad}
     return {"keys": distinct, "counts": np.rint(counts).astype(np.int64), **bad}
 
 
@@ -86,14 +101,14 @@ def _first_bad(left, right) -> Dict[str, np.ndarray]:
 
 
 def _dense_range(summary, start: int, stop: int) -> np.ndarray:
-    """Cells [start, stop) of a count summary as a dense int64 array."""
+    """Cells [start, stop) of a count summary as a dense array (int64, or float64 weight sums)."""
     if summary is None:
         return np.zeros(stop - start, dtype=np.int64)
     if "dense" in summary:
         return summary["dense"][start:stop]
     keys, counts = summary["keys"], summary["counts"]
     low, high = np.searchsorted(keys, [start, stop])
-    cells = np.zeros(stop - start, dtype=np.int64)
+    cells = np.zeros(stop - start, dtype=counts.dtype)
     cells[keys[low:high] - start] = counts[low:high]
     return cells
 
@@ -117,17 +132,19 @@ def information_selection(df, features_col: str, label_col: str, *, num_features
                           engine: Optional[EngineOptions] = None) -> InformationResult:
     """The greedy selection of ``options.num_select`` features (``label_col`` holds class indices
     0..C-1). ``options``: :class:`sparkfs.core.options.InformationOptions`; ``engine``:
-    :class:`sparkfs.spark.method_setup.EngineOptions`. The counts need no canonical layout
-    (integer sums): the engine's ``canonical`` is not used."""
+    :class:`sparkfs.spark.method_setup.EngineOptions` (its ``weight_col``: frequency weights). The
+    counts need no canonical layout (integer sums; weight sums agree to rounding): the engine's
+    ``canonical`` is not used."""
     options, engine = options_of(InformationOptions, options, engine)
     p, B, C = int(num_features), int(options.bins), int(num_classes)
     with Rows(df, features_col, num_features=p, label_col=label_col, num_classes=C, row_id_col=engine.row_id_col,
-              transport=engine.transport, driver_budget_mb=engine.driver_budget_mb, canonical=False,
-              fewer_rows_hint="lower binSampleSize") as rows:
+              weight_col=engine.weight_col, transport=engine.transport, driver_budget_mb=engine.driver_budget_mb,
+              canonical=False, fewer_rows_hint="lower binSampleSize") as rows:
         class_totals = np.asarray(rows.class_counts, dtype=np.int64)
         cuts = np.zeros((p, 0))
         if options.discretization == "equal-frequency":
-            cuts = info_math.equal_frequency_cuts(rows.sample(options.sample_size, options.seed).matrix, B)
+            sample = rows.sample(options.sample_size, options.seed)
+            cuts = info_math.equal_frequency_cuts(sample.matrix, B, sample.weights)
         # the cuts stay shipped while the codes are cached: a lost cached block is recomputed from them
         with rows.shipped(cuts) as shipped:
             encoded = rows.encode_blocks("codes (cached)", lambda block: _encoded_codes(
@@ -145,6 +162,8 @@ def _encoded_codes(block, shipped, bins: int, discretization: str, num_features:
     rows, columns, codes = rows[keep], columns[keep], codes[keep].astype(np.uint8)
     count = block.labels.size
     encoded = {"labels": block.labels.astype(np.int64)}
+    if block.weights is not None:
+        encoded["weights"] = np.asarray(block.weights, dtype=np.float64)
     if bad:
         encoded["bad"] = np.asarray(bad, dtype=np.float64)
     if codes.size > DENSE_CODES_SHARE * count * num_features:
@@ -159,23 +178,27 @@ def _encoded_codes(block, shipped, bins: int, discretization: str, num_features:
 
 
 def _relevance_counts(encoded, p: int, B: int, C: int) -> Dict[str, np.ndarray]:
-    """Counts of (feature, code >= 1, class) of one encoded block, flat over (p, B - 1, C)."""
-    labels, codes = encoded["labels"], encoded["codes"]
-    bad = {"bad": encoded["bad"]} if "bad" in encoded else {}
+    """Counts of (feature, code >= 1, class) of one encoded block, flat over (p, B - 1, C); of
+    weighted rows their weight sums, and each class's weight (``class_weights``)."""
+    labels, codes, weights = encoded["labels"], encoded["codes"], encoded.get("weights")
+    extra = {"bad": encoded["bad"]} if "bad" in encoded else {}
+    if weights is not None:
+        extra["class_weights"] = np.bincount(labels, weights=weights, minlength=C)
     if "indptr" not in encoded:  # dense codes: code 0 counted too, then dropped
         keys = ((np.arange(p, dtype=np.int64) * B)[None, :] + codes) * C + labels[:, None]
-        cells = np.bincount(keys.ravel(), minlength=p * B * C).reshape(p, B, C)[:, 1:, :]
-        return {**_packed(np.ascontiguousarray(cells).ravel()), **bad}
+        key_weights = None if weights is None else np.repeat(weights, p)
+        cells = np.bincount(keys.ravel(), weights=key_weights, minlength=p * B * C).reshape(p, B, C)[:, 1:, :]
+        return {**_packed(np.ascontiguousarray(cells).ravel()), **extra}
     row_of_entry = np.repeat(np.arange(labels.size), np.diff(encoded["indptr"]))
     keys = (encoded["indices"].astype(np.int64) * (B - 1) + codes - 1) * C + labels[row_of_entry]
-    return {**_counted(keys, p * (B - 1) * C), **bad}
+    return {**_counted(keys, p * (B - 1) * C, None if weights is None else weights[row_of_entry]), **extra}
 
 
 def _step_counts(encoded, selected: int, candidate_slot: np.ndarray, B: int, C: int) -> Dict[str, np.ndarray]:
     """Counts of (candidate j, code of j >= 1, code of ``selected`` >= 1, class) of one encoded
     block, flat over (candidates, B - 1, B - 1, C): only the rows where the selected feature is
     non-zero. ``candidate_slot`` maps each feature to its slot among the candidates (-1: not one)."""
-    labels, codes, inner = encoded["labels"], encoded["codes"], B - 1
+    labels, codes, inner, weights = encoded["labels"], encoded["codes"], B - 1, encoded.get("weights")
     candidates = np.flatnonzero(candidate_slot >= 0)
     m = candidates.size
     if "indptr" not in encoded:  # dense codes: code 0 of j counted too, then dropped
@@ -184,8 +207,9 @@ def _step_counts(encoded, selected: int, candidate_slot: np.ndarray, B: int, C: 
         row_part = (selected_codes[rows_s].astype(np.int64) - 1) * C + labels[rows_s]
         block = codes[rows_s] if m == candidate_slot.size else codes[np.ix_(rows_s, candidates)]
         keys = ((np.arange(m, dtype=np.int64) * B)[None, :] + block) * (inner * C) + row_part[:, None]
-        cells = np.bincount(keys.ravel(), minlength=m * B * inner * C).reshape(m, B, inner * C)[:, 1:, :]
-        return _packed(np.ascontiguousarray(cells).ravel())
+        key_weights = None if weights is None else np.repeat(weights[rows_s], m)
+        cells = np.bincount(keys.ravel(), weights=key_weights, minlength=m * B * inner * C)
+        return _packed(np.ascontiguousarray(cells.reshape(m, B, inner * C)[:, 1:, :]).ravel())
     indptr, indices = encoded["indptr"], encoded["indices"]
     hits = np.flatnonzero(indices == selected)
     rows_s = np.searchsorted(indptr, hits, side="right") - 1
@@ -195,7 +219,8 @@ def _step_counts(encoded, selected: int, candidate_slot: np.ndarray, B: int, C: 
     slots = candidate_slot[indices[positions]]
     kept = slots >= 0
     keys = (slots[kept].astype(np.int64) * inner + codes[positions[kept]] - 1) * (inner * C) + row_part[kept]
-    return _counted(keys, m * inner * inner * C)
+    key_weights = None if weights is None else np.repeat(weights[rows_s], lengths)[kept]
+    return _counted(keys, m * inner * inner * C, key_weights)
 
 
 def _greedy_selection(rows: Rows, encoded, class_totals: np.ndarray, *, num_select: int, criterion: str, form: str,
@@ -218,6 +243,11 @@ def _greedy_selection(rows: Rows, encoded, class_totals: np.ndarray, *, num_sele
     if summary is not None and "bad" in summary:
         raise InvalidInputError(info_math.not_a_code_message(summary["bad"][0], summary["bad"][1], B))
     non_zero_table = _dense_range(summary, 0, relevance_cells).reshape(p, B - 1, C)
+    num_rows = int(class_totals.sum())
+    if summary is not None and "class_weights" in summary:  # weighted rows: every count a weight sum
+        class_totals = summary["class_weights"]
+        if not class_totals.any():
+            raise InvalidInputError("the instance weights sum to zero: every row has weight 0, so no row counts")
     relevance_tables = info_math.relevance_table(non_zero_table, class_totals)
     relevance = info_math.mutual_information(relevance_tables)
     count = info_math.mrmr_candidate_count(p, num_select)
@@ -252,7 +282,7 @@ def _greedy_selection(rows: Rows, encoded, class_totals: np.ndarray, *, num_sele
         info["candidate_rounds"] = rounds
         info["candidates_rule"] = "every feature" if rounds[-1] >= p else CANDIDATE_RULES[criterion]
     return InformationResult(order=[int(candidates[j]) for j in result.order], criterion=result.criterion,
-                             relevance=relevance, tied_steps=result.tied_steps, num_rows=int(class_totals.sum()),
+                             relevance=relevance, tied_steps=result.tied_steps, num_rows=num_rows,
                              tie_sizes=list(result.tie_sizes), info=info)
 
 

@@ -98,10 +98,10 @@ def test_stability_study_outputs_and_resume(spark, small_csv, tmp_path, capsys):
     assert main([*command[:-2], "--seed", "4", "--output", str(first)]) == 2
     assert "output directory" in capsys.readouterr().err
     # Margin weights for a method that takes none: refused before the input is read.
-    assert main(["stability", *_common(path), "--method", "anova", "--runs", "2", "--instance-weighting", "margin",
-                 "--num-features", "1", "--output", str(tmp_path / "anova")]) == 2
-    assert "--method anova does not take instance weights" in capsys.readouterr().err
-    assert not (tmp_path / "anova").exists()
+    assert main(["stability", *_common(path), "--method", "chi2-categorical", "--runs", "2", "--instance-weighting",
+                 "margin", "--num-features", "1", "--output", str(tmp_path / "categorical")]) == 2
+    assert "--method chi2-categorical does not take instance weights" in capsys.readouterr().err
+    assert not (tmp_path / "categorical").exists()
 
 
 def test_stability_of_svm_rfe_with_bootstrap_and_true_relevance(spark, small_csv, tmp_path):

@@ -100,8 +100,8 @@ def test_bad_config_files(spark, tmp_path, capsys, config, fragments):
 
 
 @pytest.mark.parametrize("method, flags, fragment", [
-    ("anova", ["--instance-weighting", "margin"], "--method anova does not take instance weights (weightCol), so "
-                                                   "--instance-weighting margin"),
+    ("chi2-categorical", ["--instance-weighting", "margin"], "--method chi2-categorical does not take instance "
+                                                              "weights (weightCol), so --instance-weighting margin"),
     ("relief", ["--weight-col", "w"], "--method relief does not take instance weights (weightCol), so --weight-col w"),
     ("lfs", ["--weight-col", "w", "--instance-weighting", "margin"], "either a weight column or"),
 ])
