@@ -69,7 +69,9 @@ class InformationSelector(FeatureSelector, _InformationParams):
     features are chosen (or the ``selectionMode="percentile"`` share; a greedy selection has no
     score threshold and no p-values); counts are integers, so the
     result is the same for any partitioning. Information is in nats (scikit-learn's
-    ``mutual_info_score``). Instance weights are not taken.
+    ``mutual_info_score``). Instance weights are not taken. The search starts from the kept
+    features (``keptFeatures``, in the order given; each recorded with its relevance as its
+    criterion), so the next feature is chosen given them, and never takes an excluded one.
     """
 
     _model_class = InformationSelectorModel
@@ -113,7 +115,8 @@ class InformationSelector(FeatureSelector, _InformationParams):
             sample_size=self.getOrDefault(self.binSampleSize), seed=self.getOrDefault(self.seed))
         result = information_selection(indexed, self.getFeaturesCol(), prepared.label_col, num_features=num_features,
                                        num_classes=prepared.num_classes, options=options,
-                                       engine=EngineOptions(driver_budget_mb=self.getDriverBudgetMB(), canonical=False))
+                                       engine=EngineOptions(driver_budget_mb=self.getDriverBudgetMB(), canonical=False),
+                                       keep=self.getKeptFeatures(), exclude=self.getExcludedFeatures())
         if result.tied_steps:
             warnings.warn(f"{name}: {result.tied_steps} of {len(result.order)} greedy steps were decided by equal "
                           "criterion values (to rounding; then the larger relevance, then the lower index); see "
