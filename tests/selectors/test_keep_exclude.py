@@ -20,7 +20,8 @@ from tests.helpers import make_df
 KEEP, EXCLUDE, COUNT = [6, 3], [1], 4
 GREEDY = ("mrmr", "jmi", "cmim")
 #: Params that keep a fit small or make the reference exact (integer codes for the greedy methods).
-PARAMS = {method: {"discretization": "none"} for method in GREEDY}
+PARAMS = {**{method: {"discretization": "none"} for method in GREEDY},
+          **{method: {"passes": 1, "batchSize": 48} for method in ("lmba", "simba")}}  # one step: the rule is tested
 
 
 @pytest.fixture(scope="module")
@@ -152,9 +153,9 @@ def test_the_params_are_refused_before_any_pass_naming_the_problem(frame):
              ({"excludedFeatures": [4, 4]}, "exclude names feature 4 twice")]
     for params, message in cases:
         with pytest.raises(ValueError, match=re.escape(message)):
-            build_selector("anova", params).fit(frame)
+            build_selector("anova", {})._set(**params).fit(frame)
     with pytest.raises(ValueError, match="must be a list of feature indices"):
-        build_selector("lfs", {"keptFeatures": [-1]}).validate_params()
+        build_selector("lfs", {})._set(keptFeatures=[-1]).validate_params()
 
 
 def test_the_rule_in_numpy():
