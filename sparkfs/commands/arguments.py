@@ -303,7 +303,7 @@ def names_before_spark(path: str, fmt: str, names, *, label_col: Optional[str], 
                        features_col: Optional[str], vector_size: Optional[int]):
     """(the features' names, their count, whether they are ``f<index>``) as known before Spark starts:
     ``names`` given (``--feature-names``), a local CSV header or Parquet footer, a LIBSVM input's
-    ``f<index>`` names and ``--vector-size``; None where a Spark job would tell."""
+    ``f<column>`` names and ``--vector-size``; None where a Spark job would tell."""
     from sparkfs.io.input_features import known_feature_names, known_vector_size
     from sparkfs.io.stores import local_path_of
 

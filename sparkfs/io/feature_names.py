@@ -305,16 +305,18 @@ def resolve_features(tokens: List[str], flag: str, names: Optional[List[str]], s
                      positional_names: bool = False) -> Optional[List[int]]:
     """The feature indices ``tokens`` name, in their order, or None when a name cannot be resolved
     yet (the names are known only once the input is read). A token is a feature's name, else a
-    0-based index; ``positional_names``: the features are named ``f<index>`` (a LIBSVM input
-    without names). An unknown name, an index outside the ``size`` features and a feature given
-    twice are refused naming the token."""
+    0-based index; ``positional_names``: the features are named ``f<column>`` by the LIBSVM file's
+    1-based columns (``f1`` is feature 0; a LIBSVM input without names). An unknown name, an
+    index outside the ``size`` features and a feature given twice are refused naming the token."""
     indices: List[int] = []
     position_of = {name: i for i, name in enumerate(names)} if names is not None else {}
     for token in tokens:
         if token in position_of:
             index = position_of[token]
-        elif token.isdigit() or (positional_names and token[:1] == "f" and token[1:].isdigit()):
-            index = int(token.lstrip("f"))
+        elif token.isdigit():
+            index = int(token)
+        elif positional_names and token[:1] == "f" and token[1:].isdigit() and int(token[1:]) >= 1:
+            index = int(token[1:]) - 1
         elif names is None:
             return None
         else:

@@ -51,12 +51,13 @@ def test_select_keeps_and_excludes_by_name_and_index(spark, table, tmp_path):
     assert features.loc[features["name"] == "cheese", "rank"].item() == 1  # still scored: the best score
 
 
-def test_libsvm_names_its_features_f_index(spark, table, tmp_path):
+def test_libsvm_names_its_features_by_the_files_columns(spark, table, tmp_path):
+    """f<column> is the LIBSVM file's 1-based column: f6 is feature 5 ('flour'); a whole number is 0-based."""
     out = tmp_path / "out"
-    assert _select(table / "food.libsvm", out, "--keep", "f5", "--exclude", "2", fmt="libsvm") == 0
+    assert _select(table / "food.libsvm", out, "--keep", "f6", "--exclude", "2", fmt="libsvm") == 0
     summary = json.loads((out / "summary.json").read_text())
     assert summary["selection"]["kept"] == [5] and 5 in summary["selected_indices"]
-    assert 2 not in summary["selected_indices"]
+    assert summary["selection"]["excluded"] == [2] and 2 not in summary["selected_indices"]
 
 
 @pytest.mark.parametrize("flags, fragments", [
@@ -75,16 +76,26 @@ def test_select_refuses_before_any_spark_job(spark, table, tmp_path, capsys, fla
 def test_libsvm_index_beyond_the_vector_size_is_refused(spark, table, tmp_path, capsys):
     out = tmp_path / "out"
     code = _select(table / "food.libsvm", out, "--keep", "f9", "--vector-size", "6", fmt="libsvm")
-    refused(capsys, code, out, "--keep f9", "outside the input's 6 features")
+    refused(capsys, code, out, "--keep f9", "feature index 8 is outside the input's 6 features")
 
 
-def test_evaluate_and_stability_take_them(spark, table, tmp_path, capsys):
+def test_evaluate_and_stability_take_them(spark, table, tmp_path, capsys, monkeypatch):
     study = tmp_path / "stability"
     assert main(["stability", "--input", str(table / "food.csv"), "--format", "csv", "--method", "anova",
                  "--runs", "2", "--num-features", "2,3", "--keep", "flour", "--exclude", "cheese",
                  "--master", "local[2]", "--output", str(study)]) == 0
     runs = pd.read_parquet(study / "runs.parquet")
     assert all(5 in selected and 2 not in selected for selected in runs["selected"])
+    from sparkfs.commands import evaluate
+
+    picked = []
+    rank_fold = evaluate._FoldWork.rank_fold
+    monkeypatch.setattr(evaluate._FoldWork, "rank_fold",
+                        lambda work, method, fold: picked.append(rank_fold(work, method, fold)) or picked[-1])
+    assert main(["evaluate", "--input", str(table / "food.csv"), "--format", "csv", "--methods", "anova,random",
+                 "--classifiers", "nb", "--cv", "2", "--num-features", "1,2", "--keep", "flour", "--exclude", "2",
+                 "--master", "local[2]", "--output", str(tmp_path / "evaluated")]) == 0
+    assert picked and all(subset[0] == 5 and 2 not in subset for fold in picked for subset in fold.subsets.values())
     evaluation = tmp_path / "evaluate"
     code = main(["evaluate", "--input", str(table / "food.csv"), "--format", "csv", "--methods", "anova",
                  "--num-features", "1,2", "--keep", "flour,apple", "--master", "local[2]", "--output",
