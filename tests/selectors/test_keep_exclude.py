@@ -80,7 +80,7 @@ def _cmi(a, y, s):
     return sum(p * np.log(p_s[(xs,)] * p / (p_as[(xa, xs)] * p_sy[(xs, yy)])) for (xa, xs, yy), p in joint.items())
 
 
-def _greedy_reference(X, y, criterion, keep, exclude, count):
+def greedy_reference(X, y, criterion, keep, exclude, count):
     codes = X.astype(np.int64)
     p = codes.shape[1]
     relevance = np.array([_mi(codes[:, j], y) for j in range(p)])
@@ -114,7 +114,7 @@ def test_kept_are_selected_excluded_never_and_the_rest_is_the_reference(fitted, 
     assert set(KEEP) <= set(selected) and not set(EXCLUDE) & set(selected)
     assert model.summary["selection"]["kept"] == KEEP and model.summary["selection"]["excluded"] == EXCLUDE
     if method in GREEDY:
-        order = _greedy_reference(*data, method, KEEP, EXCLUDE, COUNT)
+        order = greedy_reference(*data, method, KEEP, EXCLUDE, COUNT)
         assert model.selectionOrder == order
         assert selected == sorted(order)
     elif method in ("qfs", "qfs-prime"):  # its own optimum, the kept added and the excluded left out
@@ -134,7 +134,7 @@ def test_kept_are_selected_excluded_never_and_the_rest_is_the_reference(fitted, 
 def test_the_greedy_search_without_constraint_matches_the_reference(fitted, data):
     """The reference itself, on the plain run: mRMR's own greedy from the most relevant feature."""
     model = fitted("mrmr", forced=False)
-    assert model.selectionOrder == _greedy_reference(*data, "mrmr", [], [], COUNT)
+    assert model.selectionOrder == greedy_reference(*data, "mrmr", [], [], COUNT)
 
 
 def test_threshold_and_p_value_modes_add_the_kept_and_remove_the_excluded(frame):
