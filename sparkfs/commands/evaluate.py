@@ -164,6 +164,8 @@ def _description(args, request: Dict[str, Any], labels: np.ndarray, names: List[
         "command": "sparkfs " + " ".join(shlex.quote(part) for part in getattr(args, "argv", [])),
         "baselines": [m for m in methods if m in baselines.BASELINE_METHODS
                       or m in ("anova", "chi2", "chi2-categorical", "variance")],
+        # --keep / --exclude change every selection: a study resumed must have the same
+        **({} if request.get("forced") is None else {"kept": request["forced"][0], "excluded": request["forced"][1]}),
     }
 
 
