@@ -238,7 +238,7 @@ def method_params(method: str) -> List[str]:
 
 #: Params the CLI sets from its own flags; --param may not set them.
 COLUMN_AND_SELECTION_PARAMS = {"featuresCol", "labelCol", "outputCol", "weightCol", "numFeatures", "threshold",
-                               "selectionMode", "selectionThreshold"}
+                               "selectionMode", "selectionThreshold", "keptFeatures", "excludedFeatures"}
 #: ``--selection-mode`` (and ``selection.selection_mode``) value -> the selectionMode Param's value.
 CLI_SELECTION_MODES = {mode: "num-top-features" if mode == "numTopFeatures" else mode for mode in SELECTION_MODES}
 _MODE_WORDS = {"percentile": "the top floor(p x X) of the p features by score (X in (0, 1], default 0.1)",
@@ -302,8 +302,8 @@ def build_selector(method: str, params: Dict[str, Any]):
         name = _camel(raw_name)
         if name in COLUMN_AND_SELECTION_PARAMS:
             raise ValueError(f"param '{raw_name}' of method '{method}' is set by the command's own options "
-                             "(--num-features, --threshold, --selection-mode, --selection-threshold, --features-col, "
-                             "--label-col, --weight-col; in a config "
+                             "(--num-features, --threshold, --selection-mode, --selection-threshold, --keep, "
+                             "--exclude, --features-col, --label-col, --weight-col; in a config "
                              "file the selection: and input: sections), not as a method param")
         if name in fixed or not selector.hasParam(name):
             settable = sorted(p.name for p in selector.params

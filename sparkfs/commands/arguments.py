@@ -229,7 +229,107 @@ def start_study_session(args, check_output):
             check_input_early(path, args.format, label_col=args.label_col or "label", features_col=args.features_col)
             check_names_early(feature_names(args), path, args.format, label_col=args.label_col or "label",
                               weight_col=None, features_col=args.features_col, vector_size=args.vector_size)
+            if path == args.input:  # --keep / --exclude of evaluate and stability
+                study_forced(args, *names_before_spark(path, args.format, feature_names(args),
+                                                       label_col=args.label_col or "label", weight_col=None,
+                                                       features_col=args.features_col, vector_size=args.vector_size))
     spark = get_spark(args.master, conf=session_conf(spark_conf(args), args.verbose, remote=args.remote),
                       remote=args.remote)
     install_handlers()  # a new SparkContext installed its own SIGINT handler
     return spark
+
+
+def add_forced_args(parser) -> None:
+    parser.add_argument("--keep", metavar="NAMES|INDICES", help="features always in the selection, whatever their "
+                        "score: comma-separated names or 0-based indices; they count toward --num-features and are "
+                        "reported as forced")
+    parser.add_argument("--exclude", metavar="NAMES|INDICES", help="features never selected (still scored): "
+                        "comma-separated names or 0-based indices")
+
+
+def forced_features(keep_text: Optional[str], exclude_text: Optional[str], names: Optional[List[str]],
+                    size: Optional[int], positional_names: bool = False):
+    """(kept, excluded) feature indices of ``--keep`` / ``--exclude`` resolved against ``names``
+    (None: not known yet) and ``size``, or None while a name cannot be resolved; a feature in both
+    is refused (exit 2)."""
+    from sparkfs.io.feature_names import EXCLUDE_FLAG, KEEP_FLAG, check_forced, feature_list, resolve_features
+
+    keep_tokens = feature_list(keep_text)
+    keep = resolve_features(keep_tokens, KEEP_FLAG, names, size, positional_names)
+    exclude = resolve_features(feature_list(exclude_text), EXCLUDE_FLAG, names, size, positional_names)
+    if keep is None or exclude is None:
+        return None
+    check_forced(keep, exclude, keep_tokens, None, "")
+    return keep, exclude
+
+
+def check_kept_count(selector, keep: List[int], size: Optional[int], counts: Optional[List[int]] = None) -> None:
+    """Refuse more kept features than the selection holds: ``counts`` (evaluate's sizes, the smallest),
+    else the selector's count rule (--num-features; a percentile once ``size`` is known)."""
+    from sparkfs.io.feature_names import check_forced
+
+    if counts:
+        check_forced(keep, [], [], min(counts), f"the smallest --num-features {min(counts)}")
+        return
+    mode = selector.getSelectionMode()
+    if mode == "percentile" and size is not None:
+        count = selector.selectionCount(size)
+        said = f"--selection-mode percentile at {selector.getSelectionThreshold():g} of {size:,} features"
+    elif mode == "numTopFeatures" and not selector.isSet(selector.threshold):
+        count = selector.getNumFeatures() if size is None else min(selector.getNumFeatures(), size)
+        said = f"--num-features {selector.getNumFeatures()}"
+    else:
+        return
+    check_forced(keep, [], [], count, said)
+
+
+def apply_forced(selector, args_or_conf, names: Optional[List[str]], size: Optional[int],
+                 positional_names: bool = False) -> bool:
+    """Set ``keptFeatures`` / ``excludedFeatures`` of ``selector`` from ``--keep`` / ``--exclude``
+    (``args_or_conf``: an object or dict with ``keep`` and ``exclude``); True when they are resolved
+    (or not given), False while a name waits for the input's names."""
+    get = args_or_conf.get if isinstance(args_or_conf, dict) else lambda key: getattr(args_or_conf, key, None)
+    if not get("keep") and not get("exclude"):
+        return True
+    resolved = forced_features(get("keep"), get("exclude"), names, size, positional_names)
+    if resolved is None:
+        return False
+    check_kept_count(selector, resolved[0], size)
+    selector._set(keptFeatures=resolved[0], excludedFeatures=resolved[1])
+    return True
+
+
+def names_before_spark(path: str, fmt: str, names, *, label_col: Optional[str], weight_col: Optional[str],
+                       features_col: Optional[str], vector_size: Optional[int]):
+    """(the features' names, their count, whether they are ``f<index>``) as known before Spark starts:
+    ``names`` given (``--feature-names``), a local CSV header or Parquet footer, a LIBSVM input's
+    ``f<column>`` names and ``--vector-size``; None where a Spark job would tell."""
+    from sparkfs.io.input_features import known_feature_names, known_vector_size
+    from sparkfs.io.stores import local_path_of
+
+    known_names = list(names.names) if names is not None else None
+    size = len(known_names) if known_names is not None else (vector_size if fmt == "libsvm" else None)
+    if fmt in ("csv", "parquet") and local_path_of(path) is not None:
+        columns = dict(label_col=label_col, weight_col=weight_col, features_col=features_col or "features")
+        size = size if size is not None else known_vector_size(path, fmt, **columns)
+        known_names = known_names if known_names is not None else known_feature_names(path, fmt, **columns)
+    return known_names, size, fmt == "libsvm" and names is None
+
+
+def forced_before_spark(selector, forced, path: str, fmt: str, names, **columns) -> None:
+    """``--keep`` / ``--exclude`` resolved and checked before Spark starts wherever the names and size
+    are known without a job (:func:`names_before_spark`); else after the read, before the fit."""
+    if forced.get("keep") or forced.get("exclude"):
+        known_names, size, positional = names_before_spark(path, fmt, names, **columns)
+        apply_forced(selector, forced, known_names, size, positional_names=positional)
+
+
+def study_forced(args, names: Optional[List[str]], size: Optional[int], positional_names: bool = False):
+    """A study's ``--keep`` / ``--exclude`` as (kept, excluded) indices, checked against the smallest
+    of its ``--num-features`` sizes; None without them, or while a name waits for the input's names."""
+    if not getattr(args, "keep", None) and not getattr(args, "exclude", None):
+        return None
+    resolved = forced_features(args.keep, args.exclude, names, size, positional_names)
+    if resolved is not None:
+        check_kept_count(None, resolved[0], size, counts=subset_sizes(args.num_features))
+    return resolved

@@ -22,10 +22,12 @@ import numpy as np
 from sparkfs import progress
 from sparkfs.commands import Command
 from sparkfs.commands.arguments import (
+    add_forced_args,
     add_input_args,
     add_spark_args,
     feature_names,
     start_study_session,
+    study_forced,
     subset_sizes,
 )
 from sparkfs.commands.tracking import add_mlflow_args, evaluate_record, log_run, mlflow_target
@@ -57,6 +59,7 @@ def add_arguments(commands) -> None:
                           "the driver; above it svm, nb and tree run on pyspark.ml (default 400)")
     evaluate.add_argument("--output", required=True, help="output directory: a local path, new or empty, or an "
                           "evaluate directory of its own (reused to resume)")
+    add_forced_args(evaluate)
     add_mlflow_args(evaluate)
     add_spark_args(evaluate)
 
@@ -161,6 +164,8 @@ def _description(args, request: Dict[str, Any], labels: np.ndarray, names: List[
         "command": "sparkfs " + " ".join(shlex.quote(part) for part in getattr(args, "argv", [])),
         "baselines": [m for m in methods if m in baselines.BASELINE_METHODS
                       or m in ("anova", "chi2", "chi2-categorical", "variance")],
+        # --keep / --exclude change every selection: a study resumed must have the same
+        **({} if request.get("forced") is None else {"kept": request["forced"][0], "excluded": request["forced"][1]}),
     }
 
 
@@ -174,6 +179,7 @@ class _FoldWork:
         self.train, self.test = train, test
         self.label_values, self.n_features = label_values, n_features
         self.study = None  # set once the study exists (it takes classify_on_spark)
+        self.forced = request.get("forced")  # (kept, excluded) of --keep / --exclude, or None
 
     def classify_on_spark(self, fold, columns, subsets, names, seed):
         from sparkfs.spark.folds import fold_predictions_on_spark
@@ -186,6 +192,7 @@ class _FoldWork:
                 for key, (keys, classes) in predicted.items()}
 
     def rank_fold(self, method, fold):
+        from sparkfs.core.selection import forced_first, rank_features
         from sparkfs.evaluation import baselines
         from sparkfs.evaluation import cross_validation as cv
         from sparkfs.methods import build_selector
@@ -196,10 +203,16 @@ class _FoldWork:
             if not cv.fits_driver_budget(fold.train.size, n_features, self.study.driver_budget_cells):
                 raise InvalidInputError(f"the baseline {method} needs the {fold.train.size} x {n_features} training "
                                         "rows on the driver, above the evaluation's driver budget")
-            return baselines.baseline_scores(method, columns_by_position(self.train, np.arange(n_features))[fold.train],
-                                      labels[fold.train], seed=cv.fold_seed(self.args.seed, fold))
+            scores = baselines.baseline_scores(method, columns_by_position(self.train, np.arange(n_features))[
+                fold.train], labels[fold.train], seed=cv.fold_seed(self.args.seed, fold))
+            if self.forced is None:
+                return scores
+            return cv.FoldSelection(scores, {k: forced_first(rank_features(scores), *self.forced, k)
+                                             for k in self.study.feature_counts})
         params = self.params[method]
         selector = build_selector(method, params)
+        if self.forced is not None:
+            selector._set(keptFeatures=self.forced[0], excludedFeatures=self.forced[1])
         selector.setFeaturesCol(self.train.features_col).setLabelCol(self.label_col)
         if "numFeatures" not in params and "num_features" not in params:
             # each k's selection is asked of the model below; the fit's own size only has to
@@ -237,6 +250,7 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
     directory = check_output(args)
     request = _checked_request(args)
     dataset, train = _load(args, spark, args.input, request)
+    request["forced"] = study_forced(args, list(dataset.feature_names), len(dataset.feature_names))
     # A LIBSVM test set's last features may be all zero: it takes the training set's vector size.
     test = (_load(args, spark, args.test_input, request,
                   vector_size=len(dataset.feature_names) if args.format == "libsvm" else None)

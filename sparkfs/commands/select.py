@@ -10,8 +10,11 @@ from typing import Any, Dict
 from sparkfs.commands import Command
 from sparkfs.commands.arguments import (
     absolute_for_remote,
+    add_forced_args,
     add_input_args,
     add_spark_args,
+    apply_forced,
+    forced_before_spark,
     log,
     session_conf,
     spark_conf,
@@ -88,6 +91,7 @@ def add_arguments(commands) -> None:
                         "else); the same as --if-exists overwrite")
     select.add_argument("--driver-budget-mb", type=float, help="driver memory for the input's dense per-feature "
                         "state, bounding the LIBSVM vector size (default: the method's driverBudgetMB, else 1024)")
+    add_forced_args(select)
     add_mlflow_args(select)
     add_spark_args(select)
 
@@ -152,6 +156,7 @@ def resolve_config(args) -> Dict[str, Any]:
         config["spark"].update(master=args.master, remote=args.remote)
     check_config(config, names=_flag_names(flags))  # the file's values were checked as it was read
     _apply_job_options(config, args, loaded)
+    config["forced"] = {"keep": getattr(args, "keep", None), "exclude": getattr(args, "exclude", None)}
     _input_table(config, args)
     if not config["input"]["path"]:
         raise ConfigError("no input: give --input or --input-table (input.path or input.table in the config)")
@@ -395,6 +400,9 @@ def _selector_checked_before_spark(config: Dict[str, Any], inputs):
         check_names_early(names, input_conf["path"], input_conf["format"], label_col=input_conf["label_col"],
                           weight_col=input_conf.get("weight_col"), features_col=input_conf["features_col"],
                           vector_size=input_conf.get("num_features"))
+        forced_before_spark(selector, config.get("forced") or {}, input_conf["path"], input_conf["format"], names,
+                            label_col=input_conf["label_col"], weight_col=input_conf.get("weight_col"),
+                            features_col=input_conf["features_col"], vector_size=input_conf.get("num_features"))
     return selector, checked, names
 
 
@@ -435,6 +443,7 @@ def _read_input(spark, config: Dict[str, Any], selector, names=None):
             **selector_budget(selector, input_conf.get("driver_budget_mb")),
         )
     _refuse_empty_percentile(selector, dataset.num_features)
+    apply_forced(selector, config.get("forced") or {}, dataset.feature_names, dataset.num_features)
     selector.setFeaturesCol(dataset.features_col).setLabelCol(dataset.label_col)
     if input_conf.get("weight_col"):
         selector.setWeightCol(input_conf["weight_col"])
@@ -459,7 +468,8 @@ def _write(spark, output_conf: Dict[str, Any], model, dataset, summary: Dict[str
     p_values = model.pValues
     summary["model"] = {"path": MODEL_DIRECTORY, "class": f"{type(model).__module__}.{type(model).__name__}"}
     with stage("write"):
-        table = features_table(model.scores, model.selectedFeatures, dataset.feature_names, p_values=p_values)
+        table = features_table(model.scores, model.selectedFeatures, dataset.feature_names, p_values=p_values,
+                               forced=model.getKeptFeatures())
         written: Dict[str, str] = {}
 
         def write_selection() -> None:

@@ -20,7 +20,15 @@ import numpy as np
 
 from sparkfs import progress
 from sparkfs.commands import Command
-from sparkfs.commands.arguments import add_input_args, add_spark_args, read_input, start_study_session, subset_sizes
+from sparkfs.commands.arguments import (
+    add_forced_args,
+    add_input_args,
+    add_spark_args,
+    read_input,
+    start_study_session,
+    study_forced,
+    subset_sizes,
+)
 from sparkfs.commands.tracking import add_mlflow_args, log_run, mlflow_target, stability_record
 from sparkfs.errors import InvalidInputError
 
@@ -49,6 +57,7 @@ def add_arguments(commands) -> None:
                        "stability directory of its own (reused to resume)")
     study.add_argument("--driver-budget-mb", type=float, help="driver memory for the input's dense per-feature "
                        "state, bounding the LIBSVM vector size (default: the method's driverBudgetMB, else 1024)")
+    add_forced_args(study)
     add_mlflow_args(study)
     add_spark_args(study)
 
@@ -158,6 +167,7 @@ def run_stability(args, spark) -> Dict[str, Any]:
     df = dataset.df.persist(StorageLevel.MEMORY_AND_DISK)   # the same rows in the same partitions every run
     labels, offsets = labels_by_position(df, dataset.label_col)
     n_features = len(dataset.feature_names)
+    forced = study_forced(args, list(dataset.feature_names), n_features)
     if max(sizes) > n_features:
         raise ValueError(f"--num-features asks for {max(sizes)} features; the input has {n_features}")
     plan = subsample_plan(labels, args.runs, sample_fraction=None if args.bootstrap else (args.sample_fraction or 0.9),
@@ -165,9 +175,9 @@ def run_stability(args, spark) -> Dict[str, Any]:
     description = {"method": args.method, "params": {k: v for k, v in sorted(params.items())},
                    "input": {"path": args.input, "format": args.format}, "instance_weighting": args.instance_weighting,
                    "draw": "bootstrap" if args.bootstrap else f"subsample {args.sample_fraction or 0.9}",
-                   "seed": args.seed}
+                   "seed": args.seed, **({} if forced is None else {"kept": forced[0], "excluded": forced[1]})}
     study = StabilityStudy(directory, plan, sizes, n_features, description=description,
-                           true_relevance=_true_relevance(args.true_relevance, n_features))
+                           true_relevance=_true_relevance(args.true_relevance, n_features), forced=forced)
 
     def fit_run(index: int, rows: np.ndarray) -> RunResult:
         draws = np.bincount(rows, minlength=labels.size).astype(float)
@@ -188,6 +198,8 @@ def run_stability(args, spark) -> Dict[str, Any]:
     def _fit_on(sample) -> RunResult:
         selector = build_selector(args.method, params)
         selector.setFeaturesCol(dataset.features_col).setLabelCol(dataset.label_col)
+        if forced is not None:
+            selector._set(keptFeatures=forced[0], excludedFeatures=forced[1])
         if args.instance_weighting == "margin" and not own_weighting:
             sample = MarginInstanceWeighter(featuresCol=dataset.features_col, labelCol=dataset.label_col,
                                             outputCol=_WEIGHT).transform(sample)

@@ -41,7 +41,7 @@ Notes
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, List, Tuple
+from typing import Callable, List, Sequence, Tuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -270,43 +270,56 @@ def cmim_candidate_order(given_first, first: int):
     return bound, np.argsort(-bound, kind="mergesort")
 
 
-def exact_among(criterion_values, outside_relevance: float) -> bool:
+def exact_among(criterion_values, outside_relevance: float, forced: int = 1) -> bool:
     """Whether a greedy run among candidates is the run over every feature: each step's chosen
     criterion (the first pick, by relevance, aside) beats, beyond rounding
     (:data:`TIE_RELATIVE_TOLERANCE`), ``outside_relevance``, the largest bound left out, which no
     left-out feature's criterion exceeds: its relevance for mRMR in the difference form
     (relevance - mean redundancy <= relevance, as mutual information is >= 0), its information
-    given the first feature for CMIM (:func:`cmim_candidate_order`)."""
-    values = np.asarray(criterion_values[1:], dtype=np.float64)
+    given the first feature for CMIM (:func:`cmim_candidate_order`). The first ``forced`` choices
+    are not compared: the first pick by relevance, or the features the search started from."""
+    values = np.asarray(criterion_values[max(int(forced), 1):], dtype=np.float64)
     margin = TIE_RELATIVE_TOLERANCE * np.maximum(np.abs(values), abs(outside_relevance))
     return bool(np.all(values - margin > outside_relevance))
 
 
 def greedy_selection(relevance: np.ndarray, step_terms: Callable[[int], Tuple[np.ndarray, np.ndarray]],
                      num_select: int, criterion: str, form: str = "difference",
-                     advance: Callable[[], None] = lambda: None) -> GreedyResult:
+                     advance: Callable[[], None] = lambda: None, start: Sequence[int] = (),
+                     excluded: Sequence[int] = ()) -> GreedyResult:
     """Forward selection of ``num_select`` features by ``criterion`` (note 4).
 
     ``relevance``: I(X_j; Y) of every feature; ``step_terms(s)``: (I(X_j; X_s), I(X_j; Y | X_s))
-    of every feature j given the newly selected s (one pass each); ``advance`` after each step."""
+    of every feature j given the newly selected s (one pass each); ``advance`` after each step.
+    ``start``: features chosen before the search (kept by the user, in this order; their criterion
+    is recorded as their relevance), so the next one is chosen given them; ``excluded``: features
+    never chosen. The search stops early when no candidate is left."""
     if criterion not in CRITERIA or form not in MRMR_FORMS:
         raise ValueError(f"criterion must be one of {CRITERIA} and form one of {MRMR_FORMS}")
     relevance = np.asarray(relevance, dtype=np.float64)
     num_features = relevance.size
     chosen = np.zeros(num_features, dtype=bool)
+    chosen[np.asarray(excluded, dtype=np.int64)] = True  # never a candidate
     redundancy_sum, jmi_sum = np.zeros(num_features), np.zeros(num_features)
     cmim_min = np.full(num_features, np.inf)
-    first, tied = _pick(relevance, relevance, np.arange(num_features))
-    result = GreedyResult(order=[first], criterion=[float(relevance[first])], tied_steps=int(tied > 1),
-                          tie_sizes=[tied])
-    chosen[first] = True
-    advance()
-    while len(result.order) < min(num_select, num_features):
-        last = result.order[-1]
-        redundancy, conditional = step_terms(last)
-        redundancy_sum += redundancy
-        jmi_sum += relevance[last] + conditional
-        cmim_min = np.minimum(cmim_min, conditional)
+    result = GreedyResult(order=[int(j) for j in start], criterion=[float(relevance[j]) for j in start],
+                          tie_sizes=[1] * len(start))
+    chosen[result.order] = True
+    if not result.order and not chosen.all():
+        first, tied = _pick(relevance, relevance, np.flatnonzero(~chosen))
+        result.order, result.criterion, result.tied_steps, result.tie_sizes = ([first], [float(relevance[first])],
+                                                                               int(tied > 1), [tied])
+        chosen[first] = True
+    for _ in result.order:
+        advance()
+    absorbed = 0  # the chosen features whose terms are in the running sums
+    while len(result.order) < min(num_select, num_features) and not chosen.all():
+        for last in result.order[absorbed:]:
+            redundancy, conditional = step_terms(last)
+            redundancy_sum += redundancy
+            jmi_sum += relevance[last] + conditional
+            cmim_min = np.minimum(cmim_min, conditional)
+        absorbed = len(result.order)
         if criterion == "mrmr":
             mean_redundancy = redundancy_sum / len(result.order)
             if form == "difference":

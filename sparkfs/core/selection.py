@@ -150,3 +150,79 @@ def ties_warning(ties: dict, selected_count: int) -> Optional[str]:
                 f"{ties['selected_of_tied']} of them {'was' if ties['selected_of_tied'] == 1 else 'were'} selected by "
                 "their position in the input, not by score")
     return None
+
+
+# Kept and excluded features ----------------------------------------------------------------------
+#
+# A user may name features that must be in the selection whatever their score (kept) and features
+# that must never be (excluded; still scored). Kept features count toward a count rule (numFeatures,
+# percentile): the rest of the count is filled by the ranking. A rule without a count (a score
+# threshold, a p-value mode, a method's own optimum) gets the kept features added and the excluded
+# removed.
+
+
+def forced_refusal(keep, exclude, num_features: Optional[int], count: Optional[int]) -> Optional[str]:
+    """Why ``keep`` / ``exclude`` (feature indices) cannot be applied, or None: an index given twice,
+    an index outside [0, num_features) (when known), a feature both kept and excluded, or more kept
+    features than ``count`` (the selection's size, when a count decides it)."""
+    for name, indices in (("keep", keep), ("exclude", exclude)):
+        repeated = sorted({int(i) for i in indices if list(indices).count(i) > 1})
+        if repeated:
+            return f"{name} names feature {repeated[0]} twice"
+        outside = [int(i) for i in indices if int(i) < 0 or (num_features is not None and int(i) >= num_features)]
+        if outside:
+            span = f"[0, {num_features - 1}]" if num_features is not None else "0 or more"
+            return f"{name} names feature {outside[0]}, outside the features' indices {span}"
+    both = sorted(set(int(i) for i in keep) & set(int(i) for i in exclude))
+    if both:
+        return f"feature {both[0]} is both kept and excluded"
+    if count is not None and len(keep) > count:
+        return f"{len(keep)} features are kept but the selection holds only {count}"
+    return None
+
+
+def forced_selection(scores, selected, keep, exclude, count: Optional[int] = None) -> np.ndarray:
+    """Sorted indices of ``selected`` (a rule's selection) with the kept features in and the excluded
+    out. With ``count`` (a count rule): the kept features, then the rule's selection, then the rest,
+    each part in ranking order (:func:`rank_features`), less the excluded, cut at ``count``; for a
+    plain top-k selection that is the kept features and the best ``count - len(keep)`` others. Without
+    ``count``: ``selected`` plus the kept, less the excluded."""
+    scores = np.asarray(scores, dtype=np.float64)
+    keep = np.asarray(keep, dtype=np.int64)
+    excluded = np.zeros(scores.shape[0], dtype=bool)
+    excluded[np.asarray(exclude, dtype=np.int64)] = True
+    if count is None:
+        chosen = np.union1d(np.asarray(selected, dtype=np.int64), keep)
+        return chosen[~excluded[chosen]]
+    ranking = rank_features(scores)
+    in_rule = np.zeros(scores.shape[0], dtype=bool)
+    in_rule[np.asarray(selected, dtype=np.int64)] = True
+    forced = np.zeros(scores.shape[0], dtype=bool)
+    forced[keep] = True
+    free = ~forced & ~excluded
+    ranked_free, ranked_in_rule = free[ranking], in_rule[ranking]
+    order = np.concatenate([keep, ranking[ranked_in_rule & ranked_free], ranking[~ranked_in_rule & ranked_free]])
+    return np.sort(order[:max(int(count), keep.size)])
+
+
+def free_ties(scores, selected, by_count: bool, keep, exclude) -> dict:
+    """:func:`ties_at_cut` among the features neither kept nor excluded (the ones the rule chose
+    between); the same as :func:`ties_at_cut` when none are."""
+    scores = np.asarray(scores, dtype=np.float64)
+    free = np.ones(scores.shape[0], dtype=bool)
+    free[np.asarray(keep, dtype=np.int64)] = False
+    free[np.asarray(exclude, dtype=np.int64)] = False
+    position = np.cumsum(free) - 1
+    chosen = np.asarray(selected, dtype=np.int64)
+    chosen = chosen[free[chosen]]
+    if not free.any():
+        return ties_at_cut(scores[:0], chosen[:0], by_count)
+    return ties_at_cut(scores[free], position[chosen], by_count)
+
+
+def forced_first(order, keep, exclude, k: int) -> np.ndarray:
+    """The first ``k`` of: the kept features, then ``order`` (feature indices, best first) less the
+    kept and the excluded."""
+    skipped = set(int(i) for i in keep) | set(int(i) for i in exclude)
+    rest = [int(i) for i in order if int(i) not in skipped]
+    return np.asarray(([int(i) for i in keep] + rest)[:k], dtype=np.int64)

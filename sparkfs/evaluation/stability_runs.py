@@ -51,6 +51,7 @@ import pyarrow.parquet as pq
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from sparkfs.core.selection import forced_first, rank_features
 from sparkfs.core.stability import (
     BiasVarianceError,
     average_bias_variance_error,
@@ -280,7 +281,7 @@ class StabilityStudy:
     """
 
     def __init__(self, directory, plan: Sequence, num_features_list: Sequence[int], n_features: int, *,
-                 description: dict, true_relevance=None):
+                 description: dict, true_relevance=None, forced=None):
         owner = "StabilityStudy"
         if not _is_int(n_features) or n_features < 1:
             raise _invalid("n_features", owner, "an int in the range [1, inf)", n_features)
@@ -307,6 +308,8 @@ class StabilityStudy:
         self.num_features_list = [int(k) for k in ks]
         self.n_features = int(n_features)
         self.true_relevance = true_relevance
+        #: (kept, excluded) feature indices: every run's k-subset is the kept, then its best others
+        self.forced = None if forced is None else ([int(i) for i in forced[0]], [int(i) for i in forced[1]])
         self.fingerprint = {"description": self.description, "n_features": self.n_features,
                             "runs": len(self.plan), "plan_sha256": plan_hash(self.plan)}
 
@@ -411,7 +414,7 @@ class StabilityStudy:
         scores = np.vstack([run.scores for run in runs])
         subsets = []
         for k in self.num_features_list:
-            selected = top_k_subsets(scores, k)
+            selected = self._subsets(scores, k)
             subsets.append({"k": k, "kuncheva": kuncheva_stability(selected, self.n_features),
                             "jaccard": jaccard_stability(selected)})
         summary = {"n_features": self.n_features, "runs": len(runs), "subsets": subsets, "weights": None,
@@ -436,6 +439,13 @@ class StabilityStudy:
                               "per-iteration weight measures are left out of the summary", UserWarning, stacklevel=3)
         return summary
 
+    def _subsets(self, scores, k: int) -> list:
+        """Each run's k features: the top k of its scores, or with ``forced`` the kept features
+        first and the best others (:func:`sparkfs.core.selection.forced_first`)."""
+        if self.forced is None:
+            return top_k_subsets(scores, k)
+        return [forced_first(rank_features(row), *self.forced, k) for row in np.atleast_2d(scores)]
+
     def summary(self) -> dict:
         """Stability measures computed from the saved runs (all must be saved); JSON-able.
 
@@ -458,7 +468,7 @@ class StabilityStudy:
         text = strict_dumps(document, indent=2)
         written = [atomic_write(self.directory / "stability.json", lambda stream: stream.write(text.encode()))]
         scores = np.vstack([run.scores for run in runs])
-        selections = {k: top_k_subsets(scores, k) for k in self.num_features_list}
+        selections = {k: self._subsets(scores, k) for k in self.num_features_list}
         rows = [(index, k, selections[k][index].tolist(), run.seconds)
                 for index, run in enumerate(runs) for k in self.num_features_list]
         schema = pa.schema([("run", pa.int32()), ("k", pa.int32()), ("selected", pa.list_(pa.int64())),

@@ -289,3 +289,57 @@ def named(dataset: Dataset, names: List[str]) -> Dataset:
 def quoted(column: str) -> str:
     """``column`` as ``F.col`` takes a name that may hold dots or backticks (not a struct field)."""
     return "`" + column.replace("`", "``") + "`"
+
+
+# Kept and excluded features, by name or index ----------------------------------------------------
+
+KEEP_FLAG, EXCLUDE_FLAG = "--keep", "--exclude"
+
+
+def feature_list(text: Optional[str]) -> List[str]:
+    """The comma-separated names or 0-based indices of ``--keep`` / ``--exclude`` (empty: none)."""
+    return [part.strip() for part in (text or "").split(",") if part.strip()]
+
+
+def resolve_features(tokens: List[str], flag: str, names: Optional[List[str]], size: Optional[int],
+                     positional_names: bool = False) -> Optional[List[int]]:
+    """The feature indices ``tokens`` name, in their order, or None when a name cannot be resolved
+    yet (the names are known only once the input is read). A token is a feature's name, else a
+    0-based index; ``positional_names``: the features are named ``f<column>`` by the LIBSVM file's
+    1-based columns (``f1`` is feature 0; a LIBSVM input without names). An unknown name, an
+    index outside the ``size`` features and a feature given twice are refused naming the token."""
+    indices: List[int] = []
+    position_of = {name: i for i, name in enumerate(names)} if names is not None else {}
+    for token in tokens:
+        if token in position_of:
+            index = position_of[token]
+        elif token.isdigit():
+            index = int(token)
+        elif positional_names and token[:1] == "f" and token[1:].isdigit() and int(token[1:]) >= 1:
+            index = int(token[1:]) - 1
+        elif names is None:
+            return None
+        else:
+            shown = ", ".join(repr(name) for name in names[:5]) + (", ..." if len(names) > 5 else "")
+            raise InvalidInputError(f"{flag} {token}: no feature is named so (the input's {len(names):,} features "
+                                    f"are named {shown}); give a feature's name or its 0-based index")
+        if size is not None and index >= size:
+            raise InvalidInputError(f"{flag} {token}: feature index {index} is outside the input's {size:,} features "
+                                    f"(0 to {size - 1})")
+        if index in indices:
+            raise InvalidInputError(f"{flag} {token}: feature {index} is given twice")
+        indices.append(index)
+    return indices
+
+
+def check_forced(keep: List[int], exclude: List[int], keep_tokens: List[str], count: Optional[int],
+                 count_said_by: str) -> None:
+    """Refuse a feature both kept and excluded, and more kept features than the selection's ``count``
+    (when a count decides it; ``count_said_by`` names where the count comes from)."""
+    both = [token for token, index in zip(keep_tokens, keep) if index in exclude]
+    if both:
+        raise InvalidInputError(f"{KEEP_FLAG} and {EXCLUDE_FLAG} both name feature {both[0]}: a feature is either "
+                                "always selected or never")
+    if count is not None and len(keep) > count:
+        raise InvalidInputError(f"{KEEP_FLAG} names {len(keep)} features but the selection holds only {count} "
+                                f"({count_said_by}): kept features count toward it")

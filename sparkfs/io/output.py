@@ -142,9 +142,9 @@ def check_output_early(path: str, overwrite: bool, *, command: str = "select",
     return False
 
 
-def features_table(scores, selected: List[int], names: Optional[List[str]] = None, p_values=None):
-    """index, name, score, rank (1 = best), selected — one row per feature, in index order — and
-    p_value for the methods with p-values."""
+def features_table(scores, selected: List[int], names: Optional[List[str]] = None, p_values=None, forced=()):
+    """index, name, score, rank (1 = best), selected, forced (kept whatever its score: ``--keep``)
+    — one row per feature, in index order — and p_value for the methods with p-values."""
     import pandas as pd
 
     from sparkfs.core.selection import rank_features
@@ -161,6 +161,7 @@ def features_table(scores, selected: List[int], names: Optional[List[str]] = Non
         "score": scores,
         "rank": ranks.astype(np.int32),
         "selected": mask,
+        "forced": np.isin(np.arange(scores.shape[0]), np.asarray(list(forced), dtype=np.int64)),
         **({} if p_values is None else {"p_value": np.asarray(p_values, dtype=np.float64)}),
     })
 

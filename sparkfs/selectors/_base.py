@@ -24,11 +24,13 @@ from pyspark.ml import Estimator, Model
 from pyspark.ml.util import DefaultParamsWriter, MLReadable, MLReader, MLWritable, MLWriter
 
 from sparkfs.core.selection import (
+    forced_first,
+    forced_selection,
+    free_ties,
     rank_features,
     select_by_p_values,
     select_features,
     select_percentile,
-    ties_at_cut,
     ties_warning,
 )
 from sparkfs.errors import DefaultSampleWarning, InvalidInputError, SelectionTieWarning
@@ -335,6 +337,7 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
         """Refuse a Param above its bound on this input (:class:`sparkfs.errors.ParamBoundError`).
         Each selector calls it right after its first, cheap pass (the label counts and the vector
         size), before any heavy pass."""
+        self.checkForced(int(num_features))
         shape = InputShape(n_rows=int(n_rows), class_counts=tuple(int(c) for c in class_counts),
                            num_features=int(num_features))
         for bound in self._data_bounds(shape):
@@ -359,7 +362,7 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
             raise InvalidInputError(f"{type(self).__name__}: {unfit}: the input's values are outside what the method "
                                     "computes in float64 (too large or too small?); no model was made")
         selected, by_count = self._select(scores, result)
-        ties = ties_at_cut(scores, selected, by_count=by_count)
+        ties = free_ties(scores, selected, by_count, self.getKeptFeatures(), self.getExcludedFeatures())
         announcement = ties_warning(ties, int(selected.size))
         if announcement:
             warnings.warn(f"{type(self).__name__}: {announcement}", SelectionTieWarning, stacklevel=2)
@@ -393,8 +396,21 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
         return self._copyValues(model)
 
     def _select(self, scores: np.ndarray, result: ScoreResult):
-        """(sorted selected indices, whether a count decided them) by the selection rule; a
-        selector with its own selection (QFS) has set ``result.selected``."""
+        """(sorted selected indices, whether a count decided them) by the selection rule, with the
+        kept features in and the excluded out (:func:`~sparkfs.core.selection.forced_selection`)."""
+        selected, by_count = self._select_by_rule(scores, result)
+        keep, exclude = self.getKeptFeatures(), self.getExcludedFeatures()
+        if not keep and not exclude:
+            return selected, by_count
+        self.checkForced(scores.shape[0])
+        count = self.forcedCount(scores.shape[0])
+        if count is not None and result.selected is not None:  # a method's own selection: its size
+            count = max(selected.size, len(keep))
+        return forced_selection(scores, selected, keep, exclude, count), by_count
+
+    def _select_by_rule(self, scores: np.ndarray, result: ScoreResult):
+        """The selection rule alone; a selector with its own selection (QFS, mRMR) has set
+        ``result.selected``."""
         mode = self.getSelectionMode()
         if result.selected is not None:
             return np.sort(np.asarray(result.selected, dtype=np.int64)), False
@@ -421,6 +437,7 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
             facts["selection_threshold"] = self.getSelectionThreshold()
         if mode == "percentile":
             facts["num_features"] = self.selectionCount(num_features)
+        facts.update(kept=self.getKeptFeatures(), excluded=self.getExcludedFeatures())
         return facts
 
     # Estimators hold params only: persisted as metadata, like DefaultParamsWritable.
@@ -501,9 +518,11 @@ class FeatureSelectorModel(Model, SelectorParams, MLReadable, MLWritable):
         Returns ``{k: feature indices, best score first}``. For a ranking selector that is the
         first k of :attr:`ranking`; a selector whose selection is not the top k by score (QFS)
         overrides it and may return another size when k is not reachable (its summary says so).
-        Each k must be an int in [1, numInputFeatures].
+        Each k must be an int in [1, numInputFeatures]. Kept features (``keptFeatures``) come first
+        and count toward k; excluded ones (``excludedFeatures``) are never returned.
         """
-        return {k: self.ranking[:k] for k in self._checked_counts(counts)}
+        keep, exclude = self.getKeptFeatures(), self.getExcludedFeatures()
+        return {k: forced_first(self.ranking, keep, exclude, k) for k in self._checked_counts(counts)}
 
     def _checked_counts(self, counts: Sequence[int]) -> List[int]:
         p = self.numInputFeatures

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Any, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 from pyspark.ml.param import Param, TypeConverters
 from pyspark.ml.param.shared import HasFeaturesCol, HasLabelCol, HasOutputCol, HasWeightCol
@@ -20,7 +20,13 @@ from sparkfs.core.param_caps import (  # noqa: F401 (public here too)
     MAX_SOLVER_ITERATIONS,
 )
 from sparkfs.core.scaling import SCALINGS
-from sparkfs.core.selection import DEFAULT_SELECTION_THRESHOLDS, P_VALUE_MODES, SELECTION_MODES, percentile_count
+from sparkfs.core.selection import (
+    DEFAULT_SELECTION_THRESHOLDS,
+    P_VALUE_MODES,
+    SELECTION_MODES,
+    forced_refusal,
+    percentile_count,
+)
 from sparkfs.errors import LabelWarning, ParamBoundError
 from sparkfs.selectors._declared import Constraint, DeclaredParams, declare, keyword_constructor  # noqa: F401 (public here too)
 
@@ -42,6 +48,11 @@ def in_range(low: float = -math.inf, high: float = math.inf, *, low_open=False, 
     left = "(" if low_open else "["
     low_text, high_text = text(low), text(high)
     return predicate, f"{kind} in the range {left}{low_text}, {high_text}{']' if high != math.inf else ')'}"
+
+
+def index_list() -> Constraint:
+    return (lambda value: isinstance(value, list) and all(isinstance(i, int) and i >= 0 for i in value),
+            "a list of feature indices (ints >= 0)")
 
 
 def one_of(*options) -> Constraint:
@@ -351,6 +362,15 @@ class SelectorParams(HasDeterministic, HasFeaturesCol, HasLabelCol, HasOutputCol
         "take every distinct label value as a class even when the label looks continuous (many distinct "
         "non-integer values) or like an identifier (more distinct values than half the rows); refused otherwise",
         TypeConverters.toBoolean, default=False, constraint=is_bool())
+    keptFeatures: Param = declare(
+        "keptFeatures",
+        "indices (0-based) of features always in the selection, whatever their score; they count toward "
+        "numFeatures (the rest is filled by the ranking) and are added to a threshold's or p-value mode's selection",
+        TypeConverters.toListInt, default=[], constraint=index_list())
+    excludedFeatures: Param = declare(
+        "excludedFeatures",
+        "indices (0-based) of features never selected; they are still scored and ranked",
+        TypeConverters.toListInt, default=[], constraint=index_list())
     #: pyspark's shared column Params, with sparkfs's defaults
     _defaults = {"outputCol": "selected_features", "featuresCol": "features", "labelCol": "label"}
 
@@ -365,6 +385,30 @@ class SelectorParams(HasDeterministic, HasFeaturesCol, HasLabelCol, HasOutputCol
 
     def getSelectionMode(self) -> str:
         return self.getOrDefault(self.selectionMode)
+
+    def getKeptFeatures(self) -> List[int]:
+        return [int(i) for i in self.getOrDefault(self.keptFeatures)]
+
+    def getExcludedFeatures(self) -> List[int]:
+        return [int(i) for i in self.getOrDefault(self.excludedFeatures)]
+
+    def forcedCount(self, num_features: int) -> Optional[int]:
+        """The selection's size the kept features count toward on ``num_features`` features: the
+        count rule's (numFeatures, at most every feature; the percentile's share), or None for a rule
+        without a count (a score threshold, a p-value mode)."""
+        mode = self.getSelectionMode()
+        if mode == "percentile" or (mode == "numTopFeatures" and not self.isSet(self.threshold)):
+            return min(self.selectionCount(num_features), int(num_features))
+        return None
+
+    def checkForced(self, num_features: Optional[int] = None) -> None:
+        """Refuse keptFeatures / excludedFeatures that cannot be applied (on ``num_features``
+        features when given: an index out of range, more kept features than the selection holds)."""
+        count = None if num_features is None else self.forcedCount(num_features)
+        refusal = forced_refusal(self.getKeptFeatures(), self.getExcludedFeatures(), num_features, count)
+        if refusal:
+            raise ValueError(f"{type(self).__name__}: keptFeatures={self.getKeptFeatures()}, excludedFeatures="
+                             f"{self.getExcludedFeatures()}: {refusal}")
 
     def getSelectionThreshold(self) -> Optional[float]:
         """selectionThreshold, or the mode's default when unset (None for 'numTopFeatures')."""
@@ -420,6 +464,7 @@ class SelectorParams(HasDeterministic, HasFeaturesCol, HasLabelCol, HasOutputCol
                     f"The '{name}' parameter of {type(self).__name__} must be {description}. Got {value!r} instead."
                 )
         self._check_selection_rule()
+        self.checkForced()
         if isinstance(self, HasStatsEngine):
             self._check_stats_engine()
 

@@ -19,6 +19,7 @@ from sparkfs.core.qfs import (
     unary_markov_coefficients,
 )
 from sparkfs.core.scaling import MIN_MAGNITUDE, feature_scaling, sample_std
+from sparkfs.core.selection import forced_first
 from sparkfs.core.univariate import underflowing_squares
 from sparkfs.errors import InvalidInputError, PrecisionWarning
 from sparkfs.selectors._base import FeatureSelector, FeatureSelectorModel, ScoreResult, check_supervised
@@ -128,7 +129,10 @@ class FisherMarkovSelectorModel(FeatureSelectorModel, _FisherMarkovParams):
         selections = {}
         for k in counts:
             chosen = candidates[np.asarray(select_by_count(unary, pairwise, k).selected, dtype=bool)]
-            selections[k] = chosen[np.argsort(rank_of[chosen], kind="mergesort")]
+            chosen = chosen[np.argsort(rank_of[chosen], kind="mergesort")]
+            order = np.concatenate([chosen, self.ranking[~np.isin(self.ranking, chosen)]])
+            keep = self.getKeptFeatures()  # kept first, excluded never: the fit's rule (_select)
+            selections[k] = forced_first(order, keep, self.getExcludedFeatures(), max(chosen.size, len(keep)))
         return selections
 
 

@@ -74,7 +74,9 @@ class InformationSelector(FeatureSelector, _InformationParams):
     Instance weights (``weightCol``) are frequency weights: every count is a sum of weights and the
     cut points are weighted quantiles (:mod:`sparkfs.core.information` note 6), so an integer
     weight w counts the row w times; the same selection for any partitioning with integer weights,
-    to rounding with others.
+    to rounding with others. The search starts from the kept features (``keptFeatures``, in the
+    order given; each recorded with its relevance as its criterion), so the next feature is chosen
+    given them, and never takes an excluded one.
     """
 
     _model_class = InformationSelectorModel
@@ -118,7 +120,8 @@ class InformationSelector(FeatureSelector, _InformationParams):
         result = information_selection(indexed, self.getFeaturesCol(), prepared.label_col, num_features=num_features,
                                        num_classes=prepared.num_classes, options=options,
                                        engine=EngineOptions(driver_budget_mb=self.getDriverBudgetMB(), canonical=False,
-                                                            weight_col=self._weight_col()))
+                                                            weight_col=self._weight_col()),
+                                       keep=self.getKeptFeatures(), exclude=self.getExcludedFeatures())
         if result.tied_steps:
             warnings.warn(f"{name}: {result.tied_steps} of {len(result.order)} greedy steps were decided by equal "
                           "criterion values (to rounding; then the larger relevance, then the lower index); see "

@@ -32,6 +32,9 @@ from sparkfs.core.selection import (
     DEFAULT_SELECTION_THRESHOLDS,
     P_VALUE_MODES,
     SELECTION_MODES,
+    forced_refusal,
+    forced_selection,
+    percentile_count,
     select_by_p_values,
     select_features,
     select_percentile,
@@ -118,12 +121,15 @@ class SparkfsSelector(SelectorMixin, BaseEstimator):
     takes_sample_weight: bool = False
 
     def __init__(self, *, num_features=None, threshold=None, selection_mode="numTopFeatures",
-                 selection_threshold=None, allow_many_classes=False):
+                 selection_threshold=None, allow_many_classes=False,
+                 kept_features=None, excluded_features=None):
         self.num_features = num_features
         self.threshold = threshold
         self.selection_mode = selection_mode
         self.selection_threshold = selection_threshold
         self.allow_many_classes = allow_many_classes
+        self.kept_features = kept_features
+        self.excluded_features = excluded_features
 
     # -- the Params ------------------------------------------------------------------------------
 
@@ -156,6 +162,37 @@ class SparkfsSelector(SelectorMixin, BaseEstimator):
 
     def _check_method_params(self) -> None:
         """Hook: the method's own Params (messages as :func:`bad_param`'s)."""
+
+    #: Whether the fit makes the selection itself (QFS's optimum): its size is the count kept features
+    #: count toward, as in the Spark selectors' rule.
+    _own_selection = False
+
+    def _forced(self, num_features: Optional[int] = None):
+        """(kept, excluded) feature indices (``kept_features`` / ``excluded_features``, the Spark
+        selectors' ``keptFeatures`` / ``excludedFeatures``), refused as the Spark selectors refuse them."""
+        owner, lists = type(self).__name__, []
+        for name in ("kept_features", "excluded_features"):
+            value = getattr(self, name, None)
+            value = [] if value is None else list(value)
+            if not all(is_int(i) and i >= 0 for i in value):
+                raise bad_param(owner, name, "a list of feature indices (ints >= 0) or None", getattr(self, name))
+            lists.append([int(i) for i in value])
+        count = None
+        if num_features is not None and self.selection_mode in ("numTopFeatures", "percentile") and (
+                self.threshold is None or self.selection_mode == "percentile"):
+            count = min(self._count(num_features), num_features)
+        refusal = forced_refusal(lists[0], lists[1], num_features, count)
+        if refusal:
+            raise ValueError(f"{owner}: kept_features={lists[0]}, excluded_features={lists[1]}: "
+                             f"{refusal.replace('keep ', 'kept_features ').replace('exclude ', 'excluded_features ')}")
+        return lists[0], lists[1]
+
+    def _count(self, num_features: int) -> int:
+        """The count of a count rule: num_features (the default 50 when None), or the percentile's share."""
+        if self.selection_mode == "percentile":
+            fraction = self.selection_threshold or DEFAULT_SELECTION_THRESHOLDS["percentile"]
+            return percentile_count(num_features, fraction)
+        return DEFAULT_NUM_FEATURES if self.num_features is None else int(self.num_features)
 
     # -- fit ---------------------------------------------------------------------------------------
 
@@ -193,6 +230,7 @@ class SparkfsSelector(SelectorMixin, BaseEstimator):
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=self.continuous_target)
         else:
             X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
+        self._forced(X.shape[1])  # refused before the scores are computed
         if sample_weight is None:
             result = self._score_features(X, y)
         else:
@@ -242,6 +280,14 @@ class SparkfsSelector(SelectorMixin, BaseEstimator):
 
     def _get_support_mask(self) -> np.ndarray:
         selected = self._selected()
+        keep, exclude = self._forced(self.scores_.shape[0])
+        if keep or exclude:  # the Spark selectors' rule (FeatureSelector._select)
+            count = None
+            if self.selection_mode == "percentile" or (self.selection_mode == "numTopFeatures"
+                                                       and self.threshold is None):
+                count = max(len(selected), len(keep)) if self._own_selection else min(
+                    self._count(self.scores_.shape[0]), self.scores_.shape[0])
+            selected = forced_selection(self.scores_, selected, keep, exclude, count)
         mask = np.zeros(self.scores_.shape[0], dtype=bool)
         mask[selected] = True
         return mask

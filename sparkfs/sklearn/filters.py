@@ -62,9 +62,11 @@ class MomentFilterSelector(WeightedFit, SparkfsSelector):
     test = None  # a named subclass fixes it; the generic class takes it as a Param
 
     def __init__(self, test="anova", *, num_features=None, threshold=None, selection_mode="numTopFeatures",
-                 selection_threshold=None, allow_many_classes=False):
+                 selection_threshold=None, allow_many_classes=False,
+                 kept_features=None, excluded_features=None):
         super().__init__(num_features=num_features, threshold=threshold, selection_mode=selection_mode,
-                         selection_threshold=selection_threshold, allow_many_classes=allow_many_classes)
+                         selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
+                         kept_features=kept_features, excluded_features=excluded_features)
         self.test = test
 
     @property
@@ -141,9 +143,11 @@ def _named_filter(name: str, class_name: str, summary: str) -> type:
     so that ``get_params`` and ``clone`` see only the selection Params)."""
 
     def __init__(self, *, num_features=None, threshold=None, selection_mode="numTopFeatures",
-                 selection_threshold=None, allow_many_classes=False):
+                 selection_threshold=None, allow_many_classes=False,
+                 kept_features=None, excluded_features=None):
         SparkfsSelector.__init__(self, num_features=num_features, threshold=threshold, selection_mode=selection_mode,
-                                 selection_threshold=selection_threshold, allow_many_classes=allow_many_classes)
+                                 selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
+                                 kept_features=kept_features, excluded_features=excluded_features)
 
     doc = (f"{summary}\n\n    ``method`` ``{name}`` of sparkfs (Spark: ``UnivariateTestSelector(test='{name}')``); see "
            ":class:`MomentFilterSelector` for the Params, attributes and notes.\n    ")
@@ -198,9 +202,11 @@ class LFSSelector(WeightedFit, SparkfsSelector):
     _multiplies_values = False
 
     def __init__(self, *, gamma=-0.5, scaling=None, preset="default", num_features=None, threshold=None,
-                 selection_mode="numTopFeatures", selection_threshold=None, allow_many_classes=False):
+                 selection_mode="numTopFeatures", selection_threshold=None, allow_many_classes=False,
+                 kept_features=None, excluded_features=None):
         super().__init__(num_features=num_features, threshold=threshold, selection_mode=selection_mode,
-                         selection_threshold=selection_threshold, allow_many_classes=allow_many_classes)
+                         selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
+                         kept_features=kept_features, excluded_features=excluded_features)
         self.gamma = gamma
         self.scaling = scaling
         self.preset = preset

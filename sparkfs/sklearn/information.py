@@ -111,9 +111,11 @@ class InformationFamilySelector(WeightedFit, SparkfsSelector):
 
     def __init__(self, criterion="mrmr", *, mrmr_form="difference", bins=10, discretization="equal-frequency",
                  num_features=None, threshold=None, selection_mode="numTopFeatures", selection_threshold=None,
-                 allow_many_classes=False):
+                 allow_many_classes=False,
+                 kept_features=None, excluded_features=None):
         super().__init__(num_features=num_features, threshold=threshold, selection_mode=selection_mode,
-                         selection_threshold=selection_threshold, allow_many_classes=allow_many_classes)
+                         selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
+                         kept_features=kept_features, excluded_features=excluded_features)
         self.criterion = criterion
         self.mrmr_form = mrmr_form
         self.bins = bins
@@ -158,9 +160,12 @@ class InformationFamilySelector(WeightedFit, SparkfsSelector):
             return info_math.pair_step_information(keys, counts, non_zero_table, relevance_tables[selected])
 
         relevance = info_math.mutual_information(relevance_tables)
-        result = info_math.greedy_selection(relevance, step_terms, num_select, self.criterion, self.mrmr_form)
+        keep, exclude = self._forced(X.shape[1])  # the search starts from the kept, never takes the excluded
+        result = info_math.greedy_selection(relevance, step_terms, num_select, self.criterion, self.mrmr_form,
+                                            start=keep, excluded=exclude)
         return FeatureScores(info_math.order_scores(result.order, X.shape[1]), None,
-                             {"selection_order": [int(j) for j in result.order], "relevance": relevance})
+                             {"selection_order": [int(j) for j in result.order], "relevance": relevance,
+                              "forced": np.array([len(keep), *keep, *exclude], dtype=np.int64)})
 
     def _selected(self) -> np.ndarray:
         """The first chosen, as many as the rule asks (a prefix of the greedy order)."""
@@ -168,6 +173,11 @@ class InformationFamilySelector(WeightedFit, SparkfsSelector):
         self._check_selection_params()
         self._check_method_params()
         count = min(self._count(self.scores_.shape[0]), self.scores_.shape[0])
+        keep, exclude = self._forced(self.scores_.shape[0])
+        if [len(keep), *keep, *exclude] != self.forced_.tolist():
+            raise ValueError(f"{type(self).__name__}'s greedy search started from the kept features of its fit and "
+                             "left out its excluded ones; kept_features or excluded_features changed since: fit it "
+                             "again")
         if count > len(self.selection_order_):
             raise ValueError(f"{type(self).__name__} was fitted for {len(self.selection_order_)} features and is "
                              f"asked for {count}: fit it again")
@@ -178,9 +188,11 @@ def _named_criterion(criterion: str, class_name: str, summary: str) -> type:
     """An :class:`InformationFamilySelector` with ``criterion`` fixed (its ``__init__`` without it)."""
 
     def __init__(self, *, mrmr_form="difference", bins=10, discretization="equal-frequency", num_features=None,
-                 threshold=None, selection_mode="numTopFeatures", selection_threshold=None, allow_many_classes=False):
+                 threshold=None, selection_mode="numTopFeatures", selection_threshold=None, allow_many_classes=False,
+                 kept_features=None, excluded_features=None):
         SparkfsSelector.__init__(self, num_features=num_features, threshold=threshold, selection_mode=selection_mode,
-                                 selection_threshold=selection_threshold, allow_many_classes=allow_many_classes)
+                                 selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
+                                 kept_features=kept_features, excluded_features=excluded_features)
         self.mrmr_form, self.bins, self.discretization = mrmr_form, bins, discretization
 
     doc = (f"{summary}\n\n    ``method`` ``{criterion}`` of sparkfs (Spark: ``InformationSelector(criterion="

@@ -84,9 +84,11 @@ class MultiSURFFamilySelector(SparkfsSelector):
 
     def __init__(self, variant="multisurf", *, metric=None, scaling=None, preset="default", block_size=2048,
                  label_type="categorical", num_features=None, threshold=None, selection_mode="numTopFeatures",
-                 selection_threshold=None, allow_many_classes=False):
+                 selection_threshold=None, allow_many_classes=False,
+                 kept_features=None, excluded_features=None):
         super().__init__(num_features=num_features, threshold=threshold, selection_mode=selection_mode,
-                         selection_threshold=selection_threshold, allow_many_classes=allow_many_classes)
+                         selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
+                         kept_features=kept_features, excluded_features=excluded_features)
         self.variant = variant
         self.metric = metric
         self.scaling = scaling
@@ -189,9 +191,11 @@ class TuRFSelector(MultiSURFFamilySelector):
 
     def __init__(self, *, inner_method="multisurf", remove_fraction=0.5, keep_features=100, metric=None,
                  scaling=None, preset="default", block_size=2048, label_type="categorical", num_features=None,
-                 threshold=None, selection_mode="numTopFeatures", selection_threshold=None, allow_many_classes=False):
+                 threshold=None, selection_mode="numTopFeatures", selection_threshold=None, allow_many_classes=False,
+                 kept_features=None, excluded_features=None):
         SparkfsSelector.__init__(self, num_features=num_features, threshold=threshold, selection_mode=selection_mode,
-                                 selection_threshold=selection_threshold, allow_many_classes=allow_many_classes)
+                                 selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
+                                 kept_features=kept_features, excluded_features=excluded_features)
         self.inner_method = inner_method
         self.remove_fraction = remove_fraction
         self.keep_features = keep_features
@@ -224,9 +228,11 @@ def _named_variant(variant: str, class_name: str, summary: str) -> type:
 
     def __init__(self, *, metric=None, scaling=None, preset="default", block_size=2048, label_type="categorical",
                  num_features=None, threshold=None, selection_mode="numTopFeatures", selection_threshold=None,
-                 allow_many_classes=False):
+                 allow_many_classes=False,
+                 kept_features=None, excluded_features=None):
         SparkfsSelector.__init__(self, num_features=num_features, threshold=threshold, selection_mode=selection_mode,
-                                 selection_threshold=selection_threshold, allow_many_classes=allow_many_classes)
+                                 selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
+                                 kept_features=kept_features, excluded_features=excluded_features)
         self.metric, self.scaling, self.preset = metric, scaling, preset
         self.block_size, self.label_type = block_size, label_type
 

@@ -79,10 +79,12 @@ class QFSSelector(LFSSelector):
 
     def __init__(self, *, gamma=-0.5, scaling=None, preset="default", center=False, candidates=None,
                  driver_memory_mb=1024.0, num_features=None, threshold=None, selection_mode="numTopFeatures",
-                 selection_threshold=None, allow_many_classes=False):
+                 selection_threshold=None, allow_many_classes=False,
+                 kept_features=None, excluded_features=None):
         super().__init__(gamma=gamma, scaling=scaling, preset=preset, num_features=num_features, threshold=threshold,
                          selection_mode=selection_mode, selection_threshold=selection_threshold,
-                         allow_many_classes=allow_many_classes)
+                         allow_many_classes=allow_many_classes,
+                         kept_features=kept_features, excluded_features=excluded_features)
         self.center = center
         self.candidates = candidates
         self.driver_memory_mb = driver_memory_mb
@@ -153,6 +155,8 @@ class QFSSelector(LFSSelector):
         return FeatureScores(theta, None, {"selected_features": np.sort(selected),
                                            "certified_optimal": bool(solution.certified_optimal),
                                            "fitted_rule": (self.threshold, requested)})
+
+    _own_selection = True
 
     def _selected(self) -> np.ndarray:
         """The QFS selection of the fit, while the rule asks for what the fit solved."""

@@ -95,9 +95,11 @@ class ReliefFamilySelector(SparkfsSelector):
 
     def __init__(self, variant="relieff", *, k=10, metric=None, scaling=None, preset="default", sigma=None,
                  block_size=2048, label_type="categorical", num_features=None, threshold=None,
-                 selection_mode="numTopFeatures", selection_threshold=None, allow_many_classes=False):
+                 selection_mode="numTopFeatures", selection_threshold=None, allow_many_classes=False,
+                 kept_features=None, excluded_features=None):
         super().__init__(num_features=num_features, threshold=threshold, selection_mode=selection_mode,
-                         selection_threshold=selection_threshold, allow_many_classes=allow_many_classes)
+                         selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
+                         kept_features=kept_features, excluded_features=excluded_features)
         self.variant = variant
         self.k = k
         self.metric = metric
@@ -202,9 +204,11 @@ def _named_variant(variant: str, class_name: str, summary: str) -> type:
 
     def __init__(self, *, k=10, metric=None, scaling=None, preset="default", sigma=None, block_size=2048,
                  label_type="categorical", num_features=None, threshold=None, selection_mode="numTopFeatures",
-                 selection_threshold=None, allow_many_classes=False):
+                 selection_threshold=None, allow_many_classes=False,
+                 kept_features=None, excluded_features=None):
         SparkfsSelector.__init__(self, num_features=num_features, threshold=threshold, selection_mode=selection_mode,
-                                 selection_threshold=selection_threshold, allow_many_classes=allow_many_classes)
+                                 selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
+                                 kept_features=kept_features, excluded_features=excluded_features)
         self.k, self.metric, self.scaling, self.preset = k, metric, scaling, preset
         self.sigma, self.block_size, self.label_type = sigma, block_size, label_type
 

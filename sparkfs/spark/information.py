@@ -28,7 +28,7 @@ weights agree across partitionings to rounding.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Optional
+from typing import Dict, Optional, Sequence
 
 import numpy as np
 
@@ -129,12 +129,14 @@ def _codes_of(block, shipped, bins: int, discretization: str):
 
 def information_selection(df, features_col: str, label_col: str, *, num_features: int, num_classes: int,
                           options: Optional[InformationOptions] = None,
-                          engine: Optional[EngineOptions] = None) -> InformationResult:
+                          engine: Optional[EngineOptions] = None, keep: Sequence[int] = (),
+                          exclude: Sequence[int] = ()) -> InformationResult:
     """The greedy selection of ``options.num_select`` features (``label_col`` holds class indices
     0..C-1). ``options``: :class:`sparkfs.core.options.InformationOptions`; ``engine``:
     :class:`sparkfs.spark.method_setup.EngineOptions` (its ``weight_col``: frequency weights). The
     counts need no canonical layout (integer sums; weight sums agree to rounding): the engine's
-    ``canonical`` is not used."""
+    ``canonical`` is not used. ``keep``: features the greedy starts from (chosen first, in this
+    order); ``exclude``: features it never chooses."""
     options, engine = options_of(InformationOptions, options, engine)
     p, B, C = int(num_features), int(options.bins), int(num_classes)
     with Rows(df, features_col, num_features=p, label_col=label_col, num_classes=C, row_id_col=engine.row_id_col,
@@ -150,7 +152,8 @@ def information_selection(df, features_col: str, label_col: str, *, num_features
             encoded = rows.encode_blocks("codes (cached)", lambda block: _encoded_codes(
                 block, shipped, B, options.discretization, p), scaled=False)
             return _greedy_selection(rows, encoded, class_totals, num_select=options.num_select,
-                                     criterion=options.criterion, form=options.form, bins=B)
+                                     criterion=options.criterion, form=options.form, bins=B,
+                                     keep=np.asarray(keep, dtype=np.int64), exclude=np.asarray(exclude, dtype=np.int64))
 
 
 def _encoded_codes(block, shipped, bins: int, discretization: str, num_features: int) -> Dict[str, np.ndarray]:
@@ -224,7 +227,7 @@ def _step_counts(encoded, selected: int, candidate_slot: np.ndarray, B: int, C: 
 
 
 def _greedy_selection(rows: Rows, encoded, class_totals: np.ndarray, *, num_select: int, criterion: str, form: str,
-                      bins: int) -> InformationResult:
+                      bins: int, keep: np.ndarray, exclude: np.ndarray) -> InformationResult:
     """The relevance pass, then one joint-count pass per greedy step, all over the cached codes.
 
     Two criteria run first among a part of the features, with a bound proving the run is the one
@@ -235,7 +238,9 @@ def _greedy_selection(rows: Rows, encoded, class_totals: np.ndarray, *, num_sele
     When every step's choice beats the largest bound left out
     (:func:`sparkfs.core.information.exact_among`) the run is exact; else the candidates grow (x4)
     and the run starts again. JMI and the quotient form have no such bound: every feature is a
-    candidate."""
+    candidate. The features kept are candidates in every round (the search starts from them), the
+    excluded in none; with either, CMIM has no bound (it is one given the most relevant feature,
+    which then need not be chosen first)."""
     p, B, C = rows.num_features, int(bins), rows.num_classes
     relevance_cells = p * (B - 1) * C
     summary = rows.run_pass("relevance", lambda codes: _relevance_counts(codes, p, B, C), _merge_counts,
@@ -250,8 +255,11 @@ def _greedy_selection(rows: Rows, encoded, class_totals: np.ndarray, *, num_sele
             raise InvalidInputError("the instance weights sum to zero: every row has weight 0, so no row counts")
     relevance_tables = info_math.relevance_table(non_zero_table, class_totals)
     relevance = info_math.mutual_information(relevance_tables)
+    free = np.ones(p, dtype=bool)  # the features the search chooses among
+    free[keep], free[exclude] = False, False
     count = info_math.mrmr_candidate_count(p, num_select)
-    bounded_cmim = criterion == "cmim" and num_select > 2 and count < p  # else its full first step is waste
+    bounded_cmim = (criterion == "cmim" and num_select > 2 and count < p  # else its full first step is waste
+                    and not keep.size and not exclude.size)
     bounded = (criterion == "mrmr" and form == "difference") or bounded_cmim
     if not bounded:
         count = p
@@ -263,24 +271,26 @@ def _greedy_selection(rows: Rows, encoded, class_totals: np.ndarray, *, num_sele
         bound, by_bound = info_math.cmim_candidate_order(known_terms[2], first)
     else:
         bound, by_bound = relevance, np.argsort(-relevance, kind="mergesort")
+    by_bound = by_bound[free[by_bound]]
     rounds = []
     while True:
-        candidates = np.sort(by_bound[:count])
+        candidates = np.sort(np.concatenate([keep, by_bound[:count]]))
         result = _greedy_among(rows, encoded, candidates, relevance, non_zero_table, relevance_tables,
                                num_select=num_select, criterion=criterion, form=form, bins=B,
-                               known_terms=known_terms)
-        outside = float(bound[by_bound[count]]) if count < p else -np.inf
-        rounds.append(int(count))
-        if count >= p or info_math.exact_among(result.criterion, outside):
+                               known_terms=known_terms, start=np.searchsorted(candidates, keep))
+        outside = float(bound[by_bound[count]]) if count < by_bound.size else -np.inf
+        rounds.append(int(min(count, by_bound.size) + keep.size))
+        if count >= by_bound.size or info_math.exact_among(result.criterion, outside, forced=keep.size):
             break
-        count = min(p, info_math.PRUNED_GROWTH * count)
+        count = min(by_bound.size, info_math.PRUNED_GROWTH * count)
     steps_run = sum(min(num_select, r) - 1 for r in rounds) + int(bounded_cmim) * (1 - len(rounds))
     rows.info["passes"].append(f"{steps_run} greedy steps")
     info = {"passes": list(rows.info["passes"]), "bins_used": _bins_used(relevance_tables)}
     if bounded:
         info["candidates"] = rounds[-1]
         info["candidate_rounds"] = rounds
-        info["candidates_rule"] = "every feature" if rounds[-1] >= p else CANDIDATE_RULES[criterion]
+        info["candidates_rule"] = ("every feature" if rounds[-1] >= by_bound.size + keep.size
+                                   else CANDIDATE_RULES[criterion])
     return InformationResult(order=[int(candidates[j]) for j in result.order], criterion=result.criterion,
                              relevance=relevance, tied_steps=result.tied_steps, num_rows=num_rows,
                              tie_sizes=list(result.tie_sizes), info=info)
@@ -309,10 +319,11 @@ def _step_information(rows: Rows, encoded, selected: int, candidates: np.ndarray
 
 
 def _greedy_among(rows: Rows, encoded, candidates: np.ndarray, relevance, non_zero_table, relevance_tables, *,
-                  num_select: int, criterion: str, form: str, bins: int, known_terms=None):
+                  num_select: int, criterion: str, form: str, bins: int, known_terms=None, start=()):
     """The greedy search among ``candidates`` (sorted feature indices), one pass per step; its order
     holds positions in ``candidates``. ``known_terms``: (feature, its step's two terms over every
-    feature) computed before, whose step then takes no pass."""
+    feature) computed before, whose step then takes no pass; ``start``: the positions the search
+    starts from."""
     def step_terms(position: int):
         if known_terms is not None and int(candidates[position]) == known_terms[0]:
             return known_terms[1][candidates], known_terms[2][candidates]
@@ -321,7 +332,7 @@ def _greedy_among(rows: Rows, encoded, candidates: np.ndarray, relevance, non_ze
 
     progress = steps(criterion, min(num_select, candidates.size))
     return info_math.greedy_selection(relevance[candidates], step_terms, num_select, criterion, form,
-                                      advance=progress.advance)
+                                      advance=progress.advance, start=[int(j) for j in start])
 
 
 def _cells_of(summary):

@@ -40,7 +40,7 @@ def test_libsvm_lfs_output_format(spark, breast_libsvm, tmp_path):
     assert _run(["--input", path, "--format", "libsvm", "--method", "lfs", "--num-features", "3",
                  "--param", "gamma=-0.5", "--output", str(out)]) == 0
     table, summary = _read_output(out)
-    assert list(table.columns) == ["index", "name", "score", "rank", "selected"]
+    assert list(table.columns) == ["index", "name", "score", "rank", "selected", "forced"]
     assert table["name"].tolist() == [f"f{i}" for i in range(1, 10)]  # the file's own column numbers
     assert sorted(table["rank"]) == list(range(1, 10))
     assert table["selected"].sum() == 3
