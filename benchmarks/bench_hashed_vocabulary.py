@@ -6,8 +6,10 @@ memory of the driver's Python process, the JVM and the Python workers (their sum
     python -m benchmarks.hashed_corpus W24 /tmp/hashed_work/w24.libsvm
     python -m benchmarks.bench_hashed_vocabulary /tmp/hashed_work/w24.libsvm anova chi2 lfs variance
 
-Appends one JSON line per run to ``--log`` (default ``/tmp/hashed_work/runs.jsonl``);
-``--report`` writes ``benchmarks/results/hashed_vocabulary.md`` from that log.
+Appends one JSON line per run to ``--log`` (default ``benchmarks/results/hashed_vocabulary.jsonl``, kept
+with the results so that a later run of one method is reported beside the others, each with its date);
+``--report`` writes ``benchmarks/results/hashed_vocabulary.md`` from the newest run of each method in that log.
+The runs' outputs and logs go to ``--workdir`` (default ``/tmp/hashed_work``), removed after each run.
 """
 
 from __future__ import annotations
@@ -157,9 +159,9 @@ def _latest_runs(log: Path) -> dict:
 
 
 def _table(latest: dict) -> List[str]:
-    lines = ["| method | exit | wall (s) | read / fit / write (s) | driver Python (MiB; peak by stage) | JVM (MiB) "
-             "| Python workers (MiB) | all (MiB) | informative found | load | how it ended |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| method | measured | exit | wall (s) | read / fit / write (s) | driver Python (MiB; peak by stage) "
+             "| JVM (MiB) | Python workers (MiB) | all (MiB) | informative found | load | how it ended |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for method, run in latest.items():
         peak = run["peak_mib"]
         found = "-" if run["found"] is None else f"{run['found']} / {run['of']}"
@@ -173,7 +175,7 @@ def _table(latest: dict) -> List[str]:
         by_stage = run.get("driver_peak_by_stage_mib")
         driver = str(peak.get("driver_python", 0)) + (
             " (" + ", ".join(f"{stage} {value}" for stage, value in by_stage.items()) + ")" if by_stage else "")
-        lines.append(f"| {method} | {run['exit']} | {run['wall_s']} | {timed} | {driver} | "
+        lines.append(f"| {method} | {run['when']} | {run['exit']} | {run['wall_s']} | {timed} | {driver} | "
                      f"{peak.get('jvm', 0)} | {peak.get('python_workers', 0)} | {run['peak_total_mib']} | {found} | "
                      f"{run['load']} | {ended.replace('|', '/')[:240]} |")
     return lines
@@ -185,14 +187,14 @@ def write_report(log: Path, path: Path, before: Optional[Path] = None, before_la
     lines = [
         "# sparkfs select on a hashed vocabulary of 2^24 ids",
         "",
-        machine_header(),
+        machine_header().replace("Measured", "Written", 1) + " (each run's date in its row)",
         "",
         f"Data: `python -m benchmarks.hashed_corpus {data.get('size')} PATH --seed {data.get('seed')}`: "
         f"{data.get('rows', 0):,} rows x 2^{data.get('bits')} ids, {data.get('non_zeros', 0):,} non-zeros, "
         f"{data.get('touched_ids', 0):,} ids touched, 20 classes, "
         f"{sum(len(r) for r in data.get('informative_ids', []))} informative ids known to the generator; "
         "read as LIBSVM with `--vector-size 16777216`.",
-        "Each run: `sparkfs select --method M --num-features 400` with every other setting at its default "
+        "Each run (its date in the table; the runs are kept in `hashed_vocabulary.jsonl`): `sparkfs select --method M --num-features 400` with every other setting at its default "
         "(the CLI sizes the local driver's memory from the memory available when it starts), one run at a time, "
         "on a machine shared with other jobs (load average at the end of each run in the table). Peak memory: "
         "resident set sizes sampled from /proc every 0.2 s, summed per kind of process "
@@ -216,7 +218,8 @@ def main() -> None:
     parser.add_argument("data", nargs="?", help="a LIBSVM file of benchmarks.hashed_corpus (with its .truth.json)")
     parser.add_argument("methods", nargs="*")
     parser.add_argument("--timeout", type=float, default=600.0)
-    parser.add_argument("--log", default="/tmp/hashed_work/runs.jsonl")
+    parser.add_argument("--log", default=str(RESULTS / "hashed_vocabulary.jsonl"))
+    parser.add_argument("--workdir", default="/tmp/hashed_work")
     parser.add_argument("--report", action="store_true", help="write the results file from the log")
     parser.add_argument("--before", help="a log of runs on the code before a change, reported below")
     parser.add_argument("--before-label", default="", help="what that code was (a commit)")
@@ -224,7 +227,9 @@ def main() -> None:
     log = Path(args.log)
     for method in args.methods:
         truth = json.loads(Path(args.data + ".truth.json").read_text())
-        result = run_method(args.data, method, 2 ** truth["bits"], args.timeout, log.parent)
+        workdir = Path(args.workdir)
+        workdir.mkdir(parents=True, exist_ok=True)
+        result = run_method(args.data, method, 2 ** truth["bits"], args.timeout, workdir)
         with open(log, "a") as handle:
             handle.write(json.dumps(result) + "\n")
         print(json.dumps({k: v for k, v in result.items() if k != "data"}), flush=True)

@@ -165,13 +165,14 @@ def _expected_features(summary: Dict[str, Any], path: str, rows: int) -> int:
 
 
 def unloadable_scores(scores: np.ndarray, infinite_scores_allowed: bool) -> Optional[str]:
-    """What makes scores unfit for a model (NaN, or infinite unless the model's scores may be +inf),
-    or None: the rule of :func:`checked_model_data`, which the fit applies before it builds a model."""
-    bad = np.isnan(scores) | (np.isinf(scores) & ~(infinite_scores_allowed & (scores > 0)))
+    """What makes scores unfit for a model (NaN, or infinite unless the model's scores may be
+    infinite), or None: the rule of :func:`checked_model_data`, which the fit applies before it
+    builds a model."""
+    bad = np.isnan(scores) | (np.isinf(scores) & (not infinite_scores_allowed))
     if not np.any(bad):
         return None
     feature = int(np.argmax(bad))
-    allowed = "a number or +inf" if infinite_scores_allowed else "a finite number"
+    allowed = "a number or infinite" if infinite_scores_allowed else "a finite number"
     return (f"the score of feature {feature} is {float(scores[feature])!r} ({int(bad.sum())} of {scores.size} scores "
             f"are not {allowed})")
 
@@ -179,7 +180,7 @@ def unloadable_scores(scores: np.ndarray, infinite_scores_allowed: bool) -> Opti
 def checked_model_data(frame, metadata: Dict[str, Any], path: str, infinite_scores_allowed: bool) -> Dict[str, Any]:
     """scores, selected indices and feature arrays of a model's ``data/`` (a pandas frame), checked:
     the indices exactly 0..p-1 once each (p = the summary's n_features), scores never NaN (and
-    finite unless the model's scores may be +inf), ``selected`` booleans, every array finite, the
+    finite unless the model's scores may be infinite), ``selected`` booleans, every array finite, the
     names (when there) strings."""
     missing = [column for column in DATA_COLUMNS if column not in frame.columns]
     if missing:

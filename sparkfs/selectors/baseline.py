@@ -94,7 +94,8 @@ class UnivariateTestSelectorModel(FeatureSelectorModel, _UnivariateParams):
     """Model of :class:`UnivariateTestSelector`: ``scores`` are F values or chi-squared statistics,
     ``pValues`` their p-values."""
 
-    #: F is +inf for a feature constant within each class that still separates them.
+    #: F is +inf for a feature constant within each class that still separates them; a filter whose
+    #: statistic is better when smaller scores an undefined statistic -inf (ranked last).
     _scores_may_be_infinite = True
     hasPValues = _UnivariateParams.hasPValues
 

@@ -83,8 +83,9 @@ def test_help_of_the_input_columns_says_their_defaults(capsys):
 
 
 def test_wide_csv_is_read_with_its_values_and_label_type(spark, tmp_path):
-    """A schema from the header, not inference: the values as written (empty and nan as NaN), the
-    integer label an integer column, the vector's slots named after the columns."""
+    """A schema from the header, not inference: the values as written (nan as NaN; an empty cell is
+    refused with its column and line, tests/integration/test_bad_input_files.py), the integer label an
+    integer column, the vector's slots named after the columns."""
     rng = np.random.default_rng(1)
     data = rng.normal(size=(6, 1200)).round(4)
     frame = pd.DataFrame(data, columns=[f"g{i}" for i in range(1200)])
@@ -92,7 +93,7 @@ def test_wide_csv_is_read_with_its_values_and_label_type(spark, tmp_path):
     frame.to_csv(tmp_path / "wide.csv", index=False)
     text = (tmp_path / "wide.csv").read_text().splitlines()
     fields = text[2].split(",")
-    fields[1], fields[5] = "", "nan"          # g1 empty, g4 nan on the second data row
+    fields[1], fields[5] = "nan", "NaN"       # g1 and g4 nan on the second data row
     text[2] = ",".join(fields)
     (tmp_path / "wide.csv").write_text("\n".join(text) + "\n")
     dataset = read_dataset(spark, str(tmp_path / "wide.csv"), "csv")
