@@ -194,7 +194,8 @@ def write_report(log: Path, path: Path, before: Optional[Path] = None, before_la
         f"{data.get('touched_ids', 0):,} ids touched, 20 classes, "
         f"{sum(len(r) for r in data.get('informative_ids', []))} informative ids known to the generator; "
         "read as LIBSVM with `--vector-size 16777216`.",
-        "Each run (its date in the table; the runs are kept in `hashed_vocabulary.jsonl`): `sparkfs select --method M --num-features 400` with every other setting at its default "
+        "Each run (its date in the table; the runs are kept in `hashed_vocabulary.jsonl`): "
+        "`sparkfs select --method M --num-features 400` with every other setting at its default "
         "(the CLI sizes the local driver's memory from the memory available when it starts), one run at a time, "
         "on a machine shared with other jobs (load average at the end of each run in the table). Peak memory: "
         "resident set sizes sampled from /proc every 0.2 s, summed per kind of process "

@@ -15,7 +15,7 @@ def test_the_table_lists_every_method_with_what_it_needs(capsys):
     listed = {line.split()[0]: line.split()[1:4] for line in lines[1:] if line.split() and "`" not in line}
     assert set(listed) == set(METHODS) | set(BASELINE_METHODS)
     assert listed["parzen-ise"][0] == "optional" and listed["lfs"][:2] == ["required", "yes"]
-    assert listed["anova"][1] == "no" and listed["random"][2] == "-"
+    assert listed["anova"][1] == "yes" and listed["chi2-categorical"][1] == "no" and listed["random"][2] == "-"
     assert listed["f-regression"][0] == "continuous" and listed["multisurf"][0] == listed["turf"][0] == "either"
 
 
