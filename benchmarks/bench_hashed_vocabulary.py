@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Sequence
 
 from benchmarks.common import RESULTS, ROOT, machine_header
 
@@ -181,7 +181,7 @@ def _table(latest: dict) -> List[str]:
     return lines
 
 
-def write_report(log: Path, path: Path, before: Optional[Path] = None, before_label: str = "") -> None:
+def write_report(log: Path, path: Path, befores: Sequence[Path] = (), before_labels: Sequence[str] = ()) -> None:
     latest = _latest_runs(log)
     data = next(iter(latest.values()))["data"] if latest else {}
     lines = [
@@ -203,14 +203,18 @@ def write_report(log: Path, path: Path, before: Optional[Path] = None, before_la
         "",
     ]
     lines += _table(latest)
-    if before is not None and before.exists():
-        lines += ["", f"Before the change, {before_label}:", ""] + _table(_latest_runs(before))
+    for log_before, label in zip(befores, before_labels):
+        if log_before.exists():
+            lines += ["", f"Before the change, {label}:", ""] + _table(_latest_runs(log_before))
     lines += ["", "What the univariate filters hold: the float statistics engine keeps, per partition, one entry "
               "per (feature id, class) pair that occurs (`sparkfs/spark/keyed_moments.py`), merged by id range on "
               "the executors; the driver gets each pair once and scores the ids that occur plus one that stands "
               "for the ids that never occur. Before, the float pass refused dense per-class sums of 20 classes x "
               "2^24 features and the fit fell back to Spark's Summarizer per class (`groupBy(label)`), whose "
-              "per-class buffers of 2^24 doubles in every task took the JVM's heap (the `before` table)."]
+              "per-class buffers of 2^24 doubles in every task took the JVM's heap (the `before` table). Simba's "
+              "update keeps CSR rows CSR (`sparkfs/core/simba.py`): an instance's step touches the features where "
+              "it differs from its nearest hit or miss; before, each batch's rows, hits and misses were made dense, "
+              "batch x 2^24 doubles each."]
     path.write_text("\n".join(lines) + "\n")
 
 
@@ -222,8 +226,10 @@ def main() -> None:
     parser.add_argument("--log", default=str(RESULTS / "hashed_vocabulary.jsonl"))
     parser.add_argument("--workdir", default="/tmp/hashed_work")
     parser.add_argument("--report", action="store_true", help="write the results file from the log")
-    parser.add_argument("--before", help="a log of runs on the code before a change, reported below")
-    parser.add_argument("--before-label", default="", help="what that code was (a commit)")
+    parser.add_argument("--before", action="append", default=[],
+                        help="a log of runs on the code before a change, reported below (repeatable)")
+    parser.add_argument("--before-label", action="append", default=[],
+                        help="what that code was (a commit), one per --before")
     args = parser.parse_args()
     log = Path(args.log)
     for method in args.methods:
@@ -235,8 +241,9 @@ def main() -> None:
             handle.write(json.dumps(result) + "\n")
         print(json.dumps({k: v for k, v in result.items() if k != "data"}), flush=True)
     if args.report:
-        write_report(log, RESULTS / "hashed_vocabulary.md", Path(args.before) if args.before else None,
-                     args.before_label)
+        if len(args.before_label) != len(args.before):
+            sys.exit("give one --before-label per --before")
+        write_report(log, RESULTS / "hashed_vocabulary.md", [Path(b) for b in args.before], args.before_label)
     if not args.methods and not args.report:
         sys.exit("nothing to do: give methods to run or --report")
 
