@@ -28,9 +28,10 @@ class ServerWatch:
     """What this process knows of its Spark Connect server: its URL, whether calls may still retry
     it, and whether it is lost (with the gRPC reason of the call that gave up)."""
 
-    def __init__(self, url: str, client) -> None:
+    def __init__(self, url: str, session) -> None:
         self.url = url
-        self.client = client
+        self.session = session
+        self.client = session.client
         self.retrying = True
         self.lost = False
         self.reason: Optional[str] = None
@@ -93,13 +94,17 @@ _SERVER_STOPPING = ("SparkContext was shut down", "Cannot call methods on a stop
                     "SparkContext has been shutdown")
 #: The modules of the errors a Spark Connect client raises (a classic session's say nothing of a server).
 _CONNECT_ERRORS = ("pyspark.errors.exceptions.connect", "grpc")
+#: gRPC's words for a call that ended without the server's answer (a stream cut, a connection reset):
+#: the server is asked once more before it is called lost (a stopping server cuts its streams).
+_TRANSPORT_FAILURE = "of RPC that terminated with"
 
 
 def lost_server(error: BaseException) -> Optional[ServerWatch]:
     """The watch of this process's Spark Connect server if the server is lost: known already (a
     call gave up on it), or said by ``error`` or an error it was raised from (gRPC ``UNAVAILABLE``;
-    the server's Spark shut down under a Connect call); the server is then marked lost, so that the
-    clean-up that follows skips it. None on a classic session or for any other failure."""
+    the server's Spark shut down under a Connect call; a call cut short, after which the server
+    does not answer); the server is then marked lost, so that the clean-up that follows skips it.
+    None on a classic session or for any other failure."""
     watch = watched()
     if watch is None or watch.lost:
         return watch
@@ -116,7 +121,21 @@ def lost_server(error: BaseException) -> Optional[ServerWatch]:
         if stopping is not None and type(link).__module__.startswith(_CONNECT_ERRORS):
             watch.mark_lost(f"its Spark stopped: {stopping}")
             return watch
+    broken = next((link for link in links if _TRANSPORT_FAILURE in _text(link)), None)
+    if broken is not None and not _answers(watch):  # a call broke: is the server still there?
+        watch.mark_lost(grpc_reason(broken))
+        return watch
     return None
+
+
+def _answers(watch: ServerWatch) -> bool:
+    """Whether the server answers a call (its version), retried as any call is: a server that has
+    gone is marked lost by the retries that give up."""
+    try:
+        _ = watch.session.version
+    except Exception:  # whatever the channel says, the server did not answer
+        return False
+    return True
 
 
 def _text(error: BaseException) -> str:
@@ -176,13 +195,13 @@ def bounded_retries(watch: ServerWatch, seconds: float = RETRY_SECONDS):
     return BoundedRetries()
 
 
-def watch_server(url: str, client) -> ServerWatch:
-    """Make ``client`` (a Connect session's) retry at most :data:`RETRY_SECONDS` per call, and
-    return the watch of its server that this process's failures and clean-up consult."""
+def watch_server(url: str, session) -> ServerWatch:
+    """Make a Connect ``session``'s client retry at most :data:`RETRY_SECONDS` per call, and return
+    the watch of its server that this process's failures and clean-up consult."""
     import warnings
 
-    watch = ServerWatch(url, client)
-    client.set_retry_policies([bounded_retries(watch)])
+    watch = ServerWatch(url, session)
+    watch.client.set_retry_policies([bounded_retries(watch)])
     # The client's own words when a call gives up: the command reports the lost server itself.
     warnings.filterwarnings("ignore", message=r"\[RETRIES_EXCEEDED\]")
     _watched["watch"] = watch

@@ -160,7 +160,7 @@ def remote_session(url: str, conf: Optional[Mapping[str, object]] = None):
                               "check that HOST:PORT is a Spark Connect server's (spark.connect.grpc.binding.port) "
                               "and whether it needs use_ssl or a token (sc://HOST:PORT/;use_ssl=true;token=...)"
                               ) from None
-    watch_server(url, client)  # from here on, a lost server ends the command within seconds
+    watch_server(url, session)  # from here on, a lost server ends the command within seconds
     for key, value in settings.items():
         try:
             session.conf.set(key, value)

@@ -5,7 +5,7 @@ server gone still ends it with 143 within 10 s.
 
 Each case starts its own local server (:mod:`tests.integration.connect_server`), runs child
 ``sparkfs select`` processes on an svm-rfe fit with the Spark solver (one pass per L-BFGS
-evaluation: a fit of many Spark jobs), and stops the server by its pid once the fit has begun:
+evaluation, one fit per eliminated feature: many Spark jobs), and stops the server by its pid once the fit has begun:
 SIGKILL (a crash) or SIGTERM (a graceful stop). The retry policy and the failure's words are also
 checked without a server, on the gRPC error the client raises.
 """
@@ -44,8 +44,20 @@ class _Unavailable(grpc.RpcError):
                 '\tdetails = "failed to connect to all addresses"\n>')
 
 
-class _Client:
-    """What :func:`watch_server` uses of a Connect client."""
+class _Session:
+    """What :func:`watch_server` uses of a Connect session: its client, and its version (a call)."""
+
+    @property
+    def client(self):
+        return self
+
+    @staticmethod
+    def unavailable():
+        raise _Unavailable()
+
+    @property
+    def version(self):
+        return self.unavailable()
 
     def __init__(self):
         self.closed = False
@@ -74,7 +86,7 @@ def watch(monkeypatch):
     from sparkfs.spark import connect_retries
 
     monkeypatch.setitem(connect_retries._watched, "watch", None)
-    return connect_retries.watch_server("sc://localhost:15002/;token=s3cr3t", _Client())
+    return connect_retries.watch_server("sc://localhost:15002/;token=s3cr3t", _Session())
 
 
 def test_a_call_retries_an_unavailable_server_for_a_bounded_time_then_none_does(watch):
@@ -118,6 +130,21 @@ def test_the_failure_names_the_lost_server_never_memory(watch):
     assert "s3cr3t" not in text and "memory" not in text and "\n" not in text
 
 
+def test_a_call_cut_short_is_a_lost_server_when_the_server_no_longer_answers(watch, monkeypatch):
+    from pyspark.errors.exceptions.connect import SparkConnectGrpcException
+
+    from sparkfs.spark.failures import lost_server_failure
+
+    cut = SparkConnectGrpcException(  # a stopping server cuts the stream of the running call
+        message='<_MultiThreadedRendezvous of RPC that terminated with:\n\tstatus = StatusCode.CANCELLED\n'
+                '\tdetails = "Server shutdown"\n>', grpc_status_code=grpc.StatusCode.CANCELLED)
+    monkeypatch.setattr(_Session, "version", property(lambda session: "4.0.0"))  # the server answers
+    assert lost_server_failure(cut) is None and not watch.lost
+    monkeypatch.setattr(_Session, "version", property(lambda session: _Session.unavailable()))
+    failure = lost_server_failure(cut)
+    assert watch.lost and "went away during the command (CANCELLED: Server shutdown)" in str(failure)
+
+
 def test_a_classic_session_failure_is_not_a_lost_server(watch):
     from sparkfs.spark.failures import lost_server_failure
 
@@ -127,41 +154,43 @@ def test_a_classic_session_failure_is_not_a_lost_server(watch):
 
 
 def _term_matrix(path: Path) -> None:
-    """3,000 rows of 2,000 term counts (about 40 non-zeros each) as LIBSVM; the first 20 terms
-    lean towards class 1: an svm-rfe fit of many L-BFGS passes."""
+    """2,000 rows of 200 term counts (columns t1..t200, a few non-zero in each row) and a label
+    column, as Parquet (read on the server without Python workers); the first 20 terms lean
+    towards class 1."""
+    import pandas as pd
+
     rng = np.random.default_rng(7)
-    lines = []
-    for row in range(3000):
-        label = row % 2
-        terms = np.unique(rng.integers(0, 2000, 40))
-        if label:
-            terms = np.union1d(terms, rng.integers(0, 20, 4))
-        counts = rng.integers(1, 4, terms.size)
-        lines.append(f"{label} " + " ".join(f"{term + 1}:{count}" for term, count in zip(terms, counts)))
-    path.write_text("\n".join(lines) + "\n")
+    label = np.arange(2000) % 2
+    counts = rng.poisson(0.1, (2000, 200)).astype(float)
+    counts[:, :20] += rng.poisson(0.3, (2000, 20)) * label[:, None]
+    frame = pd.DataFrame(counts, columns=[f"t{column + 1}" for column in range(200)])
+    frame["label"] = label.astype(float)
+    frame.to_parquet(path)
 
 
 def _start_select(folder: Path, url: str, name: str):
     """A child ``sparkfs select --remote`` on the term matrix, in its own process group; (process,
-    its stderr file, its output directory)."""
+    its stderr file, its output directory). svm-rfe with the Spark solver eliminating one feature
+    per round: hundreds of fits of one pass per L-BFGS evaluation, under way whenever the server goes."""
     env = dict(os.environ, PYTHONPATH=str(REPO), PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
     for variable in ("SPARK_REMOTE", "MASTER", "SPARK_CONNECT_MODE_ENABLED", "PYSPARK_GATEWAY_PORT", "SPARKFS_MASTER"):
         env.pop(variable, None)
     stderr_path, output = folder / f"{name}.stderr", folder / f"{name}-out"
     with open(stderr_path, "w") as stderr:
         process = subprocess.Popen(
-            [sys.executable, "-m", "sparkfs.cli", "select", "--input", str(folder / "terms.libsvm"), "--format",
-             "libsvm", "--method", "svm-rfe", "--param", "solver=spark", "--num-features", "5", "--output",
-             str(output), "--remote", url],
+            [sys.executable, "-m", "sparkfs.cli", "select", "--input", str(folder / "terms.parquet"), "--format",
+             "parquet", "--method", "svm-rfe", "--param", "solver=spark", "--param", "step=1", "--param",
+             "halveAbove=0", "--num-features", "5", "--output", str(output), "--remote", url],
             cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
     return process, stderr_path, output
 
 
-def _wait_for_the_fit(children) -> None:
-    """Until every child has read its input (its fit's jobs run next), then 3 s more."""
+def _wait_for(children, line: str) -> None:
+    """Until every child has logged ``line`` (``stage=read status=done``: its fit's jobs run next),
+    then 3 s more."""
     deadline = time.monotonic() + 120
     for process, stderr_path, _ in children:
-        while "stage=read status=done" not in stderr_path.read_text():
+        while line not in stderr_path.read_text():
             assert process.poll() is None, stderr_path.read_text()
             assert time.monotonic() < deadline, stderr_path.read_text()
             time.sleep(0.2)
@@ -206,11 +235,11 @@ def test_a_killed_server_ends_the_command_and_sigterm_still_stops_it(tmp_path):
     """SIGKILL of the server (a crash) while two commands fit: the first ends by itself with the
     lost server's line; the second gets a SIGTERM 2 s after the kill, while its calls find the
     server gone, and stops as a SIGTERM stops any command."""
-    _term_matrix(tmp_path / "terms.libsvm")
+    _term_matrix(tmp_path / "terms.parquet")
     with local_server(lambda: Path(tempfile.mkdtemp(dir=tmp_path))) as (url, pid):
         children = [_start_select(tmp_path, url, "alone"), _start_select(tmp_path, url, "stopped")]
         try:
-            _wait_for_the_fit(children)
+            _wait_for(children, "stage=read status=done")
             os.kill(pid, signal.SIGKILL)
             killed = time.monotonic()
             time.sleep(2.0)
@@ -229,11 +258,11 @@ def test_a_killed_server_ends_the_command_and_sigterm_still_stops_it(tmp_path):
 @pytest.mark.slow  # a Connect server of its own and a child fit
 @pytest.mark.spark
 def test_a_server_stopped_gracefully_is_a_lost_server_not_memory(tmp_path):
-    _term_matrix(tmp_path / "terms.libsvm")
+    _term_matrix(tmp_path / "terms.parquet")
     with local_server(lambda: Path(tempfile.mkdtemp(dir=tmp_path))) as (url, pid):
         children = [_start_select(tmp_path, url, "alone")]
         try:
-            _wait_for_the_fit(children)
+            _wait_for(children, "stage=read status=done")
             os.kill(pid, signal.SIGTERM)
             _assert_reports_the_lost_server(*_ended(children[0][0], time.monotonic(), 40), *children[0][1:], url)
         finally:
