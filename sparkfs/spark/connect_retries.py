@@ -7,10 +7,13 @@ server has died, the clean-up of the failed command (unpersisting its frames, ca
 operation, releasing results, the client's exit hook, the join of the release threads at exit)
 would wait on it for many minutes each. A session sparkfs opens retries an unavailable server for
 at most :data:`RETRY_SECONDS` per call instead (:func:`bounded_retries`). A call that gives up marks
-the server lost (:class:`ServerWatch`): from then on no call retries, the channel is closed (a later
-call fails at once, with no network round trip), and the command's failure says that the server
-went away (:func:`sparkfs.spark.failures.resource_failure`). A command that is stopping (SIGINT,
-SIGTERM: :func:`stop_retrying`) retries nothing either: its clean-up tries each call once.
+the server lost (:class:`ServerWatch`), and so does a failure that says the server's Spark stopped,
+or a call cut short after which the server does not answer (:func:`lost_server`): from then on no
+call retries, the channel is closed (a later call fails at once, with no network round trip), and
+the command's failure says that the server went away (:func:`sparkfs.spark.failures.resource_failure`).
+A command that is stopping (SIGINT, SIGTERM: :func:`stop_retrying`) retries nothing either: its
+clean-up tries each call once, and so does the rest of the process (a new session's watch retries
+again).
 """
 
 from __future__ import annotations
@@ -60,8 +63,12 @@ _watched: dict = {"watch": None}
 
 
 def watched() -> Optional[ServerWatch]:
-    """The watch of the Spark Connect session this process opened last, or None (a classic session)."""
-    return _watched["watch"]
+    """The watch of the Spark Connect session this process opened last, or None (a classic session,
+    or a Connect session closed by its user: its server has nothing to say of later failures)."""
+    watch = _watched["watch"]
+    if watch is not None and not watch.lost and getattr(watch.client, "is_closed", False):
+        return None
+    return watch
 
 
 def server_lost() -> bool:
