@@ -136,11 +136,12 @@ def lost_server(error: BaseException) -> Optional[ServerWatch]:
 
 
 def _answers(watch: ServerWatch) -> bool:
-    """Whether the server answers a call (its version), retried as any call is: a server that has
-    gone is marked lost by the retries that give up."""
+    """Whether the server still runs a job (of one row), retried as any call is: a server that has
+    gone is marked lost by the retries that give up. A job, not its version: a stopping server
+    still says its version after its Spark has stopped."""
     try:
-        _ = watch.session.version
-    except Exception:  # whatever the channel says, the server did not answer
+        watch.session.range(1).collect()
+    except Exception:  # whatever the channel says, the server did not run it
         return False
     return True
 

@@ -45,19 +45,19 @@ class _Unavailable(grpc.RpcError):
 
 
 class _Session:
-    """What :func:`watch_server` uses of a Connect session: its client, and its version (a call)."""
+    """What :func:`watch_server` uses of a Connect session: its client, and a job of one row."""
 
     @property
     def client(self):
         return self
 
-    @staticmethod
-    def unavailable():
-        raise _Unavailable()
+    def range(self, rows):
+        return self
 
-    @property
-    def version(self):
-        return self.unavailable()
+    def collect(self):
+        if getattr(self, "runs_jobs", False):
+            return [(0,)]
+        raise _Unavailable()
 
     def __init__(self):
         self.closed = False
@@ -130,7 +130,7 @@ def test_the_failure_names_the_lost_server_never_memory(watch):
     assert "s3cr3t" not in text and "memory" not in text and "\n" not in text
 
 
-def test_a_call_cut_short_is_a_lost_server_when_the_server_no_longer_answers(watch, monkeypatch):
+def test_a_call_cut_short_is_a_lost_server_when_the_server_no_longer_answers(watch):
     from pyspark.errors.exceptions.connect import SparkConnectGrpcException
 
     from sparkfs.spark.failures import lost_server_failure
@@ -138,9 +138,9 @@ def test_a_call_cut_short_is_a_lost_server_when_the_server_no_longer_answers(wat
     cut = SparkConnectGrpcException(  # a stopping server cuts the stream of the running call
         message='<_MultiThreadedRendezvous of RPC that terminated with:\n\tstatus = StatusCode.CANCELLED\n'
                 '\tdetails = "Server shutdown"\n>', grpc_status_code=grpc.StatusCode.CANCELLED)
-    monkeypatch.setattr(_Session, "version", property(lambda session: "4.0.0"))  # the server answers
+    watch.session.runs_jobs = True  # the server is there
     assert lost_server_failure(cut) is None and not watch.lost
-    monkeypatch.setattr(_Session, "version", property(lambda session: _Session.unavailable()))
+    watch.session.runs_jobs = False
     failure = lost_server_failure(cut)
     assert watch.lost and "went away during the command (CANCELLED: Server shutdown)" in str(failure)
 
