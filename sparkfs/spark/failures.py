@@ -210,7 +210,8 @@ class ConnectServerLostError(SparkResourceError):
 def lost_server_failure(error: BaseException) -> Optional[ConnectServerLostError]:
     """A :class:`ConnectServerLostError` when this process's Spark Connect server is lost (a call
     gave up on it: :mod:`sparkfs.spark.connect_retries`), or ``error`` says so (gRPC
-    ``UNAVAILABLE``, or the server's Spark shut down), else None. Whatever the error's own words
+    ``UNAVAILABLE``, the server's Spark shut down, or a call cut short after which the server runs
+    no job), else None. Whatever the error's own words
     (a clean-up call on the closed channel, a job the stopping server cancelled), a lost server
     is what the user hears of: never memory, never the input."""
     watch = lost_server(error)
