@@ -2,7 +2,7 @@
 this module parses the arguments, dispatches through :data:`COMMANDS` and turns errors into exit codes.
 
 Exit codes (docs/jobs.md, "Exit codes"): 0 done, or skipped (``--if-exists skip``); 1 a Spark or other
-failure (out of memory, a Spark Connect server that cannot be reached); 2 bad input, configuration, a
+failure (out of memory, a Spark Connect server that cannot be reached or went away); 2 bad input, configuration, a
 refused output or a master Spark rejects (the message names the problem); 130 interrupted by Ctrl-C
 (SIGINT), 143 stopped by SIGTERM (nothing written either way).
 """
@@ -41,7 +41,7 @@ from sparkfs.io.config import ConfigError
 from sparkfs.io.output import OutputExistsError
 from sparkfs.job_options import add_job_args, configure_log_format, log_line
 from sparkfs.progress import Interrupted
-from sparkfs.spark.failures import describe, input_file_failure, redacted, resource_failure
+from sparkfs.spark.failures import describe, input_file_failure, lost_server_failure, redacted, resource_failure
 
 log = logging.getLogger("sparkfs")
 
@@ -131,6 +131,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         print("\nsparkfs: interrupted", file=sys.stderr)
         return 128 + stop.signal_number
     except (InvalidInputError, ConfigError, OutputExistsError, ValueError, FileNotFoundError) as error:
+        lost = lost_server_failure(error)  # a call on the closed channel of a lost server (gRPC's ValueError)
+        if lost is not None:
+            return _report_failure(args, f"sparkfs: failed: {lost}", 1)
         return _report_failure(args, f"sparkfs: error: {error}", 2)
     except (SparkResourceError, SparkStartError) as error:  # on a line of its own: the JVM may still be writing
         return _report_failure(args, f"sparkfs: failed: {error}", 1)

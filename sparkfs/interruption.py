@@ -6,8 +6,9 @@ Spark's own console progress bar instead of sparkfs's lines (see :mod:`sparkfs.p
 Interruption: the first SIGINT or SIGTERM records the signal (:func:`sparkfs.progress.interrupt`),
 turns logging off (py4j logs a broken call with its trace) and, from another thread (the main
 thread may be inside a Py4J call on its own connection), silences Spark's log and cancels the
-running Spark jobs: ``cancelAllJobs()`` on a classic session, ``interruptAll()`` on Spark Connect.
-The running call then fails, and a loop on the driver stops at its next step. If the main thread
+running Spark jobs: ``cancelAllJobs()`` on a classic session, ``interruptAll()`` on Spark Connect
+(whose calls are tried once from then on, not retried: a server that went away is never waited
+for). The running call then fails, and a loop on the driver stops at its next step. If the main thread
 has not stopped ``GRACE_SECONDS`` later (a long computation on the driver), or on a second signal,
 the handler raises :class:`sparkfs.progress.Interrupted` where the main thread is. Whatever
 error the stop produced, :func:`interruptible` turns it into :class:`~sparkfs.progress.Interrupted`;
@@ -35,6 +36,7 @@ import sys
 import threading
 
 from sparkfs import progress
+from sparkfs.spark.connect_retries import server_lost, stop_retrying
 
 #: Seconds the main thread gets to stop by itself after the Spark jobs were cancelled.
 GRACE_SECONDS = 3.0
@@ -84,10 +86,12 @@ def _connect_session():
 
 
 def _cancel_spark_jobs(connect_session) -> None:
-    """Silence Spark's log and cancel its jobs (run in its own thread: its own Py4J connection)."""
+    """Silence Spark's log and cancel its jobs (run in its own thread: its own Py4J connection). A
+    Spark Connect server known to be lost is not asked."""
     try:
         if connect_session is not None:
-            connect_session.interruptAll()
+            if not server_lost():
+                connect_session.interruptAll()
             return
         from pyspark import SparkContext
 
@@ -135,6 +139,7 @@ def _begin_stop(signal_number: int) -> None:
             return
         progress.interrupt(signal_number)
     logging.disable(logging.CRITICAL)  # py4j logs the broken call with its trace
+    stop_retrying()  # a Spark Connect server is asked each clean-up call once, never waited for
     threading.Thread(target=_cancel_spark_jobs, args=(_connect_session(),), name="sparkfs-cancel",
                      daemon=True).start()
     threading.Thread(target=_stop_main_thread_later, args=(_main_done, signal_number), name="sparkfs-stop",

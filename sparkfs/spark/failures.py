@@ -1,5 +1,5 @@
-"""Spark failures that are not about the input: out of memory, a JVM that stopped, executors
-without sparkfs's Python environment.
+"""Spark failures that are not about the input: out of memory, a JVM that stopped, a Spark Connect
+server that went away, executors without sparkfs's Python environment.
 
 They reach the user as what they are, with the setting to change, instead of the last symptom
 (a ``ConnectionRefusedError`` once the JVM is gone, or a long Java stack trace). Any other failed
@@ -12,6 +12,7 @@ import re
 from typing import Any, Callable, Iterator, Optional
 
 from sparkfs.errors import InvalidInputError, SparkMasterError, SparkResourceError, SparkStartError
+from sparkfs.spark.connect_retries import lost_server
 
 _OUT_OF_MEMORY = ("OutOfMemoryError", "Java heap space", "GC overhead limit exceeded",
                   "exceeding memory limits", "Container killed on request. Exit code is 137")
@@ -201,16 +202,40 @@ def _is_local(master: Optional[str]) -> bool:
     return master is None or master.startswith("local")
 
 
+class ConnectServerLostError(SparkResourceError):
+    """The Spark Connect server of the session went away during the command (it stopped, crashed or
+    was restarted, or the network to it broke); the message names its URL."""
+
+
+def lost_server_failure(error: BaseException) -> Optional[ConnectServerLostError]:
+    """A :class:`ConnectServerLostError` when this process's Spark Connect server is lost (a call
+    gave up on it: :mod:`sparkfs.spark.connect_retries`), or ``error`` says so (gRPC
+    ``UNAVAILABLE``, the server's Spark shut down, or a call cut short after which the server runs
+    no job), else None. Whatever the error's own words
+    (a clean-up call on the closed channel, a job the stopping server cancelled), a lost server
+    is what the user hears of: never memory, never the input."""
+    watch = lost_server(error)
+    if watch is None:
+        return None
+    return ConnectServerLostError(
+        f"the Spark Connect server {redacted(watch.url)} went away during the command ({redacted(watch.reason or '')}):"
+        " nothing was written. It stopped, crashed or was restarted, or the network to it broke (its log says "
+        "which); run again once it is back")
+
+
 def resource_failure(error: BaseException):
-    """A :class:`SparkResourceError` naming the setting to change, an
-    :class:`ExecutorEnvironmentError` (:func:`executor_environment_failure`), or None for other
-    failures."""
+    """A :class:`SparkResourceError` naming the setting to change, a lost Spark Connect server
+    (:func:`lost_server_failure`), an :class:`ExecutorEnvironmentError`
+    (:func:`executor_environment_failure`), or None for other failures."""
     from sparkfs.spark.memory import available_memory_bytes, driver_memory_setting, total_memory_bytes
 
     links = list(_chain(error))
     text = " ".join(describe(link) for link in links)
     if any(isinstance(link, (SparkMasterError, SparkStartError)) for link in links):
         return None
+    lost = lost_server_failure(error)
+    if lost is not None:
+        return lost
     environment = executor_environment_failure(error)
     if environment is not None:
         return environment

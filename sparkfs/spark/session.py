@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Dict, Mapping, Optional
 
+from sparkfs.spark.connect_retries import close_client, grpc_reason, watch_server
 from sparkfs.spark.failures import redacted
 from sparkfs.spark.memory import applied_settings, available_memory_bytes, defaults_file_sets, local_memory_settings
 
@@ -145,16 +146,21 @@ def remote_session(url: str, conf: Optional[Mapping[str, object]] = None):
             session = SparkSession.builder.remote(url).getOrCreate()  # no call to the server yet
     except Exception as error:  # e.g. a classic session already runs in this process
         raise SparkStartError(redacted(f"cannot open a Spark Connect session on {url}: {describe(error)}")) from None
-    with _bounded_retries(session):  # the first call: a server that accepts but does not answer
-        try:
-            _ = session.version  # reading it asks the server
-        except Exception as error:  # whatever the server or the channel said
-            _close_channel(session)
-            raise SparkStartError(f"the Spark Connect server {redacted(url)} did not answer as one "
-                                  f"({redacted(_grpc_reason(error))}): "
-                                  "check that HOST:PORT is a Spark Connect server's (spark.connect.grpc.binding.port) "
-                                  "and whether it needs use_ssl or a token (sc://HOST:PORT/;use_ssl=true;token=...)"
-                                  ) from None
+    from pyspark.sql.connect.client.retries import DefaultPolicy
+
+    client = session.client
+    # The first call: a port that accepts but is no Connect server is retried twice, for about a second.
+    client.set_retry_policies([DefaultPolicy(max_retries=2, initial_backoff=200, max_backoff=1000)])
+    try:
+        _ = session.version  # reading it asks the server
+    except Exception as error:  # whatever the server or the channel said
+        close_client(client)
+        raise SparkStartError(f"the Spark Connect server {redacted(url)} did not answer as one "
+                              f"({redacted(grpc_reason(error))}): "
+                              "check that HOST:PORT is a Spark Connect server's (spark.connect.grpc.binding.port) "
+                              "and whether it needs use_ssl or a token (sc://HOST:PORT/;use_ssl=true;token=...)"
+                              ) from None
+    watch_server(url, session)  # from here on, a lost server ends the command within seconds
     for key, value in settings.items():
         try:
             session.conf.set(key, value)
@@ -162,49 +168,6 @@ def remote_session(url: str, conf: Optional[Mapping[str, object]] = None):
             logging.getLogger("sparkfs").warning("remote session %s: ignored %s (%s)", redacted(url), key,
                                                  describe(error).splitlines()[0])
     return session
-
-
-def _grpc_reason(error: BaseException) -> str:
-    """The gRPC status and details of a failed Connect call, on one line (its text spans many)."""
-    import re
-
-    text = str(error)
-    status = re.search(r"StatusCode\.(\w+)", text)
-    details = re.search(r'details = "([^"]*)"', text)
-    if status:
-        return status.group(1) + (f": {details.group(1)}" if details else "")
-    return (text.splitlines() or [type(error).__name__])[0]
-
-
-def _close_channel(session) -> None:
-    """Close a Connect session's channel, so that leaving Python does not call the server again
-    (the client's exit hook would, with its long retries)."""
-    try:
-        session.client.close()
-    except Exception:  # best effort: the session is being given up
-        pass
-
-
-class _bounded_retries:
-    """Let the Connect client retry a call only a few times for a few seconds (its default retries
-    an unavailable server for many minutes), then restore its own policies."""
-
-    def __init__(self, session):
-        self.client = getattr(session, "_client", None)
-
-    def __enter__(self):
-        if self.client is None or not hasattr(self.client, "set_retry_policies"):
-            self.client = None
-            return
-        from pyspark.sql.connect.client.retries import DefaultPolicy
-
-        self.policies = self.client.get_retry_policies()
-        self.client.set_retry_policies([DefaultPolicy(max_retries=2, initial_backoff=200, max_backoff=1000)])
-
-    def __exit__(self, *exc):
-        if self.client is not None:
-            self.client.set_retry_policies(self.policies)
-        return False
 
 
 class _without_environ:

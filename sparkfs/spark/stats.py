@@ -26,6 +26,7 @@ happy path stays one pass.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field, replace
 from typing import Callable, List, Optional
 
@@ -43,6 +44,7 @@ from sparkfs.core.exact_sums import (
 from sparkfs.core.scaling import binary_exponents, check_magnitude
 from sparkfs.errors import DriverBudgetError, InvalidInputError
 from sparkfs.spark.blocks import aggregate_partitions
+from sparkfs.spark.connect_retries import lost_server
 from sparkfs.spark.float_moments import TooManyClassesError, is_too_many_classes, moments_float
 from sparkfs.spark.memory import memory_setting_bytes
 
@@ -135,8 +137,13 @@ def first_vector_size(df, features_col: str) -> int:
 def diagnose_input(df, features_col: str, label_col: Optional[str], weight_col: Optional[str] = None) -> None:
     """Count the rows with each kind of bad value and raise a clear error for the first found.
 
-    Runs only on the error path (it is a full scan plus per-row array work).
+    Runs only on the error path (it is a full scan plus per-row array work), and not at all when
+    the error being handled says that the Spark Connect server went away: there is no server to
+    ask, and the caller re-raises that error, which the command reports.
     """
+    handled = sys.exc_info()[1]
+    if handled is not None and lost_server(handled) is not None:
+        return
     from pyspark.ml.functions import vector_to_array
     from pyspark.sql import functions as F
 

@@ -9,8 +9,6 @@ before any session are checked in-process through :func:`sparkfs.cli.main`.
 
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -25,6 +23,7 @@ from sparkfs.errors import SparkStartError
 from sparkfs.spark.failures import resource_failure
 from sparkfs.spark.session import get_spark
 from tests.helpers import refused
+from tests.integration.connect_server import free_port, local_server
 
 pytest.importorskip("pyspark.sql.connect.session")
 pytest.importorskip("grpc")
@@ -32,94 +31,13 @@ pytest.importorskip("grpc")
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("localhost", 0))
-        return probe.getsockname()[1]
-
-
-def _accepts(port: int) -> bool:
-    try:
-        socket.create_connection(("localhost", port), timeout=1).close()
-        return True
-    except OSError:
-        return False
-
-
-def _server_env(state: Path) -> dict:
-    import pyspark
-
-    env = dict(os.environ, SPARK_HOME=os.path.dirname(pyspark.__file__), SPARK_PID_DIR=str(state),
-               SPARK_LOG_DIR=str(state), SPARK_IDENT_STRING="sparkfs-remote-test", PYTHONPATH=str(REPO),
-               PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
-               PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
-    for name in ("SPARK_REMOTE", "MASTER", "SPARK_CONNECT_MODE_ENABLED", "PYSPARK_GATEWAY_PORT"):
-        env.pop(name, None)
-    return env
-
-
-def _server_pid(state: Path):
-    files = list(state.glob("*.pid"))
-    return int(files[0].read_text().strip()) if files else None
-
-
-def _alive(pid) -> bool:
-    try:
-        os.kill(pid, 0)
-    except OSError:
-        return False
-    return True
-
-
-def _start_server(state: Path, env: dict, sbin: Path, port: int):
-    """Start a local Connect server on ``port``; (its pid, None) once it accepts, else (pid, why)."""
-    subprocess.run([str(sbin / "start-connect-server.sh"), "--master", "local[2]",
-                    "--conf", f"spark.connect.grpc.binding.port={port}", "--conf", "spark.ui.enabled=false",
-                    "--conf", "spark.sql.shuffle.partitions=2"],
-                   env=env, capture_output=True, timeout=120)
-    pid = _server_pid(state)
-    deadline = time.monotonic() + 90
-    while not _accepts(port) and time.monotonic() < deadline and pid is not None and _alive(pid):
-        time.sleep(0.5)
-    if _accepts(port):
-        return pid, None
-    logs = "".join(path.read_text() for path in state.glob("*.out"))
-    causes = [line for line in logs.splitlines() if "Exception" in line or "Error" in line][:3]
-    return pid, " | ".join(causes) or logs[-1500:] or "no log"
-
-
-def _stop_server(state: Path, env: dict, sbin: Path, pid) -> None:
-    subprocess.run([str(sbin / "stop-connect-server.sh")], env=env, capture_output=True, timeout=120)
-    deadline = time.monotonic() + 30
-    while pid is not None and _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    if pid is not None and _alive(pid):  # the server we started did not stop: no stray Java left
-        os.kill(pid, signal.SIGKILL)
-
-
 @pytest.fixture(scope="module")
 def connect_url(tmp_path_factory):
     """``sc://localhost:PORT`` of a local Connect server (local[2]) started for this module, stopped
     (and its JVM made sure gone) afterwards, whatever the tests did. A server that does not come
-    up is tried once more on another port (a free port can be taken between the probe and the
-    server's bind) before the module is skipped with the server's own error lines."""
-    failures = []
-    for _ in range(2):
-        state = tmp_path_factory.mktemp("connect-server")
-        env, port = _server_env(state), _free_port()
-        sbin = Path(env["SPARK_HOME"], "sbin")
-        if not (sbin / "start-connect-server.sh").exists():
-            pytest.skip(f"no {sbin}/start-connect-server.sh in the installed pyspark")
-        pid, why = _start_server(state, env, sbin, port)
-        if why is None:
-            try:
-                yield f"sc://localhost:{port}"
-            finally:
-                _stop_server(state, env, sbin, pid)
-            return
-        _stop_server(state, env, sbin, pid)
-        failures.append(f"port {port}: {why}")
-    pytest.skip("the local Spark Connect server did not start: " + "; ".join(failures))
+    up is tried once more on another port before the module is skipped (:func:`local_server`)."""
+    with local_server(lambda: tmp_path_factory.mktemp("connect-server")) as (url, _):
+        yield url
 
 
 def _cli(*args, env_extra=None, cwd):
@@ -227,7 +145,7 @@ def test_config_file_remote_key(capsys, tmp_path):
 
 
 def test_an_unreachable_remote_is_one_line_exit_1_within_seconds(capsys, tmp_path, monkeypatch):
-    monkeypatch.setenv("SPARK_REMOTE", f"sc://localhost:{_free_port()}")  # nothing listens there
+    monkeypatch.setenv("SPARK_REMOTE", f"sc://localhost:{free_port()}")  # nothing listens there
     out = tmp_path / "out"
     started = time.monotonic()
     code = main(["evaluate", "--input", "x.libsvm", "--format", "libsvm", "--methods", "anova", "--output", str(out)])
@@ -274,7 +192,7 @@ def test_a_connect_token_is_never_shown(capsys, tmp_path, monkeypatch):
         (["select", "--input", "x.parquet", "--format", "parquet", "--remote", f"localhost:15002/;token={secret}",
           "--output", str(out)], 2, "the Spark Connect URL 'localhost:15002/;token=***' is not of the form"),
         (["select", "--input", "x.parquet", "--format", "parquet", "--remote",
-          f"sc://localhost:{_free_port()}/;use_ssl=true;token={secret}", "--output", str(out)], 1,
+          f"sc://localhost:{free_port()}/;use_ssl=true;token={secret}", "--output", str(out)], 1,
          ";use_ssl=true;token=***"),
     ]
     for argv, code, shown in runs:
