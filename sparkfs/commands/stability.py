@@ -20,7 +20,15 @@ import numpy as np
 
 from sparkfs import progress
 from sparkfs.commands import Command
-from sparkfs.commands.arguments import add_input_args, add_spark_args, read_input, start_study_session, subset_sizes
+from sparkfs.commands.arguments import (
+    add_input_args,
+    add_missing_arg,
+    add_spark_args,
+    input_under_missing,
+    read_input,
+    start_study_session,
+    subset_sizes,
+)
 from sparkfs.commands.tracking import add_mlflow_args, log_run, mlflow_target, stability_record
 from sparkfs.errors import InvalidInputError
 
@@ -44,6 +52,7 @@ def add_arguments(commands) -> None:
                        help="weight each run's rows by Han & Yu's margin weights (the method must take weightCol)")
     study.add_argument("--true-relevance", help="a .npy or text file of d true relevance values (bias and error)")
     study.add_argument("--seed", type=int, default=0, help="seed of the subsamples")
+    add_missing_arg(study, default="refuse")
     study.add_argument("--parallelism", type=int, default=1, help="runs fitted at once from driver threads")
     study.add_argument("--output", required=True, help="output directory: a local path, new or empty, or a "
                        "stability directory of its own (reused to resume)")
@@ -155,7 +164,9 @@ def run_stability(args, spark) -> Dict[str, Any]:
         raise ValueError(f"--method {args.method} does not take instance weights (weightCol), so "
                          "--instance-weighting margin cannot be used (`sparkfs methods` lists which methods take them)")
     dataset = read_input(args, spark, budget=selector_budget(checked, args.driver_budget_mb))
-    df = dataset.df.persist(StorageLevel.MEMORY_AND_DISK)   # the same rows in the same partitions every run
+    # --missing before the draws: every run samples the rows the fits can read
+    frame, missing = input_under_missing(dataset.df, dataset.features_col, dataset.label_col, args.missing)
+    df = frame.persist(StorageLevel.MEMORY_AND_DISK)   # the same rows in the same partitions every run
     labels, offsets = labels_by_position(df, dataset.label_col)
     n_features = len(dataset.feature_names)
     if max(sizes) > n_features:
@@ -165,7 +176,9 @@ def run_stability(args, spark) -> Dict[str, Any]:
     description = {"method": args.method, "params": {k: v for k, v in sorted(params.items())},
                    "input": {"path": args.input, "format": args.format}, "instance_weighting": args.instance_weighting,
                    "draw": "bootstrap" if args.bootstrap else f"subsample {args.sample_fraction or 0.9}",
-                   "seed": args.seed}
+                   "seed": args.seed,
+                   # --missing other than refuse changes the rows: part of the study (a resume must match it)
+                   **({"missing": missing} if missing["policy"] != "refuse" else {})}
     study = StabilityStudy(directory, plan, sizes, n_features, description=description,
                            true_relevance=_true_relevance(args.true_relevance, n_features))
 
