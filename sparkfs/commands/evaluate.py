@@ -264,7 +264,8 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
         work = _FoldWork(args, request, train, None if test is None else test[1], label_values, n_features,
                          dataset.label_col)
         study = cv.EvaluationStudy(directory, folds, request["methods"], request["classifiers"], request["sizes"],
-                                   _description(args, request, labels, names, missing), n_features=n_features, seed=args.seed,
+                                   _description(args, request, labels, names, missing), n_features=n_features,
+                                   seed=args.seed,
                                    probe_mask=(np.arange(n_features) >= n_real) if args.probes else None,
                                    driver_budget_cells=max(1, int(args.driver_budget_mb * 2**20 / 8)),
                                    classify_above_budget=work.classify_on_spark)

@@ -38,7 +38,7 @@ class MomentFilterSelector(WeightedFit, SparkfsSelector):
     test : str, default "anova"
         A filter of :data:`sparkfs.core.moment_filters.MOMENT_FILTERS` ("anova", "chi2", "variance",
         or one registered with :func:`sparkfs.methods.add_filter_method`).
-    num_features, threshold, selection_mode, selection_threshold, allow_many_classes
+    num_features, threshold, selection_mode, selection_threshold, allow_many_classes, missing
         The selection rule (:class:`sparkfs.sklearn.base.SparkfsSelector`).
 
     Attributes
@@ -62,9 +62,10 @@ class MomentFilterSelector(WeightedFit, SparkfsSelector):
     test = None  # a named subclass fixes it; the generic class takes it as a Param
 
     def __init__(self, test="anova", *, num_features=None, threshold=None, selection_mode="numTopFeatures",
-                 selection_threshold=None, allow_many_classes=False):
+                 selection_threshold=None, allow_many_classes=False, missing="refuse"):
         super().__init__(num_features=num_features, threshold=threshold, selection_mode=selection_mode,
-                         selection_threshold=selection_threshold, allow_many_classes=allow_many_classes)
+                         selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
+                         missing=missing)
         self.test = test
 
     @property
@@ -141,9 +142,10 @@ def _named_filter(name: str, class_name: str, summary: str) -> type:
     so that ``get_params`` and ``clone`` see only the selection Params)."""
 
     def __init__(self, *, num_features=None, threshold=None, selection_mode="numTopFeatures",
-                 selection_threshold=None, allow_many_classes=False):
+                 selection_threshold=None, allow_many_classes=False, missing="refuse"):
         SparkfsSelector.__init__(self, num_features=num_features, threshold=threshold, selection_mode=selection_mode,
-                                 selection_threshold=selection_threshold, allow_many_classes=allow_many_classes)
+                                 selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
+                                 missing=missing)
 
     doc = (f"{summary}\n\n    ``method`` ``{name}`` of sparkfs (Spark: ``UnivariateTestSelector(test='{name}')``); see "
            ":class:`MomentFilterSelector` for the Params, attributes and notes.\n    ")
@@ -178,7 +180,7 @@ class LFSSelector(WeightedFit, SparkfsSelector):
         None takes the preset's.
     preset : {"default", "paper"}, default "default"
         The scaling when ``scaling`` is None: "standard", or the data as given ("none").
-    num_features, threshold, selection_mode, selection_threshold, allow_many_classes
+    num_features, threshold, selection_mode, selection_threshold, allow_many_classes, missing
         The selection rule; ``threshold`` is beta of eq. (20).
 
     Attributes
@@ -198,9 +200,10 @@ class LFSSelector(WeightedFit, SparkfsSelector):
     _multiplies_values = False
 
     def __init__(self, *, gamma=-0.5, scaling=None, preset="default", num_features=None, threshold=None,
-                 selection_mode="numTopFeatures", selection_threshold=None, allow_many_classes=False):
+                 selection_mode="numTopFeatures", selection_threshold=None, allow_many_classes=False, missing="refuse"):
         super().__init__(num_features=num_features, threshold=threshold, selection_mode=selection_mode,
-                         selection_threshold=selection_threshold, allow_many_classes=allow_many_classes)
+                         selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
+                         missing=missing)
         self.gamma = gamma
         self.scaling = scaling
         self.preset = preset

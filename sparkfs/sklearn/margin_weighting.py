@@ -239,7 +239,7 @@ _LOOP_PARAMS_DOC = """
         The divisor of every feature before the loop.
     block_size : int, default 2048
         Rows per block of the distance computation.
-    num_features, threshold, selection_mode, selection_threshold, allow_many_classes
+    num_features, threshold, selection_mode, selection_threshold, allow_many_classes, missing
         The selection rule (:class:`sparkfs.sklearn.base.SparkfsSelector`).
 
     Attributes
@@ -285,9 +285,10 @@ class LmbaSelector(_MarginWeightingSelector):
     def __init__(self, *, k=3, c=1.0, projection="none", iterations=None, batch_size=None, passes=None, step_size=None,
                  schedule=None, batch_rule=None, averaging=None, preset="default", sample_size=None, seed=0,
                  scaling="none", block_size=2048, num_features=None, threshold=None, selection_mode="numTopFeatures",
-                 selection_threshold=None, allow_many_classes=False):
+                 selection_threshold=None, allow_many_classes=False, missing="refuse"):
         super().__init__(num_features=num_features, threshold=threshold, selection_mode=selection_mode,
-                         selection_threshold=selection_threshold, allow_many_classes=allow_many_classes)
+                         selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
+                         missing=missing)
         self.k, self.c, self.projection = k, c, projection
         self._loop_params(iterations, batch_size, passes, step_size, schedule, batch_rule, averaging, preset,
                           sample_size, seed, scaling, block_size)
@@ -335,9 +336,10 @@ class SimbaSelector(_MarginWeightingSelector):
     def __init__(self, *, iterations=None, batch_size=None, passes=None, step_size=None, schedule=None,
                  batch_rule=None, averaging=None, preset="default", sample_size=None, seed=0, scaling="none",
                  block_size=2048, num_features=None, threshold=None, selection_mode="numTopFeatures",
-                 selection_threshold=None, allow_many_classes=False):
+                 selection_threshold=None, allow_many_classes=False, missing="refuse"):
         super().__init__(num_features=num_features, threshold=threshold, selection_mode=selection_mode,
-                         selection_threshold=selection_threshold, allow_many_classes=allow_many_classes)
+                         selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
+                         missing=missing)
         self._loop_params(iterations, batch_size, passes, step_size, schedule, batch_rule, averaging, preset,
                           sample_size, seed, scaling, block_size)
 

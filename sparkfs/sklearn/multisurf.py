@@ -64,7 +64,7 @@ class MultiSURFFamilySelector(SparkfsSelector):
     label_type : {"categorical", "continuous"}, default "categorical"
         ``"continuous"``: ``y`` is a regression target (scikit-rebate's continuous endpoint; hits
         are the rows whose target is within one sample standard deviation of the query's).
-    num_features, threshold, selection_mode, selection_threshold, allow_many_classes
+    num_features, threshold, selection_mode, selection_threshold, allow_many_classes, missing
         The selection rule (:class:`sparkfs.sklearn.base.SparkfsSelector`).
 
     Attributes
@@ -84,9 +84,10 @@ class MultiSURFFamilySelector(SparkfsSelector):
 
     def __init__(self, variant="multisurf", *, metric=None, scaling=None, preset="default", block_size=2048,
                  label_type="categorical", num_features=None, threshold=None, selection_mode="numTopFeatures",
-                 selection_threshold=None, allow_many_classes=False):
+                 selection_threshold=None, allow_many_classes=False, missing="refuse"):
         super().__init__(num_features=num_features, threshold=threshold, selection_mode=selection_mode,
-                         selection_threshold=selection_threshold, allow_many_classes=allow_many_classes)
+                         selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
+                         missing=missing)
         self.variant = variant
         self.metric = metric
         self.scaling = scaling
@@ -174,7 +175,7 @@ class TuRFSelector(MultiSURFFamilySelector):
     remove_fraction : float in (0, 1), default 0.5
     keep_features : int, default 100
     metric, scaling, preset, block_size, label_type, num_features, threshold, selection_mode, selection_threshold,
-    allow_many_classes
+    allow_many_classes, missing
         As :class:`MultiSURFFamilySelector`.
 
     Attributes
@@ -189,9 +190,11 @@ class TuRFSelector(MultiSURFFamilySelector):
 
     def __init__(self, *, inner_method="multisurf", remove_fraction=0.5, keep_features=100, metric=None,
                  scaling=None, preset="default", block_size=2048, label_type="categorical", num_features=None,
-                 threshold=None, selection_mode="numTopFeatures", selection_threshold=None, allow_many_classes=False):
+                 threshold=None, selection_mode="numTopFeatures", selection_threshold=None, allow_many_classes=False,
+                 missing="refuse"):
         SparkfsSelector.__init__(self, num_features=num_features, threshold=threshold, selection_mode=selection_mode,
-                                 selection_threshold=selection_threshold, allow_many_classes=allow_many_classes)
+                                 selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
+                                 missing=missing)
         self.inner_method = inner_method
         self.remove_fraction = remove_fraction
         self.keep_features = keep_features
@@ -224,9 +227,10 @@ def _named_variant(variant: str, class_name: str, summary: str) -> type:
 
     def __init__(self, *, metric=None, scaling=None, preset="default", block_size=2048, label_type="categorical",
                  num_features=None, threshold=None, selection_mode="numTopFeatures", selection_threshold=None,
-                 allow_many_classes=False):
+                 allow_many_classes=False, missing="refuse"):
         SparkfsSelector.__init__(self, num_features=num_features, threshold=threshold, selection_mode=selection_mode,
-                                 selection_threshold=selection_threshold, allow_many_classes=allow_many_classes)
+                                 selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
+                                 missing=missing)
         self.metric, self.scaling, self.preset = metric, scaling, preset
         self.block_size, self.label_type = block_size, label_type
 

@@ -65,11 +65,12 @@ class FRegressionSelector(SparkfsSelector):
     allow_many_classes = False  # not a Param here: the target is not a set of classes
 
     def __init__(self, *, num_features=None, threshold=None, selection_mode="numTopFeatures",
-                 selection_threshold=None):
+                 selection_threshold=None, missing="refuse"):
         self.num_features = num_features
         self.threshold = threshold
         self.selection_mode = selection_mode
         self.selection_threshold = selection_threshold
+        self.missing = missing
 
     def _score_features(self, X, y) -> FeatureScores:
         moments = target_moments(X, y)
