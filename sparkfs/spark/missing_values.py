@@ -159,10 +159,11 @@ def _zeroed_vectors(column, vectors: _VectorValues):
     sparse_counts = np.bincount(kept_rows[in_sparse_row[~removed]], minlength=n_rows)
     index_offsets = np.zeros(n_rows + 1, dtype=np.int32)
     np.cumsum(sparse_counts, out=index_offsets[1:])
+    values_type, indices_type = column.type.field("values").type, column.type.field("indices").type
     new_values = pa.ListArray.from_arrays(pa.array(value_offsets), pa.array(kept_values, pa.float64()),
-                                          mask=pa.array(vectors.null))
+                                          type=values_type, mask=pa.array(vectors.null))
     new_indices = pa.ListArray.from_arrays(pa.array(index_offsets), pa.array(kept_indices, pa.int32()),
-                                           mask=pa.array(vectors.null | vectors.dense))
+                                           type=indices_type, mask=pa.array(vectors.null | vectors.dense))
     return pa.StructArray.from_arrays([kinds, sizes, new_indices, new_values], fields=list(column.type),
                                       mask=pa.array(vectors.null))
 
