@@ -56,6 +56,13 @@ def input_under_missing(frame, features_col: str, label_col: Optional[str], poli
     return cleaned_input(frame, features_col, label_col, policy or "refuse")
 
 
+def study_missing(facts: Dict[str, Any]) -> Dict[str, Any]:
+    """What a study's description records of ``--missing``: nothing for 'refuse' (the studies written before
+    the flag resume), else ``{"missing": facts}``: a policy that changes the rows is part of the study, which a
+    resumed run must match."""
+    return {} if facts["policy"] == "refuse" else {"missing": facts}
+
+
 def add_spark_args(parser) -> None:
     parser.add_argument("--master", help="Spark master URL (default local[*]; spark-submit sets its own; "
                         "sc://HOST:PORT is taken as --remote)")

@@ -28,6 +28,7 @@ from sparkfs.commands.arguments import (
     feature_names,
     input_under_missing,
     start_study_session,
+    study_missing,
     subset_sizes,
 )
 from sparkfs.commands.tracking import add_mlflow_args, evaluate_record, log_run, mlflow_target
@@ -165,8 +166,7 @@ def _description(args, request: Dict[str, Any], labels: np.ndarray, names: List[
         "rows": int(labels.size), "classes": int(np.unique(labels).size),
         "feature_names": names, "params": request["params"], "test_input": args.test_input,
         "probes": {"count": args.probes, "distribution": args.probe_distribution} if args.probes else None,
-        # --missing other than refuse changes the rows: part of the study (a resume must match it)
-        **({"missing": missing} if missing["policy"] != "refuse" else {}),
+        **study_missing(missing),
         "command": "sparkfs " + " ".join(shlex.quote(part) for part in getattr(args, "argv", [])),
         "baselines": [m for m in methods if m in baselines.BASELINE_METHODS
                       or m in ("anova", "chi2", "chi2-categorical", "variance")],

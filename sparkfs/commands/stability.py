@@ -27,6 +27,7 @@ from sparkfs.commands.arguments import (
     input_under_missing,
     read_input,
     start_study_session,
+    study_missing,
     subset_sizes,
 )
 from sparkfs.commands.tracking import add_mlflow_args, log_run, mlflow_target, stability_record
@@ -176,9 +177,7 @@ def run_stability(args, spark) -> Dict[str, Any]:
     description = {"method": args.method, "params": {k: v for k, v in sorted(params.items())},
                    "input": {"path": args.input, "format": args.format}, "instance_weighting": args.instance_weighting,
                    "draw": "bootstrap" if args.bootstrap else f"subsample {args.sample_fraction or 0.9}",
-                   "seed": args.seed,
-                   # --missing other than refuse changes the rows: part of the study (a resume must match it)
-                   **({"missing": missing} if missing["policy"] != "refuse" else {})}
+                   "seed": args.seed, **study_missing(missing)}
     study = StabilityStudy(directory, plan, sizes, n_features, description=description,
                            true_relevance=_true_relevance(args.true_relevance, n_features))
 
