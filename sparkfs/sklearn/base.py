@@ -224,7 +224,7 @@ class SparkfsSelector(SelectorMixin, BaseEstimator):
     def _rows_under_missing(self, X, y, sample_weight):
         """(X, y, sample_weight) under ``missing`` 'drop-rows' or 'zero' (:mod:`sparkfs.sklearn.missing`),
         checked as scikit-learn's checks would but for NaN; sets ``missing_``."""
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, ensure_all_finite="allow-nan")
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, ensure_all_finite=False)  # NaN, inf: below
         if self.requires_labels:
             y = column_or_1d(y, warn=True)
             check_consistent_length(X, y)
