@@ -504,10 +504,15 @@ def _write_with_reduced(spark, output_conf, model, dataset, summary, write_selec
     from sparkfs.commands.reduced import all_columns, reduced_summary, write_reduced
     from sparkfs.io.output import remove_output
     from sparkfs.selectors.saved_selection import sliced_frame
+    from sparkfs.spark.missing_values import without_missing
 
     input_conf = summary["input"]
-    frame = sliced_frame(model, all_columns(spark, dataset, input_conf["path"], input_conf["format"]),
-                         dataset.features_col)
+    rows = all_columns(spark, dataset, input_conf["path"], input_conf["format"])
+    missing = summary.get("missing") or {}
+    if missing.get("rows_dropped") or missing.get("values_set_to_zero"):  # the rows and values the fit read
+        label_col = dataset.label_col if dataset.label_col in rows.columns else None
+        rows = without_missing(rows, dataset.features_col, label_col, missing["policy"])
+    frame = sliced_frame(model, rows, dataset.features_col)
     facts = reduced_summary(model, f"{output_conf['path']}/{MODEL_DIRECTORY}", input_conf["path"],
                             input_conf["format"], dataset.feature_names)
     facts.update({key: summary[key] for key in ("run_id", "started_at", "input_files") if key in summary})

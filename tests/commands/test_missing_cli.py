@@ -41,10 +41,12 @@ def test_select_refuses_by_default_and_drops_or_zeroes_when_asked(spark, holes, 
     assert "sparkfs: error: 3 row(s) have NaN or infinite feature values" in capsys.readouterr().err
     assert not (tmp_path / "refused").exists()
 
-    assert main(_select(parquet, "parquet", tmp_path / "dropped", "--missing", "drop-rows")) == 0
+    assert main(_select(parquet, "parquet", tmp_path / "dropped", "--missing", "drop-rows", "--write-reduced",
+                        str(tmp_path / "reduced"))) == 0
     summary = json.loads((tmp_path / "dropped" / "summary.json").read_text())
     assert summary["missing"] == {"policy": "drop-rows", "rows_dropped": 3, "values_set_to_zero": 0}
     assert summary["n_rows"] == 37 and summary["params"]["missing"] == "drop-rows"
+    assert len(pd.read_parquet(tmp_path / "reduced")) == 37   # the rows the fit read
 
     assert main(_select(csv, "csv", tmp_path / "zeroed", "--missing", "zero")) == 0
     summary = json.loads((tmp_path / "zeroed" / "summary.json").read_text())
