@@ -38,6 +38,31 @@ def add_input_args(parser) -> None:
                        "pyspark.ml CountVectorizerModel saved in MODEL_DIR that made the vectors")
 
 
+def add_missing_arg(parser, default=None) -> None:
+    """``--missing``: what the fit does with missing values (the selectors' ``missing`` Param)."""
+    parser.add_argument("--missing", choices=["refuse", "drop-rows", "zero"], default=default,
+                        help="missing values: refuse (default: a NaN feature value, a null label or a null vector "
+                        "stops the run), drop-rows (leave out the rows with a NaN feature value, a null or NaN label "
+                        "or a null vector) or zero (NaN feature values set to 0; null labels still refused); "
+                        "infinite values are refused under every policy. The summary records the rows dropped or "
+                        "values set")
+
+
+def input_under_missing(frame, features_col: str, label_col: Optional[str], policy: Optional[str]):
+    """(``frame`` under the ``--missing`` policy, the facts a report records:
+    :func:`sparkfs.spark.missing_values.cleaned_input`; 'refuse' runs no job)."""
+    from sparkfs.spark.missing_values import cleaned_input
+
+    return cleaned_input(frame, features_col, label_col, policy or "refuse")
+
+
+def study_missing(facts: Dict[str, Any]) -> Dict[str, Any]:
+    """What a study's description records of ``--missing``: nothing for 'refuse' (the studies written before
+    the flag resume), else ``{"missing": facts}``: a policy that changes the rows is part of the study, which a
+    resumed run must match."""
+    return {} if facts["policy"] == "refuse" else {"missing": facts}
+
+
 def add_spark_args(parser) -> None:
     parser.add_argument("--master", help="Spark master URL (default local[*]; spark-submit sets its own; "
                         "sc://HOST:PORT is taken as --remote)")

@@ -24,10 +24,13 @@ from sparkfs.commands import Command
 from sparkfs.commands.arguments import (
     add_forced_args,
     add_input_args,
+    add_missing_arg,
     add_spark_args,
     feature_names,
+    input_under_missing,
     start_study_session,
     study_forced,
+    study_missing,
     subset_sizes,
 )
 from sparkfs.commands.tracking import add_mlflow_args, evaluate_record, log_run, mlflow_target
@@ -54,6 +57,7 @@ def add_arguments(commands) -> None:
                           help="normal:MEAN,VARIANCE of the probes (default the paper's normal:0,20)")
     evaluate.add_argument("--param", action="append", default=[], metavar="METHOD.NAME=VALUE",
                           help="a method's param, e.g. lfs.gamma=-0.5 (repeatable)")
+    add_missing_arg(evaluate, default="refuse")
     evaluate.add_argument("--driver-budget-mb", type=float, default=400.0,
                           help="largest reduced data of a fold (rows x max k doubles) classified by scikit-learn on "
                           "the driver; above it svm, nb and tree run on pyspark.ml (default 400)")
@@ -138,8 +142,10 @@ def _checked_request(args) -> Dict[str, Any]:
 
 
 def _load(args, spark, path: str, request: Dict[str, Any], vector_size: Optional[int] = None):
-    """(the dataset read, its rows numbered by position with the probes appended, persisted);
-    ``vector_size`` (the training set's, for ``--test-input``) unless ``--vector-size`` is given."""
+    """(the dataset read, its rows numbered by position with the probes appended, persisted, the
+    ``--missing`` facts); ``vector_size`` (the training set's, for ``--test-input``) unless
+    ``--vector-size`` is given. The ``--missing`` policy applies here, before the folds: the classifiers
+    read the same rows as the selectors."""
     from sparkfs.io.feature_names import read_named_dataset
     from sparkfs.spark.folds import positioned_input
 
@@ -147,12 +153,14 @@ def _load(args, spark, path: str, request: Dict[str, Any], vector_size: Optional
                                  label_col=args.label_col or "label", features_col=args.features_col or "features",
                                  num_features=args.vector_size or vector_size, require_features=bool(args.features_col),
                                  driver_budget_mb=args.driver_budget_mb, budget_name="--driver-budget-mb")
-    return dataset, positioned_input(dataset.df, dataset.features_col, dataset.label_col, probes=args.probes,
+    frame, missing = input_under_missing(dataset.df, dataset.features_col, dataset.label_col, args.missing)
+    return dataset, positioned_input(frame, dataset.features_col, dataset.label_col, probes=args.probes,
                                      probe_mean=request["probe_mean"], probe_variance=request["probe_variance"],
-                                     seed=args.seed)
+                                     seed=args.seed), missing
 
 
-def _description(args, request: Dict[str, Any], labels: np.ndarray, names: List[str]) -> Dict[str, Any]:
+def _description(args, request: Dict[str, Any], labels: np.ndarray, names: List[str],
+                 missing: Dict[str, Any]) -> Dict[str, Any]:
     from sparkfs.evaluation import baselines
 
     methods = request["methods"]
@@ -161,6 +169,7 @@ def _description(args, request: Dict[str, Any], labels: np.ndarray, names: List[
         "rows": int(labels.size), "classes": int(np.unique(labels).size),
         "feature_names": names, "params": request["params"], "test_input": args.test_input,
         "probes": {"count": args.probes, "distribution": args.probe_distribution} if args.probes else None,
+        **study_missing(missing),
         "command": "sparkfs " + " ".join(shlex.quote(part) for part in getattr(args, "argv", [])),
         "baselines": [m for m in methods if m in baselines.BASELINE_METHODS
                       or m in ("anova", "chi2", "chi2-categorical", "variance")],
@@ -249,12 +258,14 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
 
     directory = check_output(args)
     request = _checked_request(args)
-    dataset, train = _load(args, spark, args.input, request)
+    dataset, train, missing = _load(args, spark, args.input, request)
     request["forced"] = study_forced(args, list(dataset.feature_names), len(dataset.feature_names))
     # A LIBSVM test set's last features may be all zero: it takes the training set's vector size.
     test = (_load(args, spark, args.test_input, request,
                   vector_size=len(dataset.feature_names) if args.format == "libsvm" else None)
             if args.test_input else None)
+    if test is not None:
+        missing = {**missing, "test_input": test[2]}
     try:
         labels, n_real = train.labels, len(dataset.feature_names)
         n_features = n_real + args.probes
@@ -267,7 +278,8 @@ def run_evaluate(args, spark) -> Dict[str, Any]:
         work = _FoldWork(args, request, train, None if test is None else test[1], label_values, n_features,
                          dataset.label_col)
         study = cv.EvaluationStudy(directory, folds, request["methods"], request["classifiers"], request["sizes"],
-                                   _description(args, request, labels, names), n_features=n_features, seed=args.seed,
+                                   _description(args, request, labels, names, missing), n_features=n_features,
+                                   seed=args.seed,
                                    probe_mask=(np.arange(n_features) >= n_real) if args.probes else None,
                                    driver_budget_cells=max(1, int(args.driver_budget_mb * 2**20 / 8)),
                                    classify_above_budget=work.classify_on_spark)

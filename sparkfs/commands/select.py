@@ -12,9 +12,11 @@ from sparkfs.commands.arguments import (
     absolute_for_remote,
     add_forced_args,
     add_input_args,
+    add_missing_arg,
     add_spark_args,
     apply_forced,
     forced_before_spark,
+    input_under_missing,
     log,
     session_conf,
     spark_conf,
@@ -77,6 +79,7 @@ def add_arguments(commands) -> None:
                         help="the same bits for any partitioning of the same rows (rows laid out by row id, exact "
                         "sums; slower: 1.3-3x per pass on wide sparse rows); default off: results equal across "
                         "partitionings to rounding. The summary records which mode ran")
+    add_missing_arg(select)
     select.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="method param (repeatable)")
     select.add_argument("--output", help="output directory: a local path, or a URI (hdfs://, s3a://, file:///...) "
                         "written through Spark's Hadoop file system")
@@ -101,6 +104,7 @@ _FLAG_OF_KEY = {"input.path": "--input", "input.table": "--input-table", "input.
                 "input.label_col": "--label-col",
                 "input.features_col": "--features-col", "input.weight_col": "--weight-col", "method": "--method",
                 "instance_weighting": "--instance-weighting", "deterministic": "--deterministic",
+                "missing": "--missing",
                 "label_type": "--label-type",
                 "selection.num_features": "--num-features",
                 "selection.threshold": "--threshold", "selection.selection_mode": "--selection-mode",
@@ -123,6 +127,7 @@ def _flags_to_config(args) -> Dict[str, Any]:
         "instance_weighting": args.instance_weighting,
         "label_type": args.label_type,
         "deterministic": args.deterministic,
+        "missing": args.missing,
         "params": dict(parse_param(text) for text in args.param),
         "selection": {"num_features": args.num_features, "threshold": args.threshold,
                       "selection_mode": args.selection_mode, "selection_threshold": args.selection_threshold},
@@ -270,7 +275,7 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
         selector.useWithoutLabels()  # no label column named: the method's unsupervised mode
     fingerprints = [input_fingerprint(path, spark) for path in inputs if path]  # before the read: what it reads
     try:
-        dataset, frame = _read_input(spark, config, selector, names)
+        dataset, frame, missing = _read_input(spark, config, selector, names)
         with stage("fit"):
             model = _fit_announcing_ties(selector, frame)
     except Exception:  # a file truncated or replaced during the read fails in Spark: name it instead
@@ -294,6 +299,8 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
         **run_fields(config.get("run_id") or run_id_of(None), started_at, inputs, spark),
         "input_files": fingerprints,  # taken before the read, checked unchanged after the fit
     }
+    if missing is not None:  # the rows were cleaned before the margin weights: the fit found nothing left
+        summary["missing"] = missing
     summary = _write(spark, output_conf, model, dataset, summary, tables)
     if "reduced" in summary:
         log.info("reduced data: %s", summary["reduced"])
@@ -384,6 +391,8 @@ def _selector_checked_before_spark(config: Dict[str, Any], inputs):
     params = dict(config.get("params") or {})
     if config.get("deterministic") is not None:  # --deterministic / the config's deterministic: key
         params["deterministic"] = config["deterministic"]
+    if config.get("missing") is not None:  # --missing / the config's missing: key
+        params["missing"] = config["missing"]
     selector = build_selector(config["method"], params)
     apply_label_type(selector, config["method"], config.get("label_type"))
     apply_selection(selector, config["method"], config["selection"])
@@ -432,7 +441,8 @@ def _check_weights_wanted(config: Dict[str, Any], selector) -> None:
 
 def _read_input(spark, config: Dict[str, Any], selector, names=None):
     """(the dataset read, with ``names`` when given; the frame to fit: with margin instance weights
-    when asked); sets the selector's columns."""
+    when asked; the summary's missing-value facts when the rows were cleaned here, else None: the fit
+    applies its ``missing`` Param itself); sets the selector's columns."""
     input_conf = config["input"]
     with stage("read"):
         dataset = read_named_dataset(
@@ -447,16 +457,20 @@ def _read_input(spark, config: Dict[str, Any], selector, names=None):
     selector.setFeaturesCol(dataset.features_col).setLabelCol(dataset.label_col)
     if input_conf.get("weight_col"):
         selector.setWeightCol(input_conf["weight_col"])
-    frame = dataset.df
+    frame, missing = dataset.df, None
     if config.get("instance_weighting") == "margin":  # with a method that takes weights (checked before Spark)
         from sparkfs.selectors.instance_weighting import MarginInstanceWeighter
+
+        if selector.getMissing() != "refuse":  # the margins are computed on the rows the fit reads
+            frame, missing = input_under_missing(frame, dataset.features_col, dataset.label_col,
+                                                 selector.getMissing())
 
         with stage("instance-weights"):
             frame = MarginInstanceWeighter(featuresCol=dataset.features_col, labelCol=dataset.label_col,
                                            outputCol=_INSTANCE_WEIGHT,
                                            deterministic=selector.getDeterministic()).transform(frame)
         selector.setWeightCol(_INSTANCE_WEIGHT)
-    return dataset, frame
+    return dataset, frame, missing
 
 
 def _write(spark, output_conf: Dict[str, Any], model, dataset, summary: Dict[str, Any],
@@ -500,10 +514,15 @@ def _write_with_reduced(spark, output_conf, model, dataset, summary, write_selec
     from sparkfs.commands.reduced import all_columns, reduced_summary, write_reduced
     from sparkfs.io.output import remove_output
     from sparkfs.selectors.saved_selection import sliced_frame
+    from sparkfs.spark.missing_values import without_missing
 
     input_conf = summary["input"]
-    frame = sliced_frame(model, all_columns(spark, dataset, input_conf["path"], input_conf["format"]),
-                         dataset.features_col)
+    rows = all_columns(spark, dataset, input_conf["path"], input_conf["format"])
+    missing = summary.get("missing") or {}
+    if missing.get("rows_dropped") or missing.get("values_set_to_zero"):  # the rows and values the fit read
+        label_col = dataset.label_col if dataset.label_col in rows.columns else None
+        rows = without_missing(rows, dataset.features_col, label_col, missing["policy"])
+    frame = sliced_frame(model, rows, dataset.features_col)
     facts = reduced_summary(model, f"{output_conf['path']}/{MODEL_DIRECTORY}", input_conf["path"],
                             input_conf["format"], dataset.feature_names)
     facts.update({key: summary[key] for key in ("run_id", "started_at", "input_files") if key in summary})

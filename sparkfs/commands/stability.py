@@ -23,10 +23,13 @@ from sparkfs.commands import Command
 from sparkfs.commands.arguments import (
     add_forced_args,
     add_input_args,
+    add_missing_arg,
     add_spark_args,
+    input_under_missing,
     read_input,
     start_study_session,
     study_forced,
+    study_missing,
     subset_sizes,
 )
 from sparkfs.commands.tracking import add_mlflow_args, log_run, mlflow_target, stability_record
@@ -52,6 +55,7 @@ def add_arguments(commands) -> None:
                        help="weight each run's rows by Han & Yu's margin weights (the method must take weightCol)")
     study.add_argument("--true-relevance", help="a .npy or text file of d true relevance values (bias and error)")
     study.add_argument("--seed", type=int, default=0, help="seed of the subsamples")
+    add_missing_arg(study, default="refuse")
     study.add_argument("--parallelism", type=int, default=1, help="runs fitted at once from driver threads")
     study.add_argument("--output", required=True, help="output directory: a local path, new or empty, or a "
                        "stability directory of its own (reused to resume)")
@@ -164,7 +168,9 @@ def run_stability(args, spark) -> Dict[str, Any]:
         raise ValueError(f"--method {args.method} does not take instance weights (weightCol), so "
                          "--instance-weighting margin cannot be used (`sparkfs methods` lists which methods take them)")
     dataset = read_input(args, spark, budget=selector_budget(checked, args.driver_budget_mb))
-    df = dataset.df.persist(StorageLevel.MEMORY_AND_DISK)   # the same rows in the same partitions every run
+    # --missing before the draws: every run samples the rows the fits can read
+    frame, missing = input_under_missing(dataset.df, dataset.features_col, dataset.label_col, args.missing)
+    df = frame.persist(StorageLevel.MEMORY_AND_DISK)   # the same rows in the same partitions every run
     labels, offsets = labels_by_position(df, dataset.label_col)
     n_features = len(dataset.feature_names)
     forced = study_forced(args, list(dataset.feature_names), n_features)
@@ -175,7 +181,8 @@ def run_stability(args, spark) -> Dict[str, Any]:
     description = {"method": args.method, "params": {k: v for k, v in sorted(params.items())},
                    "input": {"path": args.input, "format": args.format}, "instance_weighting": args.instance_weighting,
                    "draw": "bootstrap" if args.bootstrap else f"subsample {args.sample_fraction or 0.9}",
-                   "seed": args.seed, **({} if forced is None else {"kept": forced[0], "excluded": forced[1]})}
+                   "seed": args.seed, **study_missing(missing),
+                   **({} if forced is None else {"kept": forced[0], "excluded": forced[1]})}
     study = StabilityStudy(directory, plan, sizes, n_features, description=description,
                            true_relevance=_true_relevance(args.true_relevance, n_features), forced=forced)
 

@@ -10,6 +10,7 @@ Layout of ``conf/*.yaml``::
     label_type: null                   # categorical | continuous (a regression target: f-regression); --label-type
     params: {gamma: -0.5}
     deterministic: false               # true: the same bits for any partitioning (slower; --deterministic)
+    missing: refuse                    # refuse | drop-rows | zero: rows with NaN dropped, NaN set to 0 (--missing)
     selection: {num_features: 20}      # or {threshold: 0.0}, or {selection_mode: fdr, selection_threshold: 0.05}
     output: {path: output/{run_id}, if_exists: fail}   # fail | overwrite | skip (overwrite: true = overwrite)
                                        # reduced: a directory for the sliced input (--write-reduced)
@@ -44,6 +45,7 @@ DEFAULTS: Dict[str, Any] = {
     "instance_weighting": "none",
     "label_type": None,
     "deterministic": None,
+    "missing": None,
     "params": {},
     "selection": {"num_features": None, "threshold": None, "selection_mode": None, "selection_threshold": None},
     "output": {"path": None, "overwrite": False, "if_exists": None, "reduced": None, "table": None},
@@ -129,6 +131,7 @@ SCHEMA: Dict[str, Tuple[Callable[[Any], bool], str]] = {
     "instance_weighting": _one_of("none", "margin"),
     "label_type": _one_of("categorical", "continuous"),
     "deterministic": (lambda v: isinstance(v, bool), "true or false"),
+    "missing": _one_of("refuse", "drop-rows", "zero"),
     "params": (lambda v: isinstance(v, dict), "a mapping of param names to values"),
     "params.*": (is_param_value, "a string, a number, true or false (or a list of numbers)"),
     "selection.num_features": (lambda v: _is_number(v) and isinstance(v, int), "a whole number"),  # >= 1: the Param

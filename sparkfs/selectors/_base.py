@@ -34,6 +34,7 @@ from sparkfs.core.selection import (
     ties_warning,
 )
 from sparkfs.errors import DefaultSampleWarning, InvalidInputError, SelectionTieWarning
+from sparkfs.selectors._missing import input_under_policy
 from sparkfs.selectors._model_files import unloadable_scores
 from sparkfs.selectors._model_io import ParamsReader, SelectorModelReader, SelectorModelWriter
 from sparkfs.selectors._params import HasLabelType, InputShape, SelectorParams, UpperBound
@@ -349,6 +350,7 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
         check_column_types(dataset, self.getFeaturesCol(), label_col, self._weight_col())
         started = time.perf_counter()
         observe_driver_memory(dataset.sparkSession)  # for the advice if the JVM dies in the fit
+        dataset, missing = with_resource_errors(lambda: input_under_policy(self, dataset))  # 'refuse': no job
         result = with_resource_errors(lambda: self._score(dataset))
         if self.requires_labels and not self._continuous_label():
             check_supervised(result, type(self).__name__)
@@ -378,6 +380,7 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
             "selection": self._selection_facts(int(scores.shape[0]), selected),
             **result.info,
             "deterministic": self.getDeterministic(),
+            "missing": missing,
         }
         feature_arrays = dict(result.feature_arrays)
         if result.p_values is not None:

@@ -29,6 +29,7 @@ from sparkfs.core.selection import (
 )
 from sparkfs.errors import LabelWarning, ParamBoundError
 from sparkfs.selectors._declared import Constraint, DeclaredParams, declare, keyword_constructor  # noqa: F401 (public here too)
+from sparkfs.selectors._missing import HasMissing
 
 
 def in_range(low: float = -math.inf, high: float = math.inf, *, low_open=False, kind="a finite float") -> Constraint:
@@ -327,7 +328,7 @@ class HasLabelType(DeclaredParams):
         return self.getLabelType()
 
 
-class SelectorParams(HasDeterministic, HasFeaturesCol, HasLabelCol, HasOutputCol, HasWeightCol):
+class SelectorParams(HasDeterministic, HasMissing, HasFeaturesCol, HasLabelCol, HasOutputCol, HasWeightCol):
     """featuresCol, labelCol, outputCol, weightCol and the selection rule: ``selectionMode``
     ``numTopFeatures`` (numFeatures, or threshold when set), ``percentile`` or, for the selectors
     with p-values (:meth:`hasPValues`), ``fpr``, ``fdr`` and ``fwe`` (:mod:`sparkfs.core.selection`).

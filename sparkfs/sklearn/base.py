@@ -24,6 +24,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
+from sklearn.utils import check_array, check_consistent_length, column_or_1d
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -40,6 +41,7 @@ from sparkfs.core.selection import (
     select_percentile,
 )
 from sparkfs.errors import InvalidInputError
+from sparkfs.sklearn.missing import MISSING_POLICIES, rows_under_policy
 
 #: ``numFeatures`` when it is not set: the Spark selectors' default.
 DEFAULT_NUM_FEATURES = 50
@@ -110,6 +112,12 @@ class SparkfsSelector(SelectorMixin, BaseEstimator):
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` has feature names (a pandas DataFrame).
+    missing_ : dict
+        What ``missing`` did (the Spark summary's ``missing``): ``{"policy", "rows_dropped",
+        "values_set_to_zero"}``. ``missing`` is ``'refuse'`` (default: NaN refused, as scikit-learn's
+        checks), ``'drop-rows'`` (rows with a NaN in ``X`` or a missing label left out, with their
+        ``sample_weight``) or ``'zero'`` (NaN in ``X`` set to 0; missing labels refused):
+        :mod:`sparkfs.sklearn.missing`.
     """
 
     method: str = ""
@@ -122,7 +130,7 @@ class SparkfsSelector(SelectorMixin, BaseEstimator):
 
     def __init__(self, *, num_features=None, threshold=None, selection_mode="numTopFeatures",
                  selection_threshold=None, allow_many_classes=False,
-                 kept_features=None, excluded_features=None):
+                 kept_features=None, excluded_features=None, missing="refuse"):
         self.num_features = num_features
         self.threshold = threshold
         self.selection_mode = selection_mode
@@ -130,6 +138,7 @@ class SparkfsSelector(SelectorMixin, BaseEstimator):
         self.allow_many_classes = allow_many_classes
         self.kept_features = kept_features
         self.excluded_features = excluded_features
+        self.missing = missing
 
     # -- the Params ------------------------------------------------------------------------------
 
@@ -149,6 +158,9 @@ class SparkfsSelector(SelectorMixin, BaseEstimator):
             raise bad_param(owner, "selection_threshold", "a float in the range (0, 1] or None", threshold)
         if not isinstance(self.allow_many_classes, (bool, np.bool_)):
             raise bad_param(owner, "allow_many_classes", "a bool", self.allow_many_classes)
+        if not (isinstance(self.missing, str) and self.missing in MISSING_POLICIES):
+            raise bad_param(owner, "missing", "a str among {" + ", ".join(map(repr, MISSING_POLICIES)) + "}",
+                            self.missing)
         if mode == "numTopFeatures" and threshold is not None:
             raise ValueError(f"The 'selection_threshold' parameter of {owner} is the fraction ('percentile') or "
                              f"alpha ('fpr', 'fdr', 'fwe') of selection_mode; with selection_mode='numTopFeatures' "
@@ -203,7 +215,8 @@ class SparkfsSelector(SelectorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
-            Finite values (NaN and infinity are refused, as scikit-learn's checks do).
+            Finite values (NaN and infinity are refused, as scikit-learn's checks do), or NaN handled by
+            ``missing='drop-rows'`` / ``'zero'`` (infinity is refused under every policy).
         y : array-like of shape (n_samples,)
             Class labels (not used, and optional, for a method without labels: ``variance``).
         **fit_params
@@ -226,11 +239,15 @@ class SparkfsSelector(SelectorMixin, BaseEstimator):
         """The fit, with ``sample_weight`` (None, or weights for a :class:`WeightedFit` estimator)."""
         self._check_selection_params()
         self._check_method_params()
-        if self.requires_labels:
+        if self.missing != "refuse":
+            X, y, sample_weight = self._rows_under_missing(X, y, sample_weight)
+        elif self.requires_labels:
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=self.continuous_target)
         else:
             X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
         self._forced(X.shape[1])  # refused before the scores are computed
+        if self.missing == "refuse":
+            self.missing_ = {"policy": "refuse", "rows_dropped": 0, "values_set_to_zero": 0}
         if sample_weight is None:
             result = self._score_features(X, y)
         else:
@@ -241,6 +258,26 @@ class SparkfsSelector(SelectorMixin, BaseEstimator):
         for name, values in (result.arrays or {}).items():
             setattr(self, f"{name}_", values)
         return self
+
+    def _rows_under_missing(self, X, y, sample_weight):
+        """(X, y, sample_weight) under ``missing`` 'drop-rows' or 'zero' (:mod:`sparkfs.sklearn.missing`),
+        checked as scikit-learn's checks would but for NaN; sets ``missing_``."""
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, ensure_all_finite=False)  # NaN, inf: below
+        if self.requires_labels:
+            y = column_or_1d(y, warn=True)
+            check_consistent_length(X, y)
+        if sample_weight is not None:
+            weights = np.asarray(sample_weight, dtype=np.float64)
+            if weights.shape != (X.shape[0],):
+                raise ValueError(f"sample_weight must have shape ({X.shape[0]},), one weight per row of X; got "
+                                 f"{weights.shape}")
+        rows = rows_under_policy(X, y if self.requires_labels else None, sample_weight, self.missing,
+                                 type(self).__name__)
+        self.missing_ = rows.facts
+        y = rows.y if self.requires_labels else y
+        if self.requires_labels and self.continuous_target:
+            y = check_array(y, ensure_2d=False, dtype=np.float64, input_name="y")
+        return rows.X, y, rows.sample_weight
 
     def _score_features(self, X, y) -> FeatureScores:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -312,7 +349,8 @@ class WeightedFit:
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
-            Finite values (NaN and infinity are refused, as scikit-learn's checks do).
+            Finite values (NaN and infinity are refused, as scikit-learn's checks do), or NaN handled by
+            ``missing='drop-rows'`` / ``'zero'`` (infinity is refused under every policy).
         y : array-like of shape (n_samples,)
             Class labels (not used, and optional, for a method without labels: ``variance``).
         sample_weight : array-like of shape (n_samples,), optional

@@ -51,7 +51,7 @@ class Chi2CategoricalSelector(SparkfsSelector):
 
     Parameters
     ----------
-    num_features, threshold, selection_mode, selection_threshold, allow_many_classes
+    num_features, threshold, selection_mode, selection_threshold, allow_many_classes, missing
         The selection rule (:class:`sparkfs.sklearn.base.SparkfsSelector`); every mode, fpr / fdr /
         fwe included.
 

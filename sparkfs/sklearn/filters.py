@@ -38,7 +38,7 @@ class MomentFilterSelector(WeightedFit, SparkfsSelector):
     test : str, default "anova"
         A filter of :data:`sparkfs.core.moment_filters.MOMENT_FILTERS` ("anova", "chi2", "variance",
         or one registered with :func:`sparkfs.methods.add_filter_method`).
-    num_features, threshold, selection_mode, selection_threshold, allow_many_classes
+    num_features, threshold, selection_mode, selection_threshold, allow_many_classes, missing
         The selection rule (:class:`sparkfs.sklearn.base.SparkfsSelector`).
 
     Attributes
@@ -63,10 +63,11 @@ class MomentFilterSelector(WeightedFit, SparkfsSelector):
 
     def __init__(self, test="anova", *, num_features=None, threshold=None, selection_mode="numTopFeatures",
                  selection_threshold=None, allow_many_classes=False,
-                 kept_features=None, excluded_features=None):
+                 kept_features=None, excluded_features=None, missing="refuse"):
         super().__init__(num_features=num_features, threshold=threshold, selection_mode=selection_mode,
                          selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
-                         kept_features=kept_features, excluded_features=excluded_features)
+                         kept_features=kept_features, excluded_features=excluded_features,
+                         missing=missing)
         self.test = test
 
     @property
@@ -144,10 +145,11 @@ def _named_filter(name: str, class_name: str, summary: str) -> type:
 
     def __init__(self, *, num_features=None, threshold=None, selection_mode="numTopFeatures",
                  selection_threshold=None, allow_many_classes=False,
-                 kept_features=None, excluded_features=None):
+                 kept_features=None, excluded_features=None, missing="refuse"):
         SparkfsSelector.__init__(self, num_features=num_features, threshold=threshold, selection_mode=selection_mode,
                                  selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
-                                 kept_features=kept_features, excluded_features=excluded_features)
+                                 kept_features=kept_features, excluded_features=excluded_features,
+                                 missing=missing)
 
     doc = (f"{summary}\n\n    ``method`` ``{name}`` of sparkfs (Spark: ``UnivariateTestSelector(test='{name}')``); see "
            ":class:`MomentFilterSelector` for the Params, attributes and notes.\n    ")
@@ -182,7 +184,7 @@ class LFSSelector(WeightedFit, SparkfsSelector):
         None takes the preset's.
     preset : {"default", "paper"}, default "default"
         The scaling when ``scaling`` is None: "standard", or the data as given ("none").
-    num_features, threshold, selection_mode, selection_threshold, allow_many_classes
+    num_features, threshold, selection_mode, selection_threshold, allow_many_classes, missing
         The selection rule; ``threshold`` is beta of eq. (20).
 
     Attributes
@@ -203,10 +205,11 @@ class LFSSelector(WeightedFit, SparkfsSelector):
 
     def __init__(self, *, gamma=-0.5, scaling=None, preset="default", num_features=None, threshold=None,
                  selection_mode="numTopFeatures", selection_threshold=None, allow_many_classes=False,
-                 kept_features=None, excluded_features=None):
+                 kept_features=None, excluded_features=None, missing="refuse"):
         super().__init__(num_features=num_features, threshold=threshold, selection_mode=selection_mode,
                          selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
-                         kept_features=kept_features, excluded_features=excluded_features)
+                         kept_features=kept_features, excluded_features=excluded_features,
+                         missing=missing)
         self.gamma = gamma
         self.scaling = scaling
         self.preset = preset

@@ -85,7 +85,7 @@ class InformationFamilySelector(WeightedFit, SparkfsSelector):
         Codes per feature: an exact zero is code 0, the non-zero values take bins - 1 codes.
     discretization : {"equal-frequency", "none"}, default "equal-frequency"
         "none": the values are integer codes in [0, bins).
-    num_features, selection_mode, selection_threshold, allow_many_classes
+    num_features, selection_mode, selection_threshold, allow_many_classes, missing
         ``num_features`` features are chosen (or the ``percentile`` share); a greedy selection has no
         score threshold (``threshold`` is refused) and no p-values.
 
@@ -112,10 +112,11 @@ class InformationFamilySelector(WeightedFit, SparkfsSelector):
     def __init__(self, criterion="mrmr", *, mrmr_form="difference", bins=10, discretization="equal-frequency",
                  num_features=None, threshold=None, selection_mode="numTopFeatures", selection_threshold=None,
                  allow_many_classes=False,
-                 kept_features=None, excluded_features=None):
+                 kept_features=None, excluded_features=None, missing="refuse"):
         super().__init__(num_features=num_features, threshold=threshold, selection_mode=selection_mode,
                          selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
-                         kept_features=kept_features, excluded_features=excluded_features)
+                         kept_features=kept_features, excluded_features=excluded_features,
+                         missing=missing)
         self.criterion = criterion
         self.mrmr_form = mrmr_form
         self.bins = bins
@@ -189,10 +190,11 @@ def _named_criterion(criterion: str, class_name: str, summary: str) -> type:
 
     def __init__(self, *, mrmr_form="difference", bins=10, discretization="equal-frequency", num_features=None,
                  threshold=None, selection_mode="numTopFeatures", selection_threshold=None, allow_many_classes=False,
-                 kept_features=None, excluded_features=None):
+                 kept_features=None, excluded_features=None, missing="refuse"):
         SparkfsSelector.__init__(self, num_features=num_features, threshold=threshold, selection_mode=selection_mode,
                                  selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
-                                 kept_features=kept_features, excluded_features=excluded_features)
+                                 kept_features=kept_features, excluded_features=excluded_features,
+                                 missing=missing)
         self.mrmr_form, self.bins, self.discretization = mrmr_form, bins, discretization
 
     doc = (f"{summary}\n\n    ``method`` ``{criterion}`` of sparkfs (Spark: ``InformationSelector(criterion="

@@ -239,7 +239,7 @@ _LOOP_PARAMS_DOC = """
         The divisor of every feature before the loop.
     block_size : int, default 2048
         Rows per block of the distance computation.
-    num_features, threshold, selection_mode, selection_threshold, allow_many_classes
+    num_features, threshold, selection_mode, selection_threshold, allow_many_classes, missing
         The selection rule (:class:`sparkfs.sklearn.base.SparkfsSelector`).
 
     Attributes
@@ -286,10 +286,11 @@ class LmbaSelector(_MarginWeightingSelector):
                  schedule=None, batch_rule=None, averaging=None, preset="default", sample_size=None, seed=0,
                  scaling="none", block_size=2048, num_features=None, threshold=None, selection_mode="numTopFeatures",
                  selection_threshold=None, allow_many_classes=False,
-                 kept_features=None, excluded_features=None):
+                 kept_features=None, excluded_features=None, missing="refuse"):
         super().__init__(num_features=num_features, threshold=threshold, selection_mode=selection_mode,
                          selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
-                         kept_features=kept_features, excluded_features=excluded_features)
+                         kept_features=kept_features, excluded_features=excluded_features,
+                         missing=missing)
         self.k, self.c, self.projection = k, c, projection
         self._loop_params(iterations, batch_size, passes, step_size, schedule, batch_rule, averaging, preset,
                           sample_size, seed, scaling, block_size)
@@ -338,10 +339,11 @@ class SimbaSelector(_MarginWeightingSelector):
                  batch_rule=None, averaging=None, preset="default", sample_size=None, seed=0, scaling="none",
                  block_size=2048, num_features=None, threshold=None, selection_mode="numTopFeatures",
                  selection_threshold=None, allow_many_classes=False,
-                 kept_features=None, excluded_features=None):
+                 kept_features=None, excluded_features=None, missing="refuse"):
         super().__init__(num_features=num_features, threshold=threshold, selection_mode=selection_mode,
                          selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
-                         kept_features=kept_features, excluded_features=excluded_features)
+                         kept_features=kept_features, excluded_features=excluded_features,
+                         missing=missing)
         self._loop_params(iterations, batch_size, passes, step_size, schedule, batch_rule, averaging, preset,
                           sample_size, seed, scaling, block_size)
 

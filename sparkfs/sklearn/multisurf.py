@@ -64,7 +64,7 @@ class MultiSURFFamilySelector(SparkfsSelector):
     label_type : {"categorical", "continuous"}, default "categorical"
         ``"continuous"``: ``y`` is a regression target (scikit-rebate's continuous endpoint; hits
         are the rows whose target is within one sample standard deviation of the query's).
-    num_features, threshold, selection_mode, selection_threshold, allow_many_classes
+    num_features, threshold, selection_mode, selection_threshold, allow_many_classes, missing
         The selection rule (:class:`sparkfs.sklearn.base.SparkfsSelector`).
 
     Attributes
@@ -85,10 +85,11 @@ class MultiSURFFamilySelector(SparkfsSelector):
     def __init__(self, variant="multisurf", *, metric=None, scaling=None, preset="default", block_size=2048,
                  label_type="categorical", num_features=None, threshold=None, selection_mode="numTopFeatures",
                  selection_threshold=None, allow_many_classes=False,
-                 kept_features=None, excluded_features=None):
+                 kept_features=None, excluded_features=None, missing="refuse"):
         super().__init__(num_features=num_features, threshold=threshold, selection_mode=selection_mode,
                          selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
-                         kept_features=kept_features, excluded_features=excluded_features)
+                         kept_features=kept_features, excluded_features=excluded_features,
+                         missing=missing)
         self.variant = variant
         self.metric = metric
         self.scaling = scaling
@@ -176,7 +177,7 @@ class TuRFSelector(MultiSURFFamilySelector):
     remove_fraction : float in (0, 1), default 0.5
     keep_features : int, default 100
     metric, scaling, preset, block_size, label_type, num_features, threshold, selection_mode, selection_threshold,
-    allow_many_classes
+    allow_many_classes, missing
         As :class:`MultiSURFFamilySelector`.
 
     Attributes
@@ -192,10 +193,11 @@ class TuRFSelector(MultiSURFFamilySelector):
     def __init__(self, *, inner_method="multisurf", remove_fraction=0.5, keep_features=100, metric=None,
                  scaling=None, preset="default", block_size=2048, label_type="categorical", num_features=None,
                  threshold=None, selection_mode="numTopFeatures", selection_threshold=None, allow_many_classes=False,
-                 kept_features=None, excluded_features=None):
+                 kept_features=None, excluded_features=None, missing="refuse"):
         SparkfsSelector.__init__(self, num_features=num_features, threshold=threshold, selection_mode=selection_mode,
                                  selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
-                                 kept_features=kept_features, excluded_features=excluded_features)
+                                 kept_features=kept_features, excluded_features=excluded_features,
+                                 missing=missing)
         self.inner_method = inner_method
         self.remove_fraction = remove_fraction
         self.keep_features = keep_features
@@ -229,10 +231,11 @@ def _named_variant(variant: str, class_name: str, summary: str) -> type:
     def __init__(self, *, metric=None, scaling=None, preset="default", block_size=2048, label_type="categorical",
                  num_features=None, threshold=None, selection_mode="numTopFeatures", selection_threshold=None,
                  allow_many_classes=False,
-                 kept_features=None, excluded_features=None):
+                 kept_features=None, excluded_features=None, missing="refuse"):
         SparkfsSelector.__init__(self, num_features=num_features, threshold=threshold, selection_mode=selection_mode,
                                  selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
-                                 kept_features=kept_features, excluded_features=excluded_features)
+                                 kept_features=kept_features, excluded_features=excluded_features,
+                                 missing=missing)
         self.metric, self.scaling, self.preset = metric, scaling, preset
         self.block_size, self.label_type = block_size, label_type
 

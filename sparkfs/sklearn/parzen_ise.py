@@ -271,7 +271,7 @@ class ParzenISESelector(SparkfsSelector):
                  held_out_feature="auto", landmarks=None, sample_size=None, seed=0, variance_floor=1e-6,
                  fcm_tol=1e-6, fcm_max_iter=300, block_size=1024, num_features=None, threshold=None,
                  selection_mode="numTopFeatures", selection_threshold=None, kept_features=None,
-                 excluded_features=None):
+                 excluded_features=None, missing="refuse"):
         self.criterion, self.rank_by = criterion, rank_by
         self.num_clusters, self.fuzzifier, self.memberships = num_clusters, fuzzifier, memberships
         self.window_width, self.learning_rate, self.max_iter, self.tol = window_width, learning_rate, max_iter, tol
@@ -282,6 +282,7 @@ class ParzenISESelector(SparkfsSelector):
         self.num_features, self.threshold = num_features, threshold
         self.selection_mode, self.selection_threshold = selection_mode, selection_threshold
         self.kept_features, self.excluded_features = kept_features, excluded_features
+        self.missing = missing
 
     def _check_method_params(self) -> None:
         owner = type(self).__name__

@@ -50,7 +50,7 @@ class QFSSelector(LFSSelector):
         QFS runs on the top ``candidates`` by theta; None: 500, or the features asked for when more.
     driver_memory_mb : float, default 1024.0
         Budget of the (2 C + 3) candidates^2 doubles of the statistics at their peak.
-    num_features, threshold, selection_mode, selection_threshold, allow_many_classes
+    num_features, threshold, selection_mode, selection_threshold, allow_many_classes, missing
         ``threshold`` is beta; a count is met by a search on beta (the nearest reachable size when
         no beta gives it). No p-values.
 
@@ -80,11 +80,12 @@ class QFSSelector(LFSSelector):
     def __init__(self, *, gamma=-0.5, scaling=None, preset="default", center=False, candidates=None,
                  driver_memory_mb=1024.0, num_features=None, threshold=None, selection_mode="numTopFeatures",
                  selection_threshold=None, allow_many_classes=False,
-                 kept_features=None, excluded_features=None):
+                 kept_features=None, excluded_features=None, missing="refuse"):
         super().__init__(gamma=gamma, scaling=scaling, preset=preset, num_features=num_features, threshold=threshold,
                          selection_mode=selection_mode, selection_threshold=selection_threshold,
                          allow_many_classes=allow_many_classes,
-                         kept_features=kept_features, excluded_features=excluded_features)
+                         kept_features=kept_features, excluded_features=excluded_features,
+                         missing=missing)
         self.center = center
         self.candidates = candidates
         self.driver_memory_mb = driver_memory_mb

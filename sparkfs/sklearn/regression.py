@@ -65,13 +65,14 @@ class FRegressionSelector(SparkfsSelector):
     allow_many_classes = False  # not a Param here: the target is not a set of classes
 
     def __init__(self, *, num_features=None, threshold=None, selection_mode="numTopFeatures",
-                 selection_threshold=None, kept_features=None, excluded_features=None):
+                 selection_threshold=None, kept_features=None, excluded_features=None, missing="refuse"):
         self.num_features = num_features
         self.threshold = threshold
         self.selection_mode = selection_mode
         self.selection_threshold = selection_threshold
         self.kept_features = kept_features
         self.excluded_features = excluded_features
+        self.missing = missing
 
     def _score_features(self, X, y) -> FeatureScores:
         moments = target_moments(X, y)

@@ -72,7 +72,7 @@ class ReliefFamilySelector(SparkfsSelector):
         ``"continuous"`` (relief and relieff): ``y`` is a regression target; per query its k nearest
         hits (targets within one sample standard deviation of its own) and k nearest misses
         (:mod:`sparkfs.core.relief` note 9).
-    num_features, threshold, selection_mode, selection_threshold, allow_many_classes
+    num_features, threshold, selection_mode, selection_threshold, allow_many_classes, missing
         The selection rule (:class:`sparkfs.sklearn.base.SparkfsSelector`).
 
     Attributes
@@ -96,10 +96,11 @@ class ReliefFamilySelector(SparkfsSelector):
     def __init__(self, variant="relieff", *, k=10, metric=None, scaling=None, preset="default", sigma=None,
                  block_size=2048, label_type="categorical", num_features=None, threshold=None,
                  selection_mode="numTopFeatures", selection_threshold=None, allow_many_classes=False,
-                 kept_features=None, excluded_features=None):
+                 kept_features=None, excluded_features=None, missing="refuse"):
         super().__init__(num_features=num_features, threshold=threshold, selection_mode=selection_mode,
                          selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
-                         kept_features=kept_features, excluded_features=excluded_features)
+                         kept_features=kept_features, excluded_features=excluded_features,
+                         missing=missing)
         self.variant = variant
         self.k = k
         self.metric = metric
@@ -205,10 +206,11 @@ def _named_variant(variant: str, class_name: str, summary: str) -> type:
     def __init__(self, *, k=10, metric=None, scaling=None, preset="default", sigma=None, block_size=2048,
                  label_type="categorical", num_features=None, threshold=None, selection_mode="numTopFeatures",
                  selection_threshold=None, allow_many_classes=False,
-                 kept_features=None, excluded_features=None):
+                 kept_features=None, excluded_features=None, missing="refuse"):
         SparkfsSelector.__init__(self, num_features=num_features, threshold=threshold, selection_mode=selection_mode,
                                  selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
-                                 kept_features=kept_features, excluded_features=excluded_features)
+                                 kept_features=kept_features, excluded_features=excluded_features,
+                                 missing=missing)
         self.k, self.metric, self.scaling, self.preset = k, metric, scaling, preset
         self.sigma, self.block_size, self.label_type = sigma, block_size, label_type
 

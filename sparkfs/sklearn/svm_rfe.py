@@ -58,7 +58,7 @@ class SVMRFESelector(WeightedFit, SparkfsSelector):
         While more features remain, each round eliminates half of them; 0: ``step`` throughout.
     eliminate_all : bool, default False
         Eliminate down to the last feature; False stops when the selection's count remain.
-    num_features, threshold, selection_mode, selection_threshold, allow_many_classes
+    num_features, threshold, selection_mode, selection_threshold, allow_many_classes, missing
         The selection rule (:class:`sparkfs.sklearn.base.SparkfsSelector`).
 
     Attributes
@@ -82,10 +82,11 @@ class SVMRFESelector(WeightedFit, SparkfsSelector):
     def __init__(self, *, step=0.1, C=1.0, max_iter=None, tol=None, multiclass="l2", ensemble=1, seed=0,
                  standardize=True, halve_above=1000, eliminate_all=False, num_features=None, threshold=None,
                  selection_mode="numTopFeatures", selection_threshold=None, allow_many_classes=False,
-                 kept_features=None, excluded_features=None):
+                 kept_features=None, excluded_features=None, missing="refuse"):
         super().__init__(num_features=num_features, threshold=threshold, selection_mode=selection_mode,
                          selection_threshold=selection_threshold, allow_many_classes=allow_many_classes,
-                         kept_features=kept_features, excluded_features=excluded_features)
+                         kept_features=kept_features, excluded_features=excluded_features,
+                         missing=missing)
         self.step = step
         self.C = C
         self.max_iter = max_iter
