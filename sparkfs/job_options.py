@@ -26,6 +26,7 @@ import time
 from datetime import datetime, timezone
 from typing import Any, Dict, Optional
 
+from sparkfs.errors import InvalidInputError
 from sparkfs.io import strict_json
 from sparkfs.io.config import RUN_ID_WORDS, ConfigError, is_run_id
 from sparkfs.io.input_files import glob_matches
@@ -270,3 +271,34 @@ def log_line(log: logging.Logger, log_format: str, text: str, event: str, level:
         log.log(level, "%s", text, extra={"event": event, **fields})
     else:
         print(text, file=sys.stderr)
+
+
+def refuse_changed_inputs(before, inputs, spark) -> None:
+    """Refuse the run (exit 2, nothing written) when an input's size or modification time changed
+    between the fingerprint taken before the read and the one taken after the fit: the rows read
+    may be any mix of the old and new file, and the summary would record data it did not read."""
+    for path, old in zip([path for path in inputs if path], before):
+        if old is None or old.get("size_bytes") is None:  # not reachable (e.g. on Spark Connect): not checked
+            continue
+        try:
+            new = input_fingerprint(path, spark)
+        except OSError:
+            new = {"size_bytes": "gone", "modified_at": "gone"}
+        if new == old:
+            continue
+        size = f"{new['size_bytes']:,} bytes" if isinstance(new["size_bytes"], int) else new["size_bytes"]
+        raise InvalidInputError(
+            f"input {old['path']} changed while it was read (size {old['size_bytes']:,} bytes -> {size}, modified "
+            f"{old['modified_at']} -> {new['modified_at']}): the result would mix the old and new contents, so "
+            "nothing was written; run again once the file is complete (or read a copy)")
+
+
+def refuse_if_inputs_changed_quietly(before, inputs, spark) -> None:
+    """After a failed read or fit: :func:`refuse_changed_inputs` when the input can still be
+    looked at; if that look fails too (a stopped JVM), the original failure is the one to report."""
+    try:
+        refuse_changed_inputs(before, inputs, spark)
+    except InvalidInputError:
+        raise
+    except Exception:  # the caller re-raises the failure that brought us here
+        return

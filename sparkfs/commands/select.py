@@ -38,6 +38,8 @@ from sparkfs.job_options import (
     decide_if_exists,
     input_fingerprint,
     log_line,
+    refuse_changed_inputs,
+    refuse_if_inputs_changed_quietly,
     run_fields,
     run_id_of,
     skip_if_complete,
@@ -279,9 +281,9 @@ def run_select(config: Dict[str, Any], spark=None) -> Dict[str, Any]:
         with stage("fit"):
             model = _fit_announcing_ties(selector, frame)
     except Exception:  # a file truncated or replaced during the read fails in Spark: name it instead
-        _refuse_if_inputs_changed_quietly(fingerprints[:1], inputs[:1], spark)
+        refuse_if_inputs_changed_quietly(fingerprints[:1], inputs[:1], spark)
         raise
-    _refuse_changed_inputs(fingerprints[:1], inputs[:1], spark)  # the data; a config edited later changes nothing
+    refuse_changed_inputs(fingerprints[:1], inputs[:1], spark)  # the data; a config edited later changes nothing
     if model.numInputFeatures != dataset.num_features:
         raise InvalidInputError(
             f"the model has {model.numInputFeatures} scores but the input declares {dataset.num_features} features"
@@ -335,37 +337,6 @@ def _tables_say_skip(spark, tables, config: Dict[str, Any], skipped) -> bool:
     where = (f"{config['output']['path']} is a complete output but table {tables.runs} has no run {run_id}" if skipped
              else f"table {tables.runs} has run {run_id} but {config['output']['path']} is no complete output")
     raise UnsafeOutputError(f"--if-exists skip: {where}; use --if-exists overwrite to write both again")
-
-
-def _refuse_changed_inputs(before, inputs, spark) -> None:
-    """Refuse the run (exit 2, nothing written) when an input's size or modification time changed
-    between the fingerprint taken before the read and the one taken after the fit: the rows read
-    may be any mix of the old and new file, and the summary would record data it did not read."""
-    for path, old in zip([path for path in inputs if path], before):
-        if old is None or old.get("size_bytes") is None:  # not reachable (e.g. on Spark Connect): not checked
-            continue
-        try:
-            new = input_fingerprint(path, spark)
-        except OSError:
-            new = {"size_bytes": "gone", "modified_at": "gone"}
-        if new == old:
-            continue
-        size = f"{new['size_bytes']:,} bytes" if isinstance(new["size_bytes"], int) else new["size_bytes"]
-        raise InvalidInputError(
-            f"input {old['path']} changed while it was read (size {old['size_bytes']:,} bytes -> {size}, modified "
-            f"{old['modified_at']} -> {new['modified_at']}): the result would mix the old and new contents, so "
-            "nothing was written; run again once the file is complete (or read a copy)")
-
-
-def _refuse_if_inputs_changed_quietly(before, inputs, spark) -> None:
-    """After a failed read or fit: :func:`_refuse_changed_inputs` when the input can still be
-    looked at; if that look fails too (a stopped JVM), the original failure is the one to report."""
-    try:
-        _refuse_changed_inputs(before, inputs, spark)
-    except InvalidInputError:
-        raise
-    except Exception:  # the caller re-raises the failure that brought us here
-        return
 
 
 def _params_in_effect(selector) -> Dict[str, Any]:

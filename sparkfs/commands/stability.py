@@ -138,6 +138,21 @@ def _run_weights(selector, model):
     return np.abs(model.scores), None, None
 
 
+def _checked_method(args, checked, params: Dict[str, Any]) -> Dict[str, Any]:
+    """The params of the study's fits: refuses a method of a continuous label and margin weights for a
+    method without weights; a method that weights its rows itself is asked to (SVM-RFE)."""
+    if checked._continuous_label():
+        raise ValueError(f"--method {args.method} takes a continuous label, and stability draws its samples "
+                         "stratified by class; not supported yet")
+    own_weighting = checked.own_instance_weighting
+    if args.instance_weighting == "margin" and own_weighting:
+        return {**params, own_weighting: "margin"}
+    if args.instance_weighting == "margin" and not checked.takesWeights():
+        raise ValueError(f"--method {args.method} does not take instance weights (weightCol), so "
+                         "--instance-weighting margin cannot be used (`sparkfs methods` lists which methods take them)")
+    return params
+
+
 def run_stability(args, spark) -> Dict[str, Any]:
     """``sparkfs stability``: fit the method on every run's rows, then measure (resumable)."""
     from pyspark import StorageLevel
@@ -158,15 +173,8 @@ def run_stability(args, spark) -> Dict[str, Any]:
     if args.parallelism < 1:
         raise ValueError(f"--parallelism must be at least 1, got {args.parallelism}")
     checked = build_selector(args.method, params)   # an unknown method or param fails before any Spark work
-    if checked._continuous_label():
-        raise ValueError(f"--method {args.method} takes a continuous label, and stability draws its samples "
-                         "stratified by class; not supported yet")
     own_weighting = checked.own_instance_weighting  # the method weights the rows itself (SVM-RFE)
-    if args.instance_weighting == "margin" and own_weighting:
-        params = {**params, own_weighting: "margin"}
-    elif args.instance_weighting == "margin" and not checked.takesWeights():
-        raise ValueError(f"--method {args.method} does not take instance weights (weightCol), so "
-                         "--instance-weighting margin cannot be used (`sparkfs methods` lists which methods take them)")
+    params = _checked_method(args, checked, params)
     dataset = read_input(args, spark, budget=selector_budget(checked, args.driver_budget_mb))
     # --missing before the draws: every run samples the rows the fits can read
     frame, missing = input_under_missing(dataset.df, dataset.features_col, dataset.label_col, args.missing)

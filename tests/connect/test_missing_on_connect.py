@@ -8,6 +8,8 @@ from pyspark.ml.linalg import Vectors
 
 from sparkfs.methods import build_selector
 
+CONNECT_METHODS = ["anova"]
+
 
 def _frame(spark, X, y):
     rows = [(Vectors.sparse(X.shape[1], {j: float(v) for j, v in enumerate(row) if v != 0}), float(label))
