@@ -66,7 +66,8 @@ def test_fdr_from_a_config_file_writes_p_values(spark, sonar, tmp_path, capsys):
     np.testing.assert_allclose(table["p_value"], expected_p, rtol=1e-6)
     expected = np.flatnonzero(SelectFdr(f_classif, alpha=0.01).fit(X, y).get_support())
     assert summary["selected_indices"] == expected.tolist() == np.flatnonzero(table["selected"]).tolist()
-    assert summary["selection"] == {"mode": "fdr", "n_selected": expected.size, "selection_threshold": 0.01}
+    assert summary["selection"] == {"mode": "fdr", "n_selected": expected.size, "selection_threshold": 0.01,
+                                    "kept": [], "excluded": []}
     np.testing.assert_allclose(summary["selected_p_values"], expected_p[expected], rtol=1e-6)
     assert summary["params"]["selectionMode"] == "fdr" and "numFeatures" not in summary["params"]
     top_name = table.sort_values("rank")["name"].iloc[0]

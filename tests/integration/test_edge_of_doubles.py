@@ -180,7 +180,7 @@ def test_a_fit_never_makes_a_model_its_own_load_refuses(spark, monkeypatch):
 
     monkeypatch.setattr(Selector, "_score", with_nan)
     with pytest.raises(InvalidInputError, match=r"UnivariateTestSelector: the score of feature 1 is nan \(1 of 4 "
-                                                r"scores are not a number or \+inf\): .* no model was made"):
+                                                r"scores are not a number or infinite\): .* no model was made"):
         UnivariateTestSelector(numFeatures=1).fit(_frame(spark, X, y))
 
 

@@ -26,7 +26,7 @@ def test_anova_p_values_and_fdr_equal_scikit_learn_on_a_microarray_set(spark, lu
     np.testing.assert_allclose(model.pValues, reference_p, rtol=1e-6, atol=1e-300)
     assert model.selectedFeatures == np.flatnonzero(SelectFdr(f_classif, alpha=0.01).fit(X, y).get_support()).tolist()
     assert model.summary["selection"] == {"mode": "fdr", "n_selected": len(model.selectedFeatures),
-                                          "selection_threshold": 0.01}
+                                          "selection_threshold": 0.01, "kept": [], "excluded": []}
     assert model.summary["selected_p_values"] == model.pValues[model.selectedFeatures].tolist()
     assert 0 < len(model.selectedFeatures) < 325
 
@@ -83,7 +83,7 @@ def test_percentile_on_a_selector_without_p_values(spark):
     lfs = build_selector("lfs", {}).setSelectionMode("percentile").setSelectionThreshold(0.35).fit(df)
     assert lfs.pValues is None and lfs.selectedFeatures == sorted(lfs.ranking[:3].tolist())
     assert lfs.summary["selection"] == {"mode": "percentile", "n_selected": 3, "selection_threshold": 0.35,
-                                        "num_features": 3}
+                                        "num_features": 3, "kept": [], "excluded": []}
     qfs = build_selector("qfs", {"gamma": 0.0}).setSelectionMode("percentile").setSelectionThreshold(0.3).fit(df)
     assert qfs.summary["requested_features"] == 3
 

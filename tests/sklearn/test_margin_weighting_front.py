@@ -268,5 +268,7 @@ def test_the_defaults_are_the_spark_selectors(spark):
         for name, value in front().get_params().items():
             if name in front_side.RUN_PARAMS or name in ("iterations", "sample_size"):
                 assert value is None and not selector.isSet(_camel(name)), name  # None: the preset's
+            elif name in ("kept_features", "excluded_features"):  # None: no list, the Params' []
+                assert value is None and selector.getOrDefault(_camel(name)) == [], name
             elif name not in ("num_features", "selection_mode", "threshold", "selection_threshold"):
                 assert selector.getOrDefault(_camel(name)) == value, name
