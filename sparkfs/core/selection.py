@@ -166,7 +166,8 @@ def forced_refusal(keep, exclude, num_features: Optional[int], count: Optional[i
     an index outside [0, num_features) (when known), a feature both kept and excluded, or more kept
     features than ``count`` (the selection's size, when a count decides it)."""
     for name, indices in (("keep", keep), ("exclude", exclude)):
-        repeated = sorted({int(i) for i in indices if list(indices).count(i) > 1})
+        values, counts = np.unique(np.asarray(indices, dtype=np.int64), return_counts=True)
+        repeated = values[counts > 1].tolist()
         if repeated:
             return f"{name} names feature {repeated[0]} twice"
         outside = [int(i) for i in indices if int(i) < 0 or (num_features is not None and int(i) >= num_features)]
