@@ -1,4 +1,4 @@
-"""Read time before and after ``sparkfs convert`` (issue 36) on the scale benchmark's term corpus.
+"""Read time before and after ``sparkfs convert`` on the scale benchmark's term corpus.
 
 In one local[2] session (the machine's other load permitting), in this order:
 

@@ -1,11 +1,11 @@
-"""mRMR / JMI / CMIM at scale (issue 26): time per selected feature as a multiple of a bare pass.
+"""mRMR / JMI / CMIM at scale: time per selected feature as a multiple of a bare pass.
 
 In one local[2] session, on the same cached DataFrame: a bare pass (Spark ML's ``Summarizer``,
 mean and variance), then ``InformationSelector`` choosing ``--num-features`` features, then the
 bare pass again (the ratio is against the faster of the two: the shared machine's load drifts). The fit
 is one sample pass (cut points), one relevance pass and one pass per further feature, so the time
 per further feature, (fit - the fit with one feature) / (k - 1), is the cost of one greedy step.
-Goal (issue 26): at most 1.5 bare passes per selected feature.
+Goal: at most 1.5 bare passes per selected feature.
 
     .venv/bin/python -m benchmarks.bench_information --data terms --size S --num-features 50
     .venv/bin/python -m benchmarks.bench_information --data dense --num-features 50

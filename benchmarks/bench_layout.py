@@ -1,6 +1,6 @@
 """The canonical layout of Rows against the plain one, and LFS against Spark ML, in one session.
 
-On the term corpus S of issue 22 (100,000 x 50,000 tf-idf, 20 classes, ~100 non-zeros per row,
+On the term corpus S (100,000 x 50,000 tf-idf, 20 classes, ~100 non-zeros per row,
 ``benchmarks/term_corpus.py``) and on a dense Gaussian set (``--dense-rows`` x 631, 20 classes),
 cached, with ``local[2]``:
 
@@ -214,7 +214,7 @@ def _ratio_rows(timings: dict) -> list:
 
 
 def _summary_lines(runs) -> list:
-    """Before / after of the ratios that the issue's goals name, one line per set."""
+    """Before / after of the ratios that the goals name, one line per set."""
     lines = ["## Summary (ratios from one session each)", "",
              "| set | ratio | " + " | ".join(run["label"] for run in runs) + " |",
              "|---|---|" + "---:|" * len(runs)]
@@ -244,7 +244,7 @@ def _summary_lines(runs) -> list:
 def write_report() -> None:
     runs = [json.loads((RESULTS / f"layout_{label}.json").read_text()) for label in ("before", "after", "after-repeat")
             if (RESULTS / f"layout_{label}.json").exists()]
-    lines = ["# The canonical layout of Rows vs the plain one; LFS vs Spark ML (issue 22, item 2)", "",
+    lines = ["# The canonical layout of Rows vs the plain one; LFS vs Spark ML", "",
              "`python -m benchmarks.bench_layout --label before|after` (local[2], cached input, one run per",
              "number on a shared 2-core machine: read the ratios, measured in the same session; the seconds",
              "move with the load). Ratio columns: time / bare Summarizer pass, time / Spark ML ANOVA selector;",

@@ -46,7 +46,7 @@ def main():
         notes=["Median of 3 fits each, same cached DataFrame, same session.",
                "Baseline: UnivariateFeatureSelector(continuous features, categorical label, numTopFeatures=50).",
                "Sparse input stays sparse in every LFS engine (Summarizer updates non-zeros; Arrow blocks become CSR). "
-               "float (the default since issue 37): NumPy float64 class sums, labels counted in the same pass; arrow: "
+               "float (the default): NumPy float64 class sums, labels counted in the same pass; arrow: "
                "exact sums (deterministic=true)."],
     )
     spark.stop()

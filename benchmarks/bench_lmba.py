@@ -9,7 +9,7 @@ on the same cached data (same session, same run).
 
 Seconds per step are marginal: runs with I = pool and with I = 3 x pool, difference in time over
 difference in steps. Baselines: one LFS fit (one pass, JVM statistics) and one ReliefF run (k=10, all rows as
-queries on dense; the same 512 sampled queries on sparse). Target from the issue: a step costs at
+queries on dense; the same 512 sampled queries on sparse). Target: a step costs at
 most about two LFS passes.
 
     .venv/bin/python -m benchmarks.bench_lmba [--repeats 2]

@@ -1,4 +1,4 @@
-"""MultiSURF on Spark vs scikit-rebate and fast-select, and on the shape of scikit-rebate issue 74.
+"""MultiSURF on Spark vs scikit-rebate and fast-select, and on the shape of scikit-rebate's GitHub issue #74.
 
 * scikit-rebate's MultiSURF (n_jobs = 1) on the largest dense set (100 features; the row counts of
   ``--skrebate-rows`` tried in turn, skipped once the last time extrapolated quadratically passes
@@ -9,7 +9,7 @@
 * fast-select's MultiSURF on the same set, when ``--fast-select-python`` names an interpreter
   that imports ``fast_select`` (a benchmark-only environment: it is not a sparkfs dependency),
   timed after a warm-up fit (Numba compilation excluded). Target: sparkfs faster.
-* ``--big``: the shape of scikit-rebate issue 74 (2,350 x 230,000, synthetic, seeded, 20
+* ``--big``: the shape of scikit-rebate's GitHub issue #74 (2,350 x 230,000, synthetic, seeded, 20
   informative features), 1 % sparse and dense, generated in the tasks (the driver never holds the
   matrix) and cached; ``--big-queries`` query rows (default: every row). Wall time (generation and
   caching included), fit time and the peak resident memory of the whole process tree (driver,
@@ -307,7 +307,7 @@ def big_runs(spark, args, rows, notes):
 
 def append_big_table(big_rows, notes):
     header = ["data", "wall s", "generate + cache s", "fit s", "peak memory GiB", "informative in top 20", "outcome"]
-    lines = ["", f"## The issue-74 shape ({time.strftime('%Y-%m-%d %H:%M')} UTC, {platform.machine()}, "
+    lines = ["", f"## The scikit-rebate #74 shape ({time.strftime('%Y-%m-%d %H:%M')} UTC, {platform.machine()}, "
              f"{os.cpu_count()} cores, local[2])", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in big_rows]
     lines += [""] + [f"- {note}" for note in notes]
@@ -349,7 +349,7 @@ def main():
     ]
     notes += common
     if args.quick:
-        notes.append("--quick: a smoke run at small sizes, not the issue's benchmark (the goals need the full run).")
+        notes.append("--quick: a smoke run at small sizes, not the full benchmark (the goals need the full run).")
     if not args.big_only:
         notes += ["sparkfs: local[2], input cached, median of 3 runs; every pass included.",
                   "scikit-rebate in a child process, n_jobs=1, fit time only (its n x n distance matrix included)."]

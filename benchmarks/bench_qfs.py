@@ -1,4 +1,4 @@
-"""Benchmark of Fisher-Markov QFS (issue 3): the distributed Gram pass and the certified min-cut.
+"""Benchmark of Fisher-Markov QFS: the distributed Gram pass and the certified min-cut.
 
 (a) One pass of :func:`sparkfs.spark.gram.class_gram_statistics` over 100,000 rows x 500 candidate
     features (dense, 2 classes, local[2], data cached), against two baselines measured in the same
@@ -175,7 +175,7 @@ def main():
     total = time.perf_counter() - started
 
     lines = [
-        "# QFS benchmark (issue 3)",
+        "# QFS benchmark",
         "",
         f"Machine: {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}. "
         f"Written by `benchmarks/bench_qfs.py` in {total:.0f} s. Times are the best of 3 runs ((b): 2) "

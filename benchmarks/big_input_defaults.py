@@ -1,4 +1,4 @@
-"""Big input with default settings (issue 13): ``sparkfs select`` on a 250,000 x 631 dense Parquet
+"""Big input with default settings: ``sparkfs select`` on a 250,000 x 631 dense Parquet
 file (the shape of the ECBDL14 protein set) with no memory flag, for lfs, anova and relieff
 (m = 10 sampled queries), each in its own process as a user would run it.
 

@@ -1,4 +1,4 @@
-"""The cluster cost model's measured rows (issue 33): one method's `sparkfs select` on a Spark
+"""The cluster cost model's measured rows: one method's `sparkfs select` on a Spark
 standalone cluster of two workers (1 core each, started here from pyspark's own jars) against the
 same command on `local[2]`, the same 2 cores, in one run. Per run: wall and fit seconds, Spark jobs
 and stages, and what Spark's listener recorded (from the application's event log): bytes shuffled

@@ -1,4 +1,4 @@
-"""Near the floor (issue 37): the univariate fits and the LIBSVM read against their bare baselines.
+"""Near the floor: the univariate fits and the LIBSVM read against their bare baselines.
 
 One local[2] session per size of the term corpus (``benchmarks/term_corpus.py``), each number the
 median of ``--repeats`` runs after a warm-up run, every baseline measured in the same session:
@@ -34,7 +34,7 @@ from benchmarks.common import RESULTS, machine_header
 
 FITS = ("lfs", "anova", "chi2", "variance")
 GOALS = {"read": 2.0, "S": 1.5, "M": 1.2, "ufs": 0.25}
-#: The dense rows of the issue's first line: LFS against Spark ML's ANOVA selector (goal <= 0.25x).
+#: The dense rows: LFS against Spark ML's ANOVA selector (goal <= 0.25x).
 DENSE_SHAPE = (200_000, 300)
 
 

@@ -1,4 +1,4 @@
-"""Scale on term matrices (issue 22): every method with its defaults on a 10-million-non-zero corpus.
+"""Scale on term matrices: every method with its defaults on a 10-million-non-zero corpus.
 
 For each size and method, one child process (a fresh local[2] session with sparkfs's own memory
 default, as a user's ``sparkfs select`` gets) measures, in that one session:
@@ -10,7 +10,7 @@ default, as a user's ``sparkfs select`` gets) measures, in that one session:
   the top 1,000) fitted on the same cached input;
 * the method: ``sparkfs select --method M --num-features 1000`` through ``sparkfs.cli.main`` with
   nothing else set: its wall time and the ``fit`` stage's time (from the stage log);
-* its **quality** (issue 32): the generators know the class-informative features (the term
+* its **quality**: the generators know the class-informative features (the term
   corpus's informative terms, :func:`term_corpus.informative_terms`; the dense Parquet's first 20
   columns), so the table says how many of them the method ranks in its top 1,000 (dense: in its
   top 20), beside what chance would give.

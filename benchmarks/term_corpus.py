@@ -1,4 +1,4 @@
-"""A seeded synthetic term corpus: documents x terms as tf-idf rows, the shape of issue 22.
+"""A seeded synthetic term corpus: documents x terms as tf-idf rows.
 
 Every document belongs to one of ``num_classes`` classes (uniform). Its tokens come from a Zipfian
 vocabulary (term ``t`` has probability proportional to ``1 / (t + 2.7)``, Mandelbrot's form of

@@ -1,5 +1,5 @@
 """Every script in benchmarks/ (timings) and studies/ (research) starts and answers ``--help`` when
-run as ``python -m <folder>.<script>`` from the repository root (issue 35): a script whose imports
+run as ``python -m <folder>.<script>`` from the repository root: a script whose imports
 broke with a change to the package fails here, in the fast tier, not the next time someone measures.
 Both folders import through the packages (``benchmarks.common``), not through ``sys.path``."""
 

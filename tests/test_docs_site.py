@@ -1,4 +1,4 @@
-"""The documentation site builds with no warning (issue 35): `mkdocs build --strict` over docs/ with
+"""The documentation site builds with no warning: `mkdocs build --strict` over docs/ with
 the API pages generated from the docstrings, and every page of docs/ is in its navigation."""
 
 import os

@@ -1,4 +1,4 @@
-"""Which Python a new session's executors run, and the message when they cannot run sparkfs (issue 33).
+"""Which Python a new session's executors run, and the message when they cannot run sparkfs.
 
 No JVM: the decision is a pure function of the master, the conf and the environment, and the
 failures are recognised in canned copies of what Spark reports on the driver.

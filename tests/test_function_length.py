@@ -1,4 +1,4 @@
-"""No function in sparkfs/ grows past MAX_FUNCTION_LINES (80, the style's aim; issue 35) without a
+"""No function in sparkfs/ grows past MAX_FUNCTION_LINES (80, the style's aim) without a
 reason written here. A function's lines run from its ``def`` to its last line, less
 its docstring: documentation is not length to split.
 

@@ -263,7 +263,7 @@ def import_cycles(graph):
 
 
 def test_no_module_imports_one_that_imports_it_back():
-    """No import circle, direct or through other modules, function-level imports included (issue 35)."""
+    """No import circle, direct or through other modules, function-level imports included."""
     cycles = import_cycles(module_graph())
     assert not cycles, "import circles:\n" + "\n".join(" -> ".join(cycle) for cycle in cycles)
 

@@ -1,4 +1,4 @@
-"""The method registry drives the per-method tests (issue 35): every method has facts and a family
+"""The method registry drives the per-method tests: every method has facts and a family
 (its code path), and every per-method test covers every family, so a method added to the registry
 in a new family fails here until those tests run it."""
 

@@ -1,4 +1,4 @@
-"""What a cluster installs (issue 33): the pack's requirements, the notebooks' wheel parameter. No JVM."""
+"""What a cluster installs: the pack's requirements, the notebooks' wheel parameter. No JVM."""
 
 import importlib.util
 import json

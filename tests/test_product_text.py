@@ -14,6 +14,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: What the product's text is: these folders and files, every text file in them.
 PRODUCT_PATHS = ("sparkfs", "docs", "README.md", "jobs", "conf", "notebooks")
+#: The contributors' code: the tests and benchmarks (their .py files; the benchmarks' dated results
+#: are records of past runs). This file is left out: it names the patterns.
+CONTRIBUTOR_PATHS = ("tests", "benchmarks", "tools")
 TEXT_SUFFIXES = {".py", ".md", ".yaml", ".yml", ".ipynb", ".properties", ".txt", ".toml", ".cfg", ".json"}
 
 #: A reference to a work item of the project (case-insensitive). "issue #74" of another project's
@@ -35,10 +38,18 @@ def _product_files():
                     yield file
 
 
+def _contributor_files():
+    for name in CONTRIBUTOR_PATHS:
+        for file in sorted((ROOT / name).rglob("*.py")):
+            if file != Path(__file__).resolve() and "__pycache__" not in file.parts:
+                yield file
+
+
 def history_mentions():
-    """Every line of the product's text that refers to a work item: ``path:line: text``."""
+    """Every line of the product's text and the contributors' code that refers to a work item:
+    ``path:line: text``."""
     found = []
-    for file in _product_files():
+    for file in [*_product_files(), *_contributor_files()]:
         for number, line in enumerate(file.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
             if HISTORY.search(line):
                 found.append(f"{file.relative_to(ROOT)}:{number}: {line.strip()[:160]}")

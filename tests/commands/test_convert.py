@@ -1,4 +1,4 @@
-"""`sparkfs convert` (issue 36): LIBSVM and CSV text to a Parquet directory, then `select` on it
+"""`sparkfs convert`: LIBSVM and CSV text to a Parquet directory, then `select` on it
 equals `select` on the text; the same rows in 1 or 7 files convert alike; the output rules against
 decoy directories; a bad line refused before anything is written.
 

@@ -1,4 +1,4 @@
-"""``--mlflow`` on ``select``, ``stability`` and ``evaluate`` (issue 36): one run per command in a real
+"""``--mlflow`` on ``select``, ``stability`` and ``evaluate``: one run per command in a real
 local tracking store (SQLite, MLflow 3's default kind, in a temporary folder), read back through
 ``MlflowClient``; the refusals before any Spark work; no FINISHED run from a failed command.
 

@@ -1,4 +1,4 @@
-"""Spark ML's selection modes and p-values through the real command line (issue 24, item 4):
+"""Spark ML's selection modes and p-values through the real command line:
 ``--selection-mode {num-top-features,percentile,fpr,fdr,fwe} --selection-threshold X`` (config:
 ``selection: {selection_mode, selection_threshold}``), the p_value column of features.parquet and
 the p-values in summary.json; every refusal exits 2 with its message and writes nothing, those of

@@ -1,4 +1,4 @@
-"""The options objects of the methods moved to them by issue 25 (``sparkfs/core/options.py``): each
+"""The options objects of the methods (``sparkfs/core/options.py``): each
 bad value is refused when the object is built, naming the parameter, its owner and the value."""
 
 import pytest

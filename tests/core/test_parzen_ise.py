@@ -336,7 +336,7 @@ def clustered_and_noise(seed, num_clustered=2, num_noise=3, num_rows=150):
 
 
 def image_reading(*args, **options):
-    """The driver with issue 11's reading (``criterion="image"``), the one these tests derive."""
+    """The driver with the image reading (``criterion="image"``), the one these tests derive."""
     return parzen_ise_in_memory(*args, criterion="image", **options)
 
 

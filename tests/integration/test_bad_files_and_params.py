@@ -1,4 +1,4 @@
-"""Bad files, flags, config keys and params through the CLI (issue 13): a clear message naming the
+"""Bad files, flags, config keys and params through the CLI: a clear message naming the
 problem, exit code 2, nothing written. Listed in docs/bad_input.md."""
 
 import os

@@ -1,4 +1,4 @@
-"""Bad input through the CLI for every selector family (issue 13): each case gets a clear message
+"""Bad input through the CLI for every selector family: each case gets a clear message
 naming the problem, exit code 2 and no output; awkward but valid input gets finite scores.
 The table in docs/bad_input.md lists the cases and points here."""
 

@@ -1,5 +1,5 @@
 """``--remote`` / ``SPARK_REMOTE``: the command line on a Spark Connect server, and the masters Spark
-rejects reported as such (issue 24, item 2).
+rejects reported as such.
 
 The Connect runs start one local server for the module (``sbin/start-connect-server.sh`` of the
 installed pyspark) and run ``python -m sparkfs.cli`` against it as child processes: a process that

@@ -1,4 +1,4 @@
-"""sparkfs on a real Spark standalone cluster whose workers cannot see this checkout (issue 33).
+"""sparkfs on a real Spark standalone cluster whose workers cannot see this checkout.
 
 One master and two workers (1 core, 1 GiB each) started from pyspark's own jars with
 ``spark-class``, once for the module. Each worker runs in its own mount namespace (``unshare -m``)

@@ -1,4 +1,4 @@
-"""Config values are typed and checked (issue 21): wrong types, YAML alias bombs, method params that
+"""Config values are typed and checked: wrong types, YAML alias bombs, method params that
 do not convert, negative and non-finite numbers on the command line, a threshold that selects nothing.
 
 Every refusal here but the last happens before a Spark session is asked for: ``no_spark`` makes
@@ -230,7 +230,7 @@ def test_scalar_spark_settings_and_sigma_lists_pass(tmp_path):
               if isinstance(value, dict) and section != "params"}
     keys = {f"{section}.{key}" for section, value in nested.items() for key in value}
     keys |= set(config_module.DEFAULTS) - set(nested)
-    # every key of a config file has a type (22, then label_type, mlflow and mlflow_experiment of issue 36)
+    # every key of a config file has a type
     # ... and input.feature_names, input.feature_names_from, input.table, output.reduced, output.table, missing
     assert len(keys) == 31 and keys <= set(config_module.SCHEMA)
 

@@ -1,4 +1,4 @@
-"""CSV and Parquet inputs Spark would misread silently or with a raw error (issue 21 item 7),
+"""CSV and Parquet inputs Spark would misread silently or with a raw error,
 through the command line: exit 2, a message naming the problem, nothing written."""
 
 import numpy as np

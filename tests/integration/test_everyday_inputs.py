@@ -1,4 +1,4 @@
-"""Files people make every day, read as they mean them or refused with the fix (issue 34 item 7):
+"""Files people make every day, read as they mean them or refused with the fix:
 a gzip-compressed CSV, a features column of arrays (pandas' and pyarrow's lists), a 0-based LIBSVM
 file from scikit-learn's ``dump_svmlight_file``."""
 
@@ -84,7 +84,7 @@ def test_scikit_learn_svmlight_file(spark, tmp_path, capsys, zero_based):
 
 
 def test_a_pandas_timestamp_column_is_refused_by_name_before_spark(tmp_path, capsys, monkeypatch):
-    """Issue 34 item 3: pandas writes datetime64 as timestamp[ns], which Spark cannot read
+    """pandas writes datetime64 as timestamp[ns], which Spark cannot read
     (PARQUET_TYPE_ILLEGAL, no column named, exit 1): refused by name from the footer, exit 2."""
     from sparkfs.spark import session as session_module
 

@@ -1,7 +1,7 @@
 """Faults in the cluster: a task that fails on its first attempt is retried by Spark, and the
-result equals the fault-free one exactly (issue 13). Runs in a child process on ``local[2,3]``
+result equals the fault-free one exactly. Runs in a child process on ``local[2,3]``
 (two threads, up to three attempts per task), with the engine's test-only fault hook, and with a
-Python worker killed from outside by SIGKILL while a pass runs (issue 21). Both happen in one child
+Python worker killed from outside by SIGKILL while a pass runs. Both happen in one child
 (one JVM start for the two tests): first the injected faults, then the kills."""
 
 import json

@@ -1,6 +1,6 @@
 """docs/recipes.md's recipe for a univariate filter, followed as a contributor would: one core
 function of the class moments plus one registry line, then the method runs through the selector,
-the CLI and ``sparkfs methods`` (issue 35). Each score is checked against NumPy written here from
+the CLI and ``sparkfs methods``. Each score is checked against NumPy written here from
 the statistic's definition."""
 
 import json

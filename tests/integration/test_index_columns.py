@@ -1,4 +1,4 @@
-"""A pandas index is never read as a feature (issue 34 item 1), and a byte-order mark is not part of a
+"""A pandas index is never read as a feature, and a byte-order mark is not part of a
 column name (item 7), through the command line, one test per writer.
 
 The data: 3 features where ``x1`` alone separates the classes; the rows are written sorted by

@@ -1,4 +1,4 @@
-"""Inputs read as a user expects (issue 22 item 6, issue 24 items 4-5), through the command line:
+"""Inputs read as a user expects, through the command line:
 LIBSVM features named by the file's own column numbers; missing named columns refused from the
 CSV header or the Parquet footer before Spark starts, in a short message; a wide CSV read
 without schema inference; CSV lines and values that are not numbers named with their line."""

@@ -1,4 +1,4 @@
-"""Inputs fingerprinted before the read (issue 34, item 2): ``summary.json``'s ``input_files`` used to
+"""Inputs fingerprinted before the read: ``summary.json``'s ``input_files`` used to
 be taken at the end, so a file appended during the read was recorded as read whole. Now the
 fingerprint is taken before the read and checked again after the fit; a change in between fails
 the run (exit 2, the file named) and nothing is written."""

@@ -1,4 +1,4 @@
-"""Jobs a scheduler can run (issue 24, item 6), through the real command line: a run id in the
+"""Jobs a scheduler can run, through the real command line: a run id in the
 output path and the summary, start and end times, input fingerprints, ``--if-exists
 fail|overwrite|skip`` (skip does no Spark work), JSON-lines logs, the nightly example in conf/, and
 Spark's own WARN lines kept off the terminal of a session the CLI starts."""

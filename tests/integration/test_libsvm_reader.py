@@ -1,4 +1,4 @@
-"""Our LIBSVM/SVMlight reader (issue 21 item 3) through the command line: SVMlight's comments, qid
+"""Our LIBSVM/SVMlight reader through the command line: SVMlight's comments, qid
 and tabs accepted; the parse equal to Spark's own reader on valid files; every bad line refused
 with exit 2, its file and line, and nothing written; the vector size bounded by the driver budget
 before any vector exists."""

@@ -1,4 +1,4 @@
-"""Many classes (issue 34, item 6): ReliefF with 2,000 classes ran with a 240-line `Code grows beyond
+"""Many classes: ReliefF with 2,000 classes ran with a 240-line `Code grows beyond
 64 KB` compiler trace on stderr (the label index was a CASE WHEN of 2,000 branches, which Spark then
 interpreted). The index is a lookup in a literal map above CASE_WHEN_CLASSES classes, and Spark's
 code generator's fallback is kept off the user's stderr."""

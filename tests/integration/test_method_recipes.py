@@ -1,5 +1,5 @@
 """docs/recipes.md's recipes for a pair method, an unsupervised method and a column-wise method,
-each followed as a contributor would, with a toy method written here (issue 35).
+each followed as a contributor would, with a toy method written here.
 
 Each toy has the recipe's layers: pure NumPy functions of the statistics (what would go in
 ``sparkfs/core/``), a Spark function composed from the public passes only (what would go in

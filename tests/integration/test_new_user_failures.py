@@ -1,4 +1,4 @@
-"""What a new user hit first (issue 13): a default-memory JVM that died, a continuous label taken
+"""What a new user hit first: a default-memory JVM that died, a continuous label taken
 as classes, ``nan`` in a CSV, a garbled LIBSVM line. Each: a clear message, the exit code, no
 output."""
 
@@ -76,7 +76,7 @@ def test_a_jvm_killed_by_the_kernel_is_reported_as_that(monkeypatch):
     import sparkfs.spark.failures as failures
 
     monkeypatch.setattr(failures, "jvm_exit_signal", lambda: 9)
-    # a SIGKILL is the kernel's only where its log shows the OOM killer ending the JVM (issue 34 item 5)
+    # a SIGKILL is the kernel's only where its log shows the OOM killer ending the JVM
     monkeypatch.setattr(failures, "kernel_log", lambda: "Out of memory: Killed process 4242 (java)")
     monkeypatch.setattr(failures, "_jvm_pid", lambda: 4242)
     monkeypatch.setitem(memory_module.applied_settings, "spark.driver.memory", "11g")
@@ -128,7 +128,7 @@ def test_jvm_exit_signal_reads_a_killed_child_process(monkeypatch):
 
 
 def test_jvm_exit_signal_waits_for_a_jvm_that_is_still_being_killed(monkeypatch):
-    """The connection breaks before the kernel has reaped a killed JVM (stop 29's run on M: an
+    """The connection breaks before the kernel has reaped a killed JVM (as a run on M showed: an
     immediate poll saw it running and the message blamed an OutOfMemoryError instead)."""
     import subprocess
     import types

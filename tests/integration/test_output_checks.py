@@ -1,4 +1,4 @@
-"""Output checks before the work, and a failed write named with its path (issue 34, item 4).
+"""Output checks before the work, and a failed write named with its path.
 
 * an output below an existing file (``afile.txt/sub``) is refused before Spark starts (exit 2,
   naming the file), where it used to fail after the whole fit with a raw ``NotADirectoryError``;

@@ -1,4 +1,4 @@
-"""Output that cannot destroy what sparkfs did not write (issue 21, item 1), through the real command
+"""Output that cannot destroy what sparkfs did not write, through the real command
 line against decoy directories holding unrelated files: every refusal exits 2, names the reason,
 and leaves every file and listing of the decoys byte for byte as it was.
 

@@ -1,4 +1,4 @@
-"""Progress lines and a clean stop on Ctrl-C / SIGTERM, through the real command line (issue 24 item 1).
+"""Progress lines and a clean stop on Ctrl-C / SIGTERM, through the real command line.
 
 The interruption tests start ``python -m sparkfs.cli select`` as a process of its own (each starts a
 JVM), wait until the fit's progress lines show it running, send the signal and check the exit code,

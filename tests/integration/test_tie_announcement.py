@@ -1,4 +1,4 @@
-"""A selection decided by ties is announced on stderr and recorded in summary.json (issue 23)."""
+"""A selection decided by ties is announced on stderr and recorded in summary.json."""
 
 import json
 

@@ -1,4 +1,4 @@
-"""Two writers of one output with ``--overwrite`` at once (issue 34, item 8): the probe that found a
+"""Two writers of one output with ``--overwrite`` at once: the probe that found a
 raw ``Errno 39 Directory not empty`` about once in 300 trials, and a hidden ``.NAME.tmp-<uuid>.old``
 directory left behind. The output layer is called directly from two threads (no Spark), 300 times.
 

@@ -1,4 +1,4 @@
-"""A local Parquet input's footer is read once before Spark reads the file (issue 35): the column
+"""A local Parquet input's footer is read once before Spark reads the file: the column
 names, the pandas index and the date/time check share one schema."""
 
 import numpy as np

@@ -101,7 +101,7 @@ def test_transform_refuses_existing_output_column(spark, small_df):
 
 def test_scaling_param_is_declared_once_with_each_selectors_default():
     """One `scaling` Param (sparkfs.selectors._params.HasScaling): same doc and check everywhere,
-    each selector's default (Fisher-Markov "standard" since issue 32, "none" with preset="paper";
+    each selector's default (Fisher-Markov "standard", "none" with preset="paper";
     Relief "range")."""
     from sparkfs import FisherMarkovSelector, ReliefSelector
     from sparkfs.core.scaling import SCALINGS

@@ -1,4 +1,4 @@
-"""The ``deterministic`` Param (issue 22): off by default (no canonical layout, the fastest
+"""The ``deterministic`` Param: off by default (no canonical layout, the fastest
 statistics engine; results equal across partitionings to rounding), the summary says which mode
 ran, and a contradictory ``statsEngine`` is refused through the command line before Spark starts.
 The bit-for-bit checks of the deterministic mode are in test_partition_property.py,

@@ -1,4 +1,4 @@
-"""`--method f-regression` (issue 36): the F test of a one-feature linear regression on a continuous
+"""`--method f-regression`: the F test of a one-feature linear regression on a continuous
 label, on the filter base. Checked against the equation written here in NumPy (the Pearson
 correlation through ``np.corrcoef``), scikit-learn's ``f_regression`` and Spark ML's ``FValueTest``
 on scikit-learn's diabetes data and Friedman #1, dense and sparse, 1 and 3 partitions; every

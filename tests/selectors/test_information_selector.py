@@ -98,7 +98,7 @@ def test_ties_between_steps_are_announced(spark):
 
 @pytest.mark.parametrize("sparse", [False, True])
 def test_mrmr_among_the_most_relevant_is_the_run_over_every_feature(spark, monkeypatch, sparse):
-    """Issue 32: mRMR (difference form) runs among the features of largest relevance, which is the
+    """mRMR (difference form) runs among the features of largest relevance, which is the
     run over every feature when each step's choice beats the largest relevance left out. Here the
     most relevant features are near copies of one another, so the first candidate set cannot prove
     that, the candidates grow, and the order is the reference's over every feature."""
@@ -125,7 +125,7 @@ def test_mrmr_among_the_most_relevant_is_the_run_over_every_feature(spark, monke
 @pytest.mark.parametrize("seed, grows", [(0, False), (5, True)])
 def test_cmim_among_the_most_informative_given_the_first_is_the_run_over_every_feature(spark, monkeypatch, seed,
                                                                                       grows):
-    """Issue 32: CMIM runs among the first feature and those of largest I(X_j; Y | X_first), which
+    """CMIM runs among the first feature and those of largest I(X_j; Y | X_first), which
     bounds a left-out feature's criterion from the second step on; the order equals the reference's
     over every feature when the first candidate set proves it (seed 0) and when a step's choice does
     not beat the largest bound left out and the candidates grow (seed 5)."""

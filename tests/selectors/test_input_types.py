@@ -1,4 +1,4 @@
-"""Column types are checked from the schema before any Spark job (issue 35), as Spark ML's
+"""Column types are checked from the schema before any Spark job, as Spark ML's
 ``transformSchema``: a features column of arrays (what pandas writes) is refused by name with the
 conversion, for every method family of the registry; so are labels and weights of the wrong type."""
 

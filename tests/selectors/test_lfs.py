@@ -153,7 +153,7 @@ def _term_like(seed=0, docs=240):
 
 
 def test_default_standardises_each_feature_and_ranks_term_data_as_anova(spark):
-    """Issue 32: the default (preset 'default' = scaling 'standard') is eq. (19) on (x - mean) / s,
+    """The default (preset 'default' = scaling 'standard') is eq. (19) on (x - mean) / s,
     s the sample std, and on term-like data finds the informative rare terms where the paper's
     setting (raw values) ranks the frequent uninformative ones first."""
     from sparkfs.selectors.baseline import UnivariateTestSelector

@@ -1,4 +1,4 @@
-"""Saved models carry a checksum manifest of their own files (issue 34, item 9): two flipped bytes
+"""Saved models carry a checksum manifest of their own files: two flipped bytes
 with Hadoop's ``.crc`` files gone used to load silently (a score's low bits changed, or a garbled
 uid); now the load is refused with the file named. Models saved before the manifest still load."""
 

@@ -71,7 +71,7 @@ def test_a_model_of_another_selector_is_refused(spark, tmp_path):
         ReliefSelectorModel.load(str(path))
 
 
-# --- damaged or edited models are refused (issue 21, item 6) ------------------------------------
+# --- damaged or edited models are refused ------------------------------------
 
 def _edit_metadata(path: Path, edit) -> None:
     metadata_file = next((path / "metadata").glob("part-*"))

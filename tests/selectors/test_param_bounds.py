@@ -1,4 +1,4 @@
-"""Params that scale work or memory are bounded (issue 21, item 4; docs/bad_input.md, "Param bounds
+"""Params that scale work or memory are bounded (docs/bad_input.md, "Param bounds
 and model loading"): static caps in each Param's declaration, refused before Spark starts; bounds
 from the input (rows, classes, features, driverBudgetMB) refused after the label counts and before
 any heavy pass. Each through the real command line: exit 2, the message, nothing written."""

@@ -1,4 +1,4 @@
-"""Where a Param is written more than once, the copies agree (issue 35): each Estimator's keyword
+"""Where a Param is written more than once, the copies agree: each Estimator's keyword
 signature against its Params and their defaults, each scikit-learn estimator's Params against the
 Spark selector's, and each method's options object against the selector that builds it.
 

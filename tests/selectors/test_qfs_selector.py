@@ -169,8 +169,8 @@ def test_microarray_lfs_prefilter_then_qfs_through_cli(spark, shared_data, tmp_p
 
 
 def test_unset_candidates_take_the_features_asked_for_when_more_and_the_summary_says_how(spark, monkeypatch):
-    """candidates unset: the default, or the features asked for when that is more (issue 22:
-    --num-features 1000 must not hit the 500 default); set: as given."""
+    """candidates unset: the default, or the features asked for when that is more
+    (--num-features 1000 must not hit the 500 default); set: as given."""
     from sparkfs.selectors import fisher_markov
 
     monkeypatch.setattr(fisher_markov, "DEFAULT_CANDIDATES", 4)

@@ -1,4 +1,4 @@
-"""`--method variance` (issue 36): Spark ML's VarianceThresholdSelector on the filter base. The sample
+"""`--method variance`: Spark ML's VarianceThresholdSelector on the filter base. The sample
 variance of every feature (NumPy's ``var(ddof=1)``, written here) from one moments pass without
 labels; ``--threshold T`` keeps what Spark ML's ``varianceThreshold=T`` keeps, dense and sparse, for 1
 and 3 partitions; no p-values."""

@@ -90,7 +90,7 @@ def test_invalid_params_are_named(spark, params, message):
 
 
 def test_unknown_method_and_param():
-    with pytest.raises(ValueError, match="unknown method 'fcbf'"):  # not built (mrmr is, since issue 26)
+    with pytest.raises(ValueError, match="unknown method 'fcbf'"):  # not built
         build_selector("fcbf", {})
     with pytest.raises(ValueError, match="unknown param 'alpha' for method 'lfs': it takes .*gamma"):
         build_selector("lfs", {"alpha": 1})

@@ -1,6 +1,6 @@
 """The canonical layout of Rows (sparkfs.spark.canonical): chunks cut at fixed row ids, groups in
 one partition, merges in group order; every Rows-based family then gives bit-identical scores for
-1, 2 and 7 partitions and, with a row-id column, for any row order (issue 13)."""
+1, 2 and 7 partitions and, with a row-id column, for any row order."""
 
 import numpy as np
 import pyarrow as pa

@@ -1,4 +1,4 @@
-"""Driver memory budgets (issue 13): a configuration whose rows on the driver would exceed
+"""Driver memory budgets: a configuration whose rows on the driver would exceed
 ``driverBudgetMB`` is refused before any row travels, and the message names the Param to change."""
 
 import numpy as np

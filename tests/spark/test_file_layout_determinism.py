@@ -1,4 +1,4 @@
-"""The same rows stored as 1 and as 7 Parquet files (issues 21 and 32): what holds, exactly.
+"""The same rows stored as 1 and as 7 Parquet files: what holds, exactly.
 
 Spark packs files into partitions by size (largest first), so the 7-file read delivers the rows
 in another order than the 1-file read (checked below), and positional row ids differ. Then:

@@ -1,4 +1,4 @@
-"""The "float" statistics engine (issue 37): NumPy float sums in one mapInArrow pass, the labels
+"""The "float" statistics engine: NumPy float sums in one mapInArrow pass, the labels
 counted in it.
 
 Checked against plain NumPy sums written here (per class: rows, weight sums, column sums, column

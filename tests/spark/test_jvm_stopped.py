@@ -1,4 +1,4 @@
-"""A driver JVM killed from outside is not an out-of-memory (issue 34, item 5), on canned inputs
+"""A driver JVM killed from outside is not an out-of-memory, on canned inputs
 (no JVM): a JVM ended by a signal 1.3 s after its start was reported as "the Spark JVM stopped
 during the job ... (most often java.lang.OutOfMemoryError ...). Give it more memory: --driver-memory
 22g" on a 24 GB machine."""

@@ -1,6 +1,6 @@
 """Property test (hypothesis): on random small data sets every selector family with
-``deterministic=True`` gives the same scores with 1, 2 and 7 partitions of the same ordered rows
-(issue 13). It found that Spark ML's ANOVA F of a constant feature was rounding noise (24 with one
+``deterministic=True`` gives the same scores with 1, 2 and 7 partitions of the same ordered rows.
+It found that Spark ML's ANOVA F of a constant feature was rounding noise (24 with one
 partition, 0 with two). Every family is bit-identical: those on Rows through the canonical layout
 (here with 4-row chunks so that a small set spans several chunks and groups), lfs, qfs and anova
 through the exact statistics engine ("arrow", what statsEngine="auto" takes with deterministic=True).

@@ -1,4 +1,4 @@
-"""ReliefF's distance on term-like data (issue 32): ``metric="cosine"`` (rows divided by their
+"""ReliefF's distance on term-like data: ``metric="cosine"`` (rows divided by their
 Euclidean norm, then Euclidean distances, margins on the unit rows) and ``preset="default"``
 choosing it from the column statistics on non-negative data with at most 10 % non-zero values.
 

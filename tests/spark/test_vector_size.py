@@ -1,4 +1,4 @@
-"""The vector size a fit starts from (issue 37: one Spark job for a univariate fit): read from Spark
+"""The vector size a fit starts from (one Spark job for a univariate fit): read from Spark
 ML's attribute metadata where the column declares it (sparkfs's LIBSVM reader, VectorAssembler), with
 no job; else from the first row. A declared size of 0 is refused as empty vectors."""
 
