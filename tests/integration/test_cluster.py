@@ -36,6 +36,10 @@ RECIPE = ["--conf", f"spark.archives={ARCHIVE}#environment", "--conf", "spark.py
 #: The sources the archive is built from: a newer one rebuilds it.
 PACK_SOURCES = ("sparkfs", "pyproject.toml", "tools/pack_env.py")
 START_TIMEOUT = 90
+#: The JIT's first tier only, in the daemons and the executors, as tests/conftest.py sets it for every
+#: driver: the test's JVMs are short-lived (the settings a user's recipe needs are RECIPE's alone).
+TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
+EXECUTOR_OPTIONS = ["--conf", f"spark.executor.defaultJavaOptions={TEST_JVM_OPTIONS}"]
 
 
 def _pyspark_home() -> Path:
@@ -84,6 +88,7 @@ def _worker_environ(spark_home: str) -> dict:
     applications' folders removed within seconds (Spark's worker cleanup)."""
     environ = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root"),
                "LANG": "C.UTF-8", "SPARK_HOME": spark_home, "SPARK_LOCAL_IP": "127.0.0.1",
+               "SPARK_DAEMON_JAVA_OPTS": TEST_JVM_OPTIONS,
                "SPARK_WORKER_OPTS": "-Dspark.worker.cleanup.enabled=true -Dspark.worker.cleanup.interval=5 "
                                     "-Dspark.worker.cleanup.appDataTtl=1"}
     if os.environ.get("JAVA_HOME"):
@@ -218,7 +223,8 @@ def _without_local_python(environ=None) -> dict:
 
 def _select(args, timeout=600):
     """``sparkfs select`` as a new user runs it: a process of this interpreter, no PYSPARK_PYTHON."""
-    return subprocess.run([sys.executable, "-m", "sparkfs.cli", "select", *args, "--conf", "spark.ui.enabled=false"],
+    return subprocess.run([sys.executable, "-m", "sparkfs.cli", "select", *args, "--conf", "spark.ui.enabled=false",
+                           *EXECUTOR_OPTIONS],
                           capture_output=True, text=True, env=_without_local_python(), timeout=timeout, cwd=REPO)
 
 
@@ -313,7 +319,7 @@ def submitted(cluster, packed_environment, digits, breast, tmp_path_factory):
     with open(stdout_path, "w") as stdout, open(stderr_path, "w") as stderr:  # files: never a blocked pipe
         submitted = subprocess.Popen(
             [str(Path(sys.executable).parent / "spark-submit"), "--master", cluster.url,
-             "--archives", f"{packed_environment}#environment", "--conf", "spark.ui.enabled=false",
+             "--archives", f"{packed_environment}#environment", "--conf", "spark.ui.enabled=false", *EXECUTOR_OPTIONS,
              "--conf", "spark.default.parallelism=3",
              str(REPO / "tests" / "integration" / "cluster_job_runs.py"), str(folder / "runs.json"),
              str(folder / "exit_codes.json")],
