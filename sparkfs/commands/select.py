@@ -16,6 +16,7 @@ from sparkfs.commands.arguments import (
     add_spark_args,
     apply_forced,
     forced_before_spark,
+    forced_of_config,
     input_under_missing,
     log,
     session_conf,
@@ -110,7 +111,8 @@ _FLAG_OF_KEY = {"input.path": "--input", "input.table": "--input-table", "input.
                 "label_type": "--label-type",
                 "selection.num_features": "--num-features",
                 "selection.threshold": "--threshold", "selection.selection_mode": "--selection-mode",
-                "selection.selection_threshold": "--selection-threshold", "output.path": "--output",
+                "selection.selection_threshold": "--selection-threshold", "selection.keep": "--keep",
+                "selection.exclude": "--exclude", "output.path": "--output",
                 "output.reduced": "--write-reduced", "output.table": "--output-table",
                 "spark.master": "--master",
                 "spark.remote": "--remote",
@@ -132,7 +134,8 @@ def _flags_to_config(args) -> Dict[str, Any]:
         "missing": args.missing,
         "params": dict(parse_param(text) for text in args.param),
         "selection": {"num_features": args.num_features, "threshold": args.threshold,
-                      "selection_mode": args.selection_mode, "selection_threshold": args.selection_threshold},
+                      "selection_mode": args.selection_mode, "selection_threshold": args.selection_threshold,
+                      "keep": getattr(args, "keep", None), "exclude": getattr(args, "exclude", None)},
         "output": {"path": args.output, "overwrite": args.overwrite, "reduced": args.write_reduced,
                    "table": args.output_table},
         "spark": {"master": args.master, "remote": args.remote, "conf": spark_conf(args)},
@@ -156,14 +159,15 @@ def resolve_config(args) -> Dict[str, Any]:
     features_named = bool(args.features_col) or bool((loaded.get("input") or {}).get("features_col"))
     flags = _flags_to_config(args)
     if any(value is not None for value in (args.num_features, args.threshold, args.selection_mode)):
-        config["selection"] = dict.fromkeys(config["selection"])  # one selection rule: the flags'
-        # (--selection-threshold alone keeps the file's selection_mode)
+        config["selection"].update(dict.fromkeys(("num_features", "threshold", "selection_mode",
+                                                  "selection_threshold")))  # one selection rule: the flags'
+        # (--selection-threshold alone keeps the file's selection_mode; kept and excluded features stay)
     config = merge_config(config, flags)
     if args.master or args.remote:  # a master or remote flag replaces the file's choice of either
         config["spark"].update(master=args.master, remote=args.remote)
     check_config(config, names=_flag_names(flags))  # the file's values were checked as it was read
     _apply_job_options(config, args, loaded)
-    config["forced"] = {"keep": getattr(args, "keep", None), "exclude": getattr(args, "exclude", None)}
+    config["forced"] = forced_of_config(config["selection"], args)  # out of the selection rule
     _input_table(config, args)
     if not config["input"]["path"]:
         raise ConfigError("no input: give --input or --input-table (input.path or input.table in the config)")
