@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from sparkfs.interruption import install_handlers, progress_conf
 from sparkfs.io.config import ConfigError
 from sparkfs.io.feature_names import check_names_early
-from sparkfs.io.readers import FORMATS, check_input_early
+from sparkfs.io.readers import FORMATS, TABLE, check_input_early
 from sparkfs.job_options import Stage, apply_to_study_args, configure_log_format, log_line
 from sparkfs.spark.failures import redacted
 
@@ -36,6 +36,35 @@ def add_input_args(parser) -> None:
                        "replaces the input's own names")
     names.add_argument("--feature-names-from", metavar="MODEL_DIR", help="the features' names: the vocabulary of the "
                        "pyspark.ml CountVectorizerModel saved in MODEL_DIR that made the vectors")
+
+
+def add_input_table_arg(parser) -> None:
+    """``--input-table NAME``: a table or view of the session's catalog instead of ``--input`` (:func:`table_input`)."""
+    parser.add_argument("--input-table", metavar="NAME", help="read a table or view of the session's catalog instead "
+                        "of --input (db.table, catalog.db.table, parquet.`/path`): its vector column, or its numeric "
+                        "columns, as a Parquet input's")
+
+
+def table_input(table: str, path: Optional[str], given_format: Optional[str]) -> Tuple[str, str]:
+    """A table input (``--input-table``, select's ``input.table``): (its name, the input's path from now on, and
+    the format :data:`~sparkfs.io.readers.TABLE`); a file input or ``--format`` besides it is refused."""
+    if path:
+        raise ConfigError(f"give either an input file ({path}) or --input-table ({table}), not both")
+    if given_format:
+        raise ConfigError(f"--format {given_format} is a file's format; --input-table {table} reads the table as the "
+                          "catalog stores it")
+    return table, TABLE
+
+
+def apply_input_table(args) -> None:
+    """``--input-table`` on a command's flags: ``args.input`` its name, ``args.format`` TABLE (checked)."""
+    if getattr(args, "input_table", None):
+        args.input, args.format = table_input(args.input_table, args.input, args.format)
+
+
+def input_file(path: Optional[str], fmt: Optional[str]) -> Optional[str]:
+    """``path`` when it is a file input (an output must not hold it), None for a table of the catalog."""
+    return None if fmt == TABLE else path
 
 
 def add_missing_arg(parser, default=None) -> None:
@@ -234,12 +263,13 @@ def start_study_session(args, check_output):
     run (already logged)."""
     from sparkfs.spark.session import get_spark
 
+    apply_input_table(args)
     if not args.input:
-        raise ConfigError("no input: give --input")
+        raise ConfigError("no input: give --input" + (" or --input-table" if hasattr(args, "input_table") else ""))
     if not args.format:
         raise ConfigError("no input format: give --format")
     args.master, args.remote = spark_target(args.master, args.remote, args.output)
-    if args.remote:
+    if args.remote and args.format != TABLE:
         args.input = absolute_for_remote(args.input)
         args.test_input = absolute_for_remote(getattr(args, "test_input", None))
     check_numeric_options(args)
@@ -250,7 +280,7 @@ def start_study_session(args, check_output):
         return None
     check_output(args)  # an unsafe output is refused before Spark starts
     for path in (args.input, getattr(args, "test_input", None)):  # the named columns, before Spark starts
-        if path and not args.remote:  # a Connect server's paths are its own
+        if path and not args.remote and args.format != TABLE:  # a Connect server's paths are its own; a table no file
             check_input_early(path, args.format, label_col=args.label_col or "label", features_col=args.features_col)
             check_names_early(feature_names(args), path, args.format, label_col=args.label_col or "label",
                               weight_col=None, features_col=args.features_col, vector_size=args.vector_size)

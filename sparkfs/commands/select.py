@@ -12,6 +12,7 @@ from sparkfs.commands.arguments import (
     absolute_for_remote,
     add_forced_args,
     add_input_args,
+    add_input_table_arg,
     add_missing_arg,
     add_spark_args,
     apply_forced,
@@ -23,6 +24,7 @@ from sparkfs.commands.arguments import (
     spark_conf,
     spark_target,
     stage,
+    table_input,
 )
 from sparkfs.commands.tracking import add_mlflow_args, log_run, mlflow_target, select_record
 from sparkfs.errors import InvalidInputError
@@ -57,9 +59,7 @@ def add_arguments(commands) -> None:
     select = commands.add_parser("select", help="score and select features, write features.parquet + summary.json")
     select.add_argument("--config", help="YAML job config (conf/*.yaml); flags override it")
     add_input_args(select)
-    select.add_argument("--input-table", metavar="NAME", help="read a table or view of the session's catalog instead "
-                        "of --input (db.table, catalog.db.table, parquet.`/path`): its vector column, or its numeric "
-                        "columns, as a Parquet input's")
+    add_input_table_arg(select)
     select.add_argument("--weight-col", help="per-instance weight column")
     select.add_argument("--instance-weighting", choices=["none", "margin"],
                         help="weight the rows by Han & Yu's margin-based weights first (methods that take weightCol)")
@@ -193,15 +193,9 @@ def _input_table(config: Dict[str, Any], args) -> None:
     """A table input (``--input-table``, ``input.table``): its name is the input's path, its format
     :data:`~sparkfs.io.readers.TABLE`; a file input besides it, or ``--format``, is refused."""
     table = config["input"].get("table")
-    if not table:
-        return
-    if config["input"]["path"]:
-        raise ConfigError(f"give either an input file ({config['input']['path']}) or --input-table ({table}), "
-                          "not both")
-    if args.format:
-        raise ConfigError(f"--format {args.format} is a file's format; --input-table {table} reads the table as the "
-                          "catalog stores it")
-    config["input"].update(path=table, format=TABLE)
+    if table:
+        path, fmt = table_input(table, config["input"]["path"], args.format)
+        config["input"].update(path=path, format=fmt)
 
 
 def _apply_job_options(config: Dict[str, Any], args, loaded: Dict[str, Any]) -> None:
