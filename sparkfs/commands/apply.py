@@ -12,6 +12,10 @@ data and the model name them), differ from the model's, naming both; before Spar
 and the input are local and the input shows its features without a job (a CSV header, a Parquet footer
 or first row, ``--feature-names``), else once read, before anything is written. The output follows
 every output's rules (:mod:`sparkfs.io.output_safety`), its marker kind ``apply``.
+
+``--output-table NAME`` (instead of ``--output``) writes the same rows to a table of the session's catalog,
+keyed by a ``run_id`` column, under the rules of :mod:`sparkfs.io.reduced_table`: a table sparkfs created
+only, one layout per table, atomic per run, ``--if-exists`` acting on the run id.
 """
 
 from __future__ import annotations
@@ -23,9 +27,12 @@ from sparkfs.commands import Command
 from sparkfs.commands.arguments import (
     absolute_for_remote,
     add_input_args,
+    add_input_table_arg,
     add_spark_args,
+    apply_input_table,
     check_numeric_options,
     feature_names,
+    input_file,
     log,
     session_conf,
     spark_conf,
@@ -38,7 +45,9 @@ from sparkfs.io.config import ConfigError
 from sparkfs.io.feature_names import read_named_dataset
 from sparkfs.io.input_features import known_feature_names, known_vector_size
 from sparkfs.io.output import check_output_early, check_output_free
+from sparkfs.io.output_tables import table_name
 from sparkfs.io.readers import TABLE, check_input_early, given_vector_names
+from sparkfs.io.reduced_table import check_reduced_table, write_reduced_table
 from sparkfs.job_options import (
     configure_log_format,
     decide_if_exists,
@@ -66,12 +75,14 @@ def add_arguments(commands) -> None:
     apply.add_argument("--model", help="the output directory of sparkfs select (its model/), or a saved sparkfs "
                        "model's directory")
     add_input_args(apply)
-    apply.add_argument("--input-table", metavar="NAME", help="read a table or view of the session's catalog instead "
-                       "of --input (db.table, catalog.db.table, parquet.`/path`), as select reads one")
+    add_input_table_arg(apply)
     apply.add_argument("--weight-col", help="a per-instance weight column of a CSV input: kept as a column, not read "
                        "as a feature")
     apply.add_argument("--output", help="output directory (a new one): a Parquet directory, the input's columns with "
                        "the vector sliced")
+    apply.add_argument("--output-table", metavar="NAME", help="write the rows to the table NAME of the session's "
+                       "catalog instead of --output (created if missing, partitioned by a run_id column, so "
+                       "--if-exists acts on the run id)")
     apply.add_argument("--driver-budget-mb", type=float, help="the driver budget bounding a LIBSVM input's vector "
                        "size, as select's (default: the model's driverBudgetMB, else 1024)")
     apply.add_argument("--overwrite", action="store_true", default=None,
@@ -83,9 +94,10 @@ def add_arguments(commands) -> None:
 def _early_facts(args) -> Optional[ModelFacts]:
     """The checks that need no Spark: flags, job options, the output rules, the input's columns, and the
     input's features against the local model's. Returns the model's facts (None for a URI model)."""
-    _input_table(args)
+    apply_input_table(args)
+    _one_output(args)
     for flag, value in (("--model", args.model), ("--input (or --input-table)", args.input),
-                        ("--format", args.format), ("--output", args.output)):
+                        ("--format", args.format)):
         if not value:
             raise ConfigError(f"sparkfs apply needs {flag}")
     args.master, args.remote = spark_target(args.master, args.remote, args.output)
@@ -99,10 +111,13 @@ def _early_facts(args) -> Optional[ModelFacts]:
     configure_log_format(log, args.log_format, args.run_id)
     args.model = model_directory(args.model)
     inputs = _inputs(args)
-    args.skipped = skip_if_complete(args.output, KIND, args.if_exists, inputs=inputs)
-    if args.skipped:
-        return None
-    args.output_checked = check_output_early(args.output, args.overwrite, command=KIND, inputs=inputs)
+    if args.output_table:  # the table's rules once the session exists (reduced_table), before the read
+        args.skipped, args.output_checked = None, True
+    else:
+        args.skipped = skip_if_complete(args.output, KIND, args.if_exists, inputs=inputs)
+        if args.skipped:
+            return None
+        args.output_checked = check_output_early(args.output, args.overwrite, command=KIND, inputs=inputs)
     facts = saved_model_facts(args.model)
     if args.remote or args.format == TABLE:  # a Connect server's paths are its own; a table is no file
         return facts
@@ -113,19 +128,19 @@ def _early_facts(args) -> Optional[ModelFacts]:
     return facts
 
 
-def _input_table(args) -> None:
-    """``--input-table``: its name is the input, its format :data:`~sparkfs.io.readers.TABLE`."""
-    if not args.input_table:
-        return
-    if args.input or args.format:
-        raise ConfigError(f"--input-table {args.input_table} reads a table of the session's catalog: give neither "
-                          "--input nor --format with it")
-    args.input, args.format = args.input_table, TABLE
+def _one_output(args) -> None:
+    """Exactly one of ``--output`` and ``--output-table``, the table's name checked."""
+    if args.output and args.output_table:
+        raise ConfigError(f"give either --output ({args.output}) or --output-table ({args.output_table}), not both")
+    if not args.output and not args.output_table:
+        raise ConfigError("sparkfs apply needs --output (a directory) or --output-table (a table of the catalog)")
+    if args.output_table:
+        args.output_table = table_name(args.output_table)
 
 
 def _inputs(args):
     """The files the run reads (the output must not hold them): the input (not a table), the model, the names."""
-    return [args.input if args.format != TABLE else None, args.model, args.feature_names or args.feature_names_from]
+    return [input_file(args.input, args.format), args.model, args.feature_names or args.feature_names_from]
 
 
 def _check_known_features(args, facts: ModelFacts) -> None:
@@ -169,7 +184,13 @@ def apply_model(spark, args) -> Dict[str, Any]:
     summary = {**reduced_summary(model, args.model, args.input, args.format, names),
                **versions(spark), **run_fields(args.run_id, started_at, inputs, spark)}
     with stage("write"):
-        summary["output"] = write_reduced(args.output, frame, summary, spark=spark, overwrite=args.overwrite)
+        if args.output_table:
+            summary["n_rows"] = write_reduced_table(spark, args.output_table, frame, args.run_id,
+                                                    dataset.features_col, overwrite=args.overwrite,
+                                                    present=getattr(args, "run_in_table", False))
+            summary["output_table"] = args.output_table
+        else:
+            summary["output"] = write_reduced(args.output, frame, summary, spark=spark, overwrite=args.overwrite)
     summary["seconds"] = round(time.perf_counter() - started, 3)
     return summary
 
@@ -194,11 +215,18 @@ def run(args) -> int:
         spark = get_spark(args.master, conf=session_conf(spark_conf(args), args.verbose, remote=args.remote),
                           remote=args.remote)
         install_handlers()  # a new SparkContext installed its own SIGINT handler
+    if args.output_table:
+        args.run_in_table = check_reduced_table(spark, args.output_table, args.run_id, args.if_exists)
+        if args.run_in_table and args.if_exists == "skip":
+            log_line(log, args.log_format, f"sparkfs: skipped: table {args.output_table} already holds run "
+                     f"{args.run_id}", "skipped", output=args.output_table)
+            return 0
     summary = apply_model(spark, args)
     print(f"rows={summary['n_rows']} features={summary['n_features']} of {summary['n_features_in']} "
           f"seconds={summary['seconds']}")
-    print(f"output: {summary['output']} (Parquet; the selected features: {', '.join(summary['selected_names'][:10])}"
-          f"{', ...' if len(summary['selected_names']) > 10 else ''})")
+    selected = f"{', '.join(summary['selected_names'][:10])}{', ...' if len(summary['selected_names']) > 10 else ''}"
+    where = f"table {args.output_table} (run_id {args.run_id}" if args.output_table else f"{summary['output']} (Parquet"
+    print(f"output: {where}; the selected features: {selected})")
     return 0
 
 

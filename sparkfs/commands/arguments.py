@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from sparkfs.interruption import install_handlers, progress_conf
 from sparkfs.io.config import ConfigError
 from sparkfs.io.feature_names import check_names_early
-from sparkfs.io.readers import FORMATS, check_input_early
+from sparkfs.io.readers import FORMATS, TABLE, check_input_early
 from sparkfs.job_options import Stage, apply_to_study_args, configure_log_format, log_line
 from sparkfs.spark.failures import redacted
 
@@ -36,6 +36,35 @@ def add_input_args(parser) -> None:
                        "replaces the input's own names")
     names.add_argument("--feature-names-from", metavar="MODEL_DIR", help="the features' names: the vocabulary of the "
                        "pyspark.ml CountVectorizerModel saved in MODEL_DIR that made the vectors")
+
+
+def add_input_table_arg(parser) -> None:
+    """``--input-table NAME``: a table or view of the session's catalog instead of ``--input`` (:func:`table_input`)."""
+    parser.add_argument("--input-table", metavar="NAME", help="read a table or view of the session's catalog instead "
+                        "of --input (db.table, catalog.db.table, parquet.`/path`): its vector column, or its numeric "
+                        "columns, as a Parquet input's")
+
+
+def table_input(table: str, path: Optional[str], given_format: Optional[str]) -> Tuple[str, str]:
+    """A table input (``--input-table``, select's ``input.table``): (its name, the input's path from now on, and
+    the format :data:`~sparkfs.io.readers.TABLE`); a file input or ``--format`` besides it is refused."""
+    if path:
+        raise ConfigError(f"give either an input file ({path}) or --input-table ({table}), not both")
+    if given_format:
+        raise ConfigError(f"--format {given_format} is a file's format; --input-table {table} reads the table as the "
+                          "catalog stores it")
+    return table, TABLE
+
+
+def apply_input_table(args) -> None:
+    """``--input-table`` on a command's flags: ``args.input`` its name, ``args.format`` TABLE (checked)."""
+    if getattr(args, "input_table", None):
+        args.input, args.format = table_input(args.input_table, args.input, args.format)
+
+
+def input_file(path: Optional[str], fmt: Optional[str]) -> Optional[str]:
+    """``path`` when it is a file input (an output must not hold it), None for a table of the catalog."""
+    return None if fmt == TABLE else path
 
 
 def add_missing_arg(parser, default=None) -> None:
@@ -234,12 +263,13 @@ def start_study_session(args, check_output):
     run (already logged)."""
     from sparkfs.spark.session import get_spark
 
+    apply_input_table(args)
     if not args.input:
-        raise ConfigError("no input: give --input")
+        raise ConfigError("no input: give --input" + (" or --input-table" if hasattr(args, "input_table") else ""))
     if not args.format:
         raise ConfigError("no input format: give --format")
     args.master, args.remote = spark_target(args.master, args.remote, args.output)
-    if args.remote:
+    if args.remote and args.format != TABLE:
         args.input = absolute_for_remote(args.input)
         args.test_input = absolute_for_remote(getattr(args, "test_input", None))
     check_numeric_options(args)
@@ -250,7 +280,7 @@ def start_study_session(args, check_output):
         return None
     check_output(args)  # an unsafe output is refused before Spark starts
     for path in (args.input, getattr(args, "test_input", None)):  # the named columns, before Spark starts
-        if path and not args.remote:  # a Connect server's paths are its own
+        if path and not args.remote and args.format != TABLE:  # a Connect server's paths are its own; a table no file
             check_input_early(path, args.format, label_col=args.label_col or "label", features_col=args.features_col)
             check_names_early(feature_names(args), path, args.format, label_col=args.label_col or "label",
                               weight_col=None, features_col=args.features_col, vector_size=args.vector_size)
@@ -272,29 +302,33 @@ def add_forced_args(parser) -> None:
                         "comma-separated names or 0-based indices")
 
 
-def forced_features(keep_text: Optional[str], exclude_text: Optional[str], names: Optional[List[str]],
-                    size: Optional[int], positional_names: bool = False):
-    """(kept, excluded) feature indices of ``--keep`` / ``--exclude`` resolved against ``names``
-    (None: not known yet) and ``size``, or None while a name cannot be resolved; a feature in both
-    is refused (exit 2)."""
+def forced_features(keep_given, exclude_given, names: Optional[List[str]], size: Optional[int],
+                    positional_names: bool = False, flags: Optional[Tuple[str, str]] = None):
+    """(kept, excluded) feature indices of ``--keep`` / ``--exclude`` (or the config's ``selection.keep`` /
+    ``selection.exclude``: text or a list) resolved against ``names`` (None: not known yet) and ``size``,
+    or None while a name cannot be resolved; a feature in both is refused (exit 2). ``flags``: where each
+    was given, for the messages (default ``--keep``, ``--exclude``)."""
     from sparkfs.io.feature_names import EXCLUDE_FLAG, KEEP_FLAG, check_forced, feature_list, resolve_features
 
-    keep_tokens = feature_list(keep_text)
-    keep = resolve_features(keep_tokens, KEEP_FLAG, names, size, positional_names)
-    exclude = resolve_features(feature_list(exclude_text), EXCLUDE_FLAG, names, size, positional_names)
+    flags = flags or (KEEP_FLAG, EXCLUDE_FLAG)
+    keep_tokens = feature_list(keep_given)
+    keep = resolve_features(keep_tokens, flags[0], names, size, positional_names)
+    exclude = resolve_features(feature_list(exclude_given), flags[1], names, size, positional_names)
     if keep is None or exclude is None:
         return None
-    check_forced(keep, exclude, keep_tokens, None, "")
+    check_forced(keep, exclude, keep_tokens, None, "", flags)
     return keep, exclude
 
 
-def check_kept_count(selector, keep: List[int], size: Optional[int], counts: Optional[List[int]] = None) -> None:
+def check_kept_count(selector, keep: List[int], size: Optional[int], counts: Optional[List[int]] = None,
+                     flags: Optional[Tuple[str, str]] = None) -> None:
     """Refuse more kept features than the selection holds: ``counts`` (evaluate's sizes, the smallest),
     else the selector's count rule (--num-features; a percentile once ``size`` is known)."""
-    from sparkfs.io.feature_names import check_forced
+    from sparkfs.io.feature_names import EXCLUDE_FLAG, KEEP_FLAG, check_forced
 
+    flags = flags or (KEEP_FLAG, EXCLUDE_FLAG)
     if counts:
-        check_forced(keep, [], [], min(counts), f"the smallest --num-features {min(counts)}")
+        check_forced(keep, [], [], min(counts), f"the smallest --num-features {min(counts)}", flags)
         return
     mode = selector.getSelectionMode()
     if mode == "percentile" and size is not None:
@@ -305,21 +339,22 @@ def check_kept_count(selector, keep: List[int], size: Optional[int], counts: Opt
         said = f"--num-features {selector.getNumFeatures()}"
     else:
         return
-    check_forced(keep, [], [], count, said)
+    check_forced(keep, [], [], count, said, flags)
 
 
 def apply_forced(selector, args_or_conf, names: Optional[List[str]], size: Optional[int],
                  positional_names: bool = False) -> bool:
     """Set ``keptFeatures`` / ``excludedFeatures`` of ``selector`` from ``--keep`` / ``--exclude``
-    (``args_or_conf``: an object or dict with ``keep`` and ``exclude``); True when they are resolved
-    (or not given), False while a name waits for the input's names."""
+    (``args_or_conf``: an object or dict with ``keep`` and ``exclude``, and optionally ``flags``: where
+    each was given); True when they are resolved (or not given), False while a name waits for the
+    input's names."""
     get = args_or_conf.get if isinstance(args_or_conf, dict) else lambda key: getattr(args_or_conf, key, None)
     if not get("keep") and not get("exclude"):
         return True
-    resolved = forced_features(get("keep"), get("exclude"), names, size, positional_names)
+    resolved = forced_features(get("keep"), get("exclude"), names, size, positional_names, get("flags"))
     if resolved is None:
         return False
-    check_kept_count(selector, resolved[0], size)
+    check_kept_count(selector, resolved[0], size, flags=get("flags"))
     selector._set(keptFeatures=resolved[0], excludedFeatures=resolved[1])
     return True
 
@@ -339,6 +374,20 @@ def names_before_spark(path: str, fmt: str, names, *, label_col: Optional[str], 
         size = size if size is not None else known_vector_size(path, fmt, **columns)
         known_names = known_names if known_names is not None else known_feature_names(path, fmt, **columns)
     return known_names, size, fmt == "libsvm" and names is None
+
+
+def forced_of_config(selection: Dict[str, Any], args) -> Dict[str, Any]:
+    """The kept and excluded features of a resolved config, taken out of its ``selection`` section (where
+    ``--keep`` / ``--exclude`` overrode ``selection.keep`` / ``selection.exclude``), with where each was given
+    (``flags``: ``--keep``, or ``selection.keep in job.yaml``), for the messages."""
+    forced: Dict[str, Any] = {}
+    said = []
+    for key in ("keep", "exclude"):
+        forced[key] = selection.pop(key, None)
+        from_file = forced[key] is not None and not getattr(args, key, None)
+        said.append(f"selection.{key} in {args.config}" if from_file else f"--{key}")
+    forced["flags"] = tuple(said)
+    return forced
 
 
 def forced_before_spark(selector, forced, path: str, fmt: str, names, **columns) -> None:

@@ -24,9 +24,11 @@ from sparkfs.commands import Command
 from sparkfs.commands.arguments import (
     add_forced_args,
     add_input_args,
+    add_input_table_arg,
     add_missing_arg,
     add_spark_args,
     feature_names,
+    input_file,
     input_under_missing,
     start_study_session,
     study_forced,
@@ -41,6 +43,7 @@ def add_arguments(commands) -> None:
     evaluate = commands.add_parser("evaluate", help="cross-validated accuracy of selectors vs number of features, "
                                    "with baselines, plots and report.html")
     add_input_args(evaluate)
+    add_input_table_arg(evaluate)
     evaluate.add_argument("--methods", required=True, help="comma-separated: any `sparkfs methods` name, "
                           "mutual-info, random")
     evaluate.add_argument("--classifiers", default="knn,svm,nb,tree,rbf-svm",
@@ -104,7 +107,8 @@ def check_output(args) -> str:
     returns the local directory."""
     from sparkfs.io.output_safety import check_study_directory
 
-    return check_study_directory(args.output, "evaluate", inputs=[args.input, args.test_input])
+    return check_study_directory(args.output, "evaluate", inputs=[input_file(args.input, args.format),
+                                                                  input_file(args.test_input, args.format)])
 
 
 def _checked_request(args) -> Dict[str, Any]:

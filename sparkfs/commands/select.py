@@ -12,16 +12,19 @@ from sparkfs.commands.arguments import (
     absolute_for_remote,
     add_forced_args,
     add_input_args,
+    add_input_table_arg,
     add_missing_arg,
     add_spark_args,
     apply_forced,
     forced_before_spark,
+    forced_of_config,
     input_under_missing,
     log,
     session_conf,
     spark_conf,
     spark_target,
     stage,
+    table_input,
 )
 from sparkfs.commands.tracking import add_mlflow_args, log_run, mlflow_target, select_record
 from sparkfs.errors import InvalidInputError
@@ -56,9 +59,7 @@ def add_arguments(commands) -> None:
     select = commands.add_parser("select", help="score and select features, write features.parquet + summary.json")
     select.add_argument("--config", help="YAML job config (conf/*.yaml); flags override it")
     add_input_args(select)
-    select.add_argument("--input-table", metavar="NAME", help="read a table or view of the session's catalog instead "
-                        "of --input (db.table, catalog.db.table, parquet.`/path`): its vector column, or its numeric "
-                        "columns, as a Parquet input's")
+    add_input_table_arg(select)
     select.add_argument("--weight-col", help="per-instance weight column")
     select.add_argument("--instance-weighting", choices=["none", "margin"],
                         help="weight the rows by Han & Yu's margin-based weights first (methods that take weightCol)")
@@ -110,7 +111,8 @@ _FLAG_OF_KEY = {"input.path": "--input", "input.table": "--input-table", "input.
                 "label_type": "--label-type",
                 "selection.num_features": "--num-features",
                 "selection.threshold": "--threshold", "selection.selection_mode": "--selection-mode",
-                "selection.selection_threshold": "--selection-threshold", "output.path": "--output",
+                "selection.selection_threshold": "--selection-threshold", "selection.keep": "--keep",
+                "selection.exclude": "--exclude", "output.path": "--output",
                 "output.reduced": "--write-reduced", "output.table": "--output-table",
                 "spark.master": "--master",
                 "spark.remote": "--remote",
@@ -132,7 +134,8 @@ def _flags_to_config(args) -> Dict[str, Any]:
         "missing": args.missing,
         "params": dict(parse_param(text) for text in args.param),
         "selection": {"num_features": args.num_features, "threshold": args.threshold,
-                      "selection_mode": args.selection_mode, "selection_threshold": args.selection_threshold},
+                      "selection_mode": args.selection_mode, "selection_threshold": args.selection_threshold,
+                      "keep": getattr(args, "keep", None), "exclude": getattr(args, "exclude", None)},
         "output": {"path": args.output, "overwrite": args.overwrite, "reduced": args.write_reduced,
                    "table": args.output_table},
         "spark": {"master": args.master, "remote": args.remote, "conf": spark_conf(args)},
@@ -156,14 +159,15 @@ def resolve_config(args) -> Dict[str, Any]:
     features_named = bool(args.features_col) or bool((loaded.get("input") or {}).get("features_col"))
     flags = _flags_to_config(args)
     if any(value is not None for value in (args.num_features, args.threshold, args.selection_mode)):
-        config["selection"] = dict.fromkeys(config["selection"])  # one selection rule: the flags'
-        # (--selection-threshold alone keeps the file's selection_mode)
+        config["selection"].update(dict.fromkeys(("num_features", "threshold", "selection_mode",
+                                                  "selection_threshold")))  # one selection rule: the flags'
+        # (--selection-threshold alone keeps the file's selection_mode; kept and excluded features stay)
     config = merge_config(config, flags)
     if args.master or args.remote:  # a master or remote flag replaces the file's choice of either
         config["spark"].update(master=args.master, remote=args.remote)
     check_config(config, names=_flag_names(flags))  # the file's values were checked as it was read
     _apply_job_options(config, args, loaded)
-    config["forced"] = {"keep": getattr(args, "keep", None), "exclude": getattr(args, "exclude", None)}
+    config["forced"] = forced_of_config(config["selection"], args)  # out of the selection rule
     _input_table(config, args)
     if not config["input"]["path"]:
         raise ConfigError("no input: give --input or --input-table (input.path or input.table in the config)")
@@ -189,15 +193,9 @@ def _input_table(config: Dict[str, Any], args) -> None:
     """A table input (``--input-table``, ``input.table``): its name is the input's path, its format
     :data:`~sparkfs.io.readers.TABLE`; a file input besides it, or ``--format``, is refused."""
     table = config["input"].get("table")
-    if not table:
-        return
-    if config["input"]["path"]:
-        raise ConfigError(f"give either an input file ({config['input']['path']}) or --input-table ({table}), "
-                          "not both")
-    if args.format:
-        raise ConfigError(f"--format {args.format} is a file's format; --input-table {table} reads the table as the "
-                          "catalog stores it")
-    config["input"].update(path=table, format=TABLE)
+    if table:
+        path, fmt = table_input(table, config["input"]["path"], args.format)
+        config["input"].update(path=path, format=fmt)
 
 
 def _apply_job_options(config: Dict[str, Any], args, loaded: Dict[str, Any]) -> None:

@@ -23,8 +23,10 @@ from sparkfs.commands import Command
 from sparkfs.commands.arguments import (
     add_forced_args,
     add_input_args,
+    add_input_table_arg,
     add_missing_arg,
     add_spark_args,
+    input_file,
     input_under_missing,
     read_input,
     start_study_session,
@@ -43,6 +45,7 @@ _REPEAT = "__sparkfs_repeat"
 def add_arguments(commands) -> None:
     study = commands.add_parser("stability", help="stability of a selector over seeded subsamples (Han & Yu 2010)")
     add_input_args(study)
+    add_input_table_arg(study)
     study.add_argument("--method", required=True, help="selector: see `sparkfs methods`")
     study.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="method param (repeatable)")
     study.add_argument("--runs", type=int, default=10, help="number of subsamples R (default 10)")
@@ -71,7 +74,8 @@ def check_output(args) -> str:
     work (:mod:`sparkfs.io.output_safety`). Returns the output."""
     from sparkfs.io.output_safety import check_study_directory
 
-    directory = check_study_directory(args.output, "stability", inputs=[args.input, args.true_relevance])
+    directory = check_study_directory(args.output, "stability", inputs=[input_file(args.input, args.format),
+                                                                         args.true_relevance])
     if args.true_relevance:
         _stored_relevance(args.true_relevance)
     return directory

@@ -12,6 +12,8 @@ Layout of ``conf/*.yaml``::
     deterministic: false               # true: the same bits for any partitioning (slower; --deterministic)
     missing: refuse                    # refuse | drop-rows | zero: rows with NaN dropped, NaN set to 0 (--missing)
     selection: {num_features: 20}      # or {threshold: 0.0}, or {selection_mode: fdr, selection_threshold: 0.05}
+                                       # keep: [age, 3], exclude: patient_id: features always / never selected,
+                                       # by name or 0-based index, a list or comma-separated (--keep, --exclude)
     output: {path: output/{run_id}, if_exists: fail}   # fail | overwrite | skip (overwrite: true = overwrite)
                                        # reduced: a directory for the sliced input (--write-reduced)
                                        # table: db.selection, appended per run (--output-table)
@@ -47,7 +49,8 @@ DEFAULTS: Dict[str, Any] = {
     "deterministic": None,
     "missing": None,
     "params": {},
-    "selection": {"num_features": None, "threshold": None, "selection_mode": None, "selection_threshold": None},
+    "selection": {"num_features": None, "threshold": None, "selection_mode": None, "selection_threshold": None,
+                  "keep": None, "exclude": None},
     "output": {"path": None, "overwrite": False, "if_exists": None, "reduced": None, "table": None},
     "spark": {"master": None, "remote": None, "conf": {}},
     "run_id": None,
@@ -102,6 +105,14 @@ def is_run_id(value: Any) -> bool:
     return isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", value) is not None
 
 
+def is_feature_list(value: Any) -> bool:
+    """Features named by ``selection.keep`` / ``selection.exclude``: comma-separated text (as ``--keep`` takes),
+    or a flat list of names (non-empty strings) and 0-based indices (whole numbers >= 0)."""
+    if isinstance(value, list):
+        return all(_is_string(item) or (_is_number(item) and isinstance(item, int) and item >= 0) for item in value)
+    return _is_string(value)
+
+
 def is_param_value(value: Any) -> bool:
     """A method param: a scalar, or a flat list of numbers (ReliefSelector's per-feature sigma)."""
     if isinstance(value, list):
@@ -113,6 +124,7 @@ _FORMATS = ("libsvm", "parquet", "csv")  # sparkfs.io.readers.FORMATS (tested eq
 _STRING = (_is_string, "a non-empty string")
 _COLUMN = (_is_string, "a non-empty string (a column name)")
 _PATH = (_is_string, "a non-empty string (a path or URI)")
+_FEATURES = ("a list of feature names and 0-based indices, or a non-empty string of them separated by commas")
 
 #: The type of every key of a config file, by dotted key: (check, the expected type in words).
 #: ``null`` (unset) passes everywhere: required keys are asked for after the flags are merged.
@@ -140,6 +152,8 @@ SCHEMA: Dict[str, Tuple[Callable[[Any], bool], str]] = {
     "selection.selection_mode": _one_of("num-top-features", "percentile", "fpr", "fdr", "fwe"),
     "selection.selection_threshold": (lambda v: _is_number(v) and 0 < v <= 1, "a number in (0, 1] (the fraction of "
                                       "features for percentile, alpha for fpr, fdr and fwe)"),
+    "selection.keep": (is_feature_list, _FEATURES),
+    "selection.exclude": (is_feature_list, _FEATURES),
     "output.path": _PATH,
     "output.overwrite": (lambda v: isinstance(v, bool), "true or false"),
     "output.if_exists": _one_of("fail", "overwrite", "skip"),

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple, cast
+from typing import Any, Dict, List, Optional, Tuple, Union, cast
 
 from sparkfs.errors import InvalidInputError
 from sparkfs.io.config import ConfigError
@@ -296,9 +296,13 @@ def quoted(column: str) -> str:
 KEEP_FLAG, EXCLUDE_FLAG = "--keep", "--exclude"
 
 
-def feature_list(text: Optional[str]) -> List[str]:
-    """The comma-separated names or 0-based indices of ``--keep`` / ``--exclude`` (empty: none)."""
-    return [part.strip() for part in (text or "").split(",") if part.strip()]
+def feature_list(given: Union[None, str, List[Union[str, int]]]) -> List[str]:
+    """The names or 0-based indices of ``--keep`` / ``--exclude`` (comma-separated text) or of the config's
+    ``selection.keep`` / ``selection.exclude`` (that text, or a list: each item one name or index, a name
+    holding a comma too); empty: none."""
+    if isinstance(given, list):
+        return [str(item).strip() for item in given if str(item).strip()]
+    return [part.strip() for part in (given or "").split(",") if part.strip()]
 
 
 def resolve_features(tokens: List[str], flag: str, names: Optional[List[str]], size: Optional[int],
@@ -333,13 +337,14 @@ def resolve_features(tokens: List[str], flag: str, names: Optional[List[str]], s
 
 
 def check_forced(keep: List[int], exclude: List[int], keep_tokens: List[str], count: Optional[int],
-                 count_said_by: str) -> None:
+                 count_said_by: str, flags: Tuple[str, str] = (KEEP_FLAG, EXCLUDE_FLAG)) -> None:
     """Refuse a feature both kept and excluded, and more kept features than the selection's ``count``
-    (when a count decides it; ``count_said_by`` names where the count comes from)."""
+    (when a count decides it; ``count_said_by`` names where the count comes from); ``flags``: where the
+    kept and the excluded features were given (``--keep``, or ``selection.keep in job.yaml``)."""
     both = [token for token, index in zip(keep_tokens, keep) if index in exclude]
     if both:
-        raise InvalidInputError(f"{KEEP_FLAG} and {EXCLUDE_FLAG} both name feature {both[0]}: a feature is either "
+        raise InvalidInputError(f"{flags[0]} and {flags[1]} both name feature {both[0]}: a feature is either "
                                 "always selected or never")
     if count is not None and len(keep) > count:
-        raise InvalidInputError(f"{KEEP_FLAG} names {len(keep)} features but the selection holds only {count} "
+        raise InvalidInputError(f"{flags[0]} names {len(keep)} features but the selection holds only {count} "
                                 f"({count_said_by}): kept features count toward it")

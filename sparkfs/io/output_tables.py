@@ -26,6 +26,7 @@ the tables' properties and the run id once the session exists, before the input 
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Dict, List
 
@@ -55,12 +56,17 @@ class OutputTables:
     @classmethod
     def named(cls, name: str) -> "OutputTables":
         """The tables of ``name`` (``NAME`` and ``NAME_runs``), the name checked (module notes)."""
-        if not isinstance(name, str) or not _NAME.fullmatch(name.strip()):
-            raise ConfigError(f"--output-table {name!r} is not a table name: give db.table or catalog.db.table "
-                              "(letters, digits and _, or a `quoted` part)")
-        name = name.strip()
+        name = table_name(name)
         runs = name[:-1] + "_runs`" if name.endswith("`") else name + "_runs"
         return cls(name, runs)
+
+
+def table_name(name: str, flag: str = "--output-table") -> str:
+    """``name`` stripped, once checked to be a table's name (module notes); else ``ConfigError`` naming ``flag``."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name.strip()):
+        raise ConfigError(f"{flag} {name!r} is not a table name: give db.table or catalog.db.table "
+                          "(letters, digits and _, or a `quoted` part)")
+    return name.strip()
 
 
 def _kinds(tables: OutputTables) -> Dict[str, str]:
@@ -71,21 +77,33 @@ def check_output_tables(spark, tables: OutputTables, run_id: str, if_exists: str
     """Refuse a table sparkfs may not write (module notes) and, with ``fail``, a run id already there;
     returns whether the run is there (for ``skip``). Reads the tables' properties (no job) and, when the
     runs table exists, the run's partition (one small job)."""
+    for name, kind in _kinds(tables).items():
+        refuse_foreign_table(spark, name, kind, "select")
+    return run_in_table(spark, tables.runs, run_id, if_exists)
+
+
+def refuse_foreign_table(spark, name: str, kind: str, command: str) -> None:
+    """Refuse an existing table ``name`` whose ``sparkfs.output`` property is not ``kind`` (``UnsafeOutputError``,
+    naming ``command``); a missing table passes. Reads the table's properties only (no job)."""
+    if not spark.catalog.tableExists(name):
+        return
+    found = _properties(spark, name).get(MARKER_PROPERTY)
+    if found != kind:
+        said = f"its {MARKER_PROPERTY} property is {found!r}" if found else f"it has no {MARKER_PROPERTY} property"
+        raise UnsafeOutputError(f"--output-table: table {name} is not one sparkfs {command} writes ({said}); "
+                                "sparkfs appends only to tables it created: choose another --output-table")
+
+
+def run_in_table(spark, name: str, run_id: str, if_exists: str) -> bool:
+    """Whether table ``name`` (if it exists) holds rows of run ``run_id`` (one small job); with ``fail``, a run
+    there is refused (``OutputExistsError``)."""
     from pyspark.sql import functions as F
 
-    for name, kind in _kinds(tables).items():
-        if not spark.catalog.tableExists(name):
-            continue
-        found = _properties(spark, name).get(MARKER_PROPERTY)
-        if found != kind:
-            said = f"its {MARKER_PROPERTY} property is {found!r}" if found else f"it has no {MARKER_PROPERTY} property"
-            raise UnsafeOutputError(f"--output-table: table {name} is not one sparkfs select writes ({said}); "
-                                    "sparkfs appends only to tables it created: choose another --output-table")
-    if not spark.catalog.tableExists(tables.runs):
+    if not spark.catalog.tableExists(name):
         return False
-    present = spark.table(tables.runs).where(F.col("run_id") == run_id).limit(1).count() > 0
+    present = spark.table(name).where(F.col("run_id") == run_id).limit(1).count() > 0
     if present and if_exists == "fail":
-        raise OutputExistsError(f"--output-table: run {run_id} is already in table {tables.runs}; pass --overwrite "
+        raise OutputExistsError(f"--output-table: run {run_id} is already in table {name}; pass --overwrite "
                                 "(--if-exists overwrite) to replace its rows, or --if-exists skip to keep them")
     return present
 
@@ -102,16 +120,23 @@ def append_run(spark, tables: OutputTables, run_id: str, features, summary: Dict
     runs_frame = _runs_frame(spark, summary, run_id)
     for name, columns in ((tables.features, FEATURE_COLUMNS), (tables.runs, RUN_COLUMNS)):
         _create_if_missing(spark, name, columns, _kinds(tables)[name])
-    key = "spark.sql.sources.partitionOverwriteMode"
-    before = spark.conf.get(key, "static")
-    spark.conf.set(key, "dynamic")  # an overwrite replaces only the partitions written: this run's
-    try:
+    with partition_overwrite(spark):
         features_frame.write.insertInto(tables.features, overwrite=overwrite)
         try:
             runs_frame.write.insertInto(tables.runs, overwrite=overwrite)
         except BaseException:
-            _drop_run(spark, tables.features, run_id)
+            drop_run(spark, tables.features, run_id)
             raise
+
+
+@contextmanager
+def partition_overwrite(spark):
+    """Inside: an overwriting insert replaces only the partitions it writes (this run's), not the table."""
+    key = "spark.sql.sources.partitionOverwriteMode"
+    before = spark.conf.get(key, "static")
+    spark.conf.set(key, "dynamic")
+    try:
+        yield
     finally:
         spark.conf.set(key, before)
 
@@ -124,7 +149,7 @@ def _create_if_missing(spark, name: str, columns, kind: str) -> None:
               f"TBLPROPERTIES ('{MARKER_PROPERTY}' = '{kind}')")
 
 
-def _drop_run(spark, name: str, run_id: str) -> None:
+def drop_run(spark, name: str, run_id: str) -> None:
     """Remove the run's partition (run ids hold letters, digits, '.', '_', '-' only: safe in the statement)."""
     try:
         spark.sql(f"ALTER TABLE {name} DROP IF EXISTS PARTITION (run_id = '{run_id}')")

@@ -8,7 +8,11 @@ and SURF* first take T1 from every query's distance moments
 (:func:`sparkfs.core.multisurf.every_row_moments`, :func:`sparkfs.core.multisurf.surf_threshold`).
 TuRF is :func:`sparkfs.core.multisurf.turf` around that score function. The score is the mean of the
 queries' terms. Every row is a query (the Spark selectors' default up to 1,000 rows); drawn query
-samples and instance weights are not in the front yet.
+samples are not in the front yet. ``fit`` takes ``sample_weight``, the Spark selectors' ``weightCol``
+(:mod:`sparkfs.core.multisurf` note 3: a row of weight s counts as s copies of itself except as its own
+neighbour; thresholds, set counts, differences and the mean over the queries weighted; the scaling and
+S5's bound not), through the same core functions. Not a repetition of rows: a row's copies would be in
+one another's near sets.
 
 ``label_type="continuous"`` scores against a regression target as scikit-rebate's
 ``label_type="continuous"`` does (:mod:`sparkfs.core.multisurf` S5): a row is a hit of a query when
@@ -27,7 +31,7 @@ from sparkfs.core.param_caps import MAX_BLOCK_SIZE
 from sparkfs.core.sampling import column_statistics
 from sparkfs.core.scaling import SCALINGS, check_magnitude, feature_scale
 from sparkfs.errors import InvalidInputError
-from sparkfs.sklearn.base import FeatureScores, SparkfsSelector, bad_param, is_int, is_real
+from sparkfs.sklearn.base import FeatureScores, SparkfsSelector, WeightedFit, bad_param, is_int, is_real
 from sparkfs.sklearn.rows import rows_in_units
 
 #: The distances of the family (``core.multisurf.METRICS``; "cosine": Euclidean on unit rows).
@@ -45,7 +49,7 @@ class Endpoint(NamedTuple):
     hit_bound: Optional[float] = None
 
 
-class MultiSURFFamilySelector(SparkfsSelector):
+class MultiSURFFamilySelector(WeightedFit, SparkfsSelector):
     """A MultiSURF-family selector (Spark: ``MultiSURFSelector(variant=...)``).
 
     Parameters
@@ -128,7 +132,7 @@ class MultiSURFFamilySelector(SparkfsSelector):
                                     "deviation)")
         return Endpoint(targets, 2, ms_math.continuous_hit_bound(targets))
 
-    def _score_features(self, X, y) -> FeatureScores:
+    def _score_features(self, X, y, sample_weight=None) -> FeatureScores:
         labels = self._endpoint(y)
         statistics = column_statistics(X)
         metric, scaling = self._distance(statistics, X.shape[0])
@@ -137,7 +141,7 @@ class MultiSURFFamilySelector(SparkfsSelector):
         check_magnitude(statistics.minimum, statistics.maximum, 1.0 / scale, owner=type(self).__name__, tiny=True)
         rows = rows_in_units(X, scale, unit_rows=metric == "cosine")
         self.metric_, self.scaling_ = metric, scaling
-        return FeatureScores(self._scores(rows, labels, "euclidean" if metric == "cosine" else metric))
+        return FeatureScores(self._scores(rows, labels, "euclidean" if metric == "cosine" else metric, sample_weight))
 
     def _distance(self, statistics, num_rows: int):
         """(metric, scaling) of this fit: the data's rule (:func:`sparkfs.core.multisurf.default_distance`)
@@ -147,22 +151,24 @@ class MultiSURFFamilySelector(SparkfsSelector):
         default_metric, default_scaling = ms_math.SCIKIT_REBATE_DISTANCE
         return (self.metric or default_metric), (self.scaling or default_scaling)
 
-    def _scores(self, rows, labels: Endpoint, metric: str) -> np.ndarray:
-        return variant_scores(self.variant, rows, labels, metric, self.block_size)
+    def _scores(self, rows, labels: Endpoint, metric: str, weights=None) -> np.ndarray:
+        return variant_scores(self.variant, rows, labels, metric, self.block_size, weights)
 
 
-def variant_scores(variant: str, rows, labels: Endpoint, metric: str, block_size: int) -> np.ndarray:
+def variant_scores(variant: str, rows, labels: Endpoint, metric: str, block_size: int, weights=None) -> np.ndarray:
     """The scores of ``variant`` with every row a query: the Spark layer's one-pass fit
-    (``spark/multisurf._every_row_fit``) on in-memory rows, in the same core functions."""
+    (``spark/multisurf._every_row_fit``) on in-memory rows, in the same core functions; ``weights``:
+    the rows' instance weights (None: all 1)."""
     ids = np.arange(rows.shape[0], dtype=np.int64)
+    query_weights = np.ones(ids.size) if weights is None else np.asarray(weights, dtype=np.float64)
     level = None
     if variant not in ms_math.PER_QUERY_THRESHOLD_VARIANTS:  # T1 needs every query's distances first
-        moments = ms_math.every_row_moments(rows, ids, rows, ids, None, metric, block_size=block_size)
-        level = ms_math.surf_threshold(moments, np.ones(ids.size), float(ids.size))
-    terms = ms_math.every_row_terms(variant, rows, ids, labels.labels, None, rows, ids, labels.labels, None,
+        moments = ms_math.every_row_moments(rows, ids, rows, ids, weights, metric, block_size=block_size)
+        level = ms_math.surf_threshold(moments, query_weights, float(query_weights.sum()))
+    terms = ms_math.every_row_terms(variant, rows, ids, labels.labels, weights, rows, ids, labels.labels, weights,
                                     labels.num_classes, metric, level=level, block_size=block_size,
                                     hit_bound=labels.hit_bound)
-    return terms["sums"] / ids.size
+    return terms["sums"] / query_weights.sum()
 
 
 class TuRFSelector(MultiSURFFamilySelector):
@@ -215,10 +221,10 @@ class TuRFSelector(MultiSURFFamilySelector):
         if not (is_int(self.keep_features) and self.keep_features >= 1):
             raise bad_param(owner, "keep_features", "an int in the range [1, inf)", self.keep_features)
 
-    def _scores(self, rows, labels: Endpoint, metric: str) -> np.ndarray:
+    def _scores(self, rows, labels: Endpoint, metric: str, weights=None) -> np.ndarray:
         def score_features(features):
             subset = rows if features.size == rows.shape[1] else rows[:, np.asarray(features, dtype=np.int64)]
-            return variant_scores(self.inner_method, subset, labels, metric, self.block_size)
+            return variant_scores(self.inner_method, subset, labels, metric, self.block_size, weights)
 
         scores, _, _ = ms_math.turf(score_features, rows.shape[1], float(self.remove_fraction),
                                     int(self.keep_features))

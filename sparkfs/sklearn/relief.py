@@ -12,7 +12,12 @@ and the margin pairs of the variant summed (:func:`sparkfs.core.relief.margin_pa
 Row ids are the row positions, as the Spark selectors' default (``deterministic=False``, no
 ``rowIdCol``), so neighbour ties go to the same rows. Every row is a query: the Spark selector's
 default up to 1,000 rows (above that it draws 1,000 unless ``sampleSize`` is set); drawn query
-samples and instance weights are not in the front yet.
+samples are not in the front yet. ``ReliefFSelector.fit`` takes ``sample_weight``, the Spark selector's
+``weightCol`` (:mod:`sparkfs.core.relief` note 8: weighted priors, each class's found neighbours averaged
+by weight, the queries' margins weighted; the search and the scaling as without weights), through the
+same core functions (:func:`sparkfs.core.relief.weighted_relieff_pairs`,
+:func:`~sparkfs.core.relief.weighted_continuous_pairs`). Not a repetition of rows: a row's copies would
+be one another's nearest hits.
 """
 
 from __future__ import annotations
@@ -24,13 +29,13 @@ import scipy.sparse as sp
 
 from sparkfs.core import relief as relief_math
 from sparkfs.core.multisurf import continuous_hit_bound
-from sparkfs.core.neighbours import local_neighbour_table
+from sparkfs.core.neighbours import PAD_ID, local_neighbour_table
 from sparkfs.core.options import check_int
 from sparkfs.core.param_caps import MAX_BLOCK_SIZE
 from sparkfs.core.sampling import column_statistics
 from sparkfs.core.scaling import SCALINGS, check_magnitude, feature_scale
 from sparkfs.errors import InvalidInputError
-from sparkfs.sklearn.base import FeatureScores, SparkfsSelector, bad_param, is_real
+from sparkfs.sklearn.base import FeatureScores, SparkfsSelector, WeightedFit, bad_param, is_real
 from sparkfs.sklearn.rows import rows_in_units
 
 #: metric and scaling when one of them is given and the other is None (the Spark selector's defaults).
@@ -144,7 +149,7 @@ class ReliefFamilySelector(SparkfsSelector):
             return relief_math.default_distance(statistics.minimum, statistics.non_zeros, num_rows)
         return (self.metric or DEFAULT_METRIC), (self.scaling or DEFAULT_SCALING)
 
-    def _score_features(self, X, y) -> FeatureScores:
+    def _score_features(self, X, y, sample_weight=None) -> FeatureScores:
         labels = self._endpoint(y)
         single = labels.values[labels.counts == 1].tolist() if labels.hit_bound is None else []
         if single:
@@ -159,13 +164,13 @@ class ReliefFamilySelector(SparkfsSelector):
         rows = rows_in_units(X, scale, unit_rows=neighbours and metric == "cosine")
         ids = np.arange(X.shape[0], dtype=np.int64)
         if neighbours:
-            sums = self._neighbour_margin_sums(rows, ids, labels, metric)
+            sums = self._neighbour_margin_sums(rows, ids, labels, metric, sample_weight)
         else:
             sigma = (relief_math.default_parzen_sigma((statistics.maximum - statistics.minimum) / scale)
                      if self.sigma is None else np.broadcast_to(np.asarray(self.sigma, float), (X.shape[1],)))
             sums = relief_math.prelief_margin_sums(rows, ids, labels.index, rows, ids, labels.index,
                                                    class_counts=labels.counts, sigma=sigma, block_size=self.block_size)
-        scores = sums / X.shape[0]
+        scores = sums / (X.shape[0] if sample_weight is None else float(np.sum(sample_weight)))
         return FeatureScores(scores, None, {"weights": relief_math.relief_weights(scores), "metric": metric,
                                             "scaling": scaling})
 
@@ -181,9 +186,10 @@ class ReliefFamilySelector(SparkfsSelector):
                                     "deviation)")
         return _Labels(np.zeros(0), targets, np.zeros(0, dtype=np.int64), continuous_hit_bound(targets))
 
-    def _neighbour_margin_sums(self, rows, ids, labels, metric: str) -> np.ndarray:
+    def _neighbour_margin_sums(self, rows, ids, labels, metric: str, sample_weight=None) -> np.ndarray:
         """The search (per query and class the k nearest, the query excluded, ties to the lower row)
-        and the variant's margin pairs summed over all queries."""
+        and the variant's margin pairs summed over all queries (with ``sample_weight``: relieff's
+        weighted pairs, each query's scaled by its weight)."""
         shift = None if sp.issparse(rows) else np.round(rows.mean(axis=0))  # the Spark search's GEMM shift
         continuous = labels.hit_bound is not None
         table = local_neighbour_table(rows, ids, rows, ids, labels.index,
@@ -191,7 +197,9 @@ class ReliefFamilySelector(SparkfsSelector):
                                       metric="euclidean" if metric == "cosine" else metric,
                                       block_size=self.block_size, shift=shift,
                                       query_targets=labels.index if continuous else None, hit_bound=labels.hit_bound)
-        if continuous:
+        if sample_weight is not None:
+            pairs = _weighted_pairs(table, labels, np.asarray(sample_weight, dtype=np.float64), continuous)
+        elif continuous:
             pairs = relief_math.continuous_pairs(table)
         else:
             pairs = relief_math.margin_pairs(self.variant, table, labels.index,
@@ -200,8 +208,21 @@ class ReliefFamilySelector(SparkfsSelector):
         return sums
 
 
+def _weighted_pairs(table, labels: _Labels, weights: np.ndarray, continuous: bool):
+    """ReliefF's instance-weighted pairs (:mod:`sparkfs.core.relief` note 8; note 9 on a continuous target):
+    the neighbours' weights looked up by row id (= position), the priors the classes' weight shares."""
+    found = table.neighbour_ids != PAD_ID
+    neighbour_weights = np.where(found, weights[np.where(found, table.neighbour_ids, 0)], 0.0)
+    if continuous:
+        return relief_math.weighted_continuous_pairs(table, weights, neighbour_weights)
+    priors = relief_math.class_priors(np.bincount(labels.index, weights=weights, minlength=labels.values.size))
+    return relief_math.weighted_relieff_pairs(table, labels.index, priors, weights, neighbour_weights)
+
+
 def _named_variant(variant: str, class_name: str, summary: str) -> type:
-    """A :class:`ReliefFamilySelector` with ``variant`` fixed (its ``__init__`` without it)."""
+    """A :class:`ReliefFamilySelector` with ``variant`` fixed (its ``__init__`` without it); relieff's
+    ``fit`` takes ``sample_weight`` (:class:`~sparkfs.sklearn.base.WeightedFit`), as its Spark selector
+    takes ``weightCol``."""
 
     def __init__(self, *, k=10, metric=None, scaling=None, preset="default", sigma=None, block_size=2048,
                  label_type="categorical", num_features=None, threshold=None, selection_mode="numTopFeatures",
@@ -216,8 +237,8 @@ def _named_variant(variant: str, class_name: str, summary: str) -> type:
 
     doc = (f"{summary}\n\n    ``method`` ``{variant}`` of sparkfs (Spark: ``ReliefSelector(variant='{variant}')``); "
            "see :class:`ReliefFamilySelector` for the Params, attributes and notes.\n    ")
-    return type(class_name, (ReliefFamilySelector,), {"__init__": __init__, "variant": variant, "__doc__": doc,
-                                                      "__module__": __name__})
+    bases = (WeightedFit, ReliefFamilySelector) if variant == "relieff" else (ReliefFamilySelector,)
+    return type(class_name, bases, {"__init__": __init__, "variant": variant, "__doc__": doc, "__module__": __name__})
 
 
 ReliefSelector = _named_variant("relief", "ReliefSelector",

@@ -88,7 +88,74 @@ def test_bad_table_inputs_are_refused(spark, tables, tmp_path, capsys, argv, fra
     refused(capsys, _select(out, *argv, "--label-col", "diagnosis"), out, *fragments)
 
 
-def test_apply_refuses_a_table_with_a_file_input(spark, tables, tmp_path, capsys):
+@pytest.mark.parametrize("command", [
+    ["apply", "--model", "MODEL"],
+    ["evaluate", "--methods", "anova", "--classifiers", "nb", "--num-features", "2"],
+    ["stability", "--method", "anova", "--runs", "2", "--num-features", "2"],
+])
+def test_the_other_commands_refuse_a_table_with_a_file_input_or_a_format(spark, tables, tmp_path, capsys, command):
     out = tmp_path / "out"
-    refused(capsys, main(["apply", "--model", str(tmp_path), "--input-table", f"{DATABASE}.docs", "--format",
-                          "parquet", "--output", str(out)]), out, "give neither --input nor --format with it")
+    argv = [str(tmp_path) if value == "MODEL" else value for value in command]
+    refused(capsys, main([*argv, "--input-table", f"{DATABASE}.docs", "--format", "parquet", "--output", str(out)]),
+            out, f"--format parquet is a file's format; --input-table {DATABASE}.docs reads the table")
+    refused(capsys, main([*argv, "--input-table", f"{DATABASE}.docs", "--input", "x.parquet", "--output", str(out)]),
+            out, f"give either an input file (x.parquet) or --input-table ({DATABASE}.docs), not both")
+
+
+def _study(command, out, *source):
+    if command == "evaluate":
+        return main(["evaluate", *source, "--label-col", "diagnosis", "--methods", "anova,random", "--classifiers",
+                     "nb", "--num-features", "2", "--cv", "2", "--master", "local[2]", "--output", str(out)])
+    return main(["stability", *source, "--label-col", "diagnosis", "--method", "anova", "--runs", "3",
+                 "--num-features", "2", "--master", "local[2]", "--output", str(out)])
+
+
+@pytest.fixture(scope="module")
+def coded(spark, tables):
+    """The heart set with its classes as numbers (the studies' classifiers read a numeric label), as a table and
+    as a Parquet file."""
+    from pyspark.sql import functions as F
+
+    frame = spark.table(f"{DATABASE}.heart").withColumn("diagnosis", (F.col("diagnosis") == "sick").cast("double"))
+    frame.write.saveAsTable(f"{DATABASE}.heart_coded")
+    spark.table(f"{DATABASE}.heart_coded").toPandas().to_parquet(tables / "heart_coded.parquet", index=False)
+    return tables / "heart_coded.parquet"
+
+
+@pytest.mark.parametrize("command", ["evaluate", "stability"])
+def test_evaluate_and_stability_read_a_table_as_its_parquet_file(spark, coded, tmp_path, command):
+    assert _study(command, tmp_path / "table", "--input-table", f"{DATABASE}.heart_coded") == 0
+    assert _study(command, tmp_path / "file", "--input", str(coded), "--format", "parquet") == 0
+    if command == "evaluate":
+        columns = ["method", "classifier", "k", "repeat", "fold", "accuracy"]
+        table, file = (pd.read_parquet(tmp_path / name / "results.parquet") for name in ("table", "file"))
+        pd.testing.assert_frame_equal(table.sort_values(columns[:5])[columns].reset_index(drop=True),
+                                      file.sort_values(columns[:5])[columns].reset_index(drop=True))
+        study = json.loads((tmp_path / "table" / "study.json").read_text())
+        assert study["description"]["input"] == f"{DATABASE}.heart_coded"
+        assert study["description"]["format"] == "table"
+    else:
+        table, file = (json.loads((tmp_path / name / "stability.json").read_text()) for name in ("table", "file"))
+        _assert_close(table["summary"], file["summary"])  # the rows' partitioning differs: sums to rounding
+
+
+def _assert_close(given, expected, where="summary"):
+    if isinstance(expected, dict):
+        assert sorted(given) == sorted(expected), where
+        for key in expected:
+            _assert_close(given[key], expected[key], f"{where}.{key}")
+    elif isinstance(expected, list):
+        assert len(given) == len(expected), where
+        for index, (left, right) in enumerate(zip(given, expected)):
+            _assert_close(left, right, f"{where}[{index}]")
+    elif isinstance(expected, float):
+        assert given == pytest.approx(expected, rel=1e-9, abs=1e-15), where
+    else:
+        assert given == expected, where
+
+
+@pytest.mark.parametrize("command", ["evaluate", "stability"])
+def test_a_study_refuses_an_unknown_table_and_writes_nothing(spark, tables, tmp_path, capsys, command):
+    out = tmp_path / "out"
+    refused(capsys, _study(command, out, "--input-table", f"{DATABASE}.nothing"), out,
+            f"--input-table {DATABASE}.nothing: the session's catalog has no such table or view")

@@ -297,3 +297,18 @@ def test_a_failure_placing_the_reduced_data_leaves_neither_output(spark, fitted,
                  "--write-reduced", str(tmp_path / "reduced")])
     assert code == 1 and "the disk went away" in capsys.readouterr().err
     assert os.listdir(tmp_path) == []  # no selection, no reduced data, no staging directory
+
+
+@pytest.mark.parametrize("outputs, fragment", [
+    (["--output", "OUT", "--output-table", "db.reduced"], "give either --output (OUT) or --output-table (db.reduced), "
+     "not both"),
+    ([], "sparkfs apply needs --output (a directory) or --output-table (a table of the catalog)"),
+    (["--output-table", "db.a table"], "--output-table 'db.a table' is not a table name"),
+    (["--output-table", "a.b.c.d"], "--output-table 'a.b.c.d' is not a table name"),
+])
+def test_one_output_and_a_table_name_are_checked_before_spark(tmp_path, capsys, no_spark, outputs, fragment):
+    out = tmp_path / "OUT"
+    source = _csv(tmp_path / "new.csv", WORDS)
+    argv = ["apply", "--model", str(tmp_path / "model"), "--input", str(source), "--format", "csv",
+            *[str(out) if value == "OUT" else value for value in outputs]]
+    refused(capsys, main(argv), out, fragment.replace("OUT", str(out)))

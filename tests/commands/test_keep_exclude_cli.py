@@ -101,3 +101,58 @@ def test_evaluate_and_stability_take_them(spark, table, tmp_path, capsys, monkey
                  "--num-features", "1,2", "--keep", "flour,apple", "--master", "local[2]", "--output",
                  str(evaluation)])
     refused(capsys, code, evaluation, "--keep names 2 features", "the smallest --num-features 1")
+
+
+# The config file's selection.keep / selection.exclude ---------------------------------------------
+
+
+@pytest.fixture()
+def no_spark(monkeypatch):
+    import sparkfs.spark.session
+
+    monkeypatch.setattr(sparkfs.spark.session, "get_spark", lambda *a, **k: pytest.fail("Spark started"))
+
+
+def _job(folder, selection):
+    job = folder / "job.yaml"
+    job.write_text(f"method: anova\nselection: {selection}\n")
+    return job
+
+
+def _select_job(table, job, out, *extra):
+    return main(["select", "--config", str(job), "--input", str(table / "food.csv"), "--format", "csv",
+                 "--master", "local[2]", "--output", str(out), *extra])
+
+
+def test_the_config_keeps_and_excludes_as_the_flags_do(spark, table, tmp_path):
+    out = tmp_path / "out"
+    job = _job(tmp_path, "{num_features: 3, keep: [flour, 0], exclude: cheese}")
+    assert _select_job(table, job, out) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["selection"]["kept"] == [5, 0] and summary["selection"]["excluded"] == [2]
+    assert summary["selected_names"] == ["apple", "bread", "flour"]
+    # --keep replaces selection.keep; the file's exclude stays
+    assert _select_job(table, job, tmp_path / "flag", "--keep", "eggs") == 0
+    summary = json.loads((tmp_path / "flag" / "summary.json").read_text())
+    assert summary["selection"]["kept"] == [4] and summary["selection"]["excluded"] == [2]
+
+
+@pytest.mark.parametrize("selection, flags, fragments", [
+    ("{num_features: 3, keep: [butter]}", [], ["selection.keep in JOB butter: no feature is named so"]),
+    ("{num_features: 3, exclude: '9'}", [], ["selection.exclude in JOB 9: feature index 9 is outside"]),
+    # the flag replaces the key: butter is never looked up, apple is both kept (flag) and excluded (file)
+    ("{num_features: 3, keep: [butter], exclude: [apple]}", ["--keep", "apple"],
+     ["--keep and selection.exclude in JOB both name feature apple"]),
+    # --num-features replaces the file's selection rule, not its kept features
+    ("{num_features: 5, keep: [apple, bread, cheese]}", ["--num-features", "2"],
+     ["selection.keep in JOB names 3 features but the selection holds only 2 (--num-features 2)"]),
+    ("{num_features: 3, keep: [1.5]}", [], ["selection.keep in JOB must be a list of feature names and 0-based "
+                                            "indices, or a non-empty string of them separated by commas, got a list"]),
+    ("{num_features: 3, keep: [-1]}", [], ["selection.keep in JOB must be a list of feature names"]),
+    ("{num_features: 3, exclude: {a: 1}}", [], ["selection.exclude in JOB must be a list", "got a mapping"]),
+])
+def test_the_config_keys_are_refused_before_spark(table, tmp_path, capsys, no_spark, selection, flags, fragments):
+    out = tmp_path / "out"
+    job = _job(tmp_path, selection)
+    refused(capsys, _select_job(table, job, out, *flags), out,
+            *[fragment.replace("JOB", str(job)) for fragment in fragments])

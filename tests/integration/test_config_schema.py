@@ -231,8 +231,9 @@ def test_scalar_spark_settings_and_sigma_lists_pass(tmp_path):
     keys = {f"{section}.{key}" for section, value in nested.items() for key in value}
     keys |= set(config_module.DEFAULTS) - set(nested)
     # every key of a config file has a type
-    # ... and input.feature_names, input.feature_names_from, input.table, output.reduced, output.table, missing
-    assert len(keys) == 31 and keys <= set(config_module.SCHEMA)
+    # ... and input.feature_names, input.feature_names_from, input.table, output.reduced, output.table, missing,
+    # selection.keep, selection.exclude
+    assert len(keys) == 33 and keys <= set(config_module.SCHEMA)
 
 
 def _alias_bomb(levels: int = 9, width: int = 9) -> str:

@@ -13,7 +13,8 @@ from sparkfs.sklearn import FRONT
 from sparkfs.sklearn.base import checked_sample_weight
 
 #: The front's methods whose fit takes sample_weight (their Spark selectors take weightCol).
-WEIGHTED = ("anova", "chi2", "variance", "lfs", "mrmr", "jmi", "cmim", "svm-rfe")
+WEIGHTED = ("anova", "chi2", "variance", "lfs", "mrmr", "jmi", "cmim", "svm-rfe", "relieff", "multisurf",
+            "multisurf-star", "surf", "surf-star", "turf")  # the neighbour methods: test_neighbour_sample_weight.py
 
 
 def _data(sparse=False):
@@ -78,7 +79,7 @@ def test_svm_rfe_hands_the_weights_to_liblinear():
     assert weighted.scores_.shape == (X.shape[1],)
 
 
-@pytest.mark.parametrize("method", ["relieff", "multisurf", "qfs", "chi2-categorical", "f-regression"])
+@pytest.mark.parametrize("method", ["relief", "prelief", "qfs", "chi2-categorical", "f-regression"])
 def test_a_method_without_weights_in_the_front_refuses_sample_weight(method):
     X, y, w = _data()
     with pytest.raises(ValueError, match="does not take sample_weight"):
