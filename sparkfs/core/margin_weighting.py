@@ -73,7 +73,14 @@ from sparkfs.core.margin_loops import (  # noqa: F401
 )
 from sparkfs.core.margin_runs import IterateAverage, MarginRun
 from sparkfs.core.options import PROJECTIONS, check_choice, check_int, check_positive
-from sparkfs.core.sparse_input import dense_row_sum, dense_row_sums, is_sparse
+from sparkfs.core.sparse_input import (
+    canonical_csr,
+    dense_row_sums,
+    is_sparse,
+    narrow_columns,
+    weighted_squared_distances,
+    widen_columns,
+)
 
 Matrix = Union[np.ndarray, sp.csr_matrix]
 
@@ -118,7 +125,7 @@ def weighted_squared_norms(matrix: Matrix, w=None) -> np.ndarray:
     """
     num_rows, num_features = matrix.shape
     if is_sparse(matrix):
-        terms = _squares(_canonical(matrix))                                        # canonical too
+        terms = _squares(canonical_csr(matrix))                                        # canonical too
         if w is not None:
             terms.data = terms.data * np.asarray(w, dtype=float)[terms.indices] ** 2
         return dense_row_sums(terms)
@@ -129,15 +136,6 @@ def weighted_squared_norms(matrix: Matrix, w=None) -> np.ndarray:
         rows = np.asarray(matrix[start:start + chunk], dtype=float)
         norms[start:start + chunk] = np.sum(rows ** 2 * weight_squares, axis=-1)
     return norms
-
-
-def _canonical(matrix) -> sp.csr_matrix:
-    """CSR with sorted, distinct ids per row (a copy when ``matrix`` is not so already)."""
-    rows = sp.csr_matrix(matrix, dtype=float)
-    if not rows.has_canonical_format:
-        rows = rows.copy()
-        rows.sum_duplicates()
-    return rows
 
 
 def lmba_target_differences(instance_matrix: Matrix, target_rows: Matrix, target_index) -> Matrix:
@@ -160,9 +158,11 @@ def lmba_target_differences(instance_matrix: Matrix, target_rows: Matrix, target
     present = (index >= 0).ravel()
     repeated = np.repeat(np.arange(index.shape[0]), index.shape[1])
     if sp.issparse(instance_matrix) or sp.issparse(target_rows):
-        instances, targets = sp.csr_matrix(instance_matrix), sp.csr_matrix(target_rows)
-        keep = sp.diags(present.astype(float))
-        return sp.csr_matrix(keep @ (instances[repeated] - targets[np.where(present, index.ravel(), 0)]))
+        instances, targets = canonical_csr(instance_matrix), canonical_csr(target_rows)
+        differences = canonical_csr(instances[repeated] - targets[np.where(present, index.ravel(), 0)])
+        differences.data[np.repeat(~present, np.diff(differences.indptr))] = 0.0   # absent targets: zero rows
+        differences.eliminate_zeros()
+        return differences
     instances, targets = np.asarray(instance_matrix, dtype=float), np.asarray(target_rows, dtype=float)
     differences = instances[repeated] - targets[np.where(present, index.ravel(), 0)]
     differences[~present] = 0.0
@@ -183,7 +183,8 @@ def lmba_thresholds(theta, target_differences: Matrix, w) -> np.ndarray:
 def _exact_squared_distances(instances: Matrix, rows: Matrix, pairs_i, pairs_p, weight_squares) -> np.ndarray:
     """``np.sum((x_i - x_p) ** 2 * w^2)`` as on dense rows, per (i, p) pair (see weighted_squared_norms)."""
     if is_sparse(instances) and is_sparse(rows):
-        return _sparse_squared_distances(_canonical(instances), _canonical(rows), pairs_i, pairs_p, weight_squares)
+        return weighted_squared_distances(canonical_csr(instances), canonical_csr(rows), pairs_i, pairs_p,
+                                          weight_squares)
     distances = np.empty(pairs_i.size)
     chunk = max(1, ELEMENT_BUDGET // max(1, weight_squares.size))
     for start in range(0, pairs_i.size, chunk):
@@ -191,21 +192,6 @@ def _exact_squared_distances(instances: Matrix, rows: Matrix, pairs_i, pairs_p, 
         left = left.toarray() if sp.issparse(left) else left
         right = right.toarray() if sp.issparse(right) else right
         distances[start:start + chunk] = np.sum((left - right) ** 2 * weight_squares, axis=-1)
-    return distances
-
-
-def _sparse_squared_distances(instances: sp.csr_matrix, rows: sp.csr_matrix, pairs_i, pairs_p,
-                              weight_squares) -> np.ndarray:
-    """:func:`_exact_squared_distances` of canonical CSR rows, on the ids either row holds."""
-    distances = np.empty(pairs_i.size)
-    for pair, (i, p) in enumerate(zip(pairs_i, pairs_p)):
-        left = slice(instances.indptr[i], instances.indptr[i + 1])
-        right = slice(rows.indptr[p], rows.indptr[p + 1])
-        ids = np.union1d(instances.indices[left], rows.indices[right])
-        differences = np.zeros(ids.size)
-        differences[np.searchsorted(ids, instances.indices[left])] = instances.data[left]
-        differences[np.searchsorted(ids, rows.indices[right])] -= rows.data[right]
-        distances[pair] = dense_row_sum(ids, differences ** 2 * weight_squares[ids], weight_squares.size)
     return distances
 
 
@@ -218,7 +204,8 @@ def _squares(matrix: Matrix) -> Matrix:
 
 
 class _ShiftedInstances(NamedTuple):
-    """The instances of :func:`lmba_block_terms` as its matrix products use them."""
+    """The instances of :func:`lmba_block_terms` as its matrix products use them (CSR: on the
+    columns in use, :func:`sparkfs.core.sparse_input.narrow_columns`) and as given (the recheck's)."""
 
     dense: bool                  # neither the instances nor the rows are CSR
     shift: Optional[np.ndarray]  # the instances' mean (dense; None for CSR)
@@ -226,29 +213,36 @@ class _ShiftedInstances(NamedTuple):
     norms: np.ndarray            # ||u_i||_w^2, (m,)
     weighted: Matrix             # u_i * w^2
     squares: Matrix              # u_i^2
+    weight_squares: np.ndarray   # w^2 on the products' columns
+    given: Matrix                # x_i as given, for the exact recheck
+    given_weight_squares: np.ndarray  # w^2 on every feature, for the exact recheck
 
 
-def _shifted_instances(instances: Matrix, rows: Matrix, weight_squares) -> _ShiftedInstances:
+def _shifted_instances(instances: Matrix, product_instances: Matrix, rows: Matrix, weight_squares,
+                       columns: Optional[np.ndarray]) -> _ShiftedInstances:
+    """``product_instances``: the instances on ``columns`` (None: as given)."""
     dense = not (sp.issparse(instances) or sp.issparse(rows))
     num_instances, num_features = instances.shape
     shift = (instances.mean(axis=0) if num_instances else np.zeros(num_features)) if dense else None
-    shifted = instances - shift if dense else sp.csr_matrix(instances)
-    norms = np.asarray(_squares(shifted) @ weight_squares).ravel()
+    shifted = instances - shift if dense else sp.csr_matrix(product_instances)
+    product_squares = weight_squares if columns is None else weight_squares[columns]
+    norms = np.asarray(_squares(shifted) @ product_squares).ravel()
     if dense:
         weighted = shifted * weight_squares
-    else:  # u_if w_f^2 on the non-zeros only (a diagonal matrix of D entries would cost O(D) per step)
+    else:  # u_if w_f^2 on the non-zeros only (a diagonal matrix of the columns would cost O(columns))
         weighted = shifted.copy()
-        weighted.data = weighted.data * weight_squares[weighted.indices]
-    return _ShiftedInstances(dense, shift, shifted, norms, weighted, _squares(shifted))
+        weighted.data = weighted.data * product_squares[weighted.indices]
+    return _ShiftedInstances(dense, shift, shifted, norms, weighted, _squares(shifted), product_squares, instances,
+                             weight_squares)
 
 
-def _active_hinges(shifted: _ShiftedInstances, instances: Matrix, original: Matrix, block: Matrix, thresholds,
-                   eligible, weight_squares) -> np.ndarray:
+def _active_hinges(shifted: _ShiftedInstances, original: Matrix, block: Matrix, thresholds, eligible) -> np.ndarray:
     """(m, k, c) bool: the hinges ``thresholds[i, j] - ||x_i - x_p||_w^2 > 0`` of the ``eligible``
     (i, j, p) against a chunk of rows (``original``, shifted as ``block``), from one GEMM; those
     near the kink are decided again elementwise (the Notes of :func:`lmba_block_terms`)."""
+    instances, weight_squares = shifted.given, shifted.given_weight_squares
     tolerance = 8.0 * (instances.shape[1] + 4) * np.finfo(float).eps
-    row_norms = np.asarray(_squares(block) @ weight_squares).ravel()
+    row_norms = np.asarray(_squares(block) @ shifted.weight_squares).ravel()
     cross = block @ shifted.weighted.T                                                  # (c, m)
     cross = cross.toarray() if is_sparse(cross) else cross
     distances = shifted.norms[:, None] + row_norms[None, :] - 2.0 * cross.T             # (m, c)
@@ -345,7 +339,10 @@ def lmba_block_terms(instance_matrix: Matrix, instance_labels, thresholds, row_m
     if rows_all.shape != (row_labels.shape[0], num_features):
         raise ValueError(f"row_matrix has shape {rows_all.shape}; expected ({row_labels.shape[0]}, {num_features})")
     mask = _target_mask(target_mask, thresholds.shape)
-    shifted = _shifted_instances(instances, rows_all, weight_squares)
+    columns, product_instances, product_rows = None, instances, rows_all
+    if is_sparse(instances) and is_sparse(rows_all):  # the products on the ids in use, not all D
+        columns, (product_instances, product_rows) = narrow_columns(instances, rows_all)
+    shifted = _shifted_instances(instances, product_instances, rows_all, weight_squares, columns)
     impostor_sums: Optional[Matrix] = None  # summed over the chunks (None: no active pair yet)
     active_counts = np.zeros(thresholds.shape, dtype=np.int64)
     # A row sharing the label of every instance can never be an impostor: skip it.
@@ -356,25 +353,33 @@ def lmba_block_terms(instance_matrix: Matrix, instance_labels, thresholds, row_m
     for start in range(0, candidates.size, chunk):
         positions = candidates[start:start + chunk]
         original = rows_all[positions]
-        block = original - shifted.shift if shifted.dense else sp.csr_matrix(original)
+        block = original - shifted.shift if shifted.dense else sp.csr_matrix(product_rows[positions])
         impostor = labels[:, None] != row_labels[positions][None, :]                    # (m, c)
         eligible = eligible_targets & impostor[:, None, :]                              # (m, k, c)
-        active = _active_hinges(shifted, instances, original, block, thresholds, eligible, weight_squares)
+        active = _active_hinges(shifted, original, block, thresholds, eligible)
         active_counts += active.sum(axis=2)
         per_pair = active.sum(axis=1).astype(float)                                     # N_ip, (m, c)
         if per_pair.any():
             terms = _impostor_terms(shifted, block, per_pair, per_instance)
             impostor_sums = terms if impostor_sums is None else impostor_sums + terms
-    return _summed_impostor_terms(impostor_sums, (num_instances, num_features) if per_instance else (num_features,),
-                                  sparse=per_instance and is_sparse(instances)), active_counts
+    shape = (num_instances, num_features) if per_instance else (num_features,)
+    return _summed_impostor_terms(impostor_sums, shape, per_instance and is_sparse(instances), columns), active_counts
 
 
-def _summed_impostor_terms(impostor_sums: Optional[Matrix], shape, sparse: bool) -> Matrix:
-    """The impostor sums of :func:`lmba_block_terms` as returned: CSR when ``sparse``, else dense;
-    zeros when no pair was active."""
+def _summed_impostor_terms(impostor_sums: Optional[Matrix], shape, sparse: bool, columns) -> Matrix:
+    """The impostor sums of :func:`lmba_block_terms` as returned: on every feature (``columns``:
+    the ids they were computed on, None for all), CSR when ``sparse``, else dense; 0 when no pair
+    was active."""
     if impostor_sums is None:
         return sp.csr_matrix(shape) if sparse else np.zeros(shape)
-    return sp.csr_matrix(impostor_sums) if sparse else _dense_array(impostor_sums)
+    if columns is None:
+        return sp.csr_matrix(impostor_sums) if sparse else _dense_array(impostor_sums)
+    if len(shape) == 2:
+        wide = widen_columns(impostor_sums, columns, shape[1])
+        return wide if sparse else wide.toarray()
+    totals = np.zeros(shape)
+    totals[columns] = np.asarray(impostor_sums).ravel()
+    return totals
 
 
 def lmba_gradient(w, target_differences: Matrix, active_counts, impostor_sums, c, target_mask=None) -> np.ndarray:
@@ -421,8 +426,10 @@ def lmba_target_terms(target_differences: Matrix, active_counts, c, target_mask=
     rows = np.repeat(np.arange(num_instances), k)
     gather = sp.csr_matrix((coefficients, (rows, np.arange(num_instances * k))),
                            shape=(num_instances, num_instances * k))
-    terms = gather @ _squares(target_differences)
-    return sp.csr_matrix(terms) if is_sparse(terms) else np.asarray(terms).reshape(num_instances, -1)
+    if not is_sparse(target_differences):
+        return np.asarray(gather @ _squares(target_differences)).reshape(num_instances, -1)
+    columns, (differences,) = narrow_columns(target_differences)  # the product on the ids in use, not all D
+    return widen_columns(gather @ _squares(differences), columns, target_differences.shape[1])
 
 
 def lmba_ranking_weights(w) -> np.ndarray:
