@@ -125,10 +125,11 @@ def weighted_squared_norms(matrix: Matrix, w=None) -> np.ndarray:
     """
     num_rows, num_features = matrix.shape
     if is_sparse(matrix):
-        terms = _squares(canonical_csr(matrix))                                        # canonical too
+        rows = canonical_csr(matrix)
+        squares = sp.csr_matrix(rows.multiply(rows))                                # canonical too
         if w is not None:
-            terms.data = terms.data * np.asarray(w, dtype=float)[terms.indices] ** 2
-        return dense_row_sums(terms)
+            squares.data = squares.data * np.asarray(w, dtype=float)[squares.indices] ** 2
+        return dense_row_sums(squares)
     weight_squares = np.ones(num_features) if w is None else np.asarray(w, dtype=float) ** 2
     norms = np.empty(num_rows)
     chunk = max(1, ELEMENT_BUDGET // max(1, num_features))
@@ -195,10 +196,6 @@ def _exact_squared_distances(instances: Matrix, rows: Matrix, pairs_i, pairs_p, 
     return distances
 
 
-def _dense_array(matrix) -> np.ndarray:
-    return matrix.toarray() if sp.issparse(matrix) else np.asarray(matrix)
-
-
 def _squares(matrix: Matrix) -> Matrix:
     return matrix.multiply(matrix).tocsr() if is_sparse(matrix) else matrix ** 2
 
@@ -227,10 +224,8 @@ def _shifted_instances(instances: Matrix, product_instances: Matrix, rows: Matri
     shifted = instances - shift if dense else sp.csr_matrix(product_instances)
     product_squares = weight_squares if columns is None else weight_squares[columns]
     norms = np.asarray(_squares(shifted) @ product_squares).ravel()
-    if dense:
-        weighted = shifted * weight_squares
-    else:  # u_if w_f^2 on the non-zeros only (a diagonal matrix of the columns would cost O(columns))
-        weighted = shifted.copy()
+    weighted = shifted * weight_squares if dense else sp.csr_matrix(shifted, copy=True)
+    if not dense:  # u_if w_f^2 on the non-zeros only (a diagonal matrix of the columns would cost O(columns))
         weighted.data = weighted.data * product_squares[weighted.indices]
     return _ShiftedInstances(dense, shift, shifted, norms, weighted, _squares(shifted), product_squares, instances,
                              weight_squares)
@@ -372,11 +367,12 @@ def _summed_impostor_terms(impostor_sums: Optional[Matrix], shape, sparse: bool,
     was active."""
     if impostor_sums is None:
         return sp.csr_matrix(shape) if sparse else np.zeros(shape)
+    if columns is None and not sparse:
+        return impostor_sums.toarray() if is_sparse(impostor_sums) else np.asarray(impostor_sums)
     if columns is None:
-        return sp.csr_matrix(impostor_sums) if sparse else _dense_array(impostor_sums)
-    if len(shape) == 2:
-        wide = widen_columns(impostor_sums, columns, shape[1])
-        return wide if sparse else wide.toarray()
+        return sp.csr_matrix(impostor_sums)
+    if len(shape) == 2:  # per instance, computed on CSR rows
+        return widen_columns(impostor_sums, columns, shape[1])
     totals = np.zeros(shape)
     totals[columns] = np.asarray(impostor_sums).ravel()
     return totals
