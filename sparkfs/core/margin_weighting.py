@@ -35,7 +35,8 @@ Choices and deviations from the paper (and why)
    another with the current w (:func:`lmba_replay`); only the active sets lag. Rule "sum": the m
    eq. (16) gradients are summed at the same w for one normalised step. m = 1 is the paper for
    both. Why replay: ``docs/lmba_batch_rule.md`` (summed steps travel a much shorter, differently
-   weighted path and move the ranking; replay keeps it at small batches).
+   weighted path and move the ranking; replay keeps it at small batches). CSR rows keep the
+   per-instance terms CSR, and each step then costs its support, not D (:mod:`sparkfs.core.lmba_steps`).
 5. **Step sizes**: ``"constant"`` (beta_t = step_size, what the paper ran) or ``"decay"``
    (beta_t = step_size / sqrt(t + 1), t 0-based; the paper only says "a decay factor").
 6. **Projection**: the update is printed without one although w_f is said to lie in [0, 1];

@@ -184,7 +184,7 @@ def lmba_statistics(df, features_col: str, label_col: str, *, num_features: int,
                     engine: Optional[EngineOptions] = None) -> MarginWeightingResult:
     """Lmba feature weights (Li & Lu 2009, Section 3), one Spark job per mini-batch step
     (``options.run.batch_rule``: see :func:`sparkfs.core.margin_weighting.lmba_in_memory`; "replay"
-    brings back per-instance impostor sums, batch x D values per partition).
+    brings back per-instance impostor sums, batch x D values per partition, CSR for CSR rows).
 
     ``options``: :class:`sparkfs.core.options.LmbaOptions`; ``engine``:
     :class:`sparkfs.spark.method_setup.EngineOptions`. ``within_pool=True``: after the
