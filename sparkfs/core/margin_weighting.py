@@ -182,11 +182,11 @@ def lmba_thresholds(theta, target_differences: Matrix, w) -> np.ndarray:
     return theta[:, None] + weighted_squared_norms(target_differences, w).reshape(theta.shape[0], -1)
 
 
-def _exact_squared_distances(instances: Matrix, rows: Matrix, pairs_i, pairs_p, weight_squares) -> np.ndarray:
+def _exact_squared_distances(instances: Matrix, rows: Matrix, pairs_i, pairs_p, weights) -> np.ndarray:
     """``np.sum((x_i - x_p) ** 2 * w^2)`` as on dense rows, per (i, p) pair (see weighted_squared_norms)."""
     if is_sparse(instances) and is_sparse(rows):
-        return weighted_squared_distances(canonical_csr(instances), canonical_csr(rows), pairs_i, pairs_p,
-                                          weight_squares)
+        return weighted_squared_distances(canonical_csr(instances), canonical_csr(rows), pairs_i, pairs_p, weights)
+    weight_squares = weights ** 2
     distances = np.empty(pairs_i.size)
     chunk = max(1, ELEMENT_BUDGET // max(1, weight_squares.size))
     for start in range(0, pairs_i.size, chunk):
@@ -213,30 +213,30 @@ class _ShiftedInstances(NamedTuple):
     squares: Matrix              # u_i^2
     weight_squares: np.ndarray   # w^2 on the products' columns
     given: Matrix                # x_i as given, for the exact recheck
-    given_weight_squares: np.ndarray  # w^2 on every feature, for the exact recheck
+    given_weights: np.ndarray    # w on every feature, for the exact recheck
 
 
-def _shifted_instances(instances: Matrix, product_instances: Matrix, rows: Matrix, weight_squares,
+def _shifted_instances(instances: Matrix, product_instances: Matrix, rows: Matrix, weights,
                        columns: Optional[np.ndarray]) -> _ShiftedInstances:
-    """``product_instances``: the instances on ``columns`` (None: as given)."""
+    """``product_instances``: the instances on ``columns`` (None: as given; w^2 then made on every feature)."""
     dense = not (sp.issparse(instances) or sp.issparse(rows))
     num_instances, num_features = instances.shape
     shift = (instances.mean(axis=0) if num_instances else np.zeros(num_features)) if dense else None
     shifted = instances - shift if dense else sp.csr_matrix(product_instances)
-    product_squares = weight_squares if columns is None else weight_squares[columns]
+    product_squares = weights ** 2 if columns is None else weights[columns] ** 2
     norms = np.asarray(_squares(shifted) @ product_squares).ravel()
-    weighted = shifted * weight_squares if dense else sp.csr_matrix(shifted, copy=True)
+    weighted = shifted * product_squares if dense else sp.csr_matrix(shifted, copy=True)
     if not dense:  # u_if w_f^2 on the non-zeros only (a diagonal matrix of the columns would cost O(columns))
         weighted.data = weighted.data * product_squares[weighted.indices]
     return _ShiftedInstances(dense, shift, shifted, norms, weighted, _squares(shifted), product_squares, instances,
-                             weight_squares)
+                             weights)
 
 
 def _active_hinges(shifted: _ShiftedInstances, original: Matrix, block: Matrix, thresholds, eligible) -> np.ndarray:
     """(m, k, c) bool: the hinges ``thresholds[i, j] - ||x_i - x_p||_w^2 > 0`` of the ``eligible``
     (i, j, p) against a chunk of rows (``original``, shifted as ``block``), from one GEMM; those
     near the kink are decided again elementwise (the Notes of :func:`lmba_block_terms`)."""
-    instances, weight_squares = shifted.given, shifted.given_weight_squares
+    instances, weights = shifted.given, shifted.given_weights
     tolerance = 8.0 * (instances.shape[1] + 4) * np.finfo(float).eps
     row_norms = np.asarray(_squares(block) @ shifted.weight_squares).ravel()
     cross = block @ shifted.weighted.T                                                  # (c, m)
@@ -249,7 +249,7 @@ def _active_hinges(shifted: _ShiftedInstances, original: Matrix, block: Matrix, 
     if near_i.size:
         num_rows = block.shape[0]
         pairs, inverse = np.unique(near_i * num_rows + near_p, return_inverse=True)
-        exact = _exact_squared_distances(instances, original, pairs // num_rows, pairs % num_rows, weight_squares)
+        exact = _exact_squared_distances(instances, original, pairs // num_rows, pairs % num_rows, weights)
         active[near_i, near_j, near_p] = thresholds[near_i, near_j] - exact[inverse.ravel()] > 0
     return active
 
@@ -327,7 +327,7 @@ def lmba_block_terms(instance_matrix: Matrix, instance_labels, thresholds, row_m
     instances = instance_matrix if sp.issparse(instance_matrix) else np.asarray(instance_matrix, dtype=float)
     labels, row_labels = np.asarray(instance_labels), np.asarray(row_labels)
     thresholds = np.asarray(thresholds, dtype=float)
-    weight_squares = np.asarray(w, dtype=float) ** 2
+    weights = np.asarray(w, dtype=float)
     rows_all = row_matrix if sp.issparse(row_matrix) else np.asarray(row_matrix, dtype=float)
     num_instances, num_features = instances.shape
     if thresholds.ndim != 2 or thresholds.shape[0] != num_instances:
@@ -338,7 +338,7 @@ def lmba_block_terms(instance_matrix: Matrix, instance_labels, thresholds, row_m
     columns, product_instances, product_rows = None, instances, rows_all
     if is_sparse(instances) and is_sparse(rows_all):  # the products on the ids in use, not all D
         columns, (product_instances, product_rows) = narrow_columns(instances, rows_all)
-    shifted = _shifted_instances(instances, product_instances, rows_all, weight_squares, columns)
+    shifted = _shifted_instances(instances, product_instances, rows_all, weights, columns)
     impostor_sums: Optional[Matrix] = None  # summed over the chunks (None: no active pair yet)
     active_counts = np.zeros(thresholds.shape, dtype=np.int64)
     # A row sharing the label of every instance can never be an impostor: skip it.

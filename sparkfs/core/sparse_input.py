@@ -118,8 +118,8 @@ def canonical_csr(matrix) -> sp.csr_matrix:
 
 
 def weighted_squared_distances(left: sp.csr_matrix, right: sp.csr_matrix, pairs_left, pairs_right,
-                               weight_squares) -> np.ndarray:
-    """``np.sum((a - b) ** 2 * weight_squares)`` over the dense forms of rows a of ``left`` and b of
+                               weights) -> np.ndarray:
+    """``np.sum((a - b) ** 2 * weights ** 2)`` over the dense forms of rows a of ``left`` and b of
     ``right`` (canonical CSR, :func:`canonical_csr`), per pair of row positions, to the last bit:
     computed on the ids either row holds (:func:`dense_row_sum`)."""
     distances = np.empty(len(pairs_left))
@@ -130,5 +130,5 @@ def weighted_squared_distances(left: sp.csr_matrix, right: sp.csr_matrix, pairs_
         differences = np.zeros(ids.size)
         differences[np.searchsorted(ids, left.indices[first])] = left.data[first]
         differences[np.searchsorted(ids, right.indices[second])] -= right.data[second]
-        distances[pair] = dense_row_sum(ids, differences ** 2 * weight_squares[ids], weight_squares.size)
+        distances[pair] = dense_row_sum(ids, differences ** 2 * weights[ids] ** 2, weights.size)
     return distances

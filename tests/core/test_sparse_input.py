@@ -48,10 +48,10 @@ def test_row_sums_and_pair_distances_equal_the_dense_arithmetic_to_the_bit():
     left, right = _random_csr(6, 700, 0.05, 1), _random_csr(9, 700, 0.05, 2)
     dense_left, dense_right = left.toarray(), right.toarray()
     np.testing.assert_array_equal(dense_row_sums(canonical_csr(left)), np.sum(dense_left, axis=1))
-    weight_squares = np.random.default_rng(4).random(700) ** 2
+    weights = np.random.default_rng(4).random(700)
     pairs_left, pairs_right = np.array([0, 0, 5, 3]), np.array([8, 1, 1, 3])
-    expected = np.sum((dense_left[pairs_left] - dense_right[pairs_right]) ** 2 * weight_squares, axis=-1)
-    got = weighted_squared_distances(canonical_csr(left), canonical_csr(right), pairs_left, pairs_right, weight_squares)
+    expected = np.sum((dense_left[pairs_left] - dense_right[pairs_right]) ** 2 * weights ** 2, axis=-1)
+    got = weighted_squared_distances(canonical_csr(left), canonical_csr(right), pairs_left, pairs_right, weights)
     np.testing.assert_array_equal(got, expected)
 
 
