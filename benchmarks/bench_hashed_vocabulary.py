@@ -214,7 +214,11 @@ def write_report(log: Path, path: Path, befores: Sequence[Path] = (), before_lab
               "per-class buffers of 2^24 doubles in every task took the JVM's heap (the `before` table). Simba's "
               "update keeps CSR rows CSR (`sparkfs/core/simba.py`): an instance's step touches the features where "
               "it differs from its nearest hit or miss; before, each batch's rows, hits and misses were made dense, "
-              "batch x 2^24 doubles each."]
+              "batch x 2^24 doubles each. Lmba's default batch rule (replay) keeps each instance's hinge terms CSR "
+              "(`sparkfs/core/lmba_steps.py`): an instance's step touches its own ids and those of the rows active "
+              "for it, and the sparse products run on the ids the rows hold; before, every step made the batch's "
+              "per-instance impostor and target terms dense, batch x 2^24 doubles each, and SciPy's products on "
+              "2^24 columns allocated work arrays of that length."]
     path.write_text("\n".join(lines) + "\n")
 
 

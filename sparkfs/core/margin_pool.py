@@ -33,7 +33,8 @@ not on the order the rows arrived in (another file layout). Rows of identical co
 they are interchangeable, so which of them comes first changes nothing.
 
 Memory: the pool (m rows, dense or CSR), one ``block_size x block_size`` distance block, and per
-step the batch's rows and neighbours (batch x D doubles for dense rows; CSR rows stay CSR).
+step the batch's rows, neighbours and Lmba's per-instance hinge terms (batch x D doubles for dense
+rows; CSR rows keep them CSR, on the features the rows hold).
 """
 
 from __future__ import annotations

@@ -35,7 +35,8 @@ Choices and deviations from the paper (and why)
    another with the current w (:func:`lmba_replay`); only the active sets lag. Rule "sum": the m
    eq. (16) gradients are summed at the same w for one normalised step. m = 1 is the paper for
    both. Why replay: ``docs/lmba_batch_rule.md`` (summed steps travel a much shorter, differently
-   weighted path and move the ranking; replay keeps it at small batches).
+   weighted path and move the ranking; replay keeps it at small batches). CSR rows keep the
+   per-instance terms CSR, and each step then costs its support, not D (:mod:`sparkfs.core.lmba_steps`).
 5. **Step sizes**: ``"constant"`` (beta_t = step_size, what the paper ran) or ``"decay"``
    (beta_t = step_size / sqrt(t + 1), t 0-based; the paper only says "a decay factor").
 6. **Projection**: the update is printed without one although w_f is said to lie in [0, 1];
@@ -59,6 +60,9 @@ from typing import Callable, NamedTuple, Optional, Tuple, Union, cast
 import numpy as np
 import scipy.sparse as sp
 
+# Step 3(d) and the replay rule have their own module; re-exported as the loop's schedule is.
+from sparkfs.core.lmba_steps import lmba_replay, lmba_step
+
 # The loop's schedule lived here first; it is re-exported (``mw.instance_order`` and the like).
 from sparkfs.core.margin_loops import (  # noqa: F401
     LoopResult,
@@ -70,7 +74,14 @@ from sparkfs.core.margin_loops import (  # noqa: F401
 )
 from sparkfs.core.margin_runs import IterateAverage, MarginRun
 from sparkfs.core.options import PROJECTIONS, check_choice, check_int, check_positive
-from sparkfs.core.sparse_input import is_sparse
+from sparkfs.core.sparse_input import (
+    canonical_csr,
+    dense_row_sums,
+    is_sparse,
+    narrow_columns,
+    weighted_squared_distances,
+    widen_columns,
+)
 
 Matrix = Union[np.ndarray, sp.csr_matrix]
 
@@ -106,18 +117,25 @@ def _target_mask(target_mask, shape) -> np.ndarray:
 def weighted_squared_norms(matrix: Matrix, w=None) -> np.ndarray:
     """``sum_f w_f^2 m_rf^2`` for every row r of a dense or CSR matrix (w = 1 when None).
 
-    Every row is computed on its dense form, as ``np.sum(row ** 2 * w ** 2)`` (pairwise summation
-    over the features), a chunk of rows at a time: the same arithmetic as the exact recheck of
-    :func:`lmba_block_terms`, so a distance computed here and one computed there from the same
-    two rows are equal to the last bit (the kink of the hinge depends on it).
+    Every row is computed as on its dense form, ``np.sum(row ** 2 * w ** 2)`` (pairwise summation
+    over the features): dense rows a chunk at a time, CSR rows from their non-zeros
+    (:func:`sparkfs.core.sparse_input.dense_row_sum`, the same bits at the cost of the non-zeros,
+    not of D). It is the arithmetic of the exact recheck of :func:`lmba_block_terms`, so a distance
+    computed here and one computed there from the same two rows are equal to the last bit (the
+    kink of the hinge depends on it), dense or CSR.
     """
     num_rows, num_features = matrix.shape
+    if is_sparse(matrix):
+        rows = canonical_csr(matrix)
+        squares = sp.csr_matrix(rows.multiply(rows))                                # canonical too
+        if w is not None:
+            squares.data = squares.data * np.asarray(w, dtype=float)[squares.indices] ** 2
+        return dense_row_sums(squares)
     weight_squares = np.ones(num_features) if w is None else np.asarray(w, dtype=float) ** 2
     norms = np.empty(num_rows)
     chunk = max(1, ELEMENT_BUDGET // max(1, num_features))
     for start in range(0, num_rows, chunk):
-        rows = matrix[start:start + chunk]
-        rows = rows.toarray() if is_sparse(rows) else np.asarray(rows, dtype=float)
+        rows = np.asarray(matrix[start:start + chunk], dtype=float)
         norms[start:start + chunk] = np.sum(rows ** 2 * weight_squares, axis=-1)
     return norms
 
@@ -142,9 +160,11 @@ def lmba_target_differences(instance_matrix: Matrix, target_rows: Matrix, target
     present = (index >= 0).ravel()
     repeated = np.repeat(np.arange(index.shape[0]), index.shape[1])
     if sp.issparse(instance_matrix) or sp.issparse(target_rows):
-        instances, targets = sp.csr_matrix(instance_matrix), sp.csr_matrix(target_rows)
-        keep = sp.diags(present.astype(float))
-        return sp.csr_matrix(keep @ (instances[repeated] - targets[np.where(present, index.ravel(), 0)]))
+        instances, targets = canonical_csr(instance_matrix), canonical_csr(target_rows)
+        differences = canonical_csr(instances[repeated] - targets[np.where(present, index.ravel(), 0)])
+        differences.data[np.repeat(~present, np.diff(differences.indptr))] = 0.0   # absent targets: zero rows
+        differences.eliminate_zeros()
+        return differences
     instances, targets = np.asarray(instance_matrix, dtype=float), np.asarray(target_rows, dtype=float)
     differences = instances[repeated] - targets[np.where(present, index.ravel(), 0)]
     differences[~present] = 0.0
@@ -162,8 +182,11 @@ def lmba_thresholds(theta, target_differences: Matrix, w) -> np.ndarray:
     return theta[:, None] + weighted_squared_norms(target_differences, w).reshape(theta.shape[0], -1)
 
 
-def _exact_squared_distances(instances: Matrix, rows: Matrix, pairs_i, pairs_p, weight_squares) -> np.ndarray:
-    """``np.sum((x_i - x_p) ** 2 * w^2)`` on dense rows, per (i, p) pair (see weighted_squared_norms)."""
+def _exact_squared_distances(instances: Matrix, rows: Matrix, pairs_i, pairs_p, weights) -> np.ndarray:
+    """``np.sum((x_i - x_p) ** 2 * w^2)`` as on dense rows, per (i, p) pair (see weighted_squared_norms)."""
+    if is_sparse(instances) and is_sparse(rows):
+        return weighted_squared_distances(canonical_csr(instances), canonical_csr(rows), pairs_i, pairs_p, weights)
+    weight_squares = weights ** 2
     distances = np.empty(pairs_i.size)
     chunk = max(1, ELEMENT_BUDGET // max(1, weight_squares.size))
     for start in range(0, pairs_i.size, chunk):
@@ -174,16 +197,13 @@ def _exact_squared_distances(instances: Matrix, rows: Matrix, pairs_i, pairs_p, 
     return distances
 
 
-def _dense_array(matrix) -> np.ndarray:
-    return matrix.toarray() if sp.issparse(matrix) else np.asarray(matrix)
-
-
 def _squares(matrix: Matrix) -> Matrix:
     return matrix.multiply(matrix).tocsr() if is_sparse(matrix) else matrix ** 2
 
 
 class _ShiftedInstances(NamedTuple):
-    """The instances of :func:`lmba_block_terms` as its matrix products use them."""
+    """The instances of :func:`lmba_block_terms` as its matrix products use them (CSR: on the
+    columns in use, :func:`sparkfs.core.sparse_input.narrow_columns`) and as given (the recheck's)."""
 
     dense: bool                  # neither the instances nor the rows are CSR
     shift: Optional[np.ndarray]  # the instances' mean (dense; None for CSR)
@@ -191,25 +211,34 @@ class _ShiftedInstances(NamedTuple):
     norms: np.ndarray            # ||u_i||_w^2, (m,)
     weighted: Matrix             # u_i * w^2
     squares: Matrix              # u_i^2
+    weight_squares: np.ndarray   # w^2 on the products' columns
+    given: Matrix                # x_i as given, for the exact recheck
+    given_weights: np.ndarray    # w on every feature, for the exact recheck
 
 
-def _shifted_instances(instances: Matrix, rows: Matrix, weight_squares) -> _ShiftedInstances:
+def _shifted_instances(instances: Matrix, product_instances: Matrix, rows: Matrix, weights,
+                       columns: Optional[np.ndarray]) -> _ShiftedInstances:
+    """``product_instances``: the instances on ``columns`` (None: as given; w^2 then made on every feature)."""
     dense = not (sp.issparse(instances) or sp.issparse(rows))
     num_instances, num_features = instances.shape
     shift = (instances.mean(axis=0) if num_instances else np.zeros(num_features)) if dense else None
-    shifted = instances - shift if dense else sp.csr_matrix(instances)
-    norms = np.asarray(_squares(shifted) @ weight_squares).ravel()
-    weighted = shifted * weight_squares if dense else shifted @ sp.diags(weight_squares)
-    return _ShiftedInstances(dense, shift, shifted, norms, weighted, _squares(shifted))
+    shifted = instances - shift if dense else sp.csr_matrix(product_instances)
+    product_squares = weights ** 2 if columns is None else weights[columns] ** 2
+    norms = np.asarray(_squares(shifted) @ product_squares).ravel()
+    weighted = shifted * product_squares if dense else sp.csr_matrix(shifted, copy=True)
+    if not dense:  # u_if w_f^2 on the non-zeros only (a diagonal matrix of the columns would cost O(columns))
+        weighted.data = weighted.data * product_squares[weighted.indices]
+    return _ShiftedInstances(dense, shift, shifted, norms, weighted, _squares(shifted), product_squares, instances,
+                             weights)
 
 
-def _active_hinges(shifted: _ShiftedInstances, instances: Matrix, original: Matrix, block: Matrix, thresholds,
-                   eligible, weight_squares) -> np.ndarray:
+def _active_hinges(shifted: _ShiftedInstances, original: Matrix, block: Matrix, thresholds, eligible) -> np.ndarray:
     """(m, k, c) bool: the hinges ``thresholds[i, j] - ||x_i - x_p||_w^2 > 0`` of the ``eligible``
     (i, j, p) against a chunk of rows (``original``, shifted as ``block``), from one GEMM; those
     near the kink are decided again elementwise (the Notes of :func:`lmba_block_terms`)."""
+    instances, weights = shifted.given, shifted.given_weights
     tolerance = 8.0 * (instances.shape[1] + 4) * np.finfo(float).eps
-    row_norms = np.asarray(_squares(block) @ weight_squares).ravel()
+    row_norms = np.asarray(_squares(block) @ shifted.weight_squares).ravel()
     cross = block @ shifted.weighted.T                                                  # (c, m)
     cross = cross.toarray() if is_sparse(cross) else cross
     distances = shifted.norms[:, None] + row_norms[None, :] - 2.0 * cross.T             # (m, c)
@@ -220,25 +249,26 @@ def _active_hinges(shifted: _ShiftedInstances, instances: Matrix, original: Matr
     if near_i.size:
         num_rows = block.shape[0]
         pairs, inverse = np.unique(near_i * num_rows + near_p, return_inverse=True)
-        exact = _exact_squared_distances(instances, original, pairs // num_rows, pairs % num_rows, weight_squares)
+        exact = _exact_squared_distances(instances, original, pairs // num_rows, pairs % num_rows, weights)
         active[near_i, near_j, near_p] = thresholds[near_i, near_j] - exact[inverse.ravel()] > 0
     return active
 
 
-def _impostor_terms(shifted: _ShiftedInstances, block: Matrix, per_pair: np.ndarray, per_instance: bool) -> np.ndarray:
-    """A chunk's share of the impostor sums S_f of :func:`lmba_block_terms` (per instance: (m, D))
-    from N_ip, the active targets of every (instance, row) pair."""
+def _impostor_terms(shifted: _ShiftedInstances, block: Matrix, per_pair: np.ndarray, per_instance: bool) -> Matrix:
+    """A chunk's share of the impostor sums S_f of :func:`lmba_block_terms` (per instance: (m, D),
+    CSR unless instances and rows are both dense) from N_ip, the active targets of every (instance,
+    row) pair."""
     dense = shifted.dense
     # not dense: shifted.shifted and shifted.squares are CSR (see _shifted_instances)
     sparse_shifted, sparse_squares = cast(sp.csr_matrix, shifted.shifted), cast(sp.csr_matrix, shifted.squares)
     per_pair_matrix = per_pair if dense else sp.csr_matrix(per_pair)
     pulled = per_pair_matrix @ block                                                    # (N X_P), (m, D)
-    if per_instance:  # S_if = N_i. u_if^2 - 2 u_if (N U_P)_if + (N U_P^2)_if
-        own = sparse_squares.multiply(per_pair.sum(axis=1)[:, None]) if not dense else \
-            shifted.squares * per_pair.sum(axis=1)[:, None]
-        cross_term = shifted.shifted * pulled if dense else sparse_shifted.multiply(pulled)
-        return (_dense_array(own) - 2.0 * _dense_array(cross_term)
-                + _dense_array(per_pair_matrix @ _squares(block)))
+    if per_instance and dense:  # S_if = N_i. u_if^2 - 2 u_if (N U_P)_if + (N U_P^2)_if
+        return shifted.squares * per_pair.sum(axis=1)[:, None] - 2.0 * (shifted.shifted * pulled) \
+            + per_pair_matrix @ _squares(block)
+    if per_instance:  # the same on CSR: row i is 0 outside x_i's non-zeros and those of its active rows
+        own = sparse_squares.multiply(per_pair.sum(axis=1)[:, None])
+        return sp.csr_matrix(own - 2.0 * sparse_shifted.multiply(pulled) + per_pair_matrix @ _squares(block))
     cross_term = (shifted.shifted * pulled).sum(axis=0) if dense else \
         np.asarray(sparse_shifted.multiply(pulled).sum(axis=0))
     return (np.asarray(per_pair.sum(axis=1) @ shifted.squares).ravel()
@@ -247,7 +277,7 @@ def _impostor_terms(shifted: _ShiftedInstances, block: Matrix, per_pair: np.ndar
 
 
 def lmba_block_terms(instance_matrix: Matrix, instance_labels, thresholds, row_matrix: Matrix, row_labels, w, *,
-                     target_mask=None, per_instance: bool = False) -> Tuple[np.ndarray, np.ndarray]:
+                     target_mask=None, per_instance: bool = False) -> Tuple[Matrix, np.ndarray]:
     """Hinge terms of eqs. (3), (17) contributed by one block of rows x_p.
 
     For instance i, present target j and row p with ``row_labels[p] != instance_labels[i]``
@@ -271,7 +301,8 @@ def lmba_block_terms(instance_matrix: Matrix, instance_labels, thresholds, row_m
 
     Returns
     -------
-    impostor_sums : ndarray of shape (D,), or (m, D) with ``per_instance``
+    impostor_sums : ndarray of shape (D,), or (m, D) with ``per_instance`` (a CSR matrix for CSR
+        instances: row i is 0 outside x_i's non-zeros and those of the rows active for it)
         ``sum_{i,p} (number of active j for (i, p)) * (x_if - x_pf)^2`` (without the sum over i).
     active_counts : ndarray of int64, shape (m, k)
         Number of rows p active for (i, j).
@@ -283,7 +314,7 @@ def lmba_block_terms(instance_matrix: Matrix, instance_labels, thresholds, row_m
     leaves differences unchanged and keeps the expansion well conditioned), and with N_ip the
     number of active targets of (i, p), ``S_f = sum_i N_i. x_if^2 - 2 sum_i x_if (N X_P)_if +
     sum_p N_.p x_pf^2``. Cost per block: O(m n D) multiply-adds in two GEMMs (O(m nnz) for CSR
-    rows) plus O(m k n) comparisons.
+    rows, nothing of length D but w^2 made) plus O(m k n) comparisons.
 
     The kink: a GEMM distance may differ from the elementwise one by rounding, and which side of
     0 a hinge lands on must not depend on how rows are grouped into blocks. Every (i, j, p) whose
@@ -296,7 +327,7 @@ def lmba_block_terms(instance_matrix: Matrix, instance_labels, thresholds, row_m
     instances = instance_matrix if sp.issparse(instance_matrix) else np.asarray(instance_matrix, dtype=float)
     labels, row_labels = np.asarray(instance_labels), np.asarray(row_labels)
     thresholds = np.asarray(thresholds, dtype=float)
-    weight_squares = np.asarray(w, dtype=float) ** 2
+    weights = np.asarray(w, dtype=float)
     rows_all = row_matrix if sp.issparse(row_matrix) else np.asarray(row_matrix, dtype=float)
     num_instances, num_features = instances.shape
     if thresholds.ndim != 2 or thresholds.shape[0] != num_instances:
@@ -304,8 +335,11 @@ def lmba_block_terms(instance_matrix: Matrix, instance_labels, thresholds, row_m
     if rows_all.shape != (row_labels.shape[0], num_features):
         raise ValueError(f"row_matrix has shape {rows_all.shape}; expected ({row_labels.shape[0]}, {num_features})")
     mask = _target_mask(target_mask, thresholds.shape)
-    shifted = _shifted_instances(instances, rows_all, weight_squares)
-    impostor_sums = np.zeros((num_instances, num_features) if per_instance else num_features)
+    columns, product_instances, product_rows = None, instances, rows_all
+    if is_sparse(instances) and is_sparse(rows_all):  # the products on the ids in use, not all D
+        columns, (product_instances, product_rows) = narrow_columns(instances, rows_all)
+    shifted = _shifted_instances(instances, product_instances, rows_all, weights, columns)
+    impostor_sums: Optional[Matrix] = None  # summed over the chunks (None: no active pair yet)
     active_counts = np.zeros(thresholds.shape, dtype=np.int64)
     # A row sharing the label of every instance can never be an impostor: skip it.
     distinct = np.unique(labels)
@@ -315,15 +349,34 @@ def lmba_block_terms(instance_matrix: Matrix, instance_labels, thresholds, row_m
     for start in range(0, candidates.size, chunk):
         positions = candidates[start:start + chunk]
         original = rows_all[positions]
-        block = original - shifted.shift if shifted.dense else sp.csr_matrix(original)
+        block = original - shifted.shift if shifted.dense else sp.csr_matrix(product_rows[positions])
         impostor = labels[:, None] != row_labels[positions][None, :]                    # (m, c)
         eligible = eligible_targets & impostor[:, None, :]                              # (m, k, c)
-        active = _active_hinges(shifted, instances, original, block, thresholds, eligible, weight_squares)
+        active = _active_hinges(shifted, original, block, thresholds, eligible)
         active_counts += active.sum(axis=2)
         per_pair = active.sum(axis=1).astype(float)                                     # N_ip, (m, c)
         if per_pair.any():
-            impostor_sums += _impostor_terms(shifted, block, per_pair, per_instance)
-    return impostor_sums, active_counts
+            terms = _impostor_terms(shifted, block, per_pair, per_instance)
+            impostor_sums = terms if impostor_sums is None else impostor_sums + terms
+    shape = (num_instances, num_features) if per_instance else (num_features,)
+    return _summed_impostor_terms(impostor_sums, shape, per_instance and is_sparse(instances), columns), active_counts
+
+
+def _summed_impostor_terms(impostor_sums: Optional[Matrix], shape, sparse: bool, columns) -> Matrix:
+    """The impostor sums of :func:`lmba_block_terms` as returned: on every feature (``columns``:
+    the ids they were computed on, None for all), CSR when ``sparse``, else dense; 0 when no pair
+    was active."""
+    if impostor_sums is None:
+        return sp.csr_matrix(shape) if sparse else np.zeros(shape)
+    if columns is None and not sparse:
+        return impostor_sums.toarray() if is_sparse(impostor_sums) else np.asarray(impostor_sums)
+    if columns is None:
+        return sp.csr_matrix(impostor_sums)
+    if len(shape) == 2:  # per instance, computed on CSR rows
+        return widen_columns(impostor_sums, columns, shape[1])
+    totals = np.zeros(shape)
+    totals[columns] = np.asarray(impostor_sums).ravel()
+    return totals
 
 
 def lmba_gradient(w, target_differences: Matrix, active_counts, impostor_sums, c, target_mask=None) -> np.ndarray:
@@ -355,13 +408,14 @@ def lmba_gradient(w, target_differences: Matrix, active_counts, impostor_sums, c
     it has active targets, so the sum is ``2 w_f [sum_j A_ij (x_if - x_jf)^2 - sum_p N_ip
     (x_if - x_pf)^2]``, the last sum being S_f. Summing over the m instances gives the formula.
     """
-    target_term = lmba_target_terms(target_differences, active_counts, c, target_mask).sum(axis=0)
+    target_term = np.asarray(lmba_target_terms(target_differences, active_counts, c, target_mask).sum(axis=0)).ravel()
     return 2.0 * np.asarray(w, dtype=float) * (target_term - c * np.asarray(impostor_sums, dtype=float))
 
 
-def lmba_target_terms(target_differences: Matrix, active_counts, c, target_mask=None) -> np.ndarray:
+def lmba_target_terms(target_differences: Matrix, active_counts, c, target_mask=None) -> Matrix:
     """``sum_j (1 + c A_ij) (x_if - x_jf)^2`` per instance i, shape (m, D): the target part of
-    eq. (16) divided by 2 w_f (absent targets count 0)."""
+    eq. (16) divided by 2 w_f (absent targets count 0). CSR for CSR differences (row i is 0
+    outside the non-zeros of x_i and its targets), else dense."""
     counts = np.asarray(active_counts, dtype=float)
     num_instances, k = counts.shape
     mask = _target_mask(target_mask, counts.shape)
@@ -369,60 +423,10 @@ def lmba_target_terms(target_differences: Matrix, active_counts, c, target_mask=
     rows = np.repeat(np.arange(num_instances), k)
     gather = sp.csr_matrix((coefficients, (rows, np.arange(num_instances * k))),
                            shape=(num_instances, num_instances * k))
-    return _dense_array(gather @ _squares(target_differences)).reshape(num_instances, -1)
-
-
-def lmba_replay(w, target_terms, impostor_sums, c, step_sizes_of_instances, projection="none",
-                average: Optional[IterateAverage] = None) -> np.ndarray:
-    """The "replay" batch rule: the batch's instances take their single-instance steps (3(d)) one
-    after another, each gradient ``2 w_f (T_if - c S_if)`` with the *current* w, while the hinge
-    terms T and S (which depend on w only through which pairs are active) come from one pass at
-    the batch's first w. A batch of one is exactly the paper's step.
-
-    Parameters
-    ----------
-    w : array-like (D,)
-    target_terms, impostor_sums : ndarrays (m, D) (:func:`lmba_target_terms`, and
-        :func:`lmba_block_terms` with ``per_instance=True`` summed over blocks)
-    c : float
-    step_sizes_of_instances : array-like (m,): beta of each instance's step
-    projection : see :func:`lmba_step`
-    average : IterateAverage, optional
-        Fed the iterate after every instance's step.
-    """
-    w = np.array(w, dtype=float)
-    brackets = np.asarray(target_terms, dtype=float) - c * np.asarray(impostor_sums, dtype=float)
-    for bracket, beta in zip(brackets, np.asarray(step_sizes_of_instances, dtype=float)):
-        w = lmba_step(w, 2.0 * w * bracket, beta, projection)
-        if average is not None:
-            average.add(w)
-    return w
-
-
-def lmba_step(w, gradient, step_size, projection="none") -> np.ndarray:
-    """Step 3(d): ``w - step_size * gradient / ||gradient||_2`` (a zero gradient leaves w).
-
-    Parameters
-    ----------
-    w, gradient : array-like of shape (D,)
-    step_size : float
-        beta_t of step 3(d).
-    projection : {"none", "clip"}
-        "none": the update as printed. "clip": clip to [0, 1] afterwards (the domain of w_f in
-        Definition 5).
-
-    Returns
-    -------
-    w : ndarray of shape (D,)
-    """
-    check_choice("projection", "lmba_step", projection, PROJECTIONS)
-    updated, gradient = np.array(w, dtype=float), np.asarray(gradient, dtype=float)
-    # Not np.linalg.norm: a BLAS call, which a multithreaded OpenBLAS on a busy machine made 200
-    # times slower (8 ms for 50,000 features; the loop takes one per picked instance).
-    norm = float(np.sqrt(np.sum(gradient * gradient)))
-    if norm > 0:
-        updated = updated - step_size * gradient / norm
-    return np.clip(updated, 0.0, 1.0) if projection == "clip" else updated
+    if not is_sparse(target_differences):
+        return np.asarray(gather @ _squares(target_differences)).reshape(num_instances, -1)
+    columns, (differences,) = narrow_columns(target_differences)  # the product on the ids in use, not all D
+    return widen_columns(gather @ _squares(differences), columns, target_differences.shape[1])
 
 
 def lmba_ranking_weights(w) -> np.ndarray:

@@ -276,7 +276,8 @@ class LmbaSelector(_MarginWeightingSelector):
     -----
     Work per step O(batch x n x D) (two matrix products; O(batch x nnz) on sparse rows), memory the
     rows, the pool's (m, k) targets and one block of distances; n the rows (the pool's rows within
-    the pool). Sparse rows stay sparse.
+    the pool). Sparse rows stay sparse, the per-instance hinge terms of rule 'replay' too: an
+    instance's step touches its own features and those of the rows active for it.
     """
 
     method = "lmba"

@@ -79,7 +79,7 @@ from sparkfs.errors import InvalidInputError
 from sparkfs.spark.blocks import matrix_from_summary, matrix_to_summary
 from sparkfs.spark.method_setup import EngineOptions, feature_scale_of, options_of
 from sparkfs.spark.neighbours import nearest
-from sparkfs.spark.passes import sum_merge
+from sparkfs.spark.passes import matrix_sum_merge
 from sparkfs.spark.row_sets import stack_rows
 from sparkfs.spark.rows import Block, Rows, RowSet
 
@@ -184,7 +184,7 @@ def lmba_statistics(df, features_col: str, label_col: str, *, num_features: int,
                     engine: Optional[EngineOptions] = None) -> MarginWeightingResult:
     """Lmba feature weights (Li & Lu 2009, Section 3), one Spark job per mini-batch step
     (``options.run.batch_rule``: see :func:`sparkfs.core.margin_weighting.lmba_in_memory`; "replay"
-    brings back per-instance impostor sums, batch x D values per partition).
+    brings back per-instance impostor sums, batch x D values per partition, CSR for CSR rows).
 
     ``options``: :class:`sparkfs.core.options.LmbaOptions`; ``engine``:
     :class:`sparkfs.spark.method_setup.EngineOptions`. ``within_pool=True``: after the
@@ -248,19 +248,25 @@ def _lmba_over_rows(rows: Rows, pool: RowSet, *, k, c, run: MarginRun, projectio
 def _block_terms_pass(rows: Rows) -> mw.BlockTerms:
     """The ``block_terms`` of :func:`sparkfs.core.margin_weighting.lmba_loop` as one Spark job: the
     batch's instances, labels, thresholds, target mask and w are shipped, every block returns its
-    :func:`sparkfs.core.margin_weighting.lmba_block_terms`, and the additive terms are summed."""
+    :func:`sparkfs.core.margin_weighting.lmba_block_terms`, and the additive terms are summed. The
+    impostor sums travel as core returns them: (D,) dense with rule "sum", (batch, D) per instance
+    with "replay", CSR for CSR rows (merged as CSR: nothing of batch x D is made)."""
+    merge = matrix_sum_merge("impostor_", rows.num_features)
+
     def summarize(block: Block, shipped, per_instance: bool):
         impostor_sums, active_counts = mw.lmba_block_terms(
             shipped["instances"], shipped["labels"], shipped["thresholds"], block.matrix, block.labels,
             shipped["w"], target_mask=shipped["mask"], per_instance=per_instance)
-        return {"impostor_sums": impostor_sums, "active_counts": active_counts.astype(np.float64)}
+        return {**matrix_to_summary(impostor_sums, "impostor_"), "active_counts": active_counts.astype(np.float64)}
 
     def block_terms(instance_matrix, instance_labels, thresholds, w, *, target_mask, per_instance):
         with rows.shipped({"instances": instance_matrix, "labels": instance_labels, "w": w,
                            "thresholds": thresholds, "mask": target_mask}) as handle:
-            summary = rows.run_pass("lmba step", lambda block: summarize(block, handle.value, per_instance),
-                                    sum_merge)
-        return summary["impostor_sums"], summary["active_counts"].astype(np.int64)
+            summary = rows.run_pass("lmba step", lambda block: summarize(block, handle.value, per_instance), merge)
+        impostor_sums = matrix_from_summary(summary, "impostor_", rows.num_features)
+        if not per_instance:  # the (D,) total
+            impostor_sums = np.asarray(impostor_sums).ravel()
+        return impostor_sums, summary["active_counts"].astype(np.int64)
     return block_terms
 
 

@@ -43,7 +43,7 @@ import scipy.sparse as sp
 
 from sparkfs import progress
 from sparkfs.errors import SparkResourceError
-from sparkfs.spark.blocks import CONNECT_CLOSURE_BYTES, aggregate_partitions
+from sparkfs.spark.blocks import CONNECT_CLOSURE_BYTES, aggregate_partitions, matrix_from_summary, matrix_to_summary
 from sparkfs.spark.rows import DEFAULT_QUERY_BATCH_BYTES, Block, Rows, RowSet
 
 Summary = Dict[str, np.ndarray]
@@ -74,6 +74,17 @@ class SumsResult:
 def sum_merge(left: Summary, right: Summary) -> Summary:
     """The merge of additive summaries: every array added."""
     return {name: left[name] + right[name] for name in left}
+
+
+def matrix_sum_merge(prefix: str, num_features: int) -> Callable[[Summary, Summary], Summary]:
+    """The merge of additive summaries holding one matrix of ``num_features`` columns as
+    :func:`sparkfs.spark.blocks.matrix_to_summary` writes it under ``prefix`` (dense, or CSR: then
+    added as CSR, never made dense) and other arrays, every one added."""
+    def merge(left: Summary, right: Summary) -> Summary:
+        total = matrix_from_summary(left, prefix, num_features) + matrix_from_summary(right, prefix, num_features)
+        others = {name: left[name] + right[name] for name in left if not name.startswith(prefix)}
+        return {**others, **matrix_to_summary(sp.csr_matrix(total) if sp.issparse(total) else total, prefix)}
+    return merge
 
 
 def check_per_query(per_query) -> None:
