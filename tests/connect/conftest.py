@@ -17,12 +17,20 @@ os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
 
 @pytest.fixture(scope="session")
-def spark():
+def warehouse(tmp_path_factory):
+    """The local Connect server's catalog warehouse: a temporary folder, not ``./spark-warehouse`` in
+    the repository (the server's working folder)."""
+    return tmp_path_factory.mktemp("connect-warehouse")
+
+
+@pytest.fixture(scope="session")
+def spark(warehouse):
     from pyspark.sql import SparkSession
 
     session = (
         SparkSession.builder.remote("local[2]")
         .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.sql.warehouse.dir", str(warehouse))
         .getOrCreate()
     )
     yield session

@@ -297,7 +297,38 @@ def breast(tmp_path_factory, shared_data):
 
 
 @pytest.fixture(scope="module")
-def submitted(cluster, packed_environment, digits, breast, tmp_path_factory):
+def breast_parquet(spark, breast, tmp_path_factory):
+    """breast-w converted to Parquet (``sparkfs convert``) twice: every row (a nightly job's input
+    table) and its first 60 rows (tomorrow's rows), outside the checkout."""
+    from sparkfs.cli import main
+
+    folder = tmp_path_factory.mktemp("cluster-tables")
+    lines = Path(breast).read_text().splitlines()
+    (folder / "new.libsvm").write_text("\n".join(lines[:60]) + "\n")
+    for name, source in (("train", breast), ("new", str(folder / "new.libsvm"))):
+        assert main(["convert", "--input", source, "--output", str(folder / name), "--format", "libsvm",
+                     "--vector-size", "9", "--master", "local[2]"]) == 0
+    return folder
+
+
+def _table_runs(breast_parquet: Path, folder: Path) -> dict:
+    """A nightly job and the next one, as the platform page tells it: select reads a catalog table
+    (a path-based one) and appends its selection to a table, with its model in the output; apply
+    reads tomorrow's rows and writes them, reduced, to a table. The application's catalog keeps its
+    warehouse in the driver's working folder, which the workers see."""
+    return {
+        "table-select": ["sparkfs", "select", "--input-table", f"parquet.`{breast_parquet / 'train'}`",
+                         "--method", "lfs", "--num-features", "4", "--deterministic",
+                         "--output", str(folder / "table-select"), "--output-table", "nightly_selection",
+                         "--run-id", "night-1"],
+        "table-apply": ["sparkfs", "apply", "--model", str(folder / "table-select"),
+                        "--input-table", f"parquet.`{breast_parquet / 'new'}`", "--output-table", "nightly_reduced",
+                        "--run-id", "night-1"],
+    }
+
+
+@pytest.fixture(scope="module")
+def submitted(cluster, packed_environment, digits, breast, breast_parquet, tmp_path_factory):
     """Spark's own recipe, `PYSPARK_PYTHON=./environment/bin/python spark-submit --archives
     env.tar.gz#environment ...`: one application runs jobs/select_features.py for every run above
     (tests/integration/cluster_job_runs.py). Returns the folder, the exit codes and the driver's log."""
@@ -312,6 +343,7 @@ def submitted(cluster, packed_environment, digits, breast, tmp_path_factory):
     for command, arguments in STUDY_RUNS.items():
         runs[command] = ["sparkfs", command, "--input", breast, "--format", "libsvm", *arguments,
                          "--output", str(folder / command)]
+    runs.update(_table_runs(breast_parquet, folder))
     (folder / "runs.json").write_text(json.dumps(runs))
     environ = _without_local_python({"PYSPARK_DRIVER_PYTHON": sys.executable, "SPARK_HOME": str(_pyspark_home()),
                                      "PYSPARK_PYTHON": "./environment/bin/python"})
@@ -408,6 +440,31 @@ def test_evaluate_and_stability_on_the_cluster_equal_local(spark, submitted, bre
     np.testing.assert_allclose(on_cluster["accuracy"], local["accuracy"])
     stability = [json.loads((where / "stability" / "stability.json").read_text()) for where in (folder, tmp_path)]
     assert stability[0]["summary"] == stability[1]["summary"]
+
+
+def test_a_nightly_job_reads_and_writes_tables_on_the_cluster(spark, submitted, breast_parquet, tmp_path):
+    """select --input-table --output-table and apply --input-table --output-table in the cluster's
+    application: the selection table holds the run's rows with local[2]'s scores (--deterministic), the
+    output folder the model, and the reduced table tomorrow's rows sliced to the selected features."""
+    from sparkfs.cli import main
+
+    folder, exit_codes, log = submitted
+    assert {name: exit_codes[name] for name in ("table-select", "table-apply")} == \
+        {"table-select": 0, "table-apply": 0}, log[-3000:]
+    warehouse = folder / "spark-warehouse"
+    rows = spark.read.parquet(str(warehouse / "nightly_selection")).toPandas().sort_values("index")
+    assert set(rows["run_id"]) == {"night-1"} and len(rows) == 9 and rows["selected"].sum() == 4
+    assert (folder / "table-select" / "model").is_dir()
+    assert main(["select", "--master", "local[2]", "--input-table", f"parquet.`{breast_parquet / 'train'}`",
+                 "--method", "lfs", "--num-features", "4", "--deterministic", "--output", str(tmp_path / "local")]) == 0
+    local, _ = _output(tmp_path / "local")
+    assert rows["score"].tolist() == local["score"].tolist()
+    selected = sorted(local.loc[local["selected"], "index"])
+    reduced = spark.read.parquet(str(warehouse / "nightly_reduced"))
+    assert set(reduced.columns) >= {"features", "label", "run_id"}
+    new = spark.read.parquet(str(breast_parquet / "new"))
+    assert sorted(tuple(row["features"].toArray()) for row in reduced.collect()) == \
+        sorted(tuple(row["features"].toArray()[selected]) for row in new.collect())
 
 
 def test_without_the_environment_the_executors_python_is_named(cluster, digits, tmp_path):
