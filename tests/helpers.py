@@ -79,3 +79,15 @@ def jobs_run_by(spark, group, action):
         context.setLocalProperty("spark.jobGroup.id", None)
         context.setLocalProperty("spark.job.description", None)
     return value, sorted(context.statusTracker().getJobIdsForGroup(group))
+
+
+def traced_peak(call):
+    """``call()``'s result and the peak bytes Python allocated meanwhile (tracemalloc)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        result = call()
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()

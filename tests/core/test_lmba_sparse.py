@@ -1,7 +1,6 @@
 """Lmba on CSR rows (a hashed vocabulary: 2^20-2^24 ids, a few hundred per row) keeps its per-instance
 hinge terms CSR and steps on each bracket's support; the result is the dense rows' to rounding."""
 
-import tracemalloc
 
 import numpy as np
 import pytest
@@ -11,6 +10,7 @@ from sparkfs.core import margin_weighting as mw
 from sparkfs.core.lmba_steps import lmba_replay
 from sparkfs.core.margin_pool import lmba_in_pool
 from sparkfs.core.margin_runs import IterateAverage, MarginRun
+from tests.helpers import traced_peak
 
 REL_TOL = 1e-12
 
@@ -114,13 +114,8 @@ def test_lmba_on_a_wide_csr_pool_holds_a_few_weight_vectors_not_batch_x_features
     num_features = 2 ** 22
     matrix, labels = sparse_data(n=32, num_features=num_features, per_row=20, num_classes=2, seed=5)
     run = MarginRun(passes=1, batch_size=8, batch_rule="replay")
-    tracemalloc.start()
-    try:
-        found = lmba_in_pool(matrix, labels, np.arange(32), num_classes=2, k=2, c=1.0, run=run, projection="none",
-                             seed=0)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    found, peak = traced_peak(lambda: lmba_in_pool(matrix, labels, np.arange(32), num_classes=2, k=2, c=1.0, run=run,
+                                                    projection="none", seed=0))
     assert peak < 4 * 8 * num_features, f"peak {peak / 8 / num_features:.1f} vectors of D doubles"
     touched = np.unique(matrix.indices)
     assert np.all(found.ranked[np.setdiff1d(np.arange(0, num_features, 4099), touched)] == 1.0)

@@ -1,7 +1,6 @@
 """Simba's update on CSR rows (a hashed vocabulary: 2^20-2^24 ids, a few hundred per row) is computed
 on the features where an instance and its neighbours differ, and equals the dense update."""
 
-import tracemalloc
 
 import numpy as np
 import pytest
@@ -11,6 +10,7 @@ from sparkfs.core import simba
 from sparkfs.core.margin_pool import simba_in_pool
 from sparkfs.core.margin_runs import IterateAverage, MarginRun
 from tests.core.test_lmba_simba import assert_close, continuous_data
+from tests.helpers import traced_peak
 
 
 def _sparse_rows(rows, num_features, per_row, seed):
@@ -68,12 +68,7 @@ def test_simba_on_a_wide_csr_pool_holds_a_few_weight_vectors_not_batch_x_feature
     rows = _sparse_rows(32, num_features, 20, seed=3)
     labels = np.arange(32) % 2
     run = MarginRun(passes=1, batch_size=8, batch_rule="replay")
-    tracemalloc.start()
-    try:
-        found = simba_in_pool(rows, labels, np.arange(32), num_classes=2, run=run, seed=0)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    found, peak = traced_peak(lambda: simba_in_pool(rows, labels, np.arange(32), num_classes=2, run=run, seed=0))
     assert peak < 8 * 8 * num_features, f"peak {peak / 8 / num_features:.1f} vectors of D doubles"
     touched = np.unique(rows.indices)
     assert np.all(found.ranked[np.setdiff1d(np.arange(0, num_features, 4099), touched)] == 1.0)
