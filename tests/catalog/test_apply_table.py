@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from sparkfs.cli import main
+from tests.commands.test_apply import _libsvm_lines
 from tests.helpers import refused
 
 DATABASE = "sparkfs_apply_tables"
@@ -17,14 +18,7 @@ WORDS = ["apple", "bread", "cheese", "dates", "eggs", "flour"]
 
 
 def _libsvm(path, rng, rows, informative):
-    lines = []
-    for row in range(rows):
-        label = row % 2
-        counts = rng.integers(0, 3, size=6).astype(float)
-        for j in informative:
-            counts[j] += 3 * label
-        lines.append(" ".join([str(label)] + [f"{j + 1}:{c:g}" for j, c in enumerate(counts) if c]))
-    path.write_text("\n".join(lines) + "\n")
+    path.write_text(_libsvm_lines(rng, rows, informative, width=6))
     return path
 
 

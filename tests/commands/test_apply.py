@@ -23,11 +23,12 @@ from tests.integration.test_output_safety import snapshot
 WORDS = ["apple", "bread", "cheese", "dates", "eggs", "flour"]
 
 
-def _libsvm_lines(rng, rows, informative=(1, 4)):
+def _libsvm_lines(rng, rows, informative=(1, 4), width=5):
+    """LIBSVM lines of ``width`` term counts in two classes; the informative terms gain 3 in class 1."""
     lines = []
     for row in range(rows):
         label = row % 2
-        counts = rng.integers(0, 3, size=5).astype(float)
+        counts = rng.integers(0, 3, size=width).astype(float)
         for j in informative:
             counts[j] += 3 * label
         lines.append(" ".join([str(label)] + [f"{j + 1}:{c:g}" for j, c in enumerate(counts) if c]))
