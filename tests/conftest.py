@@ -23,19 +23,18 @@ SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 # tests/connect needs a process without a classic SparkSession: the main suite runs it in a child
 # process (tests/integration/test_spark_connect.py), which sets SPARKFS_CONNECT_TESTS=1.
 collect_ignore = [] if os.environ.get("SPARKFS_CONNECT_TESTS") == "1" else ["connect"]
-# tests/catalog needs a session whose warehouse is a temporary directory: run in a child process
-# (tests/integration/test_catalog_tables.py), which sets SPARKFS_CATALOG_TESTS=1.
-if os.environ.get("SPARKFS_CATALOG_TESTS") != "1":
-    collect_ignore.append("catalog")
 
 
 @pytest.fixture(scope="session")
-def spark():
+def spark(tmp_path_factory):
+    """The worker's session. Its catalog's warehouse is a temporary folder (Spark's default,
+    ``./spark-warehouse``, would put the table tests' tables in the working tree)."""
     from pyspark.sql import SparkSession
 
     session = (
         SparkSession.builder.master("local[2]")
         .appName("sparkfs-tests")
+        .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("spark-warehouse")))
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "4")
@@ -65,6 +64,24 @@ def shared_data():
 
 #: Fixtures that start a JVM (a test using one needs the `spark` tier).
 JVM_FIXTURES = {"spark", "connect_url"}
+
+
+def pytest_configure(config):
+    from tests import jvm_archive
+
+    if jvm_archive.wanted(config):
+        folder = jvm_archive.make_archive(Path(__file__).resolve().parents[1])
+        if folder is not None:
+            jvm_archive.use(folder)
+            config._sparkfs_cds_folder = folder
+
+
+def pytest_unconfigure(config):
+    folder = getattr(config, "_sparkfs_cds_folder", None)
+    if folder is not None:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -3,7 +3,7 @@ column; the first run creates it with sparkfs's marker property, `--if-exists fa
 id, a table sparkfs did not create (or one of another kind) is refused and kept, rows of other columns or of
 another selection are refused, and a failed run leaves no rows and no table it created.
 
-Run in a child process with the warehouse in a temporary directory (tests/catalog/conftest.py).
+Run on the suite's session, whose warehouse is a temporary directory (tests/conftest.py).
 """
 
 import numpy as np

@@ -2,8 +2,7 @@
 is (its numeric columns, or its vector column with every other column kept in the reduced data); a name the
 catalog does not know, and a table given with a file input or a format, are refused with exit 2.
 
-The tables live in the catalog of a session whose warehouse is a temporary directory (tests/catalog/conftest.py;
-run in a child process by tests/integration/test_catalog_tables.py).
+The tables live in the catalog of the suite's session, whose warehouse is a temporary directory (tests/conftest.py).
 """
 
 import json

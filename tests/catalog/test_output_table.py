@@ -2,7 +2,7 @@
 partitioned by run id; `--if-exists fail|skip|overwrite` act on the run id; a table sparkfs did not create, a
 bad name, and a run that fails leave the tables as they were.
 
-Run in a child process with the warehouse in a temporary directory (tests/catalog/conftest.py).
+Run on the suite's session, whose warehouse is a temporary directory (tests/conftest.py).
 """
 
 import json
