@@ -31,7 +31,7 @@ import numpy as np
 import pyarrow as pa
 import scipy.sparse as sp
 
-from sparkfs.spark.blocks import REDUCE_FANOUT, Summary, deserialize_summary, serialize_summary
+from sparkfs.spark.blocks import REDUCE_FANOUT, Summary, deserialize_summary, drain, is_stopped, serialize_summary
 
 #: Largest number of distinct labels a keyed summary takes (ids x classes must fit an int64 key; more
 #: labels than this is a continuous label or a task for another engine).
@@ -141,7 +141,8 @@ def keyed_class_sums(df, columns: Sequence[str], summarize_block: Callable[[Dict
                      num_ranges: int = REDUCE_FANOUT) -> Optional[Summary]:
     """One pass over ``df``: keyed summaries of its blocks (``summarize_block``), merged within each
     partition, then by id range on the executors, then the ranges on the driver (module notes).
-    None when ``df`` has no rows."""
+    None when ``df`` has no rows. A block summary that stops the pass
+    (:func:`~sparkfs.spark.blocks.is_stopped`) goes to the driver as it is, and is what the pass returns."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
@@ -152,6 +153,10 @@ def keyed_class_sums(df, columns: Sequence[str], summarize_block: Callable[[Dict
         for batch in batches:
             for block in blocks_of_batch(batch):
                 waiting.append(summarize_block(block))
+                if is_stopped(waiting[-1]):
+                    yield _payload_batch(0, partition, waiting[-1])
+                    drain(batches)
+                    return
                 if len(waiting) >= _FOLD_EVERY:
                     folded, waiting = merge_keyed(([folded] if folded else []) + waiting), []
         if waiting:
@@ -167,7 +172,9 @@ def keyed_class_sums(df, columns: Sequence[str], summarize_block: Callable[[Dict
                 by_range.setdefault(range_index, []).append((partition, deserialize_summary(payload)))
         for range_index, parts in by_range.items():
             parts.sort(key=lambda pair: pair[0])
-            yield _payload_batch(range_index, parts[0][0], merge_keyed([summary for _, summary in parts]))
+            stopped = [summary for _, summary in parts if is_stopped(summary)]
+            merged = stopped[0] if stopped else merge_keyed([summary for _, summary in parts])
+            yield _payload_batch(range_index, parts[0][0], merged)
 
     schema = StructType([StructField("range", LongType(), False), StructField("partition", LongType(), False),
                          StructField("summary", BinaryType(), False)])
@@ -176,7 +183,9 @@ def keyed_class_sums(df, columns: Sequence[str], summarize_block: Callable[[Dict
     if not table.num_rows:
         return None
     ranges = sorted(zip(table.column("range").to_pylist(), table.column("summary").to_pylist()))
-    return merge_keyed([deserialize_summary(payload) for _, payload in ranges])
+    parts = [deserialize_summary(payload) for _, payload in ranges]
+    stopped = [part for part in parts if is_stopped(part)]
+    return stopped[0] if stopped else merge_keyed(parts)
 
 
 def dense_columns(summary: Summary, feature_ids: np.ndarray, name: str) -> np.ndarray:
