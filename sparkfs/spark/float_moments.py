@@ -299,11 +299,6 @@ def _raise_if_stopped(summary: Optional[Summary]) -> None:
         raise TooManyClassesError(f"{TOO_MANY_CLASSES} ({num_labels} labels {limit})")
 
 
-def is_too_many_classes(error: BaseException) -> bool:
-    """Whether a failed pass stopped for too many distinct labels (:data:`TOO_MANY_CLASSES`)."""
-    return TOO_MANY_CLASSES in str(error)
-
-
 __all__ = ["FOLDED_CLASS_BYTES", "STOP_CLASSES", "STOP_WIDE", "TOO_MANY_CLASSES", "FloatMoments",
-           "TooManyClassesError", "class_sums_of_block", "column_extremes_of_block", "is_too_many_classes", "is_wide",
+           "TooManyClassesError", "class_sums_of_block", "column_extremes_of_block", "is_wide",
            "moments_float", "stop_summary"]
