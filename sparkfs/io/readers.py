@@ -17,7 +17,7 @@ import difflib
 import logging
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 from urllib.parse import urlparse
 
 from sparkfs.errors import InvalidInputError
@@ -85,19 +85,18 @@ def _check_exists(path: str) -> None:
 LIBSVM_NAMES = {"sparkfs": {"feature_names": "libsvm"}}
 
 
-def vector_names(df, features_col: str, size: int) -> List[str]:
+def vector_names(df, features_col: str, size: int, indices: Optional[Iterable[int]] = None) -> List[str]:
     """The feature names a vector column's ML attributes carry (``VectorAssembler`` writes them),
-    ``f{i}`` where there is none (``f{i+1}``, the LIBSVM column numbers, under :data:`LIBSVM_NAMES`)."""
+    ``f{i}`` where there is none (``f{i+1}``, the LIBSVM column numbers, under :data:`LIBSVM_NAMES`);
+    of the features ``indices`` only when given (a few names of a wide vector, not all of them)."""
     metadata = df.schema[features_col].metadata
     attrs = metadata.get("ml_attr", {}).get("attrs", {})
     said = metadata.get("sparkfs")
     first = 1 if isinstance(said, dict) and said.get("feature_names") == "libsvm" else 0
-    names = [None] * size
-    for group in attrs.values():
-        for attribute in group:
-            if attribute.get("idx", size) < size and attribute.get("name"):
-                names[attribute["idx"]] = attribute["name"]
-    return [name if name else f"f{i + first}" for i, name in enumerate(names)]
+    given = {attribute["idx"]: attribute["name"] for group in attrs.values() for attribute in group
+             if attribute.get("idx", size) < size and attribute.get("name")}
+    wanted = range(size) if indices is None else (int(i) for i in indices)
+    return [given.get(i) or f"f{i + first}" for i in wanted]
 
 
 def given_vector_names(df, features_col: str, size: int) -> Optional[List[str]]:

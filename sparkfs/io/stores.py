@@ -34,14 +34,28 @@ def is_local_path(path: str) -> bool:
 
 def local_path_of(text: str) -> Optional[str]:
     """The local path a plain path or a ``file:`` URI names (``file:///x``, ``file:/x``,
-    ``file://localhost/x``), absolute; None for any other URI."""
+    ``file://localhost/x``), absolute as :func:`absolute_path` makes it; None for any other URI."""
     text = str(text)
     if is_local_path(text):
-        return os.path.abspath(text)
+        return absolute_path(text)
     parsed = urlparse(text)
     if parsed.scheme.lower() != "file" or parsed.netloc not in ("", "localhost"):
         return None
-    return os.path.abspath(parsed.path or "/")
+    return absolute_path(parsed.path or "/")
+
+
+def absolute_path(path: str) -> str:
+    """``path`` absolute, its ``..`` taken as the operating system takes them: ``link/..`` is the
+    parent of the link's target, where a write through that path lands (``os.path.abspath`` reads
+    it as text, as the folder holding the link). The part up to the last ``..`` is resolved
+    (``realpath``); the names after it are kept as given, so a final symbolic link stays a link."""
+    joined = os.path.join(os.getcwd(), path)
+    parts = joined.split(os.sep)
+    if ".." not in parts or os.name == "nt":
+        return os.path.abspath(joined)
+    last = len(parts) - 1 - parts[::-1].index("..")
+    head = os.path.realpath(os.sep.join(parts[: last + 1]) or os.sep)
+    return os.path.normpath(os.path.join(head, *parts[last + 1:]))
 
 
 def place_of(text: str) -> Place:

@@ -110,8 +110,7 @@ def _selected_names(dataset, features_col: str, size: int, selected) -> List[str
     ``VectorAssembler``), ``f{i}`` without them."""
     from sparkfs.io.readers import vector_names
 
-    names = vector_names(dataset, features_col, size)
-    return [names[int(i)] for i in selected]
+    return vector_names(dataset, features_col, size, selected)
 
 
 def _given_names(dataset, features_col: str, size: int) -> Optional[List[str]]:

@@ -52,6 +52,8 @@ CONNECT_CLOSURE_BYTES = 48 * 2**20
 REDUCE_FANOUT = 8
 #: Partitions whose summaries the "context" transport merges directly on the driver.
 DRIVER_MERGE_PARTITIONS = 16
+#: The key of a summary that stops its pass (see :func:`aggregate_partitions`).
+STOPPED = "stopped"
 
 
 def is_vector_struct(arrow_type: pa.DataType) -> bool:
@@ -254,6 +256,26 @@ def ship_to_tasks(spark, value, transport: str):
     return _ClosureValue(value)
 
 
+def is_stopped(summary: Optional[Summary]) -> bool:
+    """Whether ``summary`` says its pass stopped (it holds :data:`STOPPED`)."""
+    return summary is not None and STOPPED in summary
+
+
+def keeping_stops(merge: Callable[[Summary, Summary], Summary]) -> Callable[[Summary, Summary], Summary]:
+    """``merge``, except that a stopped summary wins over any other (the first of two)."""
+    def merged(left: Summary, right: Summary) -> Summary:
+        if is_stopped(left):
+            return left
+        return right if is_stopped(right) else merge(left, right)
+    return merged
+
+
+def drain(batches: Iterable[object]) -> None:
+    """Read a task's remaining input without using it: a stopped partition hands its input back whole."""
+    for _ in batches:
+        pass
+
+
 def _summary_batch(summary: Summary, partition_index: int) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(
         [pa.array([partition_index], pa.int64()), pa.array([serialize_summary(summary)], pa.binary())],
@@ -311,11 +333,19 @@ def aggregate_partitions(
     Returns
     -------
     The merged summary, or ``None`` when ``df`` has no rows.
+
+    Notes
+    -----
+    A summary holding :data:`STOPPED` stops the pass without failing a task: ``summarize_block`` or
+    ``merge`` returns one when it finds that the pass cannot go on (its reason in the value), the
+    partition sends it and reads the rest of its rows without summarising them, every merge keeps it,
+    and it is what the pass returns. The caller decides what to do instead; Spark logs no failed task.
     """
     from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
     transport = resolve_transport(df.sparkSession, transport)
     blocks_of_batch = blocks_of_batch or arrow_blocks(num_features, dense)
+    merge = keeping_stops(merge)
 
     def summarize_partition(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
@@ -330,6 +360,10 @@ def aggregate_partitions(
                 key, block_summary = block_key, summarize_block(block)
                 partition_summary = block_summary if partition_summary is None else merge(partition_summary,
                                                                                           block_summary)
+                if is_stopped(partition_summary):
+                    yield _summary_batch(partition_summary, key)
+                    drain(batches)
+                    return
         if partition_summary is not None:
             yield _summary_batch(partition_summary, key)
 

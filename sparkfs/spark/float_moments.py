@@ -21,9 +21,11 @@ Each partition's summary (2 x classes x features doubles) reaches the driver, up
 executors sends 8). :data:`FOLDED_CLASS_BYTES` caps one summary at 32 MiB (20 classes x 100,000
 features; 16 of them stay under half of Spark's default ``spark.driver.maxResultSize``): a label
 with more distinct values than that allows (many classes on wide rows, or a continuous label taken
-for classes) stops the pass with :data:`TOO_MANY_CLASSES` in the task's error, before the per-class
-arrays are built; the caller then counts the labels first (its checks name a continuous label) and
-takes Spark's Summarizer, which keeps the per-class buffers on the executors.
+for classes) stops the pass before the per-class arrays are built; the caller then counts the labels
+first (its checks name a continuous label) and takes Spark's Summarizer, which keeps the per-class
+buffers on the executors. A pass stops without a failed task: the summary that says so
+(:func:`stop_summary`) travels and merges as any other (:func:`sparkfs.spark.blocks.is_stopped`), the
+driver reads it and raises :class:`TooManyClassesError`, so Spark logs no error for a run that succeeds.
 
 Wide vectors: when even two classes' dense sums pass that cap (over 1,048,576 features: a hashed
 vocabulary), the summaries are keyed instead (:mod:`sparkfs.spark.keyed_moments`): one entry per
@@ -41,7 +43,15 @@ from typing import NamedTuple, Optional
 import numpy as np
 import scipy.sparse as sp
 
-from sparkfs.spark.blocks import SPARSE_TYPE, aggregate_partitions, arrow_blocks, batch_to_block
+from sparkfs.spark.blocks import (
+    SPARSE_TYPE,
+    STOPPED,
+    Summary,
+    aggregate_partitions,
+    arrow_blocks,
+    batch_to_block,
+    is_stopped,
+)
 from sparkfs.spark.keyed_moments import (
     KEYED_CLASSES,
     column_extremes_of,
@@ -54,10 +64,11 @@ from sparkfs.spark.keyed_moments import (
 
 #: Largest per-class sums and squares a summary may hold: 2 x classes x features x 8 bytes.
 FOLDED_CLASS_BYTES = 32 * 2**20
-#: The marker of a pass stopped for too many distinct labels (see the module notes).
+#: What a pass stopped for too many distinct labels says (see the module notes).
 TOO_MANY_CLASSES = "sparkfs-float-moments: too many distinct labels for per-class sums"
-#: The marker of a dense pass stopped on vectors too wide for dense sums (then the keyed pass runs).
-WIDE_VECTORS = "sparkfs-float-moments: vectors too wide for dense per-class sums"
+#: Why a pass stopped (the first value of its stop summary): too many labels for per-class sums, or
+#: (a dense pass) vectors too wide for dense sums, when the keyed pass runs instead.
+STOP_CLASSES, STOP_WIDE = 1, 2
 
 #: How the label values are kept in a summary (numeric arrays only cross the wire).
 _FLOAT, _INT, _BOOL, _STRING = 0, 1, 2, 3
@@ -130,14 +141,16 @@ def _summarize(features_col, label_col, weight_col, extremes: bool, class_bytes:
                    "weights": np.bincount(index, weights=weights[kept], minlength=len(keys))}
         if keyed:
             if len(keys) > KEYED_CLASSES:
-                raise ValueError(f"{TOO_MANY_CLASSES} ({len(keys)} labels, more than {KEYED_CLASSES})")
+                return stop_summary(STOP_CLASSES, len(keys), matrix.shape[1])
             ids, classes, sums, squares = keyed_sums_of_block(rows, index, weights[kept], len(keys))
             summary.update(num_features=np.array([matrix.shape[1]]), ids=ids, classes=classes, sums=sums,
                            squares=squares)
             if extremes:
                 summary.update(keyed_extremes_of_block(matrix, kept & (weights > 0)))
             return summary
-        _check_class_bytes(len(keys), matrix.shape[1], class_bytes)
+        stopped = _stop_for_size(len(keys), matrix.shape[1], class_bytes)
+        if stopped is not None:
+            return stopped
         summary["sums"], summary["squares"] = class_sums_of_block(rows, index, weights[kept], len(keys))
         if extremes:
             summary["min"], summary["max"] = column_extremes_of_block(matrix, kept & (weights > 0))
@@ -164,18 +177,28 @@ def is_wide(num_features: int, class_bytes: int) -> bool:
     return 32 * num_features > class_bytes
 
 
-def _check_class_bytes(num_classes: int, num_features: int, class_bytes: int) -> None:
+def stop_summary(reason: int, num_labels: int, num_features: int) -> Summary:
+    """The summary of a pass that stops: why (:data:`STOP_CLASSES`, :data:`STOP_WIDE`), with how many
+    labels and features it met."""
+    return {STOPPED: np.array([reason, num_labels, num_features], dtype=np.int64)}
+
+
+def _stop_for_size(num_classes: int, num_features: int, class_bytes: int) -> Optional[Summary]:
+    """The stop summary when dense per-class sums of this size pass ``class_bytes``, else None."""
     if is_wide(num_features, class_bytes):
-        raise ValueError(f"{WIDE_VECTORS} ({num_features} features)")
+        return stop_summary(STOP_WIDE, num_classes, num_features)
     if 16 * num_classes * num_features > class_bytes:
-        raise ValueError(f"{TOO_MANY_CLASSES} ({num_classes} labels x {num_features} features)")
+        return stop_summary(STOP_CLASSES, num_classes, num_features)
+    return None
 
 
 def _merge(left, right, *, class_bytes: int):
     if left["sums"].shape[1] != right["sums"].shape[1]:
         raise ValueError(f"feature vectors of different sizes ({left['sums'].shape[1]} and {right['sums'].shape[1]})")
     keys = np.union1d(left["keys"], right["keys"])
-    _check_class_bytes(len(keys), left["sums"].shape[1], class_bytes)
+    stopped = _stop_for_size(len(keys), left["sums"].shape[1], class_bytes)
+    if stopped is not None:
+        return stopped
     merged = {"keys": keys, "kind": left["kind"], "null_labels": left["null_labels"] + right["null_labels"]}
     for name in ("counts", "weights", "sums", "squares"):
         total = np.zeros((len(keys),) + left[name].shape[1:], dtype=left[name].dtype)
@@ -218,13 +241,11 @@ def moments_float(df, features_col: str, label_col: str, weight_col: Optional[st
     if num_features is not None and is_wide(num_features, class_bytes):
         return _keyed_moments(df, columns, features_col, label_col, weight_col, num_features, extremes)
     summarize = _summarize(features_col, label_col, weight_col, extremes, class_bytes)
-    try:
-        summary = aggregate_partitions(df, columns, summarize, partial(_merge, class_bytes=class_bytes),
-                                       num_features=num_features or 0, blocks_of_batch=blocks_of_batch)
-    except Exception as error:
-        if WIDE_VECTORS not in str(error):
-            raise
+    summary = aggregate_partitions(df, columns, summarize, partial(_merge, class_bytes=class_bytes),
+                                   num_features=num_features or 0, blocks_of_batch=blocks_of_batch)
+    if is_stopped(summary) and summary[STOPPED][0] == STOP_WIDE:
         return _keyed_moments(df, columns, features_col, label_col, weight_col, num_features, extremes)
+    _raise_if_stopped(summary)
     if summary is None:
         return FloatMoments({})
     num_features = summary["sums"].shape[1]
@@ -251,6 +272,7 @@ def _keyed_moments(df, columns, features_col, label_col, weight_col, num_feature
     summarize = _summarize(features_col, label_col, weight_col, extremes, FOLDED_CLASS_BYTES, keyed=True)
     blocks_of_batch = arrow_blocks(num_features, dense=False) if num_features is not None else _blocks_of_their_size
     summary = keyed_class_sums(df, columns, summarize, blocks_of_batch)
+    _raise_if_stopped(summary)
     if summary is None:
         return FloatMoments({})
     feature_ids, absent_column = held_feature_ids(summary)
@@ -268,10 +290,15 @@ class TooManyClassesError(RuntimeError):
     label checks then name a continuous label) and use an engine that takes the classes as given."""
 
 
-def is_too_many_classes(error: BaseException) -> bool:
-    """Whether a failed pass stopped for too many distinct labels (:data:`TOO_MANY_CLASSES`)."""
-    return TOO_MANY_CLASSES in str(error)
+def _raise_if_stopped(summary: Optional[Summary]) -> None:
+    """:class:`TooManyClassesError` for a pass stopped for too many labels (what the first stop met)."""
+    if is_stopped(summary):
+        _, num_labels, num_features = (int(value) for value in summary[STOPPED])
+        limit = (f"more than {KEYED_CLASSES}" if num_labels > KEYED_CLASSES
+                 else f"x {num_features} features above {FOLDED_CLASS_BYTES // 2**20} MiB of sums")
+        raise TooManyClassesError(f"{TOO_MANY_CLASSES} ({num_labels} labels {limit})")
 
 
-__all__ = ["FOLDED_CLASS_BYTES", "TOO_MANY_CLASSES", "WIDE_VECTORS", "FloatMoments", "TooManyClassesError",
-           "class_sums_of_block", "column_extremes_of_block", "is_too_many_classes", "is_wide", "moments_float"]
+__all__ = ["FOLDED_CLASS_BYTES", "STOP_CLASSES", "STOP_WIDE", "TOO_MANY_CLASSES", "FloatMoments",
+           "TooManyClassesError", "class_sums_of_block", "column_extremes_of_block", "is_wide",
+           "moments_float", "stop_summary"]

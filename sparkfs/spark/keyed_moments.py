@@ -31,7 +31,7 @@ import numpy as np
 import pyarrow as pa
 import scipy.sparse as sp
 
-from sparkfs.spark.blocks import REDUCE_FANOUT, Summary, deserialize_summary, serialize_summary
+from sparkfs.spark.blocks import REDUCE_FANOUT, Summary, deserialize_summary, drain, is_stopped, serialize_summary
 
 #: Largest number of distinct labels a keyed summary takes (ids x classes must fit an int64 key; more
 #: labels than this is a continuous label or a task for another engine).
@@ -107,6 +107,26 @@ def merge_keyed(parts: Sequence[Summary]) -> Summary:
     return merged
 
 
+def join_ranges(parts: Sequence[Summary]) -> Summary:
+    """The merged summaries of disjoint id ranges, in range order, as one: each (id, class) pair and
+    each id occurs in one part, so :func:`merge_keyed` would add each value to nothing and sort what
+    is sorted already; here the entries are concatenated: the same arrays, without the sort's
+    temporaries, several times the final summary on the driver. Parts whose labels differ (a range
+    no partition sent) are merged by :func:`merge_keyed`."""
+    first = parts[0]
+    if len(parts) == 1 or any(not np.array_equal(part["keys"], first["keys"]) for part in parts[1:]):
+        return merge_keyed(parts)
+    joined = {"keys": first["keys"], "kind": first["kind"], "num_features": first["num_features"]}
+    for name in _PER_LABEL + _TOTALS:
+        if name in first:
+            joined[name] = sum(part[name] for part in parts)
+    names = ("ids", "classes", "sums", "squares") + (("touched", "stored_min", "stored_max", "stored")
+                                                      if "touched" in first else ())
+    for name in names:
+        joined[name] = np.concatenate([part[name] for part in parts])
+    return joined
+
+
 def id_ranges(summary: Summary, num_ranges: int) -> List[Summary]:
     """The summary cut into ``num_ranges`` parts by contiguous ranges of feature ids; the per-label
     counts and totals go with the first part only (the others carry zeros), so merging the parts
@@ -141,7 +161,8 @@ def keyed_class_sums(df, columns: Sequence[str], summarize_block: Callable[[Dict
                      num_ranges: int = REDUCE_FANOUT) -> Optional[Summary]:
     """One pass over ``df``: keyed summaries of its blocks (``summarize_block``), merged within each
     partition, then by id range on the executors, then the ranges on the driver (module notes).
-    None when ``df`` has no rows."""
+    None when ``df`` has no rows. A block summary that stops the pass
+    (:func:`~sparkfs.spark.blocks.is_stopped`) goes to the driver as it is, and is what the pass returns."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
@@ -152,6 +173,10 @@ def keyed_class_sums(df, columns: Sequence[str], summarize_block: Callable[[Dict
         for batch in batches:
             for block in blocks_of_batch(batch):
                 waiting.append(summarize_block(block))
+                if is_stopped(waiting[-1]):
+                    yield _payload_batch(0, partition, waiting[-1])
+                    drain(batches)
+                    return
                 if len(waiting) >= _FOLD_EVERY:
                     folded, waiting = merge_keyed(([folded] if folded else []) + waiting), []
         if waiting:
@@ -167,7 +192,9 @@ def keyed_class_sums(df, columns: Sequence[str], summarize_block: Callable[[Dict
                 by_range.setdefault(range_index, []).append((partition, deserialize_summary(payload)))
         for range_index, parts in by_range.items():
             parts.sort(key=lambda pair: pair[0])
-            yield _payload_batch(range_index, parts[0][0], merge_keyed([summary for _, summary in parts]))
+            stopped = [summary for _, summary in parts if is_stopped(summary)]
+            merged = stopped[0] if stopped else merge_keyed([summary for _, summary in parts])
+            yield _payload_batch(range_index, parts[0][0], merged)
 
     schema = StructType([StructField("range", LongType(), False), StructField("partition", LongType(), False),
                          StructField("summary", BinaryType(), False)])
@@ -176,7 +203,12 @@ def keyed_class_sums(df, columns: Sequence[str], summarize_block: Callable[[Dict
     if not table.num_rows:
         return None
     ranges = sorted(zip(table.column("range").to_pylist(), table.column("summary").to_pylist()))
-    return merge_keyed([deserialize_summary(payload) for _, payload in ranges])
+    del table
+    parts = []
+    while ranges:  # each payload freed once read
+        parts.append(deserialize_summary(ranges.pop(0)[1]))
+    stopped = [part for part in parts if is_stopped(part)]
+    return stopped[0] if stopped else join_ranges(parts)
 
 
 def dense_columns(summary: Summary, feature_ids: np.ndarray, name: str) -> np.ndarray:
@@ -217,5 +249,5 @@ def held_feature_ids(summary: Summary):
     return np.insert(touched, position, absent), position
 
 
-__all__ = ["KEYED_CLASSES", "column_extremes_of", "dense_columns", "held_feature_ids", "id_ranges",
+__all__ = ["KEYED_CLASSES", "column_extremes_of", "dense_columns", "held_feature_ids", "id_ranges", "join_ranges",
            "keyed_class_sums", "keyed_extremes_of_block", "keyed_sums_of_block", "merge_keyed"]

@@ -45,7 +45,7 @@ from sparkfs.core.scaling import binary_exponents, check_magnitude
 from sparkfs.errors import DriverBudgetError, InvalidInputError
 from sparkfs.spark.blocks import aggregate_partitions
 from sparkfs.spark.connect_retries import lost_server
-from sparkfs.spark.float_moments import TooManyClassesError, is_too_many_classes, moments_float
+from sparkfs.spark.float_moments import TooManyClassesError, moments_float
 from sparkfs.spark.memory import memory_setting_bytes
 
 
@@ -367,9 +367,10 @@ def class_moments(
     except InvalidInputError:
         diagnose_input(df, features_col, label_col, weight_col)
         raise
-    except Exception as error:
-        if is_too_many_classes(error):  # the float pass's guard: the caller counts the labels first
-            raise TooManyClassesError(f"column '{label_col}' has too many distinct values for per-class sums") from None
+    except TooManyClassesError as error:  # the float pass stopped: the caller counts the labels first
+        raise TooManyClassesError(f"column '{label_col}' has too many distinct values for per-class sums ({error})"
+                                  ) from None
+    except Exception:
         # A failed job (null vector, size mismatch inside the aggregation...): name the cause.
         diagnose_input(df, features_col, label_col, weight_col)
         raise

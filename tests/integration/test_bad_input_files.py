@@ -202,6 +202,22 @@ def test_a_text_file_without_a_final_line_end_is_announced(tmp_path, caplog):
                     "with a newline" for path in (cut, packed)]
 
 
+def test_convert_of_a_file_without_a_final_line_end_says_so(spark, tmp_path, capsys, caplog):
+    """The command converts the file (exit 0: many whole files end so) and says the last row may be cut."""
+    import logging
+
+    import pandas as pd
+
+    cut = tmp_path / "cut.libsvm"
+    cut.write_text("".join(f"{i % 2} 1:0.5 7:1 18:0.25\n" for i in range(4)) + "1 1:0.5 7:1 18:0")
+    out = tmp_path / "out"
+    with caplog.at_level(logging.WARNING, logger="sparkfs"):
+        assert main(["convert", "--master", "local[2]", str(cut), str(out)]) == 0, capsys.readouterr().err
+    shown = capsys.readouterr().err + caplog.text
+    assert f"{cut} does not end with a line end: its last row may have been cut short" in shown, shown
+    assert len(pd.read_parquet(out)) == 5
+
+
 def test_an_empty_csv_cell_is_named_with_its_line(spark, tmp_path, capsys):
     source = tmp_path / "holes.csv"
     source.write_text("a,b,label\n1.0,2.0,0\n1.5,,1\n2.0,,0\n")

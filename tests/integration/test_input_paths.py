@@ -32,11 +32,13 @@ def _summary(out):
     return json.loads((out / "summary.json").read_text())
 
 
-@pytest.mark.parametrize("pattern, rows", [("*.libsvm", 100), ("part-0[0-2].libsvm", 60), ("part-0{0,2}.libsvm", 40)])
+@pytest.mark.parametrize("pattern, rows", [("*.libsvm", 100), ("part-0[0-2].libsvm", 60), ("part-0{0,2}.libsvm", 40),
+                                           ("file://*.libsvm", 100)])
 def test_select_reads_a_glob(spark, parts, tmp_path, pattern, rows):
+    scheme, _, pattern = pattern.rpartition("//")
     out = tmp_path / "out"
-    assert main(["select", "--master", "local[2]", "--input", str(parts / pattern), "--format", "libsvm", "--method",
-                 "anova", "--num-features", "1", "--output", str(out)]) == 0
+    assert main(["select", "--master", "local[2]", "--input", (scheme + "//" if scheme else "") + str(parts / pattern),
+                 "--format", "libsvm", "--method", "anova", "--num-features", "1", "--output", str(out)]) == 0
     summary = _summary(out)
     assert summary["n_rows"] == rows and summary["selected_names"] == ["f1"]
     assert summary["input_files"][0]["files"] == rows // 20

@@ -128,3 +128,18 @@ def test_summary_json_with_scores_that_are_not_finite_is_strict_json(tmp_path):
                                                                    "scores": np.array([np.inf, 1.0])})
     summary = _strict((tmp_path / "out" / "summary.json").read_text())
     assert (summary["score_spread"], summary["cut"], summary["scores"]) == (None, None, [None, 1.0]), written
+
+
+@pytest.mark.parametrize("bad, words", [(np.nan, "Input y contains NaN"), (np.inf, "Input y contains infinity")])
+def test_the_scikit_learn_front_refuses_a_label_that_is_not_finite(bad, words):
+    """Every estimator of the front that takes labels (its tags say so) refuses a NaN or infinite y."""
+    from sparkfs.sklearn import FRONT
+
+    rng = np.random.default_rng(2)
+    X, y = rng.normal(size=(30, 3)), _labels_with(bad)
+    supervised = {name: cls for name, cls in FRONT.items() if cls().__sklearn_tags__().target_tags.required}
+    assert "anova" in supervised and "relieff" in supervised
+    for name, cls in supervised.items():
+        with pytest.raises(ValueError, match=words):
+            cls().fit(X, y)
+            pytest.fail(f"{name} took the label {bad}")

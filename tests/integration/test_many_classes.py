@@ -1,7 +1,9 @@
 """Many classes: ReliefF with 2,000 classes ran with a 240-line `Code grows beyond
 64 KB` compiler trace on stderr (the label index was a CASE WHEN of 2,000 branches, which Spark then
 interpreted). The index is a lookup in a literal map above CASE_WHEN_CLASSES classes, and Spark's
-code generator's fallback is kept off the user's stderr."""
+code generator's fallback is kept off the user's stderr. Classes too many for the float statistics
+pass's per-class sums (on a very wide row) make it stop and hand over to Spark's Summarizer without a
+failed task, so a run that succeeds logs no error."""
 
 import numpy as np
 import pandas as pd
@@ -73,3 +75,47 @@ def test_a_large_neighbour_table_is_announced_before_the_search(spark, monkeypat
         warnings.simplefilter("error", LargeWorkWarning)
         ReliefSelector(numFeatures=1, k=3, sampleSize=39).fit(make_df(spark, X, y))  # 39 queries: below
         ReliefSelector(numFeatures=1, variant="prelief").fit(make_df(spark, X, y))  # no neighbour table
+
+
+@pytest.mark.slow  # a child JVM: about 40 s on a busy machine
+def test_classes_too_many_for_per_class_sums_fall_back_without_a_failed_task(tmp_path):
+    """A row so wide that the classes' dense sums pass the float pass's cap: the pass stops with a
+    summary that says so (not an exception in a task, which Spark logs as an ERROR with its trace),
+    and the Summarizer's fit gives anova's selection; stderr holds no error, trace or exception."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from sklearn.feature_selection import f_classif
+
+    from sparkfs.spark.float_moments import FOLDED_CLASS_BYTES, is_wide
+
+    classes, informative = 20, 4
+    width = FOLDED_CLASS_BYTES // (16 * classes) + 1  # 20 classes' sums pass the cap; two classes' do not
+    assert not is_wide(width, FOLDED_CLASS_BYTES)
+    rng = np.random.default_rng(3)
+    labels = np.repeat(np.arange(classes), 3)
+    values = labels[:, None] * (1.0 + np.arange(informative)) + rng.normal(scale=4.0, size=(labels.size, informative))
+    lines = [f"{label} " + " ".join(f"{j + 1}:{v:.6f}" for j, v in enumerate(row))
+             for label, row in zip(labels, values)]
+    lines.append("0 " + " ".join(f"{j}:1" for j in range(1, width + 1)))  # the wide row
+    (tmp_path / "wide.libsvm").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out"
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    ran = subprocess.run([sys.executable, "-m", "sparkfs.cli", "select", "--input", str(tmp_path / "wide.libsvm"),
+                          "--method", "anova", "--num-features", "2", "--master", "local[2]",
+                          "--conf", "spark.ui.enabled=false", "--output", str(out)],
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    for word in ("ERROR", "Traceback", "Exception", "\tat "):
+        assert word not in ran.stderr, ran.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stats_engine"] == "jvm" and summary["n_classes"] == classes and summary["n_features"] == width
+    import scipy.sparse as sp
+
+    matrix = sp.lil_matrix((labels.size + 1, width))
+    matrix[: labels.size, :informative] = np.round(values, 6)
+    matrix[labels.size, :] = 1.0
+    scores, _ = f_classif(sp.csr_matrix(matrix), np.append(labels, 0))
+    assert sorted(summary["selected_indices"]) == sorted(np.argsort(-scores, kind="mergesort")[:2].tolist())

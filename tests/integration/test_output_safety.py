@@ -90,12 +90,15 @@ def _select(source, output, *extra):
     (lambda t: t / "decoy" / ".." / "data", "contains the input"),
     (lambda t: t / "link-to-data", "contains the input"),
     (lambda t: t / "data" / "sub" / "new-run", "lies inside the input"),
+    (lambda t: t / "link-to-data-sub" / ".." / "new-run", "lies inside the input"),
 ], ids=["input-file", "input-directory", "parent-of-input", "file-uri-of-input-directory", "file-uri-dotdot",
-        "dotdot", "symlink-to-input-directory", "inside-a-directory-input"])
+        "dotdot", "symlink-to-input-directory", "inside-a-directory-input", "dotdot-after-a-symlink"])
 @pytest.mark.parametrize("overwrite", [False, True], ids=["plain", "overwrite"])
 def test_select_refuses_an_output_on_its_input(layout, capsys, output, reason, overwrite):
+    """``link/..`` is the link's target's parent, as the kernel follows it (as text it would be ``.``)."""
     root, data, _, source = layout
     (root / "link-to-data").symlink_to(data, target_is_directory=True)
+    (root / "link-to-data-sub").symlink_to(data / "sub", target_is_directory=True)
     if reason == "lies inside the input":
         source = str(data)  # a directory input (Parquet/CSV folders): the output must not go inside
     argv = _select(source, output(root), *(["--overwrite"] if overwrite else []))

@@ -84,3 +84,33 @@ def test_merge_order_is_fixed_in_both_transports(spark):
         assert runs[0].tobytes() == runs[1].tobytes(), transport
         np.testing.assert_allclose(runs[0], X.sum(0), rtol=1e-9, atol=1e-9 * 1e16)
     df.unpersist()
+
+
+@pytest.mark.parametrize("partitions", [3, 20])
+def test_a_stopped_summary_ends_the_pass_without_a_failed_task(spark, partitions):
+    """A block summary holding STOPPED is what the pass returns, through every merge of both
+    transports (20 partitions: the two-level merge), and no task fails (Spark's status tracker)."""
+    from sparkfs.spark.blocks import STOPPED, is_stopped
+
+    X = np.arange(240, dtype=float).reshape(60, 4)
+    df = make_df(spark, X, np.arange(60) % 2, partitions=partitions)
+
+    def summarize(block):
+        matrix = block["features"]
+        if (matrix[:, 0] == 100.0).any():  # one row, in one partition, stops the pass
+            return {STOPPED: np.array([7, 100])}
+        return {"rows": np.array([matrix.shape[0]])}
+
+    def merge(a, b):
+        return {"rows": a["rows"] + b["rows"]}
+
+    tracker = spark.sparkContext.statusTracker()
+    for transport in ("context", "dataframe"):
+        spark.sparkContext.setJobGroup("stopped-pass", "a pass stopped by a summary")
+        stopped = aggregate_partitions(df, ["features"], summarize, merge, num_features=4, transport=transport)
+        assert is_stopped(stopped) and stopped[STOPPED].tolist() == [7, 100], transport
+        jobs = [tracker.getJobInfo(job) for job in tracker.getJobIdsForGroup("stopped-pass")]
+        assert jobs and all(job.status == "SUCCEEDED" for job in jobs), transport
+    spark.sparkContext.setJobGroup(None, None)
+    assert _collect_blocks(df, 4)["rows"][0] == 60  # the same pass without a stop
+    df.unpersist()

@@ -18,6 +18,7 @@ from pyspark.sql.types import DoubleType, StructField, StructType
 import sparkfs.spark.float_moments as float_moments
 from sparkfs.io.libsvm import sparse_vectors_metadata
 from sparkfs.methods import METHODS
+from sparkfs.spark.keyed_moments import merge_keyed
 from sparkfs.spark.stats import class_moments
 
 pytestmark = pytest.mark.spark
@@ -57,6 +58,25 @@ def _frame(spark, matrix, labels, partitions, weights=None, metadata=True):
         frame = frame.select(F.col("features").alias("features", metadata=sparse_vectors_metadata(matrix.shape[1])),
                              *frame.columns[1:])
     return frame
+
+
+def test_joined_id_ranges_are_the_merged_summary_bit_for_bit():
+    """The driver joins the merged id ranges by concatenation: the arrays merge_keyed would build."""
+    from sparkfs.spark.keyed_moments import id_ranges, join_ranges, keyed_extremes_of_block, keyed_sums_of_block
+
+    matrix, labels = _wide_rows(n=60, seed=6)
+    keys, index = np.unique(labels, return_inverse=True)
+    ids, classes, sums, squares = keyed_sums_of_block(matrix, index, np.ones(60), len(keys))
+    summary = {"keys": keys, "kind": np.array([0]), "num_features": np.array([WIDE]), "null_labels": np.array([0]),
+               "counts": np.bincount(index).astype(np.int64), "weights": np.bincount(index).astype(float),
+               "ids": ids, "classes": classes, "sums": sums, "squares": squares,
+               **keyed_extremes_of_block(matrix, np.ones(60, dtype=bool))}
+    parts = [merge_keyed([part]) for part in id_ranges(summary, 8)]
+    joined, merged = join_ranges(parts), merge_keyed(parts)
+    assert sorted(joined) == sorted(merged)
+    for name in merged:
+        np.testing.assert_array_equal(joined[name], merged[name], err_msg=name)
+        assert joined[name].dtype == merged[name].dtype, name
 
 
 @pytest.mark.parametrize("partitions, weighted, metadata", [(1, False, True), (3, True, True), (3, False, False)])
