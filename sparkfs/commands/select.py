@@ -82,7 +82,7 @@ def add_arguments(commands) -> None:
                         help="the same bits for any partitioning of the same rows (rows laid out by row id, exact "
                         "sums; slower: 1.3-3x per pass on wide sparse rows); default off: results equal across "
                         "partitionings to rounding. The summary records which mode ran")
-    add_missing_arg(select)
+    add_missing_arg(select, pairwise=True)
     select.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="method param (repeatable)")
     select.add_argument("--output", help="output directory: a local path, or a URI (hdfs://, s3a://, file:///...) "
                         "written through Spark's Hadoop file system")

@@ -41,6 +41,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 import scipy.sparse as sp
 
+from sparkfs.errors import InvalidInputError
 from sparkfs.spark.blocks import SPARSE_TYPE, aggregate_partitions, arrow_blocks, batch_to_block
 from sparkfs.spark.keyed_moments import (
     KEYED_CLASSES,
@@ -98,24 +99,51 @@ def class_sums_of_block(matrix, class_index: np.ndarray, weights: np.ndarray, nu
     return indicator @ dense, indicator @ (dense * dense)
 
 
+def class_missing_of_block(matrix, class_index: np.ndarray, weights: np.ndarray, num_classes: int):
+    """(the matrix with its NaN values set to 0, missing weights, missing rows): the per-class weight sums
+    and row counts of the NaN values of every feature, (C, p) each. A sparse vector's absent entry is 0,
+    a value; only a stored NaN is missing. The zeroed matrix's sums are the sums over the present values."""
+    num_features = matrix.shape[1]
+    size = num_classes * num_features
+    if sp.issparse(matrix):
+        csr = sp.csr_matrix(matrix, copy=True)
+        nan = np.isnan(csr.data)
+        row_of_value = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))[nan]
+        slot = class_index[row_of_value] * num_features + csr.indices[nan]
+        csr.data[nan] = 0.0
+        missing_weights = np.bincount(slot, weights=weights[row_of_value], minlength=size)
+        missing_rows = np.bincount(slot, minlength=size)
+        return csr, missing_weights.reshape(num_classes, num_features), missing_rows.reshape(num_classes, num_features)
+    dense = np.asarray(matrix, dtype=np.float64)
+    nan = np.isnan(dense)
+    indicator = np.zeros((num_classes, dense.shape[0]))
+    indicator[class_index, np.arange(dense.shape[0])] = 1.0
+    missing_rows = np.rint(indicator @ nan).astype(np.int64)
+    indicator[class_index, np.arange(dense.shape[0])] = weights
+    return np.where(nan, 0.0, dense), indicator @ nan, missing_rows
+
+
 def column_extremes_of_block(matrix, kept: np.ndarray):
-    """(minima, maxima) of the ``kept`` rows' columns (+inf / -inf without any), implicit zeros counted."""
+    """(minima, maxima) of the ``kept`` rows' columns (+inf / -inf without any), implicit zeros counted;
+    NaN values are passed over (a column of NaN only has +inf / -inf)."""
     num_features = matrix.shape[1]
     if not kept.any():
         return np.full(num_features, np.inf), np.full(num_features, -np.inf)
     rows = matrix[kept] if not kept.all() else matrix
     if not sp.issparse(rows):
-        return rows.min(axis=0), rows.max(axis=0)
+        minima, maxima = np.fmin.reduce(rows, axis=0), np.fmax.reduce(rows, axis=0)
+        return np.where(np.isnan(minima), np.inf, minima), np.where(np.isnan(maxima), -np.inf, maxima)
     csr = sp.csr_matrix(rows)   # a vector's indices are strictly increasing: no duplicate entries
     minima, maxima = np.full(num_features, np.inf), np.full(num_features, -np.inf)
-    np.minimum.at(minima, csr.indices, csr.data)   # a quarter of SciPy's min + max (a CSC copy each)
-    np.maximum.at(maxima, csr.indices, csr.data)
+    np.fmin.at(minima, csr.indices, csr.data)   # a quarter of SciPy's min + max (a CSC copy each)
+    np.fmax.at(maxima, csr.indices, csr.data)
     implicit_zero = np.bincount(csr.indices, minlength=num_features) < csr.shape[0]
     return (np.where(implicit_zero, np.minimum(minima, 0.0), minima),
             np.where(implicit_zero, np.maximum(maxima, 0.0), maxima))
 
 
-def _summarize(features_col, label_col, weight_col, extremes: bool, class_bytes: int, keyed: bool = False):
+def _summarize(features_col, label_col, weight_col, extremes: bool, class_bytes: int, keyed: bool = False,
+               pairwise: bool = False):
     def summarize(block):
         matrix, labels = block[features_col], block[label_col]
         weights = block[weight_col].astype(np.float64) if weight_col else np.ones(len(labels))
@@ -137,7 +165,10 @@ def _summarize(features_col, label_col, weight_col, extremes: bool, class_bytes:
             if extremes:
                 summary.update(keyed_extremes_of_block(matrix, kept & (weights > 0)))
             return summary
-        _check_class_bytes(len(keys), matrix.shape[1], class_bytes)
+        _check_class_bytes(len(keys), matrix.shape[1], class_bytes, pairwise)
+        if pairwise:  # the sums over the present values, and the per-class weights and rows of the NaN
+            rows, summary["missing"], summary["missing_rows"] = class_missing_of_block(rows, index, weights[kept],
+                                                                                        len(keys))
         summary["sums"], summary["squares"] = class_sums_of_block(rows, index, weights[kept], len(keys))
         if extremes:
             summary["min"], summary["max"] = column_extremes_of_block(matrix, kept & (weights > 0))
@@ -164,10 +195,12 @@ def is_wide(num_features: int, class_bytes: int) -> bool:
     return 32 * num_features > class_bytes
 
 
-def _check_class_bytes(num_classes: int, num_features: int, class_bytes: int) -> None:
+def _check_class_bytes(num_classes: int, num_features: int, class_bytes: int, pairwise: bool = False) -> None:
+    """Refuse a summary above ``class_bytes``: 2 arrays of classes x features doubles (4 with the
+    missing-value counts of ``missing='pairwise'``)."""
     if is_wide(num_features, class_bytes):
         raise ValueError(f"{WIDE_VECTORS} ({num_features} features)")
-    if 16 * num_classes * num_features > class_bytes:
+    if 8 * (4 if pairwise else 2) * num_classes * num_features > class_bytes:
         raise ValueError(f"{TOO_MANY_CLASSES} ({num_classes} labels x {num_features} features)")
 
 
@@ -175,9 +208,9 @@ def _merge(left, right, *, class_bytes: int):
     if left["sums"].shape[1] != right["sums"].shape[1]:
         raise ValueError(f"feature vectors of different sizes ({left['sums'].shape[1]} and {right['sums'].shape[1]})")
     keys = np.union1d(left["keys"], right["keys"])
-    _check_class_bytes(len(keys), left["sums"].shape[1], class_bytes)
+    _check_class_bytes(len(keys), left["sums"].shape[1], class_bytes, "missing" in left)
     merged = {"keys": keys, "kind": left["kind"], "null_labels": left["null_labels"] + right["null_labels"]}
-    for name in ("counts", "weights", "sums", "squares"):
+    for name in ("counts", "weights", "sums", "squares") + (("missing", "missing_rows") if "missing" in left else ()):
         total = np.zeros((len(keys),) + left[name].shape[1:], dtype=left[name].dtype)
         for part in (left, right):
             total[np.searchsorted(keys, part["keys"])] += part[name]
@@ -196,41 +229,59 @@ class FloatMoments(NamedTuple):
     column sums of squares, column minima, column maxima), and ``feature_ids``: None when the columns
     are every feature in order, else the sorted ids they hold (keyed summaries: the ids that occur and
     one that never does, column ``absent_column``, whose moments every other absent id shares);
-    ``num_features``: the vector size."""
+    ``num_features``: the vector size; ``missing``: with ``pairwise``, label -> (the weight sums, the row
+    counts) of its NaN values per feature, whose moments leave them out."""
 
     per_label: dict
     feature_ids: Optional[np.ndarray] = None
     absent_column: Optional[int] = None
     num_features: Optional[int] = None
+    missing: Optional[dict] = None
 
 
 def moments_float(df, features_col: str, label_col: str, weight_col: Optional[str], num_features: Optional[int],
-                  extremes: bool = True) -> FloatMoments:
+                  extremes: bool = True, pairwise: bool = False) -> FloatMoments:
     """label -> (rows, weight sum, column sums, column sums of squares, column minima, maxima): the
     per-label table :func:`sparkfs.spark.stats.class_moments` reads (minima and maxima are over all
     rows, the same for every label, or None without ``extremes``; a null label is the key None),
     and the feature ids of its columns (:class:`FloatMoments`). ``num_features`` None: each block's
     vectors are sized by its first row (no job to read one); a dense pass that meets vectors too
-    wide for dense sums stops at its first block and the keyed pass runs instead."""
+    wide for dense sums stops at its first block and the keyed pass runs instead. ``pairwise``: NaN
+    values are left out of the sums, and their weights and rows per class and feature are counted
+    (:attr:`FloatMoments.missing`); dense summaries only (vectors too wide for them are refused)."""
     columns = [features_col, label_col] + ([weight_col] if weight_col else [])
     class_bytes = FOLDED_CLASS_BYTES
     blocks_of_batch = None if num_features is not None else _blocks_of_their_size
     if num_features is not None and is_wide(num_features, class_bytes):
+        _refuse_wide_pairwise(pairwise, num_features)
         return _keyed_moments(df, columns, features_col, label_col, weight_col, num_features, extremes)
-    summarize = _summarize(features_col, label_col, weight_col, extremes, class_bytes)
+    summarize = _summarize(features_col, label_col, weight_col, extremes, class_bytes, pairwise=pairwise)
     try:
         summary = aggregate_partitions(df, columns, summarize, partial(_merge, class_bytes=class_bytes),
                                        num_features=num_features or 0, blocks_of_batch=blocks_of_batch)
     except Exception as error:
         if WIDE_VECTORS not in str(error):
             raise
+        _refuse_wide_pairwise(pairwise, num_features)
         return _keyed_moments(df, columns, features_col, label_col, weight_col, num_features, extremes)
     if summary is None:
         return FloatMoments({})
     num_features = summary["sums"].shape[1]
     minimum, maximum = (summary["min"], summary["max"]) if extremes else (None, None)
-    return FloatMoments(_per_label(summary, summary["sums"], summary["squares"], minimum, maximum, num_features),
-                        None, None, num_features)
+    per_label = _per_label(summary, summary["sums"], summary["squares"], minimum, maximum, num_features)
+    missing = None
+    if pairwise:
+        kind = int(summary["kind"][0])
+        missing = {_label_value(kind, key): (summary["missing"][i], summary["missing_rows"][i])
+                   for i, key in enumerate(summary["keys"])}
+    return FloatMoments(per_label, None, None, num_features, missing)
+
+
+def _refuse_wide_pairwise(pairwise: bool, num_features: Optional[int]) -> None:
+    if pairwise:
+        raise InvalidInputError(f"missing='pairwise' keeps dense per-class counts of the missing values, and vectors "
+                                f"of {num_features or 'these'} features are too wide for them (keyed sums); use "
+                                "missing='drop-rows' or 'zero'")
 
 
 def _per_label(summary, sums, squares, minimum, maximum, width: int) -> dict:
@@ -274,4 +325,5 @@ def is_too_many_classes(error: BaseException) -> bool:
 
 
 __all__ = ["FOLDED_CLASS_BYTES", "TOO_MANY_CLASSES", "WIDE_VECTORS", "FloatMoments", "TooManyClassesError",
-           "class_sums_of_block", "column_extremes_of_block", "is_too_many_classes", "is_wide", "moments_float"]
+           "class_missing_of_block", "class_sums_of_block", "column_extremes_of_block", "is_too_many_classes", "is_wide",
+           "moments_float"]
