@@ -50,7 +50,7 @@ class HasMissing(DeclaredParams):
         (``missing='pairwise'``): the univariate filters of the class moments say so."""
         return False
 
-    def _check_missing(self) -> None:
+    def checkMissing(self) -> None:
         """Refuse ``missing='pairwise'`` for a fit without a pairwise rule, naming the methods that have one."""
         if self.getMissing() == "pairwise" and not self.takesPairwiseMissing():
             raise ValueError(f"{type(self).__name__}: missing='pairwise' leaves a NaN out of one feature's statistic "
@@ -61,7 +61,7 @@ class HasMissing(DeclaredParams):
 def input_under_policy(selector, dataset) -> Tuple[Any, Dict[str, Any]]:
     """(the input a fit of ``selector`` reads under its ``missing`` Param, the summary's facts of it). The
     label column is checked where the fit uses labels."""
-    selector._check_missing()
+    selector.checkMissing()
     uses_labels = selector.requires_labels or selector._uses_labels(dataset)
     label_col = selector.getLabelCol() if uses_labels and selector.getLabelCol() in dataset.columns else None
     return cleaned_input(dataset, selector.getFeaturesCol(), label_col, selector.getMissing())

@@ -157,10 +157,10 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
     def _pairwise(self) -> bool:
         return self.getMissing() == "pairwise"
 
-    def _check_missing(self) -> None:
+    def checkMissing(self) -> None:
         """missing='pairwise' needs a filter with a pairwise rule and the 'float' statistics pass, which counts
         the present values: checked before the counting pass."""
-        super()._check_missing()
+        super().checkMissing()
         engine = self.getOrDefault(self.statsEngine)
         if self._pairwise() and (engine not in ("auto", "float") or self.getDeterministic()):
             raise ValueError(f"{type(self).__name__} missing='pairwise' counts the present values of every feature in "

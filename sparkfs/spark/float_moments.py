@@ -41,6 +41,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 import scipy.sparse as sp
 
+from sparkfs.core.missing_values import class_missing_values
 from sparkfs.errors import InvalidInputError
 from sparkfs.spark.blocks import SPARSE_TYPE, aggregate_partitions, arrow_blocks, batch_to_block
 from sparkfs.spark.keyed_moments import (
@@ -99,30 +100,6 @@ def class_sums_of_block(matrix, class_index: np.ndarray, weights: np.ndarray, nu
     return indicator @ dense, indicator @ (dense * dense)
 
 
-def class_missing_of_block(matrix, class_index: np.ndarray, weights: np.ndarray, num_classes: int):
-    """(the matrix with its NaN values set to 0, missing weights, missing rows): the per-class weight sums
-    and row counts of the NaN values of every feature, (C, p) each. A sparse vector's absent entry is 0,
-    a value; only a stored NaN is missing. The zeroed matrix's sums are the sums over the present values."""
-    num_features = matrix.shape[1]
-    size = num_classes * num_features
-    if sp.issparse(matrix):
-        csr = sp.csr_matrix(matrix, copy=True)
-        nan = np.isnan(csr.data)
-        row_of_value = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))[nan]
-        slot = class_index[row_of_value] * num_features + csr.indices[nan]
-        csr.data[nan] = 0.0
-        missing_weights = np.bincount(slot, weights=weights[row_of_value], minlength=size)
-        missing_rows = np.bincount(slot, minlength=size)
-        return csr, missing_weights.reshape(num_classes, num_features), missing_rows.reshape(num_classes, num_features)
-    dense = np.asarray(matrix, dtype=np.float64)
-    nan = np.isnan(dense)
-    indicator = np.zeros((num_classes, dense.shape[0]))
-    indicator[class_index, np.arange(dense.shape[0])] = 1.0
-    missing_rows = np.rint(indicator @ nan).astype(np.int64)
-    indicator[class_index, np.arange(dense.shape[0])] = weights
-    return np.where(nan, 0.0, dense), indicator @ nan, missing_rows
-
-
 def column_extremes_of_block(matrix, kept: np.ndarray):
     """(minima, maxima) of the ``kept`` rows' columns (+inf / -inf without any), implicit zeros counted;
     NaN values are passed over (a column of NaN only has +inf / -inf)."""
@@ -167,8 +144,8 @@ def _summarize(features_col, label_col, weight_col, extremes: bool, class_bytes:
             return summary
         _check_class_bytes(len(keys), matrix.shape[1], class_bytes, pairwise)
         if pairwise:  # the sums over the present values, and the per-class weights and rows of the NaN
-            rows, summary["missing"], summary["missing_rows"] = class_missing_of_block(rows, index, weights[kept],
-                                                                                        len(keys))
+            rows, summary["missing"], summary["missing_rows"] = class_missing_values(rows, index, weights[kept],
+                                                                                      len(keys))
         summary["sums"], summary["squares"] = class_sums_of_block(rows, index, weights[kept], len(keys))
         if extremes:
             summary["min"], summary["max"] = column_extremes_of_block(matrix, kept & (weights > 0))
@@ -325,5 +302,5 @@ def is_too_many_classes(error: BaseException) -> bool:
 
 
 __all__ = ["FOLDED_CLASS_BYTES", "TOO_MANY_CLASSES", "WIDE_VECTORS", "FloatMoments", "TooManyClassesError",
-           "class_missing_of_block", "class_sums_of_block", "column_extremes_of_block", "is_too_many_classes", "is_wide",
+           "class_sums_of_block", "column_extremes_of_block", "is_too_many_classes", "is_wide",
            "moments_float"]

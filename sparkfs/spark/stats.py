@@ -41,6 +41,7 @@ from sparkfs.core.exact_sums import (
     merged_exact_sums,
     rounded_sums,
 )
+from sparkfs.core.missing_values import present_class_weights
 from sparkfs.core.scaling import binary_exponents, check_magnitude
 from sparkfs.errors import DriverBudgetError, InvalidInputError
 from sparkfs.spark.blocks import aggregate_partitions
@@ -408,7 +409,9 @@ def class_moments(
     width = int(sums[0].shape[0])
     present = missing_values = None
     if missing is not None:
-        present, missing_values = present_weights(weights, counts, [missing[label] for label in labels])
+        present, missing_values = present_class_weights(weights, counts,
+                                                        np.vstack([missing[label][0] for label in labels]),
+                                                        np.vstack([missing[label][1] for label in labels]))
     return ClassMoments(
         label_values=[v.item() if isinstance(v, np.generic) else v for v in labels],
         class_counts=np.asarray(counts, dtype=np.int64),
@@ -423,18 +426,6 @@ def class_moments(
         class_present=present,
         missing_values=missing_values,
     )
-
-
-def present_weights(class_weights, class_counts, class_missing):
-    """((C, p) weight sums of the present values per class and feature, (p,) NaN values per feature) from the
-    class weight sums and row counts and, per class, the (weights, rows) of its NaN values: a class whose rows
-    all miss a feature has exactly 0 there (its weights subtracted could leave rounding)."""
-    weights = np.asarray(class_weights, dtype=np.float64)[:, None]
-    rows = np.asarray(class_counts, dtype=np.int64)[:, None]
-    missing_weights = np.vstack([pair[0] for pair in class_missing])
-    missing_rows = np.vstack([pair[1] for pair in class_missing]).astype(np.int64)
-    present = np.where(missing_rows >= rows, 0.0, np.maximum(weights - missing_weights, 0.0))
-    return present, missing_rows.sum(axis=0)
 
 
 def rescaled_class_moments(moments: ClassMoments, df, features_col: str, label_col: str,
@@ -499,8 +490,9 @@ def class_moments_counting_labels(df, features_col: str, label_col: str, weight_
         label_values, class_counts = label_counts(df, label_col)
         check_labels(label_values, class_counts)
         if pairwise:
-            raise InvalidInputError(f"column '{label_col}' has {len(label_values)} distinct values: too many for the "
-                                    "per-class counts of missing='pairwise'; use missing='drop-rows' or 'zero'") from None
+            raise InvalidInputError(f"column '{label_col}' has {len(label_values)} distinct values: too many for "
+                                    "the per-class counts of missing='pairwise'; use missing='drop-rows' or "
+                                    "'zero'") from None
         check_summarizer_memory(df, features_col, len(label_values), extremes)
         engine = "jvm"
         moments = class_moments(df, features_col, label_col, weight_col, engine=engine, extremes=extremes)
