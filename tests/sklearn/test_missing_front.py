@@ -6,11 +6,10 @@ infinite values and ``missing_``."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
-
-from sparkfs.errors import InvalidInputError
 from scipy.stats import f_oneway
 from sklearn.feature_selection import chi2
 
+from sparkfs.errors import InvalidInputError
 from sparkfs.sklearn import FRONT, ANOVASelector, Chi2Selector, LFSSelector, VarianceSelector
 
 pytestmark = [pytest.mark.filterwarnings("ignore::sparkfs.errors.SelectionTieWarning"),
