@@ -208,7 +208,7 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         moment_filter = MOMENT_FILTERS.get(self.getOrDefault(self.test))
         uses_engine = moment_filter is not None and not self._continuous_label()
         self._engine_of_fit = self.statsEngineInUse(dataset) if uses_engine else self.statsEngineInUse()
-        if self._pairwise():  # the float pass counts the present values (checked by _check_fit_params)
+        if self._pairwise():  # the float pass counts the present values (checkMissing refused the others)
             self._engine_of_fit = "float"
         if not self._folds_labels():
             return None

@@ -164,10 +164,6 @@ class SparkfsSelector(SelectorMixin, BaseEstimator):
         if not (isinstance(self.missing, str) and self.missing in MISSING_POLICIES):
             raise bad_param(owner, "missing", "a str among {" + ", ".join(map(repr, MISSING_POLICIES)) + "}",
                             self.missing)
-        if self.missing == "pairwise" and not self.takes_pairwise_missing:
-            raise ValueError(f"{owner}: missing='pairwise' leaves a NaN out of one feature's statistic only, a rule "
-                             f"of the univariate filters ({', '.join(PAIRWISE_METHODS)}); this method has none: use "
-                             "missing='drop-rows' or 'zero'")
         if mode == "numTopFeatures" and threshold is not None:
             raise ValueError(f"The 'selection_threshold' parameter of {owner} is the fraction ('percentile') or "
                              f"alpha ('fpr', 'fdr', 'fwe') of selection_mode; with selection_mode='numTopFeatures' "
@@ -246,6 +242,10 @@ class SparkfsSelector(SelectorMixin, BaseEstimator):
         """The fit, with ``sample_weight`` (None, or weights for a :class:`WeightedFit` estimator)."""
         self._check_selection_params()
         self._check_method_params()
+        if self.missing == "pairwise" and not self.takes_pairwise_missing:  # as the Spark fit: a value of the Param
+            raise ValueError(f"{type(self).__name__}: missing='pairwise' leaves a NaN out of one feature's statistic "
+                             f"only, a rule of the univariate filters ({', '.join(PAIRWISE_METHODS)}); this method "
+                             "has none: use missing='drop-rows' or 'zero'")
         if self.missing != "refuse":
             X, y, sample_weight = self._rows_under_missing(X, y, sample_weight)
         elif self.requires_labels:
