@@ -114,6 +114,11 @@ def test_pairwise_scores_each_feature_on_its_present_rows_by_flag_and_config(spa
     assert main(_select(parquet, "parquet", tmp_path / "lfs", "--missing", "pairwise", "--method", "lfs")) == 2
     assert ("missing='pairwise' leaves a NaN out of one feature's statistic only, a rule of the univariate filters "
             "(anova, chi2, variance)") in capsys.readouterr().err
+    assert main(_select(parquet, "parquet", tmp_path / "exact", "--missing", "pairwise", "--deterministic")) == 2
+    assert "missing='pairwise' counts the present values of every feature in the 'float'" in capsys.readouterr().err
+    assert main(_select(parquet, "parquet", tmp_path / "margin", "--missing", "pairwise", "--instance-weighting",
+                        "margin")) == 2
+    assert "the margin instance weights need complete rows" in capsys.readouterr().err
     with pytest.raises(SystemExit):   # evaluate's classifiers need complete rows: not offered there
         main(["evaluate", "--input", parquet, "--missing", "pairwise", "--output", str(tmp_path / "e")])
     assert "invalid choice: 'pairwise'" in capsys.readouterr().err
