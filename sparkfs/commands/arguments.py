@@ -67,12 +67,16 @@ def input_file(path: Optional[str], fmt: Optional[str]) -> Optional[str]:
     return None if fmt == TABLE else path
 
 
-def add_missing_arg(parser, default=None) -> None:
-    """``--missing``: what the fit does with missing values (the selectors' ``missing`` Param)."""
-    parser.add_argument("--missing", choices=["refuse", "drop-rows", "zero"], default=default,
+def add_missing_arg(parser, default=None, pairwise: bool = False) -> None:
+    """``--missing``: what the fit does with missing values (the selectors' ``missing`` Param); ``pairwise``:
+    the command offers the univariate filters' pairwise deletion (a command that cleans rows does not)."""
+    choices = ["refuse", "drop-rows", "zero"] + (["pairwise"] if pairwise else [])
+    offered = (", or pairwise (anova, chi2, variance: each feature's statistic from the rows where that feature "
+               "is present)") if pairwise else ""
+    parser.add_argument("--missing", choices=choices, default=default,
                         help="missing values: refuse (default: a NaN feature value, a null label or a null vector "
                         "stops the run), drop-rows (leave out the rows with a NaN feature value, a null or NaN label "
-                        "or a null vector) or zero (NaN feature values set to 0; null labels still refused); "
+                        f"or a null vector) or zero (NaN feature values set to 0; null labels still refused){offered}; "
                         "infinite values are refused under every policy. The summary records the rows dropped or "
                         "values set")
 
@@ -82,6 +86,10 @@ def input_under_missing(frame, features_col: str, label_col: Optional[str], poli
     :func:`sparkfs.spark.missing_values.cleaned_input`; 'refuse' runs no job)."""
     from sparkfs.spark.missing_values import cleaned_input
 
+    if policy == "pairwise":  # the rows are cleaned here, for steps other than a filter's statistics
+        raise ValueError("--missing pairwise leaves NaN values out of each feature's statistic inside the univariate "
+                         "filters' fit; the margin instance weights need complete rows: use --missing drop-rows or "
+                         "zero")
     return cleaned_input(frame, features_col, label_col, policy or "refuse")
 
 

@@ -82,7 +82,7 @@ def add_arguments(commands) -> None:
                         help="the same bits for any partitioning of the same rows (rows laid out by row id, exact "
                         "sums; slower: 1.3-3x per pass on wide sparse rows); default off: results equal across "
                         "partitionings to rounding. The summary records which mode ran")
-    add_missing_arg(select)
+    add_missing_arg(select, pairwise=True)
     select.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="method param (repeatable)")
     select.add_argument("--output", help="output directory: a local path, or a URI (hdfs://, s3a://, file:///...) "
                         "written through Spark's Hadoop file system")
@@ -365,6 +365,7 @@ def _selector_checked_before_spark(config: Dict[str, Any], inputs):
     selector = build_selector(config["method"], params)
     apply_label_type(selector, config["method"], config.get("label_type"))
     apply_selection(selector, config["method"], config["selection"])
+    _check_missing_policy(config, selector)
     # The named columns against the header or footer of a local input, before Spark starts (on a
     # Spark Connect server the input's paths are the server's: it checks them when it reads).
     if not config["spark"].get("remote") and input_conf["format"] != TABLE:
@@ -393,6 +394,20 @@ def _check_reduced_early(config: Dict[str, Any], inputs) -> bool:
         raise ConfigError(f"--write-reduced {output_conf['reduced']}: on a Spark Connect session the reduced data go "
                           "to a local or mounted path (as --output)")
     return check_output_early(output_conf["reduced"], bool(output_conf["overwrite"]), command="apply", inputs=inputs)
+
+
+def _check_missing_policy(config: Dict[str, Any], selector) -> None:
+    """Refuse ``--missing pairwise`` before Spark starts for a method without a pairwise rule (or with Params the
+    rule cannot use), and with margin weights, which need complete rows."""
+    if config.get("missing") != "pairwise":
+        return
+    try:
+        selector.checkMissing()
+    except ValueError as refusal:
+        raise ConfigError(f"--method {config['method']}: {refusal}") from None
+    if config.get("instance_weighting") == "margin":
+        raise ConfigError("--missing pairwise leaves NaN values out inside the univariate filters' statistics; the "
+                          "margin instance weights need complete rows: use --missing drop-rows or zero")
 
 
 def _check_weights_wanted(config: Dict[str, Any], selector) -> None:

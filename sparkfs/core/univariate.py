@@ -21,28 +21,42 @@ import numpy as np
 
 
 def anova_f_values(class_counts, class_sums, class_sum_squares) -> np.ndarray:
-    """F_j = [SSB_j / (C - 1)] / [SSW_j / (n - C)] for every feature j.
+    """F_j = [SSB_j / (C_j - 1)] / [SSW_j / (n_j - C_j)] for every feature j.
 
-    ``SSB_j = sum_c n_c (mean_cj - mean_j)^2`` (between classes), ``SSW_j = sum_c (Q_cj - n_c
+    ``SSB_j = sum_c n_cj (mean_cj - mean_j)^2`` (between classes), ``SSW_j = sum_c (Q_cj - n_cj
     mean_cj^2)`` (within classes), from counts ``n_c`` (C,), sums ``S`` (C, p) and sums of
     squares ``Q`` (C, p). Classes without rows are ignored. A feature with no within-class
     variance gets ``inf`` when it separates the classes and NaN when it is constant (0 / 0), as
     Spark ML; both NaN and the degenerate C < 2 or n <= C give NaN.
+
+    Counts of shape (C, p) are per-feature counts: ``n_cj`` the rows of class c where feature j is
+    present, with the sums taken over those rows only. This is pairwise deletion (each feature's
+    test on its complete cases, ``scipy.stats.f_oneway(..., nan_policy='omit')`` feature by
+    feature): ``C_j`` counts the classes where feature j has rows and ``n_j = sum_c n_cj``.
     """
-    counts = np.asarray(class_counts, dtype=np.float64)
-    sums = np.asarray(class_sums, dtype=np.float64)
-    squares = np.asarray(class_sum_squares, dtype=np.float64)
+    counts, sums, squares = _per_feature_counts(class_counts, class_sums), _as_2d(class_sums), _as_2d(class_sum_squares)
     present = counts > 0
-    counts, sums, squares = counts[present], sums[present], squares[present]
-    num_classes, n = counts.size, counts.sum()
-    if num_classes < 2 or n <= num_classes:
-        return np.full(sums.shape[1], np.nan)
-    class_means = sums / counts[:, None]
-    grand_mean = sums.sum(axis=0) / n
-    between = (counts[:, None] * (class_means - grand_mean) ** 2).sum(axis=0)
-    within = np.maximum((squares - counts[:, None] * class_means ** 2).sum(axis=0), 0.0)
+    num_classes, n = present.sum(axis=0), counts.sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return (between / (num_classes - 1)) / (within / (n - num_classes))
+        class_means = np.where(present, sums / np.where(present, counts, 1.0), 0.0)
+        grand_mean = sums.sum(axis=0) / n
+        between = np.where(present, counts * (class_means - grand_mean) ** 2, 0.0).sum(axis=0)
+        within = np.maximum((squares - counts * class_means ** 2).sum(axis=0), 0.0)
+        f_values = (between / (num_classes - 1)) / (within / (n - num_classes))
+    return np.where((num_classes < 2) | (n <= num_classes), np.nan, f_values)
+
+
+def _as_2d(values) -> np.ndarray:
+    return np.atleast_2d(np.asarray(values, dtype=np.float64))
+
+
+def _per_feature_counts(class_counts, class_sums) -> np.ndarray:
+    """The counts as (C, p): class counts (C,) repeated for every feature, or per-feature counts as given."""
+    counts = np.asarray(class_counts, dtype=np.float64)
+    sums = _as_2d(class_sums)
+    if counts.ndim == 2:
+        return counts
+    return np.broadcast_to(counts[:, None], sums.shape)
 
 
 def constant_feature_candidates(class_counts, class_sums, class_sum_squares):
@@ -96,29 +110,35 @@ def chi2_statistics(class_counts, class_sums) -> np.ndarray:
     ``O_cj`` = the sum of feature j over the rows of class c (``class_sums``, (C, p)),
     ``E_cj = (n_c / n) F_j`` with ``F_j = sum_c O_cj``, and ``chi2_j = sum_c (O_cj - E_cj)^2 / E_cj``.
     Classes without rows are ignored. A feature that is zero on every row (``F_j = 0``) gets NaN
-    (0 / 0), as in scikit-learn.
+    (0 / 0), as in scikit-learn. Counts of shape (C, p) are per-feature counts (pairwise deletion:
+    ``n_cj`` the rows of class c where feature j is present, ``E_cj = (n_cj / n_j) F_j``).
     """
-    counts = np.asarray(class_counts, dtype=np.float64)
-    observed = np.asarray(class_sums, dtype=np.float64)
+    counts, observed = _per_feature_counts(class_counts, class_sums), _as_2d(class_sums)
     present = counts > 0
-    counts, observed = counts[present], observed[present]
-    feature_totals = observed.sum(axis=0)
-    expected = (counts / counts.sum())[:, None] * feature_totals[None, :]
     with np.errstate(divide="ignore", invalid="ignore"):
-        return ((observed - expected) ** 2 / expected).sum(axis=0)
+        expected = counts / counts.sum(axis=0) * observed.sum(axis=0)
+        terms = (observed - expected) ** 2 / expected
+    return np.where(present, terms, 0.0).sum(axis=0)
 
 
-def chi2_p_values(statistics, num_classes: int) -> np.ndarray:
+def classes_with_rows(class_counts) -> np.ndarray:
+    """The classes with rows: a number for counts (C,), one per feature for per-feature counts (C, p)."""
+    return np.count_nonzero(np.asarray(class_counts, dtype=np.float64) > 0, axis=0)
+
+
+def chi2_p_values(statistics, num_classes) -> np.ndarray:
     """Upper-tail p-values of chi-squared statistics with ``num_classes - 1`` degrees of freedom
-    (``num_classes``: the classes with rows). A statistic of 0 gives 1; NaN stays NaN."""
+    (``num_classes``: the classes with rows, a number or one per feature). A statistic of 0 gives 1;
+    NaN stays NaN."""
     from scipy.stats import chi2
 
-    return chi2.sf(np.asarray(statistics, dtype=np.float64), int(num_classes) - 1)
+    return chi2.sf(np.asarray(statistics, dtype=np.float64), np.asarray(num_classes) - 1)
 
 
 def anova_p_values(f_values, class_counts) -> np.ndarray:
     """Upper-tail p-values of one-way ANOVA F values: ``P(F(C - 1, n - C) > F_j)``, with ``C`` the
-    classes that have rows and ``n`` the rows (the degrees of freedom of :func:`anova_f_values`).
+    classes that have rows and ``n`` the rows (the degrees of freedom of :func:`anova_f_values`;
+    per feature for per-feature counts (C, p)).
 
     ``F = +inf`` (separating classes without within-class variance) gives 0, ``F = 0`` gives 1,
     NaN stays NaN, as scikit-learn's ``f_classif``; every p-value is NaN when C < 2 or n <= C.
@@ -126,8 +146,11 @@ def anova_p_values(f_values, class_counts) -> np.ndarray:
     from scipy.stats import f as f_distribution
 
     counts = np.asarray(class_counts, dtype=np.float64)
-    num_classes, n = int(np.count_nonzero(counts > 0)), float(counts.sum())
+    num_classes, n = classes_with_rows(counts), counts.sum(axis=0)
     f_values = np.asarray(f_values, dtype=np.float64)
-    if num_classes < 2 or n <= num_classes:
+    degenerate = (num_classes < 2) | (n <= num_classes)
+    if np.all(degenerate):
         return np.full(f_values.shape, np.nan)
-    return f_distribution.sf(f_values, num_classes - 1, n - num_classes)
+    with np.errstate(invalid="ignore"):
+        p_values = f_distribution.sf(f_values, np.maximum(num_classes - 1, 1), np.maximum(n - num_classes, 1))
+    return np.where(degenerate, np.nan, p_values)

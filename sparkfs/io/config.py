@@ -10,7 +10,8 @@ Layout of ``conf/*.yaml``::
     label_type: null                   # categorical | continuous (a regression target: f-regression); --label-type
     params: {gamma: -0.5}
     deterministic: false               # true: the same bits for any partitioning (slower; --deterministic)
-    missing: refuse                    # refuse | drop-rows | zero: rows with NaN dropped, NaN set to 0 (--missing)
+    missing: refuse                    # refuse | drop-rows | zero | pairwise: rows with NaN dropped, NaN set to 0,
+                                       # NaN left out per feature by anova, chi2, variance (--missing)
     selection: {num_features: 20}      # or {threshold: 0.0}, or {selection_mode: fdr, selection_threshold: 0.05}
                                        # keep: [age, 3], exclude: patient_id: features always / never selected,
                                        # by name or 0-based index, a list or comma-separated (--keep, --exclude)
@@ -143,7 +144,7 @@ SCHEMA: Dict[str, Tuple[Callable[[Any], bool], str]] = {
     "instance_weighting": _one_of("none", "margin"),
     "label_type": _one_of("categorical", "continuous"),
     "deterministic": (lambda v: isinstance(v, bool), "true or false"),
-    "missing": _one_of("refuse", "drop-rows", "zero"),
+    "missing": _one_of("refuse", "drop-rows", "zero", "pairwise"),
     "params": (lambda v: isinstance(v, dict), "a mapping of param names to values"),
     "params.*": (is_param_value, "a string, a number, true or false (or a list of numbers)"),
     "selection.num_features": (lambda v: _is_number(v) and isinstance(v, int), "a whole number"),  # >= 1: the Param

@@ -379,7 +379,7 @@ class FeatureSelector(Estimator, SelectorParams, MLReadable, MLWritable):
             "selection": self._selection_facts(int(scores.shape[0]), selected),
             **result.info,
             "deterministic": self.getDeterministic(),
-            "missing": missing,
+            "missing": {**missing, **result.info.get("missing", {})},
         }
         feature_arrays = dict(result.feature_arrays)
         if result.p_values is not None:

@@ -147,6 +147,27 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         return (f"{type(self).__name__} test={self.getOrDefault(self.test)!r} does not support weightCol (its test "
                 "is unweighted); anova, chi2 and variance take instance weights")
 
+    def takesPairwiseMissing(self) -> bool:
+        """A filter of the class moments with a pairwise rule (anova, chi2, variance:
+        ``MomentFilter.pairwise``) takes ``missing='pairwise'``: each feature's statistic from the rows
+        where it is present, with that feature's per-class counts of present values."""
+        moment_filter = MOMENT_FILTERS.get(self.getOrDefault(self.test))
+        return moment_filter is not None and moment_filter.pairwise and moment_filter.label_type == "categorical"
+
+    def _pairwise(self) -> bool:
+        return self.getMissing() == "pairwise"
+
+    def checkMissing(self) -> None:
+        """missing='pairwise' needs a filter with a pairwise rule and the 'float' statistics pass, which counts
+        the present values: checked before the counting pass."""
+        super().checkMissing()
+        engine = self.getOrDefault(self.statsEngine)
+        if self._pairwise() and (engine not in ("auto", "float") or self.getDeterministic()):
+            raise ValueError(f"{type(self).__name__} missing='pairwise' counts the present values of every feature in "
+                             f"the 'float' statistics pass (float64 sums in partition order); statsEngine={engine!r}, "
+                             f"deterministic={self.getDeterministic()} asks for another. Give statsEngine='auto' and "
+                             "deterministic=false, or missing='drop-rows'")
+
     def takesContinuousLabels(self) -> bool:
         """A filter of a continuous target (f-regression) takes one; the class filters do not."""
         moment_filter = MOMENT_FILTERS.get(self.getOrDefault(self.test))
@@ -169,6 +190,7 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
             raise ValueError(f"{owner} test={test!r} sums x times the label exactly (statsEngine 'arrow'); Spark's "
                              "Summarizer ('jvm') weights by non-negative weights only. Give statsEngine='auto' or "
                              "'arrow'")
+
     _sizes_vectors = False  # Spark ML's tests and the moments pass read the vectors themselves
 
     def _folds_labels(self) -> bool:
@@ -186,11 +208,14 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         moment_filter = MOMENT_FILTERS.get(self.getOrDefault(self.test))
         uses_engine = moment_filter is not None and not self._continuous_label()
         self._engine_of_fit = self.statsEngineInUse(dataset) if uses_engine else self.statsEngineInUse()
+        if self._pairwise():  # the float pass counts the present values (checkMissing refused the others)
+            self._engine_of_fit = "float"
         if not self._folds_labels():
             return None
         moments = class_moments_counting_labels(
             dataset, self.getFeaturesCol(), self.getLabelCol(), self._weight_col(), engine="float",
-            extremes=moment_filter.non_negative, check_labels=self._check_labels)
+            extremes=moment_filter.non_negative or self._pairwise(), check_labels=self._check_labels,
+            pairwise=self._pairwise())
         labels, counts = moments.label_values, moments.class_counts
         if len(labels) < 2:  # refused by the fit, by name
             return ScoreResult(scores=np.zeros(0), label_values=labels, class_counts=counts.tolist(),
@@ -202,7 +227,8 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         scores, p_values, feature_arrays, n_rows = self._scores_of_moments(dataset, moments, moment_filter)
         return self._filter_result(scores, p_values, labels, counts, n_rows, feature_arrays,
                                    {"method": self.getOrDefault(self.test), "stats_engine": moments.extra["engine"],
-                                    **_rescaled_info(moments), **self._weight_info(moments)})
+                                    **_rescaled_info(moments), **self._weight_info(moments),
+                                    **_missing_info(moments)})
 
     def _compute_scores(self, prepared: PreparedInput) -> ScoreResult:
         dataset, indexed = prepared.dataset, prepared.indexed
@@ -227,12 +253,13 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
             else:
                 # Moments: float, exact (arrow) or Summarizer's (jvm; also on Spark Connect, which has no JVM access).
                 moments = class_moments(indexed, self.getFeaturesCol(), "__label_index", self._weight_col(),
-                                        engine=engine, extremes=MOMENT_FILTERS[test].non_negative)
+                                        engine=engine, extremes=MOMENT_FILTERS[test].non_negative or self._pairwise(),
+                                        pairwise=self._pairwise())
                 moments = self._moments_in_square_range(indexed, "__label_index", moments, MOMENT_FILTERS[test],
                                                         engine)
                 scores, p_values, feature_arrays, n_rows = self._scores_of_moments(indexed, moments,
                                                                                    MOMENT_FILTERS[test])
-                info.update(_rescaled_info(moments), **self._weight_info(moments))
+                info.update(_rescaled_info(moments), **self._weight_info(moments), **_missing_info(moments))
             if test != CATEGORICAL_TEST:
                 info["stats_engine"] = engine
         except (InvalidInputError, ValueError):
@@ -278,7 +305,7 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
                 minimum, maximum = minimum[moments.feature_ids], maximum[moments.feature_ids]
             moments = replace(moments, feature_min=minimum, feature_max=maximum)
         return rescaled_class_moments(moments, dataset, self.getFeaturesCol(), label_col, self._weight_col(),
-                                      engine=engine, underflowing=underflowing)
+                                      engine=engine, underflowing=underflowing, pairwise=self._pairwise())
 
     def _scores_of_moments(self, dataset, moments, moment_filter: MomentFilter):
         """(ranking scores, p-values or None, feature arrays, rows) of a filter of the class moments
@@ -287,12 +314,15 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         bad input (:meth:`_defined_scores`) or stay (F = +inf separates the classes)."""
         if moment_filter.non_negative:
             self._refuse_negative_values(moments)
-        # n_c: the class weight sums (the row counts without weights): weights are frequency weights
-        statistics, p_values = moment_filter.score(moments.class_weights, moments.class_sums,
-                                                   moments.class_sum_squares)
+        # n_c: the class weight sums (the row counts without weights): weights are frequency weights; under
+        # missing='pairwise' n_cj, the weights of the rows of class c where feature j is present
+        counts = moments.class_weights if moments.class_present is None else moments.class_present
+        statistics, p_values = moment_filter.score(counts, moments.class_sums, moments.class_sum_squares)
         statistics = np.asarray(statistics, dtype=np.float64)
         undefined = self._constant_features(dataset, moments)
-        if not np.all(np.isfinite(statistics[~undefined])):
+        if moments.class_present is not None:  # too few present rows (or classes) for a feature: undefined
+            undefined = undefined | np.isnan(statistics)
+        if not np.all(np.isfinite(statistics[~undefined])) and moments.class_present is None:
             statistics = self._defined_scores(dataset, statistics)
         statistics = np.where(undefined, np.nan, statistics)
         if p_values is not None:
@@ -412,6 +442,16 @@ class UnivariateTestSelector(FeatureSelector, _UnivariateParams):
         diagnose_input(dataset, self.getFeaturesCol(), self.getLabelCol(), self._weight_col())
         check_magnitude(*self._column_extremes(dataset), owner=type(self).__name__)
         return np.where(np.isnan(scores), 0.0, scores)
+
+
+def _missing_info(moments) -> dict:
+    """Under missing='pairwise': the summary's ``missing`` facts of the pass, the features that had NaN
+    values (left out of their statistics) and the NaN values of the most affected feature."""
+    if moments.missing_values is None:
+        return {}
+    missing = moments.per_feature(moments.missing_values)
+    return {"missing": {"features_with_missing": int(np.count_nonzero(missing)),
+                        "most_missing_in_a_feature": int(missing.max(initial=0))}}
 
 
 def _rescaled_info(moments) -> dict:

@@ -198,14 +198,23 @@ class SVMRFESelector(FeatureSelector, _SVMRFEParams):
     def _column_summary(self, dataset, label_col: str):
         """One JVM pass: per-feature min, max, mean, variance and non-zero count, and the largest |value|
         (for :func:`sparkfs.core.svm_rfe.check_svm_magnitude`). Bad values (NaN/inf, vectors of other
-        sizes, null vectors) are diagnosed and named."""
+        sizes, null vectors) are diagnosed and named; so are null, NaN, infinite or negative instance weights,
+        counted in the same pass."""
         from pyspark.ml.stat import Summarizer
         from pyspark.sql import functions as F
 
-        features_col = self.getFeaturesCol()
+        features_col, weight_col = self.getFeaturesCol(), self._weight_col()
+        aggregates = [Summarizer.metrics("min", "max", "mean", "variance", "numNonZeros")
+                      .summary(F.col(features_col)).alias("s")]
+        if weight_col:
+            weight = F.col(weight_col)
+            bad = weight.isNull() | F.isnan(weight) | (weight < 0) | (F.abs(weight) == F.lit(float("inf")))
+            aggregates.append(F.sum(bad.cast("long")).alias("bad_weights"))
         try:
-            row = dataset.select(Summarizer.metrics("min", "max", "mean", "variance", "numNonZeros")
-                                 .summary(F.col(features_col)).alias("s")).first()["s"]
+            summary = dataset.agg(*aggregates).first()
+            if weight_col and summary["bad_weights"]:
+                diagnose_input(dataset, features_col, label_col, weight_col)
+            row = summary["s"]
             minimum, maximum = row["min"].toArray(), row["max"].toArray()
             mean = row["mean"].toArray()   # NaN shows in the mean (min and max skip it)
         except (InvalidInputError, ValueError):

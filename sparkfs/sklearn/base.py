@@ -41,7 +41,7 @@ from sparkfs.core.selection import (
     select_percentile,
 )
 from sparkfs.errors import InvalidInputError
-from sparkfs.sklearn.missing import MISSING_POLICIES, rows_under_policy
+from sparkfs.sklearn.missing import MISSING_POLICIES, PAIRWISE_METHODS, rows_under_policy
 
 #: ``numFeatures`` when it is not set: the Spark selectors' default.
 DEFAULT_NUM_FEATURES = 50
@@ -116,8 +116,9 @@ class SparkfsSelector(SelectorMixin, BaseEstimator):
         What ``missing`` did (the Spark summary's ``missing``): ``{"policy", "rows_dropped",
         "values_set_to_zero"}``. ``missing`` is ``'refuse'`` (default: NaN refused, as scikit-learn's
         checks), ``'drop-rows'`` (rows with a NaN in ``X`` or a missing label left out, with their
-        ``sample_weight``) or ``'zero'`` (NaN in ``X`` set to 0; missing labels refused):
-        :mod:`sparkfs.sklearn.missing`.
+        ``sample_weight``), ``'zero'`` (NaN in ``X`` set to 0; missing labels refused) or ``'pairwise'``
+        (anova, chi2, variance: each feature scored on the rows where it is present; the record adds
+        ``values_left_out`` and ``features_with_missing``): :mod:`sparkfs.sklearn.missing`.
     """
 
     method: str = ""
@@ -127,6 +128,8 @@ class SparkfsSelector(SelectorMixin, BaseEstimator):
     continuous_target: bool = False
     #: Whether ``fit`` takes ``sample_weight`` (the Spark selector's ``weightCol``): :class:`WeightedFit`.
     takes_sample_weight: bool = False
+    #: Whether ``missing='pairwise'`` is taken: the method's statistic has a pairwise-deletion rule.
+    takes_pairwise_missing: bool = False
 
     def __init__(self, *, num_features=None, threshold=None, selection_mode="numTopFeatures",
                  selection_threshold=None, allow_many_classes=False,
@@ -239,6 +242,10 @@ class SparkfsSelector(SelectorMixin, BaseEstimator):
         """The fit, with ``sample_weight`` (None, or weights for a :class:`WeightedFit` estimator)."""
         self._check_selection_params()
         self._check_method_params()
+        if self.missing == "pairwise" and not self.takes_pairwise_missing:  # as the Spark fit: a value of the Param
+            raise ValueError(f"{type(self).__name__}: missing='pairwise' leaves a NaN out of one feature's statistic "
+                             f"only, a rule of the univariate filters ({', '.join(PAIRWISE_METHODS)}); this method "
+                             "has none: use missing='drop-rows' or 'zero'")
         if self.missing != "refuse":
             X, y, sample_weight = self._rows_under_missing(X, y, sample_weight)
         elif self.requires_labels:

@@ -21,7 +21,13 @@ from sparkfs.core.scaling import MIN_MAGNITUDE, SCALINGS, check_magnitude, featu
 from sparkfs.core.univariate import underflowing_squares
 from sparkfs.errors import InvalidInputError, PrecisionWarning
 from sparkfs.sklearn.base import FeatureScores, SparkfsSelector, WeightedFit, bad_param, is_real
-from sparkfs.sklearn.moments import ClassMoments, class_moments, rescaled_moments
+from sparkfs.sklearn.moments import (
+    ClassMoments,
+    class_moments,
+    pairwise_class_moments,
+    pairwise_facts,
+    rescaled_moments,
+)
 
 
 def is_class_filter(name: str) -> bool:
@@ -85,6 +91,11 @@ class MomentFilterSelector(WeightedFit, SparkfsSelector):
         return self.test
 
     @property
+    def takes_pairwise_missing(self) -> bool:
+        """anova, chi2 and variance (``MomentFilter.pairwise``) take ``missing='pairwise'``."""
+        return self.test in MOMENT_FILTERS and MOMENT_FILTERS[self.test].pairwise
+
+    @property
     def has_p_values(self) -> bool:
         return self.test in MOMENT_FILTERS and MOMENT_FILTERS[self.test].has_p_values
 
@@ -103,17 +114,23 @@ class MomentFilterSelector(WeightedFit, SparkfsSelector):
         else:  # a statistic of all rows together: their moments as one class
             index, num_classes = np.zeros(X.shape[0], dtype=np.int64), 1
         owner = type(self).__name__
-        moments = class_moments(X, index, num_classes, owner=owner, sample_weight=sample_weight)
+        if self.missing == "pairwise":  # each feature's moments over its present values (its own counts)
+            moments, X = pairwise_class_moments(X, index, num_classes, owner=owner, sample_weight=sample_weight)
+            self.missing_ = {**self.missing_, **pairwise_facts(moments.missing_values)}
+        else:
+            moments = class_moments(X, index, num_classes, owner=owner, sample_weight=sample_weight)
         if moment_filter.scale_free:   # features whose squares underflowed, as the Spark selector rescales them
             underflowing = underflowing_squares(moments.class_weights, moments.class_sums, moments.class_sum_squares)
             moments = rescaled_moments(X, index, num_classes, moments, underflowing, owner=owner,
                                        sample_weight=sample_weight)
         if moment_filter.non_negative:
             self._refuse_negative_values(moments)
-        statistics, p_values = moment_filter.score(moments.class_weights, moments.class_sums,
-                                                   moments.class_sum_squares)
+        counts = moments.class_weights if moments.class_present is None else moments.class_present
+        statistics, p_values = moment_filter.score(counts, moments.class_sums, moments.class_sum_squares)
         statistics = np.asarray(statistics, dtype=np.float64)
         undefined = moments.feature_min == moments.feature_max
+        if moments.class_present is not None:  # too few present rows (or classes) for a feature: undefined
+            undefined = undefined | np.isnan(statistics)
         if not np.all(np.isfinite(statistics[~undefined])):
             check_magnitude(moments.feature_min, moments.feature_max, owner=type(self).__name__)
             statistics = np.where(np.isnan(statistics), 0.0, statistics)  # F = +inf stays

@@ -3,8 +3,11 @@
 ``'refuse'`` (default) leaves ``X`` and ``y`` to scikit-learn's checks, which refuse NaN and infinity.
 ``'drop-rows'`` leaves out the rows with a NaN in ``X`` or a missing label (None, or NaN in a float ``y``), and
 their ``sample_weight``; ``'zero'`` sets NaN values of ``X`` to 0 (a sparse matrix drops those stored entries)
-and refuses missing labels by count. Infinite values are refused under every policy. What was done is kept as
-the estimator's ``missing_`` (``{"policy", "rows_dropped", "values_set_to_zero"}``, the Spark summary's).
+and refuses missing labels by count. ``'pairwise'`` (the univariate filters of the class moments: anova, chi2,
+variance) keeps every row, refuses missing labels as 'zero' does, and the filter scores each feature on the rows
+where it is present (:mod:`sparkfs.core.missing_values`). Infinite values are refused under every policy. What
+was done is kept as the estimator's ``missing_`` (``{"policy", "rows_dropped", "values_set_to_zero"}``, and under
+'pairwise' ``values_left_out`` and ``features_with_missing``: the Spark summary's).
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ import scipy.sparse as sp
 from sparkfs.errors import InvalidInputError
 
 #: The values of ``missing`` (the Spark selectors' ``missing`` Param's).
-MISSING_POLICIES = ("refuse", "drop-rows", "zero")
+MISSING_POLICIES = ("refuse", "drop-rows", "zero", "pairwise")
+#: The methods whose statistic has a pairwise-deletion rule (``missing='pairwise'``).
+PAIRWISE_METHODS = ("anova", "chi2", "variance")
 
 
 class CleanRows(NamedTuple):
@@ -61,19 +66,24 @@ def _zeroed(X):
 
 def rows_under_policy(X, y, sample_weight, policy: str, owner: str) -> CleanRows:
     """``X`` (float64, dense or CSR, NaN allowed: checked here), ``y`` (None for a method without labels) and
-    ``sample_weight`` under ``policy`` ('drop-rows' or 'zero'); refuses infinite values, missing labels under
-    'zero' and an input 'drop-rows' leaves empty (:class:`~sparkfs.errors.InvalidInputError`)."""
+    ``sample_weight`` under ``policy`` ('drop-rows', 'zero' or 'pairwise': ``X`` as it is); refuses infinite
+    values, missing labels under 'zero' and 'pairwise' and an input 'drop-rows' leaves empty
+    (:class:`~sparkfs.errors.InvalidInputError`)."""
     values = _stored_values(X)
     infinite = np.isinf(values)
     if infinite.any():
         raise InvalidInputError(f"{owner}: X holds {int(infinite.sum())} infinite value(s): missing={policy!r} "
                                 "handles NaN only, and an infinite value is not a missing value; clip or remove them")
     no_label = missing_labels(y) if y is not None else np.zeros(X.shape[0], dtype=bool)
+    what = {"zero": "sets NaN values of X to 0", "pairwise": "leaves NaN values of X out feature by feature"}
+    if policy in what and no_label.any():
+        raise InvalidInputError(f"{owner}: {int(no_label.sum())} row(s) have a missing label (None or NaN) in y: "
+                                f"missing='{policy}' {what[policy]} and cannot stand in for a label; "
+                                "missing='drop-rows' leaves those rows out")
+    if policy == "pairwise":  # the filter leaves the NaN values out of each feature's moments
+        return CleanRows(X, y, sample_weight, {"policy": policy, "rows_dropped": 0, "values_set_to_zero": 0,
+                                               "values_left_out": int(np.isnan(values).sum())})
     if policy == "zero":
-        if no_label.any():
-            raise InvalidInputError(f"{owner}: {int(no_label.sum())} row(s) have a missing label (None or NaN) in y: "
-                                    "missing='zero' sets NaN values of X to 0 and cannot stand in for a label; "
-                                    "missing='drop-rows' leaves those rows out")
         nan_values = int(np.isnan(values).sum())
         return CleanRows(_zeroed(X) if nan_values else X, y, sample_weight,
                          {"policy": policy, "rows_dropped": 0, "values_set_to_zero": nan_values})

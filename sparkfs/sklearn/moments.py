@@ -18,6 +18,7 @@ import scipy.sparse as sp
 from sklearn.utils.sparsefuncs import min_max_axis
 
 from sparkfs.core.exact_sums import exact_class_moment_sums, exact_column_sums, rounded_sums
+from sparkfs.core.missing_values import class_missing_values, present_class_weights
 from sparkfs.core.scaling import binary_exponents, check_magnitude
 from sparkfs.errors import InvalidInputError
 
@@ -33,6 +34,10 @@ class ClassMoments(NamedTuple):
     feature_min: np.ndarray
     feature_max: np.ndarray
     class_weight_sums: Optional[np.ndarray] = None
+    #: Under pairwise deletion (:func:`pairwise_class_moments`): the (C, p) weights of the present values
+    #: per class and feature, and the (p,) NaN values per feature.
+    class_present: Optional[np.ndarray] = None
+    missing_values: Optional[np.ndarray] = None
 
     @property
     def class_weights(self) -> np.ndarray:
@@ -80,6 +85,37 @@ def class_moments(X, class_index, num_classes: int, owner: str = "the class mome
         class_weight_sums=(None if sample_weight is None
                            else rounded_sums(exact_column_sums(weights, class_index, num_classes))),
     )
+
+
+def pairwise_class_moments(X, class_index, num_classes: int, owner: str = "the class moments",
+                           sample_weight: Optional[np.ndarray] = None):
+    """(the moments of ``X`` over its present values, ``X`` with its NaN values set to 0): the sums and sums of
+    squares leave every NaN out, ``class_present`` holds the per-class weights of the rows where each feature
+    is present (:mod:`sparkfs.core.missing_values`), and the column extremes pass over NaN (a feature of NaN
+    only: +inf / -inf), as the Spark pass under ``missing='pairwise'``."""
+    weights = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    class_index = np.asarray(class_index, dtype=np.int64)
+    zeroed, missing_weights, missing_rows = class_missing_values(X, class_index, weights, num_classes)
+    moments = class_moments(zeroed, class_index, num_classes, owner=owner, sample_weight=sample_weight)
+    rows = X[np.flatnonzero(weights > 0)] if sample_weight is not None and (weights > 0).any() else X
+    if sp.issparse(rows):
+        minimum, maximum = (np.asarray(extreme, dtype=np.float64) for extreme in min_max_axis(rows, 0, ignore_nan=True))
+    else:
+        with np.errstate(invalid="ignore"):
+            minimum, maximum = np.fmin.reduce(rows, axis=0), np.fmax.reduce(rows, axis=0)
+    present, missing_values = present_class_weights(moments.class_weights, moments.class_counts, missing_weights,
+                                                    missing_rows)
+    return moments._replace(feature_min=np.where(np.isnan(minimum), np.inf, minimum),
+                            feature_max=np.where(np.isnan(maximum), -np.inf, maximum),
+                            class_present=present, missing_values=missing_values), zeroed
+
+
+def pairwise_facts(missing_values) -> dict:
+    """What ``missing_`` adds under pairwise deletion, as the Spark summary: the features that had NaN values and
+    the NaN values of the most affected one."""
+    missing_values = np.asarray(missing_values)
+    return {"features_with_missing": int(np.count_nonzero(missing_values)),
+            "most_missing_in_a_feature": int(missing_values.max(initial=0))}
 
 
 def rescaled_moments(X, class_index, num_classes: int, moments: ClassMoments, underflowing: np.ndarray,

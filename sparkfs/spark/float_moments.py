@@ -43,6 +43,8 @@ from typing import NamedTuple, Optional
 import numpy as np
 import scipy.sparse as sp
 
+from sparkfs.core.missing_values import class_missing_values
+from sparkfs.errors import InvalidInputError
 from sparkfs.spark.blocks import (
     SPARSE_TYPE,
     STOPPED,
@@ -110,23 +112,26 @@ def class_sums_of_block(matrix, class_index: np.ndarray, weights: np.ndarray, nu
 
 
 def column_extremes_of_block(matrix, kept: np.ndarray):
-    """(minima, maxima) of the ``kept`` rows' columns (+inf / -inf without any), implicit zeros counted."""
+    """(minima, maxima) of the ``kept`` rows' columns (+inf / -inf without any), implicit zeros counted;
+    NaN values are passed over (a column of NaN only has +inf / -inf)."""
     num_features = matrix.shape[1]
     if not kept.any():
         return np.full(num_features, np.inf), np.full(num_features, -np.inf)
     rows = matrix[kept] if not kept.all() else matrix
     if not sp.issparse(rows):
-        return rows.min(axis=0), rows.max(axis=0)
+        minima, maxima = np.fmin.reduce(rows, axis=0), np.fmax.reduce(rows, axis=0)
+        return np.where(np.isnan(minima), np.inf, minima), np.where(np.isnan(maxima), -np.inf, maxima)
     csr = sp.csr_matrix(rows)   # a vector's indices are strictly increasing: no duplicate entries
     minima, maxima = np.full(num_features, np.inf), np.full(num_features, -np.inf)
-    np.minimum.at(minima, csr.indices, csr.data)   # a quarter of SciPy's min + max (a CSC copy each)
-    np.maximum.at(maxima, csr.indices, csr.data)
+    np.fmin.at(minima, csr.indices, csr.data)   # a quarter of SciPy's min + max (a CSC copy each)
+    np.fmax.at(maxima, csr.indices, csr.data)
     implicit_zero = np.bincount(csr.indices, minlength=num_features) < csr.shape[0]
     return (np.where(implicit_zero, np.minimum(minima, 0.0), minima),
             np.where(implicit_zero, np.maximum(maxima, 0.0), maxima))
 
 
-def _summarize(features_col, label_col, weight_col, extremes: bool, class_bytes: int, keyed: bool = False):
+def _summarize(features_col, label_col, weight_col, extremes: bool, class_bytes: int, keyed: bool = False,
+               pairwise: bool = False):
     def summarize(block):
         matrix, labels = block[features_col], block[label_col]
         weights = block[weight_col].astype(np.float64) if weight_col else np.ones(len(labels))
@@ -148,9 +153,12 @@ def _summarize(features_col, label_col, weight_col, extremes: bool, class_bytes:
             if extremes:
                 summary.update(keyed_extremes_of_block(matrix, kept & (weights > 0)))
             return summary
-        stopped = _stop_for_size(len(keys), matrix.shape[1], class_bytes)
+        stopped = _stop_for_size(len(keys), matrix.shape[1], class_bytes, pairwise)
         if stopped is not None:
             return stopped
+        if pairwise:  # the sums over the present values, and the per-class weights and rows of the NaN
+            rows, summary["missing"], summary["missing_rows"] = class_missing_values(rows, index, weights[kept],
+                                                                                      len(keys))
         summary["sums"], summary["squares"] = class_sums_of_block(rows, index, weights[kept], len(keys))
         if extremes:
             summary["min"], summary["max"] = column_extremes_of_block(matrix, kept & (weights > 0))
@@ -183,11 +191,13 @@ def stop_summary(reason: int, num_labels: int, num_features: int) -> Summary:
     return {STOPPED: np.array([reason, num_labels, num_features], dtype=np.int64)}
 
 
-def _stop_for_size(num_classes: int, num_features: int, class_bytes: int) -> Optional[Summary]:
-    """The stop summary when dense per-class sums of this size pass ``class_bytes``, else None."""
+def _stop_for_size(num_classes: int, num_features: int, class_bytes: int,
+                   pairwise: bool = False) -> Optional[Summary]:
+    """The stop summary when dense per-class sums of this size pass ``class_bytes`` (2 arrays of classes x
+    features doubles, 4 with the missing-value counts of ``missing='pairwise'``), else None."""
     if is_wide(num_features, class_bytes):
         return stop_summary(STOP_WIDE, num_classes, num_features)
-    if 16 * num_classes * num_features > class_bytes:
+    if 8 * (4 if pairwise else 2) * num_classes * num_features > class_bytes:
         return stop_summary(STOP_CLASSES, num_classes, num_features)
     return None
 
@@ -196,11 +206,11 @@ def _merge(left, right, *, class_bytes: int):
     if left["sums"].shape[1] != right["sums"].shape[1]:
         raise ValueError(f"feature vectors of different sizes ({left['sums'].shape[1]} and {right['sums'].shape[1]})")
     keys = np.union1d(left["keys"], right["keys"])
-    stopped = _stop_for_size(len(keys), left["sums"].shape[1], class_bytes)
+    stopped = _stop_for_size(len(keys), left["sums"].shape[1], class_bytes, "missing" in left)
     if stopped is not None:
         return stopped
     merged = {"keys": keys, "kind": left["kind"], "null_labels": left["null_labels"] + right["null_labels"]}
-    for name in ("counts", "weights", "sums", "squares"):
+    for name in ("counts", "weights", "sums", "squares") + (("missing", "missing_rows") if "missing" in left else ()):
         total = np.zeros((len(keys),) + left[name].shape[1:], dtype=left[name].dtype)
         for part in (left, right):
             total[np.searchsorted(keys, part["keys"])] += part[name]
@@ -219,39 +229,57 @@ class FloatMoments(NamedTuple):
     column sums of squares, column minima, column maxima), and ``feature_ids``: None when the columns
     are every feature in order, else the sorted ids they hold (keyed summaries: the ids that occur and
     one that never does, column ``absent_column``, whose moments every other absent id shares);
-    ``num_features``: the vector size."""
+    ``num_features``: the vector size; ``missing``: with ``pairwise``, label -> (the weight sums, the row
+    counts) of its NaN values per feature, whose moments leave them out."""
 
     per_label: dict
     feature_ids: Optional[np.ndarray] = None
     absent_column: Optional[int] = None
     num_features: Optional[int] = None
+    missing: Optional[dict] = None
 
 
 def moments_float(df, features_col: str, label_col: str, weight_col: Optional[str], num_features: Optional[int],
-                  extremes: bool = True) -> FloatMoments:
+                  extremes: bool = True, pairwise: bool = False) -> FloatMoments:
     """label -> (rows, weight sum, column sums, column sums of squares, column minima, maxima): the
     per-label table :func:`sparkfs.spark.stats.class_moments` reads (minima and maxima are over all
     rows, the same for every label, or None without ``extremes``; a null label is the key None),
     and the feature ids of its columns (:class:`FloatMoments`). ``num_features`` None: each block's
     vectors are sized by its first row (no job to read one); a dense pass that meets vectors too
-    wide for dense sums stops at its first block and the keyed pass runs instead."""
+    wide for dense sums stops at its first block and the keyed pass runs instead. ``pairwise``: NaN
+    values are left out of the sums, and their weights and rows per class and feature are counted
+    (:attr:`FloatMoments.missing`); dense summaries only (vectors too wide for them are refused)."""
     columns = [features_col, label_col] + ([weight_col] if weight_col else [])
     class_bytes = FOLDED_CLASS_BYTES
     blocks_of_batch = None if num_features is not None else _blocks_of_their_size
     if num_features is not None and is_wide(num_features, class_bytes):
+        _refuse_wide_pairwise(pairwise, num_features)
         return _keyed_moments(df, columns, features_col, label_col, weight_col, num_features, extremes)
-    summarize = _summarize(features_col, label_col, weight_col, extremes, class_bytes)
+    summarize = _summarize(features_col, label_col, weight_col, extremes, class_bytes, pairwise=pairwise)
     summary = aggregate_partitions(df, columns, summarize, partial(_merge, class_bytes=class_bytes),
                                    num_features=num_features or 0, blocks_of_batch=blocks_of_batch)
     if is_stopped(summary) and summary[STOPPED][0] == STOP_WIDE:
+        _refuse_wide_pairwise(pairwise, num_features)
         return _keyed_moments(df, columns, features_col, label_col, weight_col, num_features, extremes)
     _raise_if_stopped(summary)
     if summary is None:
         return FloatMoments({})
     num_features = summary["sums"].shape[1]
     minimum, maximum = (summary["min"], summary["max"]) if extremes else (None, None)
-    return FloatMoments(_per_label(summary, summary["sums"], summary["squares"], minimum, maximum, num_features),
-                        None, None, num_features)
+    per_label = _per_label(summary, summary["sums"], summary["squares"], minimum, maximum, num_features)
+    missing = None
+    if pairwise:
+        kind = int(summary["kind"][0])
+        missing = {_label_value(kind, key): (summary["missing"][i], summary["missing_rows"][i])
+                   for i, key in enumerate(summary["keys"])}
+    return FloatMoments(per_label, None, None, num_features, missing)
+
+
+def _refuse_wide_pairwise(pairwise: bool, num_features: Optional[int]) -> None:
+    if pairwise:
+        raise InvalidInputError(f"missing='pairwise' keeps dense per-class counts of the missing values, and vectors "
+                                f"of {num_features or 'these'} features are too wide for them (keyed sums); use "
+                                "missing='drop-rows' or 'zero'")
 
 
 def _per_label(summary, sums, squares, minimum, maximum, width: int) -> dict:

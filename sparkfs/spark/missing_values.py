@@ -8,6 +8,11 @@ here. The two other policies:
 * ``'zero'``: every NaN feature value becomes 0 (a NaN stored in a sparse vector is removed from its indices,
   which is the same vector); a null or NaN label and a null vector are still refused, by name and count,
   since no value can stand for them.
+* ``'pairwise'``: the rows stay as they are, and a method with a pairwise-deletion rule (the univariate
+  filters of the class moments) computes each feature's statistic from the rows where that feature is
+  present; a null or NaN label and a null vector are refused as under 'zero'. Here it takes only the
+  counting pass and its refusals; the statistics pass leaves the NaN values out
+  (:func:`sparkfs.spark.stats.class_moments`).
 
 Infinite values are not missing values: every policy refuses them (:func:`missing_counts` names them).
 
@@ -31,7 +36,9 @@ import numpy as np
 from sparkfs.errors import InvalidInputError
 
 #: The values of the selectors' ``missing`` Param and of ``--missing``: ``'refuse'`` is the default.
-MISSING_POLICIES = ("refuse", "drop-rows", "zero")
+MISSING_POLICIES = ("refuse", "drop-rows", "zero", "pairwise")
+#: The policies that change the rows before the fit (the others leave them to the fit's statistics pass).
+CLEANING_POLICIES = ("drop-rows", "zero")
 
 #: The counts of one pass, in the order of :class:`MissingCounts`' fields.
 _COUNT_FIELDS = ("rows", "null_vectors", "missing_labels", "nan_rows", "nan_values", "infinite_rows",
@@ -200,10 +207,14 @@ def without_missing(df, features_col: str, label_col: Optional[str], policy: str
 
 
 def missing_facts(policy: str, counts: Optional[MissingCounts] = None) -> Dict[str, Any]:
-    """What a summary records of the policy: its name, the rows dropped and the values set to zero."""
-    return {"policy": policy,
-            "rows_dropped": counts.rows_to_drop if counts is not None and policy == "drop-rows" else 0,
-            "values_set_to_zero": counts.nan_values if counts is not None and policy == "zero" else 0}
+    """What a summary records of the policy: its name, the rows dropped and the values set to zero; under
+    'pairwise' also the NaN values left out of the statistics (the fit adds the features they are in)."""
+    facts = {"policy": policy,
+             "rows_dropped": counts.rows_to_drop if counts is not None and policy == "drop-rows" else 0,
+             "values_set_to_zero": counts.nan_values if counts is not None and policy == "zero" else 0}
+    if policy == "pairwise":
+        facts["values_left_out"] = counts.nan_values if counts is not None else 0
+    return facts
 
 
 def _refusal(counts: MissingCounts, features_col: str, label_col: Optional[str], policy: str) -> Optional[str]:
@@ -212,13 +223,13 @@ def _refusal(counts: MissingCounts, features_col: str, label_col: Optional[str],
         return (f"{counts.infinite_rows} row(s) have infinite feature values in column '{features_col}': "
                 f"missing='{policy}' handles NaN only, and an infinite value is not a missing value; clip or "
                 "remove those values")
-    if policy == "zero" and counts.missing_labels:
-        return (f"{counts.missing_labels} row(s) have a null or NaN label in column '{label_col}': missing='zero' "
-                "sets NaN feature values to 0 and cannot stand in for a label; missing='drop-rows' leaves those "
-                "rows out")
-    if policy == "zero" and counts.null_vectors:
+    what = {"zero": "sets NaN feature values to 0", "pairwise": "leaves NaN feature values out feature by feature"}
+    if policy in what and counts.missing_labels:
+        return (f"{counts.missing_labels} row(s) have a null or NaN label in column '{label_col}': missing='{policy}' "
+                f"{what[policy]} and cannot stand in for a label; missing='drop-rows' leaves those rows out")
+    if policy in what and counts.null_vectors:
         return (f"{counts.null_vectors} row(s) have a null feature vector in column '{features_col}': "
-                "missing='zero' sets NaN feature values to 0 and cannot stand in for a vector; "
+                f"missing='{policy}' {what[policy]} and cannot stand in for a vector; "
                 "missing='drop-rows' leaves those rows out")
     if policy == "drop-rows" and counts.rows and counts.rows_to_drop == counts.rows:
         label = f", a null or NaN label in column '{label_col}'" if label_col is not None else ""
@@ -232,8 +243,9 @@ def cleaned_input(df, features_col: str, label_col: Optional[str], policy: str) 
 
     ``'refuse'`` returns ``df`` itself and runs no job (the fit names a NaN on its error path). The other
     policies take one counting pass (:func:`missing_counts`), refuse (:class:`InvalidInputError`) infinite
-    values, a null or NaN label or a null vector under 'zero', and an input 'drop-rows' would leave empty,
-    then return the lazy :func:`without_missing` frame (``df`` itself when nothing is missing).
+    values, a null or NaN label or a null vector under 'zero' and 'pairwise', and an input 'drop-rows' would
+    leave empty, then return the lazy :func:`without_missing` frame (``df`` itself when nothing is missing,
+    and always under 'pairwise', whose fit leaves the NaN values out itself).
     """
     if policy not in MISSING_POLICIES:
         raise ValueError(f"missing-value policy {policy!r}: use one of {', '.join(MISSING_POLICIES)}")
@@ -244,6 +256,6 @@ def cleaned_input(df, features_col: str, label_col: Optional[str], policy: str) 
     if refusal:
         raise InvalidInputError(refusal)
     facts = missing_facts(policy, counts)
-    if not (facts["rows_dropped"] or facts["values_set_to_zero"]):
+    if policy == "pairwise" or not (facts["rows_dropped"] or facts["values_set_to_zero"]):
         return df, facts
     return without_missing(df, features_col, label_col, policy), facts

@@ -41,6 +41,7 @@ from sparkfs.core.exact_sums import (
     merged_exact_sums,
     rounded_sums,
 )
+from sparkfs.core.missing_values import present_class_weights
 from sparkfs.core.scaling import binary_exponents, check_magnitude
 from sparkfs.errors import DriverBudgetError, InvalidInputError
 from sparkfs.spark.blocks import aggregate_partitions
@@ -68,6 +69,11 @@ class ClassMoments:
     feature_ids: Optional[np.ndarray] = None
     #: The column of ``feature_ids`` that stands for the features missing from it.
     absent_column: Optional[int] = None
+    #: With ``missing='pairwise'`` (C, p): the weight sums of the rows of each class where each feature
+    #: is present (not NaN), the per-feature counts of :mod:`sparkfs.core.moment_filters`; else None.
+    class_present: Optional[np.ndarray] = None
+    #: With ``missing='pairwise'`` (p,): the NaN values of each feature, left out of its moments.
+    missing_values: Optional[np.ndarray] = None
 
     @property
     def n_rows(self) -> int:
@@ -337,6 +343,7 @@ def class_moments(
     engine: str = "jvm",
     num_features: Optional[int] = None,
     extremes: bool = True,
+    pairwise: bool = False,
 ) -> ClassMoments:
     """Per-class counts, weighted column sums and sums of squares in one pass over ``df``.
 
@@ -345,6 +352,9 @@ def class_moments(
     :class:`~sparkfs.spark.float_moments.TooManyClassesError` for a label with too many values).
     ``extremes=False`` lets the JVM and float engines skip the column min and max (``feature_min`` and
     ``feature_max`` are then None): smaller aggregation buffers for the callers that need neither.
+    ``pairwise`` (the float engine only): NaN feature values are left out of the sums and extremes, and
+    :attr:`ClassMoments.class_present` holds the per-class weights of the present values of every
+    feature (pairwise deletion); the caller refuses infinite values first.
 
     Raises :class:`InvalidInputError` naming the problem for empty input, null vectors or
     labels, vectors of different sizes, NaN/inf values and bad weights.
@@ -358,12 +368,17 @@ def class_moments(
     compute = {"jvm": _moments_jvm, "arrow": _moments_arrow, "float": moments_float}.get(engine)
     if compute is None:
         raise ValueError(f"unknown statistics engine '{engine}': use 'float', 'jvm' or 'arrow'")
+    if pairwise and engine != "float":
+        raise ValueError(f"missing='pairwise' counts the present values in the 'float' statistics pass; engine "
+                         f"{engine!r} does not")
     options = {"extremes": extremes} if engine in ("jvm", "float") else {}
-    feature_ids = absent_column = None
+    if pairwise:
+        options["pairwise"] = True
+    feature_ids = absent_column = missing = None
     try:
         per_label = compute(df, features_col, label_col, weight_col, num_features, **options)
         if engine == "float":  # FloatMoments: the keyed pass holds the ids that occur only
-            per_label, feature_ids, absent_column, num_features = per_label
+            per_label, feature_ids, absent_column, num_features, missing = per_label
     except InvalidInputError:
         diagnose_input(df, features_col, label_col, weight_col)
         raise
@@ -379,7 +394,8 @@ def class_moments(
     all_finite = all(np.isfinite(s).all() and np.isfinite(q).all() and np.isfinite(w)
                      for _, w, s, q, _, _ in per_label.values())
     if None in per_label or not all_finite:
-        diagnose_input(df, features_col, label_col, weight_col)
+        if not pairwise:  # with NaN values left out, the sums are not finite only for too large values
+            diagnose_input(df, features_col, label_col, weight_col)
         if None in per_label:
             raise InvalidInputError(f"{per_label[None][0]} row(s) have a null label in column '{label_col}'")
         minima, maxima = _column_extremes(df, features_col, per_label)
@@ -392,6 +408,11 @@ def class_moments(
                                 "no features to select")
     with_extremes = minima[0] is not None
     width = int(sums[0].shape[0])
+    present = missing_values = None
+    if missing is not None:
+        present, missing_values = present_class_weights(weights, counts,
+                                                        np.vstack([missing[label][0] for label in labels]),
+                                                        np.vstack([missing[label][1] for label in labels]))
     return ClassMoments(
         label_values=[v.item() if isinstance(v, np.generic) else v for v in labels],
         class_counts=np.asarray(counts, dtype=np.int64),
@@ -403,12 +424,14 @@ def class_moments(
         feature_max=np.max(np.vstack(maxima), axis=0) if with_extremes else None,
         feature_ids=feature_ids,
         absent_column=absent_column,
+        class_present=present,
+        missing_values=missing_values,
     )
 
 
 def rescaled_class_moments(moments: ClassMoments, df, features_col: str, label_col: str,
                            weight_col: Optional[str] = None, *, engine: str, underflowing: np.ndarray,
-                           extremes=None) -> ClassMoments:
+                           extremes=None, pairwise: bool = False) -> ClassMoments:
     """``moments`` with the columns of ``underflowing`` (a mask of its columns: their sums of squares
     lost their digits, :func:`sparkfs.core.univariate.underflowing_squares`) replaced by the moments
     of those features times ``2^-e`` (:func:`sparkfs.core.scaling.binary_exponents`), from one more
@@ -438,7 +461,7 @@ def rescaled_class_moments(moments: ClassMoments, df, features_col: str, label_c
         frame = ElementwiseProduct(scalingVec=Vectors.dense(np.ldexp(1.0, powers)), inputCol=frame.columns[-1],
                                    outputCol=f"__sparkfs_rescaled{step}").transform(frame)
     rescaled = class_moments(frame, frame.columns[-1], label_col, weight_col, engine=engine, num_features=len(ids),
-                             extremes=moments.feature_min is not None)
+                             extremes=moments.feature_min is not None, pairwise=pairwise)
     if rescaled.label_values != moments.label_values:  # the same rows, so the same classes in the same order
         raise RuntimeError(f"the rescaled pass found the classes {rescaled.label_values}, the first "
                            f"{moments.label_values}")
@@ -453,17 +476,24 @@ def rescaled_class_moments(moments: ClassMoments, df, features_col: str, label_c
 
 
 def class_moments_counting_labels(df, features_col: str, label_col: str, weight_col: Optional[str] = None, *,
-                                  engine: str, extremes: bool, check_labels: Callable) -> ClassMoments:
+                                  engine: str, extremes: bool, check_labels: Callable,
+                                  pairwise: bool = False) -> ClassMoments:
     """:func:`class_moments`, whose pass also counts the labels (no label-count job before it). When
     the float engine stops for too many distinct labels (a continuous label taken for classes), the
     labels are counted first and ``check_labels(label_values, class_counts)`` runs (the selector's
     label checks, which name a continuous label) before Spark's Summarizer takes the classes.
-    ``moments.extra["engine"]`` names the engine that ran."""
+    ``moments.extra["engine"]`` names the engine that ran. ``pairwise`` (:func:`class_moments`) has no
+    Summarizer to fall back on: too many labels for its per-class arrays are refused."""
     try:
-        moments = class_moments(df, features_col, label_col, weight_col, engine=engine, extremes=extremes)
+        moments = class_moments(df, features_col, label_col, weight_col, engine=engine, extremes=extremes,
+                                pairwise=pairwise)
     except TooManyClassesError:
         label_values, class_counts = label_counts(df, label_col)
         check_labels(label_values, class_counts)
+        if pairwise:
+            raise InvalidInputError(f"column '{label_col}' has {len(label_values)} distinct values: too many for "
+                                    "the per-class counts of missing='pairwise'; use missing='drop-rows' or "
+                                    "'zero'") from None
         check_summarizer_memory(df, features_col, len(label_values), extremes)
         engine = "jvm"
         moments = class_moments(df, features_col, label_col, weight_col, engine=engine, extremes=extremes)

@@ -114,13 +114,16 @@ def _pcmac_subset(shared_data, folder, every=3):
 def test_notebooks_run_headless_in_one_kernel(shared_data, tmp_path):
     """Every notebook, in one kernel of this interpreter (one Spark start); the term matrix one on
     a third of the PCMAC newsgroup counts with 2 folds, passed as papermill would, through an
-    injected parameters cell."""
+    injected parameters cell. The LFS quick start's Databricks path runs on the local catalog: a table
+    in, the selection appended to a table, in a warehouse that is a temporary folder (nothing appears
+    in the notebooks' folder, the kernel's working directory)."""
     pytest.importorskip("nbclient")
     from jupyter_client.manager import KernelManager
     from nbformat.v4 import new_code_cell, new_notebook
 
     term_counts, (n_documents, n_terms) = _pcmac_subset(shared_data, tmp_path)
 
+    before = set(os.listdir(NOTEBOOK_DIR))
     kernel_manager = KernelManager(kernel_name="python3")
     kernel_manager.start_kernel(cwd=str(NOTEBOOK_DIR))
     between = new_notebook(cells=[new_code_cell("%reset -f"), new_code_cell("import sys\nprint(sys.executable)")])
@@ -145,6 +148,8 @@ def test_notebooks_run_headless_in_one_kernel(shared_data, tmp_path):
                 text = _text(outputs)
                 assert f"{n_documents} documents x {n_terms} terms" in text and "test accuracy" in text
                 assert "first section: Recommendation" in text
+            if path.name == "lfs_quickstart.ipynb":
+                assert "run digits-lfs-1: lfs on 1797 rows, 20 of 64 features selected" in _text(outputs)
     finally:
         stop = new_notebook(cells=[new_code_cell("from pyspark.sql import SparkSession\n"
                                                  "active = SparkSession.getActiveSession()\n"
@@ -153,6 +158,7 @@ def test_notebooks_run_headless_in_one_kernel(shared_data, tmp_path):
             _execute(stop, kernel_manager)
         finally:
             kernel_manager.shutdown_kernel(now=False)
+    assert set(os.listdir(NOTEBOOK_DIR)) - before == set()   # no spark-warehouse, no metastore_db
     first, *later = [sessions[path.name] for path in NOTEBOOKS]
     assert "started here" in first
     assert later and all("of the notebook's session" in text for text in later)

@@ -174,5 +174,5 @@ def test_the_param_is_declared_once_and_checked():
     selector = build_selector("anova", {})
     assert selector.getMissing() == "refuse"
     with pytest.raises(ValueError, match="The 'missing' parameter of UnivariateTestSelector must be a str among "
-                       r"\{'refuse', 'drop-rows', 'zero'\}. Got 'impute' instead."):
+                       r"\{'refuse', 'drop-rows', 'zero', 'pairwise'\}. Got 'impute' instead."):
         selector.copy({selector.missing: "impute"}).validate_params()

@@ -1,13 +1,16 @@
 """``missing=`` of the scikit-learn front, no JVM: 'drop-rows' scores as the fit on the rows left by hand, 'zero'
-as the fit on NaN replaced by 0 by hand, dense and sparse, for every estimator; missing labels, sample_weight,
+as the fit on NaN replaced by 0 by hand, dense and sparse, for every estimator; 'pairwise' (anova, chi2, variance)
+as each feature's test on its complete cases, against SciPy and scikit-learn; missing labels, sample_weight,
 infinite values and ``missing_``."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from scipy.stats import f_oneway
+from sklearn.feature_selection import chi2
 
 from sparkfs.errors import InvalidInputError
-from sparkfs.sklearn import FRONT, ANOVASelector
+from sparkfs.sklearn import FRONT, ANOVASelector, Chi2Selector, LFSSelector, VarianceSelector
 
 pytestmark = [pytest.mark.filterwarnings("ignore::sparkfs.errors.SelectionTieWarning"),
               pytest.mark.filterwarnings("ignore::sparkfs.errors.SolverConvergenceWarning")]
@@ -59,7 +62,53 @@ def test_labels_weights_infinity_and_the_default():
     with pytest.raises(ValueError, match="Input X contains"):
         ANOVASelector().fit(X, y)
     with pytest.raises(ValueError, match=r"The 'missing' parameter of ANOVASelector must be a str among "
-                       r"\{'refuse', 'drop-rows', 'zero'\}. Got 'mean' instead."):
+                       r"\{'refuse', 'drop-rows', 'zero', 'pairwise'\}. Got 'mean' instead."):
         ANOVASelector(missing="mean").fit(X, y)
     with pytest.raises(InvalidInputError, match="missing='drop-rows' left no row to fit"):
         ANOVASelector(missing="drop-rows").fit(np.full((4, 2), np.nan), [0, 1, 0, 1])
+
+
+def _complete_cases_reference(test, X, y, weights):
+    """Each feature's statistic (and p-value) on the rows where it is present, rows repeated by their integer weight."""
+    statistics, p_values = [], []
+    for feature in range(X.shape[1]):
+        present = ~np.isnan(X[:, feature])
+        values = np.repeat(X[present, feature], weights[present].astype(int))
+        labels = np.repeat(y[present], weights[present].astype(int))
+        if test == "anova":
+            result = f_oneway(*[values[labels == label] for label in np.unique(labels)])
+            statistics.append(result.statistic), p_values.append(result.pvalue)
+        elif test == "chi2":
+            statistic, p_value = chi2(values[:, None], labels)
+            statistics.append(statistic[0]), p_values.append(p_value[0])
+        else:
+            statistics.append(np.var(values, ddof=1))
+    return np.array(statistics), np.array(p_values)
+
+
+@pytest.mark.parametrize("estimator,test", [(ANOVASelector, "anova"), (Chi2Selector, "chi2"),
+                                            (VarianceSelector, "variance")])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_pairwise_scores_each_feature_on_its_complete_cases(estimator, test, sparse):
+    X, y = _data()
+    weights = np.tile([1.0, 2.0, 0.0, 3.0], 10)
+    as_input = sp.csr_matrix if sparse else np.asarray   # a stored NaN is missing, an absent entry is 0
+    fitted = estimator(missing="pairwise", num_features=2).fit(as_input(X), y, sample_weight=weights)
+    statistics, p_values = _complete_cases_reference(test, X, y, weights)
+    np.testing.assert_allclose(fitted.scores_, statistics, rtol=1e-9)
+    if test != "variance":
+        np.testing.assert_allclose(fitted.pvalues_, p_values, rtol=1e-7)
+    assert fitted.missing_ == {"policy": "pairwise", "rows_dropped": 0, "values_set_to_zero": 0,
+                               "values_left_out": 4, "features_with_missing": 4, "most_missing_in_a_feature": 1}
+
+
+def test_pairwise_is_refused_by_the_methods_without_the_rule():
+    X, y = _data()
+    with pytest.raises(ValueError, match=r"LFSSelector: missing='pairwise' leaves a NaN out of one feature's "
+                       r"statistic only, a rule of the univariate filters \(anova, chi2, variance\)"):
+        LFSSelector(missing="pairwise").fit(X, y)
+    labels = y.astype(float)
+    labels[3] = np.nan
+    with pytest.raises(InvalidInputError, match=r"1 row\(s\) have a missing label \(None or NaN\) in y: "
+                       "missing='pairwise'"):
+        ANOVASelector(missing="pairwise").fit(X, labels)
