@@ -54,14 +54,16 @@ def test_select_refuses_by_default_and_drops_or_zeroes_when_asked(spark, holes, 
     assert summary["n_rows"] == 40
 
 
-def test_the_config_key_sets_the_policy(spark, holes, tmp_path):
+@pytest.mark.parametrize("method, policy, counted, count", [("lfs", "drop-rows", "rows_dropped", 3),
+                                                             ("variance", "pairwise", "values_left_out", 3)])
+def test_the_config_key_sets_the_policy(spark, holes, tmp_path, method, policy, counted, count):
     parquet, _, _, _ = holes
     config = tmp_path / "job.yaml"
-    config.write_text(f"input: {{path: {parquet}, format: parquet, label_col: label}}\nmethod: lfs\n"
-                      "missing: drop-rows\nselection: {num_features: 2}\n")
+    config.write_text(f"input: {{path: {parquet}, format: parquet, label_col: label}}\nmethod: {method}\n"
+                      f"missing: {policy}\nselection: {{num_features: 2}}\n")
     assert main(["select", "--config", str(config), "--master", "local[2]", "--output", str(tmp_path / "out")]) == 0
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
-    assert summary["missing"]["rows_dropped"] == 3
+    assert summary["missing"][counted] == count
 
 
 def test_a_wrong_policy_is_refused_by_argparse(holes, tmp_path, capsys):
@@ -103,13 +105,6 @@ def test_pairwise_scores_each_feature_on_its_present_rows_by_flag_and_config(spa
     X[15, 2] = np.nan
     scores = pd.read_parquet(tmp_path / "pairwise" / "features.parquet").sort_values("index")["score"].to_numpy()
     np.testing.assert_allclose(scores, _complete_case_f_values(X, y), rtol=1e-9)
-
-    config = tmp_path / "job.yaml"
-    config.write_text(f"input: {{path: {parquet}, format: parquet, label_col: label}}\nmethod: variance\n"
-                      "missing: pairwise\nselection: {num_features: 2}\n")
-    assert main(["select", "--config", str(config), "--master", "local[2]", "--output", str(tmp_path / "out")]) == 0
-    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
-    assert summary["missing"]["values_left_out"] == 3
 
     assert main(_select(parquet, "parquet", tmp_path / "lfs", "--missing", "pairwise", "--method", "lfs")) == 2
     assert ("missing='pairwise' leaves a NaN out of one feature's statistic only, a rule of the univariate filters "

@@ -32,7 +32,7 @@ def _data():
     return X, y.astype(float), rng.integers(0, 4, size=60).astype(float)
 
 
-def _reference(method, X, y, weights):
+def complete_cases_reference(method, X, y, weights):
     """(statistic, p-value or None) of every feature from its complete cases, rows repeated by weight."""
     statistics, p_values = [], []
     for feature in range(X.shape[1]):
@@ -71,7 +71,7 @@ def test_each_feature_is_scored_on_the_rows_where_it_is_present(frames, method, 
     X, y, weights = _data()
     weighted = layout[2]
     model = _fit(method, frames[layout], weight_col="weight" if weighted else None)
-    statistics, p_values = _reference(method, X, y, weights if weighted else np.ones(len(y)))
+    statistics, p_values = complete_cases_reference(method, X, y, weights if weighted else np.ones(len(y)))
     np.testing.assert_allclose(model.scores, statistics, rtol=1e-9)
     if p_values is not None:
         np.testing.assert_allclose(model.pValues, p_values, rtol=1e-7)
@@ -88,7 +88,7 @@ def test_a_feature_without_enough_present_rows_is_undefined_and_scores_zero(spar
     X[y != 0, 2] = np.nan
     X[:, 4] = np.nan
     model = _fit("anova", make_df(spark, X, y, partitions=2, sparse=True))
-    statistics, p_values = _reference("anova", X[:, :2], y, np.ones(len(y)))
+    statistics, p_values = complete_cases_reference("anova", X[:, :2], y, np.ones(len(y)))
     np.testing.assert_allclose(model.scores[:2], statistics, rtol=1e-9)
     assert model.scores[[2, 4]].tolist() == [0.0, 0.0] and model.pValues[[2, 4]].tolist() == [1.0, 1.0]
     assert model.summary["missing"]["features_with_missing"] == 5

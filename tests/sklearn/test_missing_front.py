@@ -6,11 +6,10 @@ infinite values and ``missing_``."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from scipy.stats import f_oneway
-from sklearn.feature_selection import chi2
 
 from sparkfs.errors import InvalidInputError
 from sparkfs.sklearn import FRONT, ANOVASelector, Chi2Selector, LFSSelector, VarianceSelector
+from tests.selectors.test_pairwise_missing import complete_cases_reference
 
 pytestmark = [pytest.mark.filterwarnings("ignore::sparkfs.errors.SelectionTieWarning"),
               pytest.mark.filterwarnings("ignore::sparkfs.errors.SolverConvergenceWarning")]
@@ -68,24 +67,6 @@ def test_labels_weights_infinity_and_the_default():
         ANOVASelector(missing="drop-rows").fit(np.full((4, 2), np.nan), [0, 1, 0, 1])
 
 
-def _complete_cases_reference(test, X, y, weights):
-    """Each feature's statistic (and p-value) on the rows where it is present, rows repeated by their integer weight."""
-    statistics, p_values = [], []
-    for feature in range(X.shape[1]):
-        present = ~np.isnan(X[:, feature])
-        values = np.repeat(X[present, feature], weights[present].astype(int))
-        labels = np.repeat(y[present], weights[present].astype(int))
-        if test == "anova":
-            result = f_oneway(*[values[labels == label] for label in np.unique(labels)])
-            statistics.append(result.statistic), p_values.append(result.pvalue)
-        elif test == "chi2":
-            statistic, p_value = chi2(values[:, None], labels)
-            statistics.append(statistic[0]), p_values.append(p_value[0])
-        else:
-            statistics.append(np.var(values, ddof=1))
-    return np.array(statistics), np.array(p_values)
-
-
 @pytest.mark.parametrize("estimator,test", [(ANOVASelector, "anova"), (Chi2Selector, "chi2"),
                                             (VarianceSelector, "variance")])
 @pytest.mark.parametrize("sparse", [False, True])
@@ -94,7 +75,7 @@ def test_pairwise_scores_each_feature_on_its_complete_cases(estimator, test, spa
     weights = np.tile([1.0, 2.0, 0.0, 3.0], 10)
     as_input = sp.csr_matrix if sparse else np.asarray   # a stored NaN is missing, an absent entry is 0
     fitted = estimator(missing="pairwise", num_features=2).fit(as_input(X), y, sample_weight=weights)
-    statistics, p_values = _complete_cases_reference(test, X, y, weights)
+    statistics, p_values = complete_cases_reference(test, X, y, weights)
     np.testing.assert_allclose(fitted.scores_, statistics, rtol=1e-9)
     if test != "variance":
         np.testing.assert_allclose(fitted.pvalues_, p_values, rtol=1e-7)
