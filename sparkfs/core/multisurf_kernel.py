@@ -10,7 +10,8 @@ the table in place and keep O(1) memory per pair. The formulas stay in
 :mod:`sparkfs.core.multisurf` (the thresholds and the term weights are computed there, per
 query, between the loops); these functions only count and sum.
 
-Every loop visits the rows of a query in column order, one query after the other, so the results
+Every loop visits the table in a fixed order (the moments and counts: one query after the other,
+its rows in column order; the differences: by tiles of rows, then query, then row), so the results
 depend on the table and the chunk only (not on threads or partitions). The moments are two-pass
 (mean, then squared deviations), as :func:`~sparkfs.core.multisurf.distance_moments`; they agree
 with it to rounding (a sequential sum instead of NumPy's pairwise one).
@@ -49,19 +50,6 @@ def _moments(table, own_column, row_weights, weight, mean, m2):
         m2[q] = squares
 
 
-def _pair_set(table, own_column, near, far, with_far, q, r):
-    """The set of the pair (query q, row r): 0 near (``d < near[q]``), 1 far (``with_far`` and
-    ``d > far[q]``), -1 neither or the query's own column."""
-    if r == own_column[q]:
-        return -1
-    distance = table[q, r]
-    if distance < near[q]:
-        return 0
-    if with_far and distance > far[q]:
-        return 1
-    return -1
-
-
 def _pair_class(row_labels, query_targets, row_targets, hit_bound, q, r):
     """The class of row r as query q sees it: ``row_labels[r]``; on a continuous endpoint
     (``hit_bound > 0``) 0, a hit, when ``|y_q - y_r| < hit_bound``, else 1, a miss."""
@@ -73,36 +61,72 @@ def _pair_class(row_labels, query_targets, row_targets, hit_bound, q, r):
 def _set_counts(table, own_column, near, far, with_far, row_labels, query_targets, row_targets, hit_bound,
                 row_weights, counts):
     """``counts[q, 0, c]``: weight of the rows of class c with ``d < near[q]``; ``counts[q, 1, c]``
-    (``with_far``): with ``d > far[q]``. The query's own column is in neither."""
+    (``with_far``): with ``d > far[q]``. The query's own column is in neither. Each query's counts
+    are summed without data-dependent branches (a pair outside a set adds 0) in a local (2, C)
+    array, stored once."""
     num_queries, num_rows = table.shape
+    local = np.zeros((2, counts.shape[2]))
     for q in range(num_queries):
+        local[:] = 0.0
+        near_level, far_level = near[q], far[q]
+        own = own_column[q]
         for r in range(num_rows):
-            group = _pair_set(table, own_column, near, far, with_far, q, r)
-            if group >= 0:
-                counts[q, group, _pair_class(row_labels, query_targets, row_targets, hit_bound, q, r)] += row_weights[r]
+            if r == own:
+                continue
+            distance = table[q, r]
+            label = _pair_class(row_labels, query_targets, row_targets, hit_bound, q, r)
+            local[0, label] += row_weights[r] * (distance < near_level)
+            if with_far:
+                local[1, label] += row_weights[r] * (distance > far_level)
+        counts[q] += local
+
+
+#: Rows per tile of :func:`_weighted_diffs`: a tile of 100 features is 100 KiB, read from the cache
+#: by every query of the chunk instead of from memory.
+ROW_TILE = 128
 
 
 def _weighted_diffs(queries, rows, table, own_column, near, far, with_far, row_labels, query_targets, row_targets,
                     hit_bound, row_weights, pair_weights, out):
-    """``out[f] += W[q, set(q, r), class(r)] s_r |x_qf - x_rf|`` over the pairs inside a set, in
-    (query, row) order."""
+    """``out[f] += W[q, set(q, r), class(r)] s_r |x_qf - x_rf|`` over the pairs inside a set, by
+    tiles of :data:`ROW_TILE` rows (then query, then row in the tile): per (tile, query) the rows
+    inside a set and their coefficients are gathered first, then a loop without branches forms the
+    query's sum over the tile in a local (p,) array (the feature loop vectorised), added to ``out``."""
     num_queries, num_rows = table.shape
     num_features = queries.shape[1]
-    for q in range(num_queries):
-        for r in range(num_rows):
-            group = _pair_set(table, own_column, near, far, with_far, q, r)
-            if group < 0:
+    local = np.empty(num_features)
+    members = np.empty(ROW_TILE, dtype=np.int64)
+    coefficients = np.empty(ROW_TILE)
+    for tile_start in range(0, num_rows, ROW_TILE):
+        tile_stop = min(tile_start + ROW_TILE, num_rows)
+        for q in range(num_queries):
+            count = 0
+            own, near_level, far_level = own_column[q], near[q], far[q]
+            for r in range(tile_start, tile_stop):
+                if r == own:
+                    continue
+                distance = table[q, r]
+                in_near = distance < near_level
+                in_far = with_far and distance > far_level
+                label = _pair_class(row_labels, query_targets, row_targets, hit_bound, q, r)
+                coefficients[count] = pair_weights[q, 0 if in_near else 1, label] * row_weights[r]
+                members[count] = r
+                count += (in_near or in_far) and coefficients[count] != 0.0
+            if count == 0:
                 continue
-            label = _pair_class(row_labels, query_targets, row_targets, hit_bound, q, r)
-            coefficient = pair_weights[q, group, label] * row_weights[r]
-            if coefficient != 0.0:
+            local[:] = 0.0
+            query = queries[q]
+            for k in range(count):
+                row = rows[members[k]]
+                coefficient = coefficients[k]
                 for f in range(num_features):
-                    out[f] += coefficient * abs(queries[q, f] - rows[r, f])
+                    local[f] += coefficient * abs(query[f] - row[f])
+            for f in range(num_features):
+                out[f] += local[f]
 
 
 if AVAILABLE:
-    # inlined into the two kernels below at compile time (a called function cost set_counts 65 %)
-    _pair_set = compile_kernel(_pair_set, inline=True)
+    # inlined into the two kernels below at compile time (no call per pair)
     _pair_class = compile_kernel(_pair_class, inline=True)
     _moments_compiled = compile_kernel(_moments)
     _set_counts_compiled = compile_kernel(_set_counts)
