@@ -341,8 +341,6 @@ def aggregate_partitions(
     partition sends it and reads the rest of its rows without summarising them, every merge keeps it,
     and it is what the pass returns. The caller decides what to do instead; Spark logs no failed task.
     """
-    from pyspark.sql.types import BinaryType, LongType, StructField, StructType
-
     transport = resolve_transport(df.sparkSession, transport)
     blocks_of_batch = blocks_of_batch or arrow_blocks(num_features, dense)
     merge = keeping_stops(merge)
@@ -367,12 +365,25 @@ def aggregate_partitions(
         if partition_summary is not None:
             yield _summary_batch(partition_summary, key)
 
-    schema = StructType([StructField("partition", LongType(), False), StructField("summary", BinaryType(), False)])
-    summaries = df.select(*columns).mapInArrow(summarize_partition, schema)
+    summaries = df.select(*columns).mapInArrow(summarize_partition, _summary_schema())
+    return _merge_summaries(summaries, merge, transport, keyed=key_of_block is not None, n_keys=n_keys)
 
-    if key_of_block is not None and n_keys <= DRIVER_MERGE_PARTITIONS:
+
+def _summary_schema():
+    """The schema of the summaries a pass's tasks send: (partition, serialized summary)."""
+    from pyspark.sql.types import BinaryType, LongType, StructField, StructType
+
+    return StructType([StructField("partition", LongType(), False), StructField("summary", BinaryType(), False)])
+
+
+def _merge_summaries(summaries, merge: Callable[[Summary, Summary], Summary], transport: str, *, keyed: bool,
+                     n_keys: int) -> Optional[Summary]:
+    """The (partition, summary) rows of a pass merged in partition order: on the driver when they are
+    few, else by :data:`REDUCE_FANOUT` groups first (an RDD reduce on the "context" transport, a
+    ``mapInArrow`` over a repartition on Connect's "dataframe" one)."""
+    if keyed and n_keys <= DRIVER_MERGE_PARTITIONS:
         return _merge_collected(summaries.toArrow(), merge)
-    if transport == "context" and key_of_block is None:
+    if transport == "context" and not keyed:
         if summaries.rdd.getNumPartitions() <= DRIVER_MERGE_PARTITIONS:  # collected as Arrow: no Python stage
             return _merge_collected(summaries.toArrow(), merge)
 
@@ -398,4 +409,4 @@ def aggregate_partitions(
     from pyspark.sql import functions as F
 
     grouped = summaries.repartition(REDUCE_FANOUT, F.col("partition") % REDUCE_FANOUT)
-    return _merge_collected(grouped.mapInArrow(merge_group, schema).toArrow(), merge)
+    return _merge_collected(grouped.mapInArrow(merge_group, _summary_schema()).toArrow(), merge)
