@@ -192,15 +192,20 @@ def methods_table() -> List[str]:
 
 def term_matrix_advice() -> List[str]:
     """The methods whose worst structure of the term corpus family is best, from the benchmark's file."""
-    ranked = best_worst_case()
+    ranked = best_worst_case(complete=True)
     if not ranked:
         return ["On term matrices: not measured here (benchmarks/quality_family.py writes the figures)."]
     leaders = ", ".join(f"`{result.method}` (worst '{result.structure}': {result.found:,.0f} of {result.top:,}, "
                         f"chance {result.chance:,.0f})" for result in ranked[:3] if result.found is not None)
     sizes = sorted({result.size for result in ranked})
-    return [f"On term matrices, the best worst case over the corpus family's structures ({', '.join(sizes)}; "
-            f"benchmarks/results/quality_family.md): {leaders}. `sparkfs methods NAME` gives a method's worst and "
-            "best structure."]
+    partial = sorted({result.method for result in best_worst_case()} - {result.method for result in ranked})
+    lines = [f"On term matrices, the best worst case over every structure of the corpus family ({', '.join(sizes)}; "
+             f"benchmarks/results/quality_family.md): {leaders}. `sparkfs methods NAME` gives a method's worst and "
+             "best structure."]
+    if partial:
+        lines.append("Measured on only some structures, so not ranked here: "
+                     f"{', '.join(f'`{method}`' for method in partial)}.")
+    return lines
 
 
 def method_params(method: str) -> List[str]:

@@ -35,8 +35,8 @@ def results_file(tmp_path):
 
 def test_a_method_gets_its_worst_and_best_structure_and_what_to_use_instead(results_file):
     lines = figures.quality_summary("relieff", results_file)
-    assert lines[0] == ("worst structure 'shared' (20,000 x 10,000, seeds 7, 8, 2026-11-28): 110 of its top 1,000 "
-                        "informative (chance 50)")
+    assert lines[0] == ("worst structure of the 2 structures: 'shared' (20,000 x 10,000, seeds 7, 8, 2026-11-28): "
+                        "110 of its top 1,000 informative (chance 50)")
     assert lines[1].startswith("best structure 'exclusive'") and "900 of its top 1,000" in lines[1]
     assert lines[2] == "on 'shared' use anova instead (990 of 1,000)"
     unfinished = figures.quality_summary("mrmr", results_file)
@@ -45,6 +45,18 @@ def test_a_method_gets_its_worst_and_best_structure_and_what_to_use_instead(resu
         "not measured on the term corpus family (benchmarks/quality_family.py)"]
     ranked = figures.best_worst_case(results_file)
     assert [result.method for result in ranked] == ["anova", "relieff", "mrmr"]
+    assert [result.method for result in figures.best_worst_case(results_file, complete=True)] == ["anova", "relieff"]
+
+
+def test_a_worst_case_over_fewer_structures_says_how_many(results_file, tmp_path):
+    """A method measured on some structures of the family says its worst is of those only, and the
+    ranking of worst cases leaves it out (a worst over fewer structures is not comparable)."""
+    rows = json.loads(results_file.read_text())["rows"] + [_row("anova", "weak", 800), _row("relieff", "weak", 70)]
+    path = tmp_path / "more.json"
+    path.write_text(json.dumps({"rows": rows}))
+    assert figures.quality_summary("mrmr", path)[0].startswith("worst structure of the 1 structure measured (of 3): ")
+    assert figures.quality_summary("relieff", path)[0].startswith("worst structure of the 3 structures: 'weak'")
+    assert [result.method for result in figures.best_worst_case(path, complete=True)] == ["anova", "relieff"]
 
 
 def test_the_methods_command_quotes_the_packaged_file(capsys):
@@ -57,7 +69,7 @@ def test_the_methods_command_quotes_the_packaged_file(capsys):
             assert said == ["  on term matrices: not measured on the term corpus family (benchmarks/quality_family.py)"]
             continue
         worst = said[0]
-        structure = re.search(r"worst structure '(\w+)'", worst).group(1)
+        structure = re.search(r"worst structure of the \d+ structures?[^:]*: '(\w+)'", worst).group(1)
         size = max({row["size"] for row in mine}, key=["tiny", "XS", "S", "M"].index)
         here = [row for row in mine if row["structure"] == structure and row["size"] == size]
         if all(row["outcome"] == "finished" for row in here):

@@ -83,6 +83,21 @@ def structure_results(rows: List[dict], method: str) -> List[StructureResult]:
     return results
 
 
+def family_structures(rows: List[dict], size: str) -> List[str]:
+    """The structures of the family measured at ``size`` by any method: the set a method's worst case is
+    taken over when it was measured on all of them."""
+    return sorted({row["structure"] for row in rows if row["size"] == size})
+
+
+def coverage(results: List[StructureResult], rows: List[dict]) -> str:
+    """How many of the family's structures a method's results cover, as the summary says it:
+    "of the 6 structures" when all, "of the 2 structures measured (of 6)" otherwise."""
+    family = family_structures(rows, results[0].size)
+    if len(results) >= len(family):
+        return f"of the {len(family)} structures"
+    return f"of the {len(results)} structure{'s' if len(results) > 1 else ''} measured (of {len(family)})"
+
+
 def worst_structure(results: List[StructureResult]) -> StructureResult:
     """The structure a method did worst on: fewest informative terms per chance's count (a run that did
     not finish counts as none), ties to the structure's name."""
@@ -98,7 +113,7 @@ def quality_summary(method: str, path: Path = QUALITY_FAMILY) -> List[str]:
         return ["not measured on the term corpus family (benchmarks/quality_family.py)"]
     worst = worst_structure(results)
     best = max(results, key=lambda result: (result.times_chance, result.structure))
-    lines = [f"worst structure {worst.describe()}"]
+    lines = [f"worst structure {coverage(results, rows)}: {worst.describe()}"]
     if best is not worst:
         lines.append(f"best structure {best.describe()}")
     rivals = [result for other in sorted({row["method"] for row in rows}) if other != method
@@ -114,12 +129,16 @@ def quality_summary(method: str, path: Path = QUALITY_FAMILY) -> List[str]:
     return lines
 
 
-def best_worst_case(path: Path = QUALITY_FAMILY) -> List[StructureResult]:
-    """Each measured method's worst structure, best first: the methods that hold on every structure."""
+def best_worst_case(path: Path = QUALITY_FAMILY, complete: bool = False) -> List[StructureResult]:
+    """Each measured method's worst structure, best first: the methods that hold on every structure.
+    With ``complete``, only the methods measured on every structure of the family at their size (a worst
+    case over fewer structures is not comparable)."""
     rows = load_quality_rows(path)
     worst = []
     for method in sorted({row["method"] for row in rows}):
         results = structure_results(rows, method)
+        if complete and len(results) < len(family_structures(rows, results[0].size)):
+            continue
         worst.append(worst_structure(results))
     return sorted(worst, key=lambda result: (-result.times_chance, result.method))
 

@@ -84,7 +84,7 @@ def test_each_method_says_what_it_does_on_term_matrices(capsys, method):
     table names the methods whose worst structure is best."""
     assert main(["methods", method]) == 0
     said = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  on term matrices: ")]
-    assert said and (said[0].startswith("  on term matrices: worst structure '") or "not measured" in said[0])
+    assert said and (said[0].startswith("  on term matrices: worst structure of the ") or "not measured" in said[0])
     assert main(["methods"]) == 0
     assert "On term matrices" in capsys.readouterr().out
 
