@@ -8,6 +8,7 @@ repository. No JVM: this runs in the fast tier.
 """
 
 import re
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,6 +23,10 @@ TEXT_SUFFIXES = {".py", ".md", ".yaml", ".yml", ".ipynb", ".properties", ".txt",
 #: A reference to a work item of the project (case-insensitive). "issue #74" of another project's
 #: public tracker does not match: it has an address.
 HISTORY = re.compile(r"issue [0-9]|issues? [0-9]|stop [0-9]|\(issue|the issue", re.IGNORECASE)
+
+#: Where a string literal goes on in the next line's literal (Python's implicit concatenation, or a
+#: wrapped Markdown line): joined before the search, so a mention split over two lines is found.
+LINE_BREAK_IN_TEXT = re.compile(r"[\"']?[ \t]*\n[ \t]*(?:#[ \t]*)?(?:[rfbu]{0,2}[\"'])?", re.IGNORECASE)
 
 #: A Markdown link or a code-quoted path that leaves the repository.
 OUTSIDE_LINK = re.compile(r"\]\(\.\./|`\.\./")
@@ -50,8 +55,11 @@ def history_mentions():
     ``path:line: text``."""
     found = []
     for file in [*_product_files(), *_contributor_files()]:
-        for number, line in enumerate(file.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
-            if HISTORY.search(line):
+        lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
+        for number, line in enumerate(lines, 1):
+            following = lines[number] if number < len(lines) else ""
+            joined = re.sub(r"\s+", " ", LINE_BREAK_IN_TEXT.sub(" ", line + "\n" + following))
+            if HISTORY.search(line) or (HISTORY.search(joined) and not HISTORY.search(following)):
                 found.append(f"{file.relative_to(ROOT)}:{number}: {line.strip()[:160]}")
     return found
 
@@ -61,6 +69,19 @@ def test_history_pattern_matches_what_it_should():
         assert HISTORY.search(text), text
     for text in ("scikit-rebate's GitHub issue #74", "an issue of memory", "--issue-case", "stop the job"):
         assert not HISTORY.search(text), text
+
+
+def test_a_mention_split_over_two_string_literals_is_found(tmp_path, monkeypatch):
+    """``"... w; issue "`` then ``"11's reading)"`` on the next line reads "issue 11's" once joined."""
+    decoy = tmp_path / "sparkfs" / "decoy.py"
+    decoy.parent.mkdir()
+    decoy.write_text('doc = ("the image reading (q is p shrunk by w; issue "\n         "11\'s reading)")\n'
+                     "# a wrapped comment says stop\n# 3 times, and the next line ends it\nx = 1\n")
+    here = sys.modules[__name__]
+    monkeypatch.setattr(here, "ROOT", tmp_path)
+    monkeypatch.setattr(here, "PRODUCT_PATHS", ("sparkfs",))
+    monkeypatch.setattr(here, "CONTRIBUTOR_PATHS", ())
+    assert [mention.split(": ")[0] for mention in history_mentions()] == ["sparkfs/decoy.py:1", "sparkfs/decoy.py:3"]
 
 
 def test_no_project_history_in_the_product():

@@ -67,8 +67,7 @@ def _is_held_out(value) -> bool:
 
 class _ParzenISEParams(HasDriverBudget, HasQueryBatchBytes):
     criterion: Param = declare("criterion", "reading of the paper's ISE (docs/parzen_ise.md, section 0): "
-                               "'marginal' (fixed windows, feature by feature) or 'image' (q is p shrunk by w; issue "
-                               "11's reading)",
+                               "'marginal' (fixed windows, feature by feature) or 'image' (q is p shrunk by w)",
                                TypeConverters.toString, default=DEFAULT_CRITERION, constraint=one_of(*CRITERIA))
     rankBy: Param = declare("rankBy", "how the marginal optimum ranks the features (docs/parzen_ise.md, section 0): "
                             "'multipliers' (positive weights by weight, then the zero weights by their KKT reduced "
