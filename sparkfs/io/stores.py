@@ -8,6 +8,10 @@ output safety rules (:mod:`sparkfs.io.output_safety`) are written once:
   through the Hadoop ``FileSystem`` of the Spark session, with the cluster's configuration and
   credentials.
 
+A path the user gives is parsed once, where a command starts, into a :class:`Location` (the text as
+given, whether it is a plain path, its absolute local path, its :data:`Place`); the checks and readers
+below the command read it instead of parsing the text again.
+
 Deleting is deliberately narrow: one file, one empty directory, or a staging directory this
 process created under a fresh random name. Nothing here removes a tree it did not make.
 """
