@@ -31,7 +31,7 @@ from sparkfs.io import strict_json
 from sparkfs.io.config import RUN_ID_WORDS, ConfigError, is_run_id
 from sparkfs.io.input_files import glob_matches
 from sparkfs.io.output_safety import KINDS, OutputExistsError, UnsafeOutputError, check_location
-from sparkfs.io.stores import Location, location_of
+from sparkfs.io.stores import Location, location_of, locations_of
 
 IF_EXISTS = ("fail", "overwrite", "skip")
 STUDY_IF_EXISTS = ("resume", "fail")
@@ -162,7 +162,7 @@ def complete_output(output: Location, command: str, inputs=()) -> bool:
 
     local = output.local
     assert local is not None
-    check_location(output.as_local(), inputs)
+    check_location(output.as_local(), locations_of(inputs))
     if not os.path.lexists(local):
         return False
     check_replaceable(LocalStore(output), command, overwrite=True)  # same command, nothing foreign

@@ -46,7 +46,7 @@ from sparkfs.io.output_safety import (  # noqa: F401
     marker,
     remove_replaced,
 )
-from sparkfs.io.stores import HadoopStore, LocalStore, Location, local_path_of, location_of, open_store
+from sparkfs.io.stores import HadoopStore, LocalStore, Location, local_path_of, location_of, locations_of, open_store
 
 log = logging.getLogger("sparkfs")
 
@@ -114,14 +114,14 @@ def check_output_free(path: Union[str, Location], overwrite: bool, spark=None, *
     Returns the resolved target: an absolute local path, or the fully qualified URI (which needs
     ``spark`` to reach the Hadoop file system).
     """
-    output = location_of(path)
+    output, sources = location_of(path), locations_of(inputs)
     local = output.local is not None
     if local:  # a path or a file: URI, compared with realpath, even before a session exists
-        check_location(output, inputs)
+        check_location(output, sources)
     store = open_store(output, spark)
     try:
         if not local:
-            check_location(output, inputs, store=store)
+            check_location(output, sources, store=store)
         check_replaceable(store, command, overwrite)
         if isinstance(store, LocalStore):
             _check_local_writable(store.target)
@@ -135,12 +135,12 @@ def check_output_early(path: Union[str, Location], overwrite: bool, *, command: 
     """What :func:`check_output_free` can check before a Spark session exists: everything for a
     local path, rule 1 for a ``file:`` URI. Returns True when the output is fully checked; call
     :func:`check_output_free` with the session otherwise."""
-    output = location_of(path)
+    output, sources = location_of(path), locations_of(inputs)
     if output.plain:
-        check_output_free(output, overwrite, command=command, inputs=inputs)
+        check_output_free(output, overwrite, command=command, inputs=sources)
         return True
     if output.local is not None:
-        check_location(output, inputs)
+        check_location(output, sources)
     return False
 
 

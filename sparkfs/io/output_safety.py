@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass
 from typing import FrozenSet, Iterable, List, Optional, Tuple, Union
 
-from sparkfs.io.stores import LocalStore, Location, Place, location_of, place_of
+from sparkfs.io.stores import LocalStore, Location, Place, location_of, locations_of, place_of
 
 MARKER_KEY = "sparkfs_output"
 #: Version of the marker and of the layout it vouches for; a larger one is refused.
@@ -148,23 +148,19 @@ def _shown(text: str, place: Place) -> str:
     return str(text) if str(text).rstrip("/\\") == where.rstrip("/\\") else f"{text} (= {where})"
 
 
-def check_location(output: Union[str, Location], inputs: Iterable[Union[str, Location, None]] = (), *,
-                   store=None) -> None:
+def check_location(output: Location, inputs: Iterable[Location] = (), *, store=None) -> None:
     """Rule 1 (module doc): refuse an output that is, contains or lies inside one of ``inputs``,
     is or contains the current or home directory, or is a file system's root.
 
     Without ``store`` the output must be local (a path or a ``file:`` URI); with an open
     :class:`~sparkfs.io.stores.HadoopStore` its places are the store's qualified paths.
     """
-    here = location_of(output).place if store is None else store.place(store.target)
-    shown = _shown(str(output), here)
+    here = output.place if store is None else store.place(store.target)
+    shown = _shown(output.text, here)
     if _is_root(here):
         raise UnsafeOutputError(f"output {shown} is the root of its file system: everything on it would be at risk; "
                                 "choose another --output (a new directory)")
-    for given in inputs:
-        if not given:
-            continue
-        source = location_of(given)
+    for source in inputs:
         relation = _relation(here, source.place if store is None else store.input_place(source))
         if relation == "is":
             raise UnsafeOutputError(f"output {shown} is the input {source}: writing the output there would replace "
@@ -331,7 +327,7 @@ def check_study_directory(path: Union[str, Location], command: str, inputs: Iter
     location = location_of(path)
     directory = local_directory(location, flag)
     if not must_be_own:
-        check_location(location.as_local(), inputs)
+        check_location(location.as_local(), locations_of(inputs))
     if not os.path.lexists(directory):
         if must_be_own:
             raise FileNotFoundError(f"{flag} {path} does not exist; run sparkfs {command} first")
@@ -342,7 +338,7 @@ def check_study_directory(path: Union[str, Location], command: str, inputs: Iter
     staging = re.compile(rf"^\.{re.escape(kind.marker_file)}\..*\.tmp$")  # left by a killed first write
     if not must_be_own and all(staging.match(name) for name in os.listdir(directory)):
         return directory
-    tag, missing = _marker_in(LocalStore(directory), directory, kind)
+    tag, missing = _marker_in(LocalStore(location), directory, kind)
     if tag is None:
         if must_be_own:
             raise UnsafeOutputError(f"{flag} {path} is not a directory of sparkfs {command} ({missing}); sparkfs "

@@ -23,7 +23,7 @@ import os
 import posixpath
 import shutil
 from dataclasses import dataclass, replace
-from typing import List, Optional, Tuple, Union
+from typing import Iterable, List, Optional, Tuple, Union
 from urllib.parse import urlparse
 
 #: A place on a file system, comparable across spellings: ("file", real local path) or
@@ -115,11 +115,15 @@ def location_of(given: Union[str, Location]) -> Location:
     return Location(text, is_local_path(text), local, None if local is not None else _uri_place(text))
 
 
+def locations_of(given: Iterable[Union[str, Location, None]]) -> List[Location]:
+    """The :class:`Location` of each path or URI given (None and empty ones left out)."""
+    return [location_of(each) for each in given if each]
+
+
 class LocalStore:
     """The driver's own disk, through the OS (same methods as :class:`HadoopStore`)."""
 
-    def __init__(self, path: Union[str, Location]):
-        location = location_of(path)
+    def __init__(self, location: Location):
         self.target = location.local or os.path.abspath(location.text)
 
     def parent(self, path) -> str:
