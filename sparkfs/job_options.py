@@ -154,7 +154,7 @@ def decide_if_exists(flag_value: Optional[str], flag_overwrite: Optional[bool], 
 
 
 def complete_output(output: Location, command: str, inputs=()) -> bool:
-    """For ``--if-exists skip``: False when nothing is at the local ``path``; True when it is a
+    """For ``--if-exists skip``: False when nothing is at the local ``output``; True when it is a
     complete output of ``command`` (its marker and every file it writes); anything else there is
     refused (``UnsafeOutputError``): skipping would hide it, replacing it is not asked for."""
     from sparkfs.io.output_safety import check_replaceable

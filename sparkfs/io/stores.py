@@ -94,7 +94,7 @@ class Location:
 
     @property
     def place(self) -> Place:
-        """Where it is on its file system (:func:`place_of`); a local one is resolved now."""
+        """Where it is on its file system (:func:`place_of`); a local one through ``realpath`` at each call."""
         if self.local is not None:
             return "file", os.path.normcase(os.path.realpath(self.local))
         assert self.uri_place is not None
@@ -192,7 +192,7 @@ class LocalStore:
 class HadoopStore:
     """The few Hadoop FileSystem calls the output needs, through the session's JVM."""
 
-    def __init__(self, spark, path: Union[str, Location]):
+    def __init__(self, spark, path: str):
         if spark is None:
             raise ValueError(f"output {path} is a URI: it is written through Spark's Hadoop file system, "
                              "so a Spark session is needed")
