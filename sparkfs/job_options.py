@@ -24,14 +24,14 @@ import os
 import re
 import time
 from datetime import datetime, timezone
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Union
 
 from sparkfs.errors import InvalidInputError
 from sparkfs.io import strict_json
 from sparkfs.io.config import RUN_ID_WORDS, ConfigError, is_run_id
 from sparkfs.io.input_files import glob_matches
 from sparkfs.io.output_safety import KINDS, OutputExistsError, UnsafeOutputError, check_location
-from sparkfs.io.stores import is_local_path, local_path_of
+from sparkfs.io.stores import Location, location_of, locations_of
 
 IF_EXISTS = ("fail", "overwrite", "skip")
 STUDY_IF_EXISTS = ("resume", "fail")
@@ -97,7 +97,7 @@ def apply_to_study_args(args) -> Optional[str]:
         args.if_exists = decide_if_exists(args.if_exists, args.overwrite, {})
         args.overwrite = args.if_exists == "overwrite"
         return skip_if_complete(args.output, "instance-weights", args.if_exists, inputs=[args.input])
-    local = local_path_of(args.output)
+    local = location_of(args.output).local
     if args.if_exists == "fail" and local is not None and os.path.lexists(local) and (
             not os.path.isdir(local) or os.listdir(local)):
         raise OutputExistsError(f"output directory {args.output} already exists and --if-exists fail was given; "
@@ -153,50 +153,53 @@ def decide_if_exists(flag_value: Optional[str], flag_overwrite: Optional[bool], 
     return configured or ("overwrite" if overwrite else "fail")
 
 
-def complete_output(path: str, command: str, inputs=()) -> bool:
-    """For ``--if-exists skip``: False when nothing is at the local ``path``; True when it is a
+def complete_output(output: Location, command: str, inputs=()) -> bool:
+    """For ``--if-exists skip``: False when nothing is at the local ``output``; True when it is a
     complete output of ``command`` (its marker and every file it writes); anything else there is
     refused (``UnsafeOutputError``): skipping would hide it, replacing it is not asked for."""
     from sparkfs.io.output_safety import check_replaceable
     from sparkfs.io.stores import LocalStore
 
-    local = local_path_of(path)
-    check_location(local, inputs)
+    local = output.local
+    assert local is not None
+    check_location(output.as_local(), locations_of(inputs))
     if not os.path.lexists(local):
         return False
-    check_replaceable(LocalStore(local), command, overwrite=True)  # same command, nothing foreign
+    check_replaceable(LocalStore(output), command, overwrite=True)  # same command, nothing foreign
     missing = sorted(KINDS[command].files - set(os.listdir(local)))
     if missing:
-        raise UnsafeOutputError(f"--if-exists skip: {path} is an incomplete output of sparkfs {command} (no "
+        raise UnsafeOutputError(f"--if-exists skip: {output} is an incomplete output of sparkfs {command} (no "
                                 f"{', '.join(missing)}); use --if-exists overwrite to write it again")
     return True
 
 
-def skip_if_complete(path: str, command: str, if_exists: str, inputs=()) -> Optional[str]:
+def skip_if_complete(path: Union[str, Location], command: str, if_exists: str, inputs=()) -> Optional[str]:
     """The one-line message of a skipped run, or None to run. Only a local output is looked at
     before Spark starts; a URI output with ``skip`` is refused (it cannot be checked without Spark)."""
     if if_exists != "skip":
         return None
-    if not is_local_path(path) and local_path_of(path) is None:
-        raise ConfigError(f"--if-exists skip needs a local --output (a path or file:/// URI), got {path}")
-    if complete_output(path, command, inputs):
-        return f"sparkfs: skipped: {path} already holds a complete output of sparkfs {command}"
+    output = location_of(path)
+    if not output.plain and output.local is None:
+        raise ConfigError(f"--if-exists skip needs a local --output (a path or file:/// URI), got {output}")
+    if complete_output(output, command, inputs):
+        return f"sparkfs: skipped: {output} already holds a complete output of sparkfs {command}"
     return None
 
 
-def input_fingerprint(path: Optional[str], spark=None) -> Optional[Dict[str, Any]]:
+def input_fingerprint(path: Union[str, Location, None], spark=None) -> Optional[Dict[str, Any]]:
     """Size and modification time of an input: a file's own; a directory's total over its files
     and the newest time; a URI's from the session's Hadoop FileSystem (null when not reachable,
     e.g. on Spark Connect)."""
     if not path:
         return None
-    matches = glob_matches(path)
+    location = location_of(path)
+    text, local = location.text, location.local
+    matches = glob_matches(location)
     if matches is not None:   # a pattern: what it matches now, as a directory's files
-        return _files_fingerprint(path, matches, os.path.dirname(local_path_of(path) or path))
-    local = local_path_of(path)
+        return _files_fingerprint(text, matches, os.path.dirname(local or text))
     if local is not None:
-        return _local_fingerprint(path, local)
-    return {"path": path, **(_hadoop_fingerprint(path, spark) or {"size_bytes": None, "modified_at": None})}
+        return _local_fingerprint(text, local)
+    return {"path": text, **(_hadoop_fingerprint(text, spark) or {"size_bytes": None, "modified_at": None})}
 
 
 def _local_fingerprint(path: str, local: str) -> Dict[str, Any]:

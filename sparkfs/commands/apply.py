@@ -48,6 +48,7 @@ from sparkfs.io.output import check_output_early, check_output_free
 from sparkfs.io.output_tables import table_name
 from sparkfs.io.readers import TABLE, check_input_early, given_vector_names
 from sparkfs.io.reduced_table import check_reduced_table, write_reduced_table
+from sparkfs.io.stores import Location, location_of
 from sparkfs.job_options import (
     configure_log_format,
     decide_if_exists,
@@ -121,10 +122,11 @@ def _early_facts(args) -> Optional[ModelFacts]:
     facts = saved_model_facts(args.model)
     if args.remote or args.format == TABLE:  # a Connect server's paths are its own; a table is no file
         return facts
-    check_input_early(args.input, args.format, label_col=None, weight_col=args.weight_col,
+    input_location = location_of(args.input)
+    check_input_early(input_location, args.format, label_col=None, weight_col=args.weight_col,
                       features_col=args.features_col)
     if facts is not None:
-        _check_known_features(args, facts)
+        _check_known_features(args, facts, input_location)
     return facts
 
 
@@ -143,7 +145,7 @@ def _inputs(args):
     return [input_file(args.input, args.format), args.model, args.feature_names or args.feature_names_from]
 
 
-def _check_known_features(args, facts: ModelFacts) -> None:
+def _check_known_features(args, facts: ModelFacts, input_location: Location) -> None:
     """The input's features known before Spark starts, against the model's."""
     names = feature_names(args)
     if names is not None:
@@ -154,8 +156,8 @@ def _check_known_features(args, facts: ModelFacts) -> None:
         return
     shape = {"label_col": args.label_col or "label", "weight_col": args.weight_col,
              "features_col": args.features_col or "features"}
-    given = list(names.names) if names is not None else known_feature_names(args.input, args.format, **shape)
-    check_input_against_model(facts, known_vector_size(args.input, args.format, **shape), given,
+    given = list(names.names) if names is not None else known_feature_names(input_location, args.format, **shape)
+    check_input_against_model(facts, known_vector_size(input_location, args.format, **shape), given,
                               f"the input {args.input}")
 
 

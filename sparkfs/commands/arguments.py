@@ -14,6 +14,7 @@ from sparkfs.interruption import install_handlers, progress_conf
 from sparkfs.io.config import ConfigError
 from sparkfs.io.feature_names import check_names_early
 from sparkfs.io.readers import FORMATS, TABLE, check_input_early
+from sparkfs.io.stores import Location, location_of
 from sparkfs.job_options import Stage, apply_to_study_args, configure_log_format, log_line
 from sparkfs.spark.failures import redacted
 
@@ -289,11 +290,13 @@ def start_study_session(args, check_output):
     check_output(args)  # an unsafe output is refused before Spark starts
     for path in (args.input, getattr(args, "test_input", None)):  # the named columns, before Spark starts
         if path and not args.remote and args.format != TABLE:  # a Connect server's paths are its own; a table no file
-            check_input_early(path, args.format, label_col=args.label_col or "label", features_col=args.features_col)
-            check_names_early(feature_names(args), path, args.format, label_col=args.label_col or "label",
+            location = location_of(path)
+            check_input_early(location, args.format, label_col=args.label_col or "label",
+                              features_col=args.features_col)
+            check_names_early(feature_names(args), location, args.format, label_col=args.label_col or "label",
                               weight_col=None, features_col=args.features_col, vector_size=args.vector_size)
             if path == args.input:  # --keep / --exclude of evaluate and stability
-                study_forced(args, *names_before_spark(path, args.format, feature_names(args),
+                study_forced(args, *names_before_spark(location, args.format, feature_names(args),
                                                        label_col=args.label_col or "label", weight_col=None,
                                                        features_col=args.features_col, vector_size=args.vector_size))
     spark = get_spark(args.master, conf=session_conf(spark_conf(args), args.verbose, remote=args.remote),
@@ -367,20 +370,19 @@ def apply_forced(selector, args_or_conf, names: Optional[List[str]], size: Optio
     return True
 
 
-def names_before_spark(path: str, fmt: str, names, *, label_col: Optional[str], weight_col: Optional[str],
-                       features_col: Optional[str], vector_size: Optional[int]):
+def names_before_spark(location: Location, fmt: str, names, *, label_col: Optional[str],
+                       weight_col: Optional[str], features_col: Optional[str], vector_size: Optional[int]):
     """(the features' names, their count, whether they are ``f<index>``) as known before Spark starts:
     ``names`` given (``--feature-names``), a local CSV header or Parquet footer, a LIBSVM input's
     ``f<column>`` names and ``--vector-size``; None where a Spark job would tell."""
     from sparkfs.io.input_features import known_feature_names, known_vector_size
-    from sparkfs.io.stores import local_path_of
 
     known_names = list(names.names) if names is not None else None
     size = len(known_names) if known_names is not None else (vector_size if fmt == "libsvm" else None)
-    if fmt in ("csv", "parquet") and local_path_of(path) is not None:
+    if fmt in ("csv", "parquet") and location.local is not None:
         columns = dict(label_col=label_col, weight_col=weight_col, features_col=features_col or "features")
-        size = size if size is not None else known_vector_size(path, fmt, **columns)
-        known_names = known_names if known_names is not None else known_feature_names(path, fmt, **columns)
+        size = size if size is not None else known_vector_size(location, fmt, **columns)
+        known_names = known_names if known_names is not None else known_feature_names(location, fmt, **columns)
     return known_names, size, fmt == "libsvm" and names is None
 
 
@@ -398,11 +400,11 @@ def forced_of_config(selection: Dict[str, Any], args) -> Dict[str, Any]:
     return forced
 
 
-def forced_before_spark(selector, forced, path: str, fmt: str, names, **columns) -> None:
+def forced_before_spark(selector, forced, location: Location, fmt: str, names, **columns) -> None:
     """``--keep`` / ``--exclude`` resolved and checked before Spark starts wherever the names and size
     are known without a job (:func:`names_before_spark`); else after the read, before the fit."""
     if forced.get("keep") or forced.get("exclude"):
-        known_names, size, positional = names_before_spark(path, fmt, names, **columns)
+        known_names, size, positional = names_before_spark(location, fmt, names, **columns)
         apply_forced(selector, forced, known_names, size, positional_names=positional)
 
 

@@ -49,7 +49,7 @@ from sparkfs.io.input_files import check_input_files, glob_matches
 from sparkfs.io.libsvm import DEFAULT_DRIVER_BUDGET_MB, sparse_vectors_metadata
 from sparkfs.io.output import check_output_early, check_output_free, write_spark_output
 from sparkfs.io.readers import LIBSVM_NAMES, check_input_early, read_dataset
-from sparkfs.io.stores import local_path_of
+from sparkfs.io.stores import Location, location_of
 from sparkfs.io.table_input import vector_metadata
 from sparkfs.job_options import (
     configure_log_format,
@@ -97,13 +97,13 @@ def add_arguments(commands) -> None:
     add_spark_args(convert)
 
 
-def input_format(path: str, fmt: str) -> str:
+def input_format(location: Location, fmt: str) -> str:
     """``fmt``, or for ``auto`` the format the file names say (a directory: its files'); refused when
     they do not say one format."""
     if fmt != "auto":
         return fmt
-    local = local_path_of(path)
-    matches = glob_matches(path)
+    path, local = location.text, location.local
+    matches = glob_matches(location)
     if local is not None and matches is None and not os.path.exists(local):
         raise InvalidInputError(f"input path not found: {path}")
     if matches == []:
@@ -112,7 +112,7 @@ def input_format(path: str, fmt: str) -> str:
     if local is not None and matches is None and os.path.isdir(local):
         names = [name for name in os.listdir(local) if not name.startswith(("_", "."))]
         if not names:
-            check_input_files(path, "auto")   # refuses the directory without data files
+            check_input_files(location, "auto")   # refuses the directory without data files
     found = {_format_of_name(name) for name in names}
     if len(found) == 1 and None not in found:
         return found.pop()
@@ -134,7 +134,8 @@ def checks_before_spark(args) -> Optional[str]:
     (``--if-exists skip`` on a complete output) or None."""
     args.input = _path_given(args.input_path, args.input, "input", "INPUT")
     args.output = _path_given(args.output_path, args.output, "output", "OUTPUT")
-    args.format = input_format(args.input, args.format)
+    input_location = location_of(args.input)
+    args.format = input_format(input_location, args.format)
     args.master, args.remote = spark_target(args.master, args.remote, args.output)
     if args.remote:
         raise ConfigError(f"sparkfs convert runs on a classic Spark session (its executors write the Parquet files "
@@ -154,7 +155,7 @@ def checks_before_spark(args) -> Optional[str]:
     if skipped:
         return skipped
     args.output_checked = check_output_early(args.output, args.overwrite, command="convert", inputs=[args.input])
-    check_input_early(args.input, args.format, label_col=_label_col(args), weight_col=args.weight_col)
+    check_input_early(input_location, args.format, label_col=_label_col(args), weight_col=args.weight_col)
     return None
 
 

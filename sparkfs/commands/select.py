@@ -35,7 +35,7 @@ from sparkfs.io.output import check_output_early, check_output_free, features_ta
 from sparkfs.io.output_safety import UnsafeOutputError, check_apart
 from sparkfs.io.output_tables import OutputTables, append_run, check_output_tables
 from sparkfs.io.readers import TABLE, check_input_early, selector_budget
-from sparkfs.io.stores import is_local_path
+from sparkfs.io.stores import is_local_path, location_of
 from sparkfs.job_options import (
     configure_log_format,
     decide_if_exists,
@@ -368,18 +368,20 @@ def _selector_checked_before_spark(config: Dict[str, Any], inputs):
     _check_missing_policy(config, selector)
     # The named columns against the header or footer of a local input, before Spark starts (on a
     # Spark Connect server the input's paths are the server's: it checks them when it reads).
-    if not config["spark"].get("remote") and input_conf["format"] != TABLE:
-        check_input_early(input_conf["path"], input_conf["format"],
+    on_files = not config["spark"].get("remote") and input_conf["format"] != TABLE
+    input_location = location_of(input_conf["path"]) if on_files else None
+    if input_location is not None:
+        check_input_early(input_location, input_conf["format"],
                           label_col=input_conf["label_col"] if selector.requires_labels else None,
                           weight_col=input_conf.get("weight_col"),
                           features_col=input_conf["features_col"] if input_conf.get("features_named") else None)
     _check_weights_wanted(config, selector)
     names = load_names(input_conf.get("names"))  # None for a URI: read once the session exists
-    if not config["spark"].get("remote") and input_conf["format"] != TABLE:
-        check_names_early(names, input_conf["path"], input_conf["format"], label_col=input_conf["label_col"],
+    if input_location is not None:
+        check_names_early(names, input_location, input_conf["format"], label_col=input_conf["label_col"],
                           weight_col=input_conf.get("weight_col"), features_col=input_conf["features_col"],
                           vector_size=input_conf.get("num_features"))
-        forced_before_spark(selector, config.get("forced") or {}, input_conf["path"], input_conf["format"], names,
+        forced_before_spark(selector, config.get("forced") or {}, input_location, input_conf["format"], names,
                             label_col=input_conf["label_col"], weight_col=input_conf.get("weight_col"),
                             features_col=input_conf["features_col"], vector_size=input_conf.get("num_features"))
     return selector, checked, names

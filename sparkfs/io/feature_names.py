@@ -34,7 +34,7 @@ from sparkfs.io.config import ConfigError
 from sparkfs.io.input_features import known_vector_size
 from sparkfs.io.libsvm_lines import SIZE_FLAG
 from sparkfs.io.readers import Dataset, read_dataset
-from sparkfs.io.stores import local_path_of
+from sparkfs.io.stores import Location, location_of
 from sparkfs.io.table_input import local_files
 
 NAMES_FILE_FLAG = "--feature-names"
@@ -63,25 +63,25 @@ class FeatureNames:
                                     f"features: name i is feature i, so the two counts must be equal")
 
 
-def requested_names(names_file: Optional[str], vocabulary_model: Optional[str]) -> Optional[Tuple[str, str]]:
-    """(flag, path) of the names asked for, or None; both flags at once are refused."""
+def requested_names(names_file: Optional[str], vocabulary_model: Optional[str]) -> Optional[Tuple[str, Location]]:
+    """(flag, location) of the names asked for, or None; both flags at once are refused."""
     if names_file and vocabulary_model:
         raise ConfigError(f"give either {NAMES_FILE_FLAG} ({names_file}) or {VOCABULARY_FLAG} ({vocabulary_model}), "
                           "not both")
     if names_file:
-        return NAMES_FILE_FLAG, names_file
+        return NAMES_FILE_FLAG, location_of(names_file)
     if vocabulary_model:
-        return VOCABULARY_FLAG, vocabulary_model
+        return VOCABULARY_FLAG, location_of(vocabulary_model)
     return None
 
 
-def load_names(request: Optional[Tuple[str, str]], spark=None) -> Optional[FeatureNames]:
-    """The names of ``request`` ((flag, path)); a local path is read without Spark, a URI through
-    ``spark`` (None without a session: read it once one exists)."""
+def load_names(request: Optional[Tuple[str, Location]], spark=None) -> Optional[FeatureNames]:
+    """The names of ``request`` ((flag, location): :func:`requested_names`); a local path is read
+    without Spark, a URI through ``spark`` (None without a session: read it once one exists)."""
     if request is None:
         return None
-    flag, path = request
-    local = local_path_of(path)
+    flag, location = request
+    local, path = location.local, location.text
     if local is None and spark is None:
         return None
     if flag == NAMES_FILE_FLAG:
@@ -159,13 +159,13 @@ def _local_vocabulary(local: str, path: str) -> Tuple[Any, Any]:
         raise InvalidInputError(f"{VOCABULARY_FLAG} {path} is not a directory: give the directory a "
                                 "CountVectorizerModel was saved to (model.save(path)); a names file goes with "
                                 f"{NAMES_FILE_FLAG}")
-    metadata_files = local_files(os.path.join(local, "metadata")) or []
+    metadata_files = local_files(location_of(os.path.join(local, "metadata"))) or []
     if not metadata_files:
         raise InvalidInputError(f"{VOCABULARY_FLAG} {path} has no metadata/ of a saved pyspark.ml model")
     with open(metadata_files[0], encoding="utf-8", errors="replace") as handle:
         metadata = _json_object(handle.readline(), path)
     _check_vocabulary_class(metadata, path)
-    data_files = local_files(os.path.join(local, "data")) or []
+    data_files = local_files(location_of(os.path.join(local, "data"))) or []
     for file in data_files:
         try:
             table = pq.read_table(file)
@@ -230,7 +230,7 @@ def _first_line(error: BaseException) -> str:
 # Before Spark, and the read ---------------------------------------------------------------------
 
 
-def check_names_early(names: Optional[FeatureNames], path: str, fmt: str, *, label_col: Optional[str],
+def check_names_early(names: Optional[FeatureNames], location: Location, fmt: str, *, label_col: Optional[str],
                       weight_col: Optional[str], features_col: Optional[str], vector_size: Optional[int]) -> None:
     """Before Spark starts: the names' count against ``--vector-size`` (LIBSVM) or against the
     vector size a local CSV or Parquet input shows without a job (:func:`known_vector_size`)."""
@@ -240,10 +240,10 @@ def check_names_early(names: Optional[FeatureNames], path: str, fmt: str, *, lab
         if vector_size is not None:
             names.check_count(vector_size, f"--vector-size {vector_size}")
         return
-    size = known_vector_size(path, fmt, label_col=label_col, weight_col=weight_col,
+    size = known_vector_size(location, fmt, label_col=label_col, weight_col=weight_col,
                              features_col=features_col or "features")
     if size is not None:
-        names.check_count(size, f"the input {path}")
+        names.check_count(size, f"the input {location}")
 
 
 def read_named_dataset(spark, path: str, fmt: str, names: Optional[FeatureNames], size_said_by: Optional[str] = None,

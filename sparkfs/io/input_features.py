@@ -20,62 +20,64 @@ from __future__ import annotations
 import json
 from typing import Dict, List, Optional
 
+from sparkfs.io.stores import Location
 from sparkfs.io.table_input import index_columns, local_columns, local_files, parquet_schema
 
 #: The key of Spark's schema (with each column's metadata) in the Parquet files it writes.
 SPARK_SCHEMA_KEY = b"org.apache.spark.sql.parquet.row.metadata"
 
 
-def known_vector_size(path: str, fmt: str, *, label_col: Optional[str], weight_col: Optional[str],
+def known_vector_size(location: Location, fmt: str, *, label_col: Optional[str], weight_col: Optional[str],
                       features_col: str) -> Optional[int]:
     """The number of features the read will give, or None where that takes a Spark job (module notes)."""
-    columns = _columns(path, fmt)
+    columns = _columns(location, fmt)
     if columns is None:
         return None
-    if fmt == "parquet" and features_col in columns and _is_vector(path, features_col):
-        return _parquet_vector_size(path, features_col)
-    return len(_feature_columns(columns, path, fmt, label_col, weight_col, features_col))
+    if fmt == "parquet" and features_col in columns and _is_vector(location, features_col):
+        return _parquet_vector_size(location, features_col)
+    return len(_feature_columns(columns, location, fmt, label_col, weight_col, features_col))
 
 
-def known_feature_names(path: str, fmt: str, *, label_col: Optional[str], weight_col: Optional[str],
+def known_feature_names(location: Location, fmt: str, *, label_col: Optional[str], weight_col: Optional[str],
                         features_col: str) -> Optional[List[str]]:
     """The features' names the read will give, or None where they are not known before a Spark job or
     where the input names none (a vector column without named attributes)."""
-    columns = _columns(path, fmt)
+    columns = _columns(location, fmt)
     if columns is None:
         return None
-    if fmt == "parquet" and features_col in columns and _is_vector(path, features_col):
-        return _declared_names(_spark_field(path, features_col))
-    return _feature_columns(columns, path, fmt, label_col, weight_col, features_col)
+    if fmt == "parquet" and features_col in columns and _is_vector(location, features_col):
+        return _declared_names(_spark_field(location, features_col))
+    return _feature_columns(columns, location, fmt, label_col, weight_col, features_col)
 
 
-def _columns(path: str, fmt: str) -> Optional[List[str]]:
-    return local_columns(path, fmt) if fmt in ("csv", "parquet") else None
+def _columns(location: Location, fmt: str) -> Optional[List[str]]:
+    return local_columns(location, fmt) if fmt in ("csv", "parquet") else None
 
 
-def _feature_columns(columns: List[str], path: str, fmt: str, label_col: Optional[str], weight_col: Optional[str],
-                     features_col: str) -> List[str]:
-    index = index_columns(columns, fmt, path, [label_col, weight_col, features_col], announce=False)  # the read says
+def _feature_columns(columns: List[str], location: Location, fmt: str, label_col: Optional[str],
+                     weight_col: Optional[str], features_col: str) -> List[str]:
+    # announce=False: the read says it
+    index = index_columns(columns, fmt, location, [label_col, weight_col, features_col], announce=False)
     return [name for name in columns if name not in (label_col, weight_col) and name not in index]
 
 
-def _is_vector(path: str, features_col: str) -> bool:
+def _is_vector(location: Location, features_col: str) -> bool:
     """Whether the Parquet column is a vector (Spark's struct) or a numeric array: one column, not a feature."""
     import pyarrow as pa
 
-    files = local_files(path) or []
+    files = local_files(location) or []
     kind = parquet_schema(files[0]).field(features_col).type
     return pa.types.is_struct(kind) or pa.types.is_list(kind) or pa.types.is_large_list(kind)
 
 
-def _parquet_vector_size(path: str, features_col: str) -> Optional[int]:
+def _parquet_vector_size(location: Location, features_col: str) -> Optional[int]:
     """Spark ML's ``num_attrs`` of the column, else the size of the first row of the first file holding one."""
     import pyarrow.parquet as pq
 
-    declared = (_spark_field(path, features_col).get("metadata") or {}).get("ml_attr", {}).get("num_attrs")
+    declared = (_spark_field(location, features_col).get("metadata") or {}).get("ml_attr", {}).get("num_attrs")
     if isinstance(declared, int) and not isinstance(declared, bool):
         return declared
-    for file in local_files(path) or []:
+    for file in local_files(location) or []:
         for batch in pq.ParquetFile(file).iter_batches(batch_size=1, columns=[features_col]):
             if batch.num_rows:
                 first = batch.column(0)[0].as_py()
@@ -86,9 +88,9 @@ def _parquet_vector_size(path: str, features_col: str) -> Optional[int]:
     return None
 
 
-def _spark_field(path: str, column: str) -> Dict:
+def _spark_field(location: Location, column: str) -> Dict:
     """The column's entry in the Spark schema of the first file's footer ({} without one)."""
-    files = local_files(path) or []
+    files = local_files(location) or []
     metadata = parquet_schema(files[0]).metadata or {}
     try:
         schema = json.loads(metadata.get(SPARK_SCHEMA_KEY, b"{}"))

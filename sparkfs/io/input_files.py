@@ -27,7 +27,7 @@ from functools import partial
 from typing import Dict, List, Optional, Tuple
 
 from sparkfs.errors import InvalidInputError
-from sparkfs.io.stores import local_path_of
+from sparkfs.io.stores import Location, location_of
 
 #: Spark skips files and folders whose names start with these (``_SUCCESS``, ``.part-0.crc``).
 HIDDEN = ("_", ".")
@@ -56,23 +56,22 @@ def _braces(pattern: str) -> List[str]:
     return [expanded for choice in choices for expanded in _braces(head + choice + tail)]
 
 
-def glob_matches(path: str) -> Optional[List[str]]:
+def glob_matches(location: Location) -> Optional[List[str]]:
     """The local paths a glob input matches, sorted (hidden names left out, as Spark leaves them);
     None for a path that is no glob or a URI of another file system."""
-    local = local_path_of(path)
-    if local is None or not is_glob(path):
+    if location.local is None or not is_glob(location.text):
         return None
-    matches = {match for pattern in _braces(local) for match in glob.glob(pattern)}
+    matches = {match for pattern in _braces(location.local) for match in glob.glob(pattern)}
     return sorted(match for match in matches if not os.path.basename(match).startswith(HIDDEN))
 
 
-def data_files(path: str) -> Optional[List[str]]:
+def data_files(location: Location) -> Optional[List[str]]:
     """The files Spark reads of a local file, directory (recursing into Hive partition folders,
     ``key=value``) or glob, sorted; None for a URI or a path that does not exist."""
-    matches = glob_matches(path)
+    matches = glob_matches(location)
     if matches is not None:
-        return sorted(file for match in matches for file in (data_files(match) or []))
-    local = local_path_of(path)
+        return sorted(file for match in matches for file in (data_files(location_of(match)) or []))
+    local = location.local
     if local is None or not os.path.exists(local):
         return None
     if not os.path.isdir(local):
@@ -84,22 +83,22 @@ def data_files(path: str) -> Optional[List[str]]:
     return sorted(found)
 
 
-def partition_folders(path: str) -> bool:
+def partition_folders(location: Location) -> bool:
     """Whether a local directory input holds Hive partition folders (``year=2020/``)."""
-    local = local_path_of(path)
+    local = location.local
     return bool(local and os.path.isdir(local)
                 and any("=" in name and os.path.isdir(os.path.join(local, name)) for name in os.listdir(local)))
 
 
-def check_input_files(path: str, fmt: str) -> None:
+def check_input_files(location: Location, fmt: str) -> None:
     """Refuse a local input whose files Spark would fail on or misread (module notes)."""
-    files = data_files(path)
+    files = data_files(location)
     if files is None:
         return
-    if not files and glob_matches(path) is not None:
-        raise InvalidInputError(f"input path not found: {path} (no file matches the pattern)")
+    if not files and glob_matches(location) is not None:
+        raise InvalidInputError(f"input path not found: {location} (no file matches the pattern)")
     if not files:
-        _refuse_empty_directory(path)
+        _refuse_empty_directory(location)
     for file in files:
         last = check_gzip_whole(file) if file.lower().endswith(".gz") else _last_byte(file)
         if fmt in ("libsvm", "csv") and last not in (b"", b"\n", b"\r"):
@@ -107,7 +106,7 @@ def check_input_files(path: str, fmt: str) -> None:
                         "that stopped), which reads as a shorter row without an error; if the file is complete, end "
                         "it with a newline", file)
     if fmt == "parquet":
-        check_parquet_parts(path, files)
+        check_parquet_parts(location, files)
 
 
 def _last_byte(file: str) -> bytes:
@@ -119,13 +118,12 @@ def _last_byte(file: str) -> bytes:
         return handle.read(1)
 
 
-def _refuse_empty_directory(path: str) -> None:
-    local = local_path_of(path) or path
-    names = sorted(os.listdir(local))
+def _refuse_empty_directory(location: Location) -> None:
+    names = sorted(os.listdir(location.local or location.text))
     held = (f"only {', '.join(names[:5])}{', ...' if len(names) > 5 else ''}, which Spark skips as it skips every name "
             "starting with '_' or '.'" if names else "it is empty")
-    raise InvalidInputError(f"input directory {path} holds no data files ({held}): the writer did not finish, or the "
-                            "data are elsewhere; give the directory of the part files")
+    raise InvalidInputError(f"input directory {location} holds no data files ({held}): the writer did not finish, or "
+                            "the data are elsewhere; give the directory of the part files")
 
 
 def check_gzip_whole(file: str) -> bytes:
@@ -192,11 +190,11 @@ def _shown(file: str, root: str) -> str:
     return os.path.relpath(file, root) if root != file else os.path.basename(file)
 
 
-def check_parquet_parts(path: str, files: List[str]) -> None:
+def check_parquet_parts(location: Location, files: List[str]) -> None:
     """Every file is Parquet and holds the first file's columns with the same types."""
     from sparkfs.io.table_input import parquet_schema
 
-    local = local_path_of(path) or path
+    local = location.local or location.text
     columns: Dict[str, str] = {}
     reference = ""
     for file in files:
@@ -204,7 +202,7 @@ def check_parquet_parts(path: str, files: List[str]) -> None:
             suffix = os.path.splitext(file)[1]
             kind = f"a '{suffix}' file: " if suffix and suffix.lower() != ".parquet" else ""
             fix = ("give --format for what it is" if file == local else
-                   f"a Parquet directory holds only Parquet part files; move it out of {path}")
+                   f"a Parquet directory holds only Parquet part files; move it out of {location}")
             raise InvalidInputError(f"{file} is not a Parquet file ({kind}no 'PAR1' marker at its start and end: "
                                     f"another format, or cut short): {fix}")
         try:
@@ -215,21 +213,21 @@ def check_parquet_parts(path: str, files: List[str]) -> None:
         if not reference:
             columns, reference = found, file
             continue
-        _check_same_columns(path, local, reference, columns, file, found)
+        _check_same_columns(location, reference, columns, file, found)
 
 
-def _check_same_columns(path: str, local: str, reference: str, columns: Dict[str, str], file: str,
+def _check_same_columns(location: Location, reference: str, columns: Dict[str, str], file: str,
                         found: Dict[str, str]) -> None:
-    first = _shown(reference, local)
+    first = _shown(reference, location.local or location.text)
     missing = [name for name in columns if name not in found]
     if missing:
         raise InvalidInputError(
-            f"column(s) {missing} of the Parquet input {path} are missing from {file} ({first} has them): Spark "
+            f"column(s) {missing} of the Parquet input {location} are missing from {file} ({first} has them): Spark "
             "would read them as null in every row of that file; write every part file with the same columns")
     extra = [name for name in found if name not in columns]
     if extra:
         raise InvalidInputError(
-            f"{file} has column(s) {extra} that {first} of the Parquet input {path} does not have: Spark would "
+            f"{file} has column(s) {extra} that {first} of the Parquet input {location} does not have: Spark would "
             "read one file's columns and drop or null the others; write every part file with the same columns")
     differ: List[Tuple[str, str, str]] = [(name, columns[name], found[name]) for name in columns
                                           if columns[name] != found[name]]
@@ -237,6 +235,6 @@ def _check_same_columns(path: str, local: str, reference: str, columns: Dict[str
         name, expected, got = differ[0]
         also = f"; also column(s) {[d[0] for d in differ[1:]]}" if differ[1:] else ""
         raise InvalidInputError(
-            f"the Parquet part files of {path} disagree on the type of column '{name}': {expected} in {first}, "
+            f"the Parquet part files of {location} disagree on the type of column '{name}': {expected} in {first}, "
             f"{got} in {file}{also} (Spark reads one type per column and fails on the other file); write every "
             f"part file with the same type for '{name}'")

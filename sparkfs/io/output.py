@@ -26,7 +26,7 @@ import logging
 import os
 import shutil
 import uuid
-from typing import Any, Callable, Dict, Iterable, List, Optional
+from typing import Any, Callable, Dict, Iterable, List, Optional, Union
 
 import numpy as np
 
@@ -46,7 +46,7 @@ from sparkfs.io.output_safety import (  # noqa: F401
     marker,
     remove_replaced,
 )
-from sparkfs.io.stores import HadoopStore, LocalStore, is_local_path, local_path_of, open_store
+from sparkfs.io.stores import HadoopStore, LocalStore, Location, local_path_of, location_of, locations_of, open_store
 
 log = logging.getLogger("sparkfs")
 
@@ -104,8 +104,8 @@ def _check_local_writable(target: str) -> None:
                                      "there or choose another --output")
 
 
-def check_output_free(path: str, overwrite: bool, spark=None, *, command: str = "select",
-                      inputs: Iterable[Optional[str]] = ()) -> str:
+def check_output_free(path: Union[str, Location], overwrite: bool, spark=None, *, command: str = "select",
+                      inputs: Iterable[Union[str, Location, None]] = ()) -> str:
     """Refuse, before any work, an output that breaks the rules of
     :mod:`sparkfs.io.output_safety`: one that is, contains or lies inside one of ``inputs`` (or
     the current or home directory, or a root), or an existing path that is not a directory
@@ -114,13 +114,14 @@ def check_output_free(path: str, overwrite: bool, spark=None, *, command: str = 
     Returns the resolved target: an absolute local path, or the fully qualified URI (which needs
     ``spark`` to reach the Hadoop file system).
     """
-    local = local_path_of(path) is not None
+    output, sources = location_of(path), locations_of(inputs)
+    local = output.local is not None
     if local:  # a path or a file: URI, compared with realpath, even before a session exists
-        check_location(path, inputs)
-    store = open_store(path, spark)
+        check_location(output, sources)
+    store = open_store(output, spark)
     try:
         if not local:
-            check_location(path, inputs, store=store)
+            check_location(output, sources, store=store)
         check_replaceable(store, command, overwrite)
         if isinstance(store, LocalStore):
             _check_local_writable(store.target)
@@ -129,16 +130,17 @@ def check_output_free(path: str, overwrite: bool, spark=None, *, command: str = 
         store.close()
 
 
-def check_output_early(path: str, overwrite: bool, *, command: str = "select",
-                       inputs: Iterable[Optional[str]] = ()) -> bool:
+def check_output_early(path: Union[str, Location], overwrite: bool, *, command: str = "select",
+                       inputs: Iterable[Union[str, Location, None]] = ()) -> bool:
     """What :func:`check_output_free` can check before a Spark session exists: everything for a
     local path, rule 1 for a ``file:`` URI. Returns True when the output is fully checked; call
     :func:`check_output_free` with the session otherwise."""
-    if is_local_path(path):
-        check_output_free(path, overwrite, command=command, inputs=inputs)
+    output, sources = location_of(path), locations_of(inputs)
+    if output.plain:
+        check_output_free(output, overwrite, command=command, inputs=sources)
         return True
-    if local_path_of(path) is not None:
-        check_location(path, inputs)
+    if output.local is not None:
+        check_location(output, sources)
     return False
 
 

@@ -32,9 +32,9 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from typing import FrozenSet, Iterable, List, Optional, Tuple
+from typing import FrozenSet, Iterable, List, Optional, Tuple, Union
 
-from sparkfs.io.stores import LocalStore, Place, local_path_of, place_of
+from sparkfs.io.stores import LocalStore, Location, Place, location_of, locations_of, place_of
 
 MARKER_KEY = "sparkfs_output"
 #: Version of the marker and of the layout it vouches for; a larger one is refused.
@@ -148,30 +148,28 @@ def _shown(text: str, place: Place) -> str:
     return str(text) if str(text).rstrip("/\\") == where.rstrip("/\\") else f"{text} (= {where})"
 
 
-def check_location(output: str, inputs: Iterable[Optional[str]] = (), *, store=None) -> None:
+def check_location(output: Location, inputs: Iterable[Location] = (), *, store=None) -> None:
     """Rule 1 (module doc): refuse an output that is, contains or lies inside one of ``inputs``,
     is or contains the current or home directory, or is a file system's root.
 
     Without ``store`` the output must be local (a path or a ``file:`` URI); with an open
     :class:`~sparkfs.io.stores.HadoopStore` its places are the store's qualified paths.
     """
-    here = place_of(output) if store is None else store.place(store.target)
-    shown = _shown(output, here)
+    here = output.place if store is None else store.place(store.target)
+    shown = _shown(output.text, here)
     if _is_root(here):
         raise UnsafeOutputError(f"output {shown} is the root of its file system: everything on it would be at risk; "
                                 "choose another --output (a new directory)")
-    for text in inputs:
-        if not text:
-            continue
-        relation = _relation(here, place_of(text) if store is None else store.input_place(text))
+    for source in inputs:
+        relation = _relation(here, source.place if store is None else store.input_place(source))
         if relation == "is":
-            raise UnsafeOutputError(f"output {shown} is the input {text}: writing the output there would replace "
+            raise UnsafeOutputError(f"output {shown} is the input {source}: writing the output there would replace "
                                     "the input; choose another --output")
         if relation == "contains":
-            raise UnsafeOutputError(f"output {shown} contains the input {text}: an output directory must not hold "
+            raise UnsafeOutputError(f"output {shown} contains the input {source}: an output directory must not hold "
                                     "the command's inputs (replacing it would delete them); choose another --output")
         if relation == "inside":
-            raise UnsafeOutputError(f"output {shown} lies inside the input {text}: writing there would change the "
+            raise UnsafeOutputError(f"output {shown} lies inside the input {source}: writing there would change the "
                                     "input; choose another --output outside it")
     for what, place in _protected(store):
         relation = _relation(here, place)
@@ -311,25 +309,25 @@ def remove_replaced(store, directory, command: str) -> List[str]:
     return left
 
 
-def local_directory(path: str, flag: str = "--output") -> str:
+def local_directory(location: Location, flag: str = "--output") -> str:
     """The absolute local path of a study's directory (a path or a ``file:`` URI)."""
-    local = local_path_of(path)
-    if local is None:
-        raise UnsafeOutputError(f"{flag} {path}: this command writes to a local directory only (a path or a "
+    if location.local is None:
+        raise UnsafeOutputError(f"{flag} {location}: this command writes to a local directory only (a path or a "
                                 "file:/// URI)")
-    return local
+    return location.local
 
 
-def check_study_directory(path: str, command: str, inputs: Iterable[Optional[str]] = (), *,
-                          flag: str = "--output", must_be_own: bool = False) -> str:
+def check_study_directory(path: Union[str, Location], command: str, inputs: Iterable[Union[str, Location, None]] = (),
+                          *, flag: str = "--output", must_be_own: bool = False) -> str:
     """Rules 1 and 2 for a directory a command writes into and resumes (``evaluate``,
     ``stability``, ``compare``): new or empty, or carrying the command's own marker. With
     ``must_be_own`` (``report``) it must carry the marker, which is all rule 1 would prove.
     Returns the absolute local path."""
     kind = KINDS[command]
-    directory = local_directory(path, flag)
+    location = location_of(path)
+    directory = local_directory(location, flag)
     if not must_be_own:
-        check_location(directory, inputs)
+        check_location(location.as_local(), locations_of(inputs))
     if not os.path.lexists(directory):
         if must_be_own:
             raise FileNotFoundError(f"{flag} {path} does not exist; run sparkfs {command} first")
@@ -340,7 +338,7 @@ def check_study_directory(path: str, command: str, inputs: Iterable[Optional[str
     staging = re.compile(rf"^\.{re.escape(kind.marker_file)}\..*\.tmp$")  # left by a killed first write
     if not must_be_own and all(staging.match(name) for name in os.listdir(directory)):
         return directory
-    tag, missing = _marker_in(LocalStore(directory), directory, kind)
+    tag, missing = _marker_in(LocalStore(location), directory, kind)
     if tag is None:
         if must_be_own:
             raise UnsafeOutputError(f"{flag} {path} is not a directory of sparkfs {command} ({missing}); sparkfs "

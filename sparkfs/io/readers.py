@@ -23,7 +23,7 @@ from urllib.parse import urlparse
 from sparkfs.errors import InvalidInputError
 from sparkfs.io.input_files import check_input_files, data_files, glob_matches, partition_folders
 from sparkfs.io.libsvm import DEFAULT_DRIVER_BUDGET_MB, check_vector_size, display_path, read_libsvm
-from sparkfs.io.stores import local_path_of
+from sparkfs.io.stores import Location, location_of
 from sparkfs.io.table_input import (
     array_column_as_vector,
     check_csv_header,
@@ -68,9 +68,10 @@ def selector_budget(selector, driver_budget_mb: Optional[float] = None) -> Dict[
             "budget_name": "--driver-budget-mb"}
 
 
-def _check_exists(path: str) -> None:
+def _check_exists(location: Location) -> None:
     """Refuse a local input that does not exist, or a glob (``dir/*.libsvm``) that matches nothing."""
-    matches = glob_matches(path)
+    matches = glob_matches(location)
+    path = location.text
     if matches is not None:
         if not matches:
             raise InvalidInputError(f"input path not found: {path} (no file matches the pattern)")
@@ -131,25 +132,25 @@ def check_input_columns(columns: List[str], path: str, *, label_col: Optional[st
         _refuse_missing_column("features", features_col, columns, path)
 
 
-def check_input_early(path: str, fmt: str, *, label_col: Optional[str], weight_col: Optional[str] = None,
+def check_input_early(location: Location, fmt: str, *, label_col: Optional[str], weight_col: Optional[str] = None,
                       features_col: Optional[str] = None) -> None:
     """The checks of a local input that need no Spark (the command line runs them before Spark
     starts): the path exists, its files are whole and agree (:mod:`sparkfs.io.input_files`), the CSV
     header is one Spark reads as it is, the named columns exist."""
     if fmt not in FORMATS:
         raise InvalidInputError(f"unknown input format '{fmt}': use one of {', '.join(FORMATS)}")
-    _check_exists(path)
-    check_input_files(path, fmt)
+    _check_exists(location)
+    check_input_files(location, fmt)
     if fmt == "libsvm":
         return
-    columns = local_columns(path, fmt)
+    columns = local_columns(location, fmt)
     if columns is None:
         return
     if fmt == "csv":
-        check_csv_header(columns, path)
+        check_csv_header(columns, location.text)
     else:
-        check_parquet_types(path)
-    check_input_columns(columns, path, label_col=label_col, weight_col=weight_col, features_col=features_col)
+        check_parquet_types(location)
+    check_input_columns(columns, location.text, label_col=label_col, weight_col=weight_col, features_col=features_col)
 
 
 def _refuse_missing_column(kind: str, name: str, columns: List[str], path: str) -> None:
@@ -273,17 +274,18 @@ def _line_of_text(spark, path: str, text: str) -> str:
     return f"a line of {path}"
 
 
-def _read_csv(spark, path: str, label_col: str, features_col: str, weight_col: Optional[str], require_label: bool,
-              require_features: bool) -> Dataset:
+def _read_csv(spark, location: Location, label_col: str, features_col: str, weight_col: Optional[str],
+              require_label: bool, require_features: bool) -> Dataset:
     """A CSV read with the names of its header, parsed once (no inference; :mod:`sparkfs.io.table_input`)."""
-    names = csv_header(spark, path)
+    path = location.text
+    names = csv_header(spark, location)
     if not names:
         raise InvalidInputError(f"the input has no rows: {path}")
     check_csv_header(names, path)
     check_input_columns(names, path, label_col=label_col if require_label else None, weight_col=weight_col,
                         features_col=features_col if require_features else None)
     other = [c for c in (label_col, weight_col) if c and c in names]
-    index = index_columns(names, "csv", path, [label_col, weight_col, features_col])
+    index = index_columns(names, "csv", location, [label_col, weight_col, features_col])
     features = [name for name in names if name not in other and name not in index]
     if not features:
         raise InvalidInputError("the input has no numeric feature columns")
@@ -300,25 +302,25 @@ def _read_csv(spark, path: str, label_col: str, features_col: str, weight_col: O
     return Dataset(frame, vector_col, label_col, features)
 
 
-def partition_columns(spark, path: str, columns: List[str], named: List[Optional[str]]) -> List[str]:
+def partition_columns(spark, location: Location, columns: List[str], named: List[Optional[str]]) -> List[str]:
     """The columns of a Parquet input that come from its folder names (``year=2020/``: Hive
     partitioning), not from its files, less those the user named (a label partitioned by class is
     kept): left out of the features, announced in one line. A local input is looked at directly (a
     file's footer); a URI is read once more without partition discovery, which costs a listing."""
-    if local_path_of(path) is not None:
-        if not partition_folders(path):
+    if location.local is not None:
+        if not partition_folders(location):
             return []
-        files = data_files(path) or []
+        files = data_files(location) or []
         in_files = set(parquet_schema(files[0]).names) if files else set(columns)
     else:
         try:
-            in_files = set(spark.read.option("recursiveFileLookup", "true").parquet(path).columns)
+            in_files = set(spark.read.option("recursiveFileLookup", "true").parquet(location.text).columns)
         except Exception:  # a store that cannot list recursively: nothing is claimed
             return []
     found = [name for name in columns if name not in in_files and name not in named]
     if found:
         log.warning("%s: column(s) %s come from its folder names (Hive partitioning, e.g. %s=.../), not from its "
-                    "files: left out of the features; name one with --label-col or --weight-col to use it", path,
+                    "files: left out of the features; name one with --label-col or --weight-col to use it", location,
                     found, found[0])
     return found
 
@@ -355,18 +357,19 @@ def read_dataset(
     """
     if fmt not in FORMATS and fmt != TABLE:
         raise InvalidInputError(f"unknown input format '{fmt}': use one of {', '.join(FORMATS)}")
+    location = location_of(path)
     if fmt == TABLE:
         df = read_table(spark, path)
     else:
-        _check_exists(path)
+        _check_exists(location)
     if fmt == "libsvm":
         df, size = read_libsvm(spark, path, label_col=label_col, features_col=features_col,
                                vector_size=num_features, driver_budget_mb=driver_budget_mb, budget_name=budget_name)
         return Dataset(df, features_col, label_col, [f"f{i}" for i in range(1, size + 1)])
     if fmt == "csv":
-        return _read_csv(spark, path, label_col, features_col, weight_col, require_label, require_features)
+        return _read_csv(spark, location, label_col, features_col, weight_col, require_label, require_features)
     if fmt == "parquet":
-        check_parquet_types(path)
+        check_parquet_types(location)
         try:
             df = spark.read.parquet(path)   # the schema from the footer: the columns are checked before the data
         except Exception as error:  # a type Spark cannot read (a URI input: not looked at before)
@@ -376,17 +379,18 @@ def read_dataset(
             raise InvalidInputError(message) from None
     check_input_columns(df.columns, path, label_col=label_col if require_label else None, weight_col=weight_col,
                         features_col=features_col if require_features else None)
-    return _columns_dataset(df, path, label_col, features_col, weight_col, driver_budget_mb, budget_name,
+    return _columns_dataset(df, location, label_col, features_col, weight_col, driver_budget_mb, budget_name,
                             from_files=fmt == "parquet")
 
 
-def _columns_dataset(df, path: str, label_col: str, features_col: str, weight_col: Optional[str],
+def _columns_dataset(df, location: Location, label_col: str, features_col: str, weight_col: Optional[str],
                      driver_budget_mb: float, budget_name: str, *, from_files: bool) -> Dataset:
     """A Parquet input's or a table's :class:`Dataset`: its vector (or numeric array) column ``features_col``
     with the label and weight, else its numeric columns assembled (less, for Parquet files, the columns of
     their folder names)."""
     from pyspark.ml.linalg import VectorUDT
 
+    path = location.text
     if features_col in df.columns and _is_numeric_array(df.schema[features_col].dataType):
         df = array_column_as_vector(df, features_col, path)
     if features_col in df.columns and isinstance(df.schema[features_col].dataType, VectorUDT):
@@ -400,9 +404,9 @@ def _columns_dataset(df, path: str, label_col: str, features_col: str, weight_co
         return Dataset(df, features_col, label_col, vector_names(df, features_col, first[0].size))
     # A column named like the features column that is not a vector (`features` of integers) is a
     # numeric feature like any other: the assembled vector takes a private name, so it cannot clash.
-    index = index_columns(df.columns, "parquet", path, [label_col, weight_col, features_col])
+    index = index_columns(df.columns, "parquet", location, [label_col, weight_col, features_col])
     if from_files:
-        index += partition_columns(df.sparkSession, path, df.columns, [label_col, weight_col, features_col])
+        index += partition_columns(df.sparkSession, location, df.columns, [label_col, weight_col, features_col])
     df = df.drop(*index) if index else df
     vector_col = ASSEMBLED_COL if features_col in df.columns else features_col
     assembled, names = _assemble(df, label_col if label_col in df.columns else None, vector_col, weight_col)

@@ -8,6 +8,10 @@ output safety rules (:mod:`sparkfs.io.output_safety`) are written once:
   through the Hadoop ``FileSystem`` of the Spark session, with the cluster's configuration and
   credentials.
 
+A path the user gives is parsed once, where a command starts, into a :class:`Location` (the text as
+given, whether it is a plain path, its absolute local path, its :data:`Place`); the checks and readers
+below the command read it instead of parsing the text again.
+
 Deleting is deliberately narrow: one file, one empty directory, or a staging directory this
 process created under a fresh random name. Nothing here removes a tree it did not make.
 """
@@ -18,7 +22,8 @@ import errno
 import os
 import posixpath
 import shutil
-from typing import List, Optional, Tuple
+from dataclasses import dataclass, replace
+from typing import Iterable, List, Optional, Tuple, Union
 from urllib.parse import urlparse
 
 #: A place on a file system, comparable across spellings: ("file", real local path) or
@@ -58,22 +63,68 @@ def absolute_path(path: str) -> str:
     return os.path.normpath(os.path.join(head, *parts[last + 1:]))
 
 
-def place_of(text: str) -> Place:
+def place_of(text: Union[str, "Location"]) -> Place:
     """The :data:`Place` a path or URI names: local ones through ``realpath`` (symlinks and
     ``..`` resolved, ``file:///x`` = ``/x``), other URIs by scheme, authority and normalised path."""
-    local = local_path_of(text)
-    if local is not None:
-        return "file", os.path.normcase(os.path.realpath(local))
-    parsed = urlparse(str(text))
+    return location_of(text).place
+
+
+def _uri_place(text: str) -> Place:
+    """The :data:`Place` of a URI that is not local: scheme, authority and normalised path."""
+    parsed = urlparse(text)
     path = posixpath.normpath("/" + parsed.path.lstrip("/")) if parsed.path else "/"
     return f"{parsed.scheme.lower()}://{parsed.netloc.lower()}", "/" if path == "//" else path
+
+
+@dataclass(frozen=True)
+class Location:
+    """A path or URI the user gave, parsed once (:func:`location_of`).
+
+    ``text``: as given, for messages and for Spark; ``plain``: a path without ``scheme:``, written
+    by the driver with the OS; ``local``: the absolute local path it names (a plain path or a
+    ``file:`` URI, :func:`local_path_of`), None for any other URI."""
+
+    text: str
+    plain: bool
+    local: Optional[str]
+    uri_place: Optional[Place] = None
+
+    def __str__(self) -> str:
+        return self.text
+
+    @property
+    def place(self) -> Place:
+        """Where it is on its file system (:func:`place_of`); a local one through ``realpath`` at each call."""
+        if self.local is not None:
+            return "file", os.path.normcase(os.path.realpath(self.local))
+        assert self.uri_place is not None
+        return self.uri_place
+
+    def as_local(self) -> "Location":
+        """This local Location spelled as its absolute local path."""
+        assert self.local is not None
+        return replace(self, text=self.local, plain=True)
+
+
+def location_of(given: Union[str, Location]) -> Location:
+    """The :class:`Location` of a path or URI; a Location is returned as it is."""
+    if isinstance(given, Location):
+        return given
+    text = str(given)
+    local = local_path_of(text)
+    return Location(text, is_local_path(text), local, None if local is not None else _uri_place(text))
+
+
+def locations_of(given: Iterable[Union[str, Location, None]]) -> List[Location]:
+    """The :class:`Location` of each path or URI given (None and empty ones left out)."""
+    return [location_of(each) for each in given if each]
 
 
 class LocalStore:
     """The driver's own disk, through the OS (same methods as :class:`HadoopStore`)."""
 
-    def __init__(self, path: str):
-        self.target = local_path_of(path) or os.path.abspath(str(path))
+    def __init__(self, location: Location):
+        self.target = location.local or os.path.abspath(location.text)
 
     def parent(self, path) -> str:
         return os.path.dirname(path)
@@ -90,8 +141,8 @@ class LocalStore:
     def place(self, path) -> Place:
         return place_of(path)
 
-    def input_place(self, text: str) -> Place:
-        return place_of(text)
+    def input_place(self, location: Location) -> Place:
+        return location.place
 
     def own_directories(self) -> List[Tuple[str, Place]]:
         """Nothing beyond the local current and home directories, which the rules always check."""
@@ -176,16 +227,16 @@ class HadoopStore:
     def place(self, path) -> Place:
         return place_of(self.uri(path))
 
-    def input_place(self, text: str) -> Place:
-        """Where an input path is read: a plain path on the cluster's default file system."""
-        if not is_local_path(text):
-            return place_of(text)
+    def input_place(self, location: Location) -> Place:
+        """Where an input is read: a plain path on the cluster's default file system."""
+        if not location.plain:
+            return location.place
         try:
-            hadoop_path = self._path_class(str(text))
+            hadoop_path = self._path_class(location.text)
             qualified = hadoop_path.getFileSystem(self._configuration).makeQualified(hadoop_path)
             return place_of(str(qualified.toString()))
         except Exception:  # no default file system reachable: compare as a local path
-            return place_of(text)
+            return location.place
 
     def own_directories(self) -> List[Tuple[str, Place]]:
         """The file system's home and working directories (``/user/NAME`` on HDFS)."""
@@ -283,6 +334,7 @@ def java_write_failure(error: BaseException) -> OSError:
     return OSError(errno.EIO, first)
 
 
-def open_store(path: str, spark=None):
+def open_store(path: Union[str, Location], spark=None):
     """A :class:`LocalStore` for a plain path, else a :class:`HadoopStore` (needs ``spark``)."""
-    return LocalStore(path) if is_local_path(path) else HadoopStore(spark, path)
+    location = location_of(path)
+    return LocalStore(location) if location.plain else HadoopStore(spark, location.text)

@@ -39,7 +39,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from sparkfs.errors import InvalidInputError
-from sparkfs.io.stores import local_path_of
+from sparkfs.io.stores import Location
 
 _HIDDEN = ("_", ".")                        # Spark skips these files in a directory input
 #: What pandas names an index it writes as a column (``to_parquet`` of an index without a name).
@@ -50,11 +50,11 @@ PANDAS_UNNAMED_NAME = re.compile(r"^Unnamed: \d+$")
 log = logging.getLogger("sparkfs")
 
 
-def local_files(path: str) -> Optional[List[str]]:
+def local_files(location: Location) -> Optional[List[str]]:
     """The data files of a local input (a file, a directory of part files, or a glob), sorted;
     None for a URI, or a directory with partition folders (``key=value``, whose columns are
     not in the files)."""
-    local = local_path_of(path)
+    local = location.local
     if local is None:
         return None
     if os.path.isdir(local):
@@ -80,11 +80,11 @@ def _csv_header_of_file(file: str) -> Optional[List[str]]:
         return next(csv.reader(handle), None)
 
 
-def local_columns(path: str, fmt: str) -> Optional[List[str]]:
+def local_columns(location: Location, fmt: str) -> Optional[List[str]]:
     """The column names of a local CSV (its first file's header line) or Parquet input (its
     first file's footer), read without Spark; None where that cannot be known here (a URI,
     partition folders, an unreadable file: Spark then reads them)."""
-    files = local_files(path)
+    files = local_files(location)
     if not files:
         return None
     try:
@@ -116,23 +116,23 @@ def parquet_schema(file: str):
     return _footer_schema(file, status.st_size, status.st_mtime_ns)
 
 
-def csv_header(spark, path: str) -> Optional[List[str]]:
+def csv_header(spark, location: Location) -> Optional[List[str]]:
     """The header line's fields of a CSV input (None if it has no line): locally without Spark,
     else Spark's first line."""
-    header = local_columns(path, "csv")
+    header = local_columns(location, "csv")
     if header is not None:
         return header
-    first = spark.read.option("header", "false").csv(path).first()
+    first = spark.read.option("header", "false").csv(location.text).first()
     if first is None:
         return None
     names = [name for name in first if name is not None]
     return [names[0].lstrip("\ufeff"), *names[1:]] if names else names
 
 
-def _parquet_pandas_index(path: str) -> List[str]:
+def _parquet_pandas_index(location: Location) -> List[str]:
     """The columns a local Parquet input's pandas metadata names as its index (``to_parquet``
     with an index, named or not); [] without that metadata or for a URI."""
-    files = local_files(path)
+    files = local_files(location)
     if not files:
         return []
     try:
@@ -143,7 +143,7 @@ def _parquet_pandas_index(path: str) -> List[str]:
     return [name for name in pandas.get("index_columns", []) if isinstance(name, str)]
 
 
-def index_columns(names: List[str], fmt: str, path: str, named: List[Optional[str]],
+def index_columns(names: List[str], fmt: str, location: Location, named: List[Optional[str]],
                   announce: bool = True) -> List[str]:
     """The columns of a CSV or Parquet input that are a pandas index, not features: Parquet
     columns the pandas metadata lists as the index or named ``__index_level_N__``; a CSV's
@@ -152,7 +152,7 @@ def index_columns(names: List[str], fmt: str, path: str, named: List[Optional[st
     (with ``announce``).
     (A CSV column without a name anywhere but first is refused by :func:`check_csv_header`.)"""
     if fmt == "parquet":
-        pandas_index = set(_parquet_pandas_index(path))
+        pandas_index = set(_parquet_pandas_index(location))
         found = [name for name in names if name in pandas_index or PANDAS_INDEX_NAME.match(name)]
         writer = "a pandas index (DataFrame.to_parquet writes it as a column)"
     else:
@@ -162,7 +162,7 @@ def index_columns(names: List[str], fmt: str, path: str, named: List[Optional[st
     found = [name for name in found if name not in named]
     if found and announce:
         log.warning("%s: column(s) %s left out of the features: %s; write the file with index=False to keep "
-                    "it out", path, found, writer)
+                    "it out", location, found, writer)
     return found
 
 
@@ -397,11 +397,11 @@ def array_column_as_vector(frame, column: str, path: str):
     return frame.withColumn(column, array_to_vector(F.col(column)))
 
 
-def check_parquet_types(path: str) -> None:
+def check_parquet_types(location: Location) -> None:
     """Refuse, before Spark reads it, a local Parquet input with a date or time column (pandas'
     ``datetime64`` writes ``timestamp[ns]``, which Spark cannot even read): features are numbers,
     and no time column can be one silently."""
-    files = local_files(path)
+    files = local_files(location)
     if not files:
         return
     import pyarrow as pa
@@ -415,8 +415,8 @@ def check_parquet_types(path: str) -> None:
              or pa.types.is_duration(field.type)]
     if timed:
         raise InvalidInputError(
-            f"column(s) {timed} of {path} hold dates or times ({schema.field(timed[0]).type}): sparkfs reads numeric "
-            "features; drop them, or cast them to numbers (e.g. seconds since 1970) before writing the file")
+            f"column(s) {timed} of {location} hold dates or times ({schema.field(timed[0]).type}): sparkfs reads "
+            "numeric features; drop them, or cast them to numbers (e.g. seconds since 1970) before writing the file")
 
 
 def unreadable_parquet_message(path: str, error: BaseException) -> Optional[str]:

@@ -60,7 +60,7 @@ def test_select_saves_a_model_the_selector_class_and_a_pipeline_load(spark, fitt
     from pyspark.ml import PipelineModel
 
     from sparkfs import UnivariateTestSelectorModel
-    from sparkfs.io.feature_names import load_names, read_named_dataset
+    from sparkfs.io.feature_names import load_names, read_named_dataset, requested_names
     from sparkfs.selectors.saved_selection import load_selector_model
 
     summary = json.loads((fitted / "sel" / "summary.json").read_text())
@@ -72,7 +72,7 @@ def test_select_saves_a_model_the_selector_class_and_a_pipeline_load(spark, fitt
     np.testing.assert_array_equal(model.scores, table["score"].to_numpy())
     assert load_selector_model(str(fitted / "sel" / "model"), spark).selectedFeatures == model.selectedFeatures
     # a Pipeline stage: in a PipelineModel, saved with it and loaded back
-    names = load_names(("--feature-names", str(fitted / "words.txt")))
+    names = load_names(requested_names(str(fitted / "words.txt"), None))
     data = read_named_dataset(spark, str(fitted / "new.libsvm"), "libsvm", names).df
     pipeline = PipelineModel(stages=[model.setOutputCol("selected")])
     pipeline.write().save(str(tmp_path / "pipeline"))

@@ -20,6 +20,7 @@ from sparkfs.io.config import ConfigError
 from sparkfs.io.libsvm import said_sparse
 from sparkfs.io.output_safety import MARKER_KEY
 from sparkfs.io.readers import read_dataset
+from sparkfs.io.stores import location_of
 from tests.integration.test_output_safety import snapshot
 
 
@@ -187,14 +188,14 @@ def test_overwrite_and_skip_of_its_own_output(spark, tmp_path, capsys):
                                        ("b.csv.bz2", "csv")])
 def test_auto_format_from_the_name(tmp_path, name, fmt):
     (tmp_path / name).write_text("")
-    assert input_format(str(tmp_path / name), "auto") == fmt
-    assert input_format(str(tmp_path / name), "libsvm") == "libsvm"
+    assert input_format(location_of(str(tmp_path / name)), "auto") == fmt
+    assert input_format(location_of(str(tmp_path / name)), "libsvm") == "libsvm"
 
 
 def test_auto_format_refuses_an_unknown_name(tmp_path):
     (tmp_path / "data.txt").write_text("")
     with pytest.raises(ConfigError, match="give --format libsvm or --format csv"):
-        input_format(str(tmp_path / "data.txt"), "auto")
+        input_format(location_of(str(tmp_path / "data.txt")), "auto")
 
 
 def test_input_and_output_flags_convert_as_the_positional_form(spark, tmp_path, capsys):

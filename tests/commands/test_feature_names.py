@@ -15,6 +15,7 @@ import pytest
 
 from sparkfs.cli import main
 from sparkfs.io.input_features import known_vector_size
+from sparkfs.io.stores import location_of
 from tests.helpers import refused
 
 WORDS = ["apple", "bread", "cheese", "dates", "eggs", "flour"]
@@ -56,9 +57,9 @@ def test_names_file_gives_words_in_every_output(spark, terms, tmp_path, capsys):
 
 def test_a_fitted_model_keeps_the_names_through_save_and_load(spark, terms, tmp_path):
     from sparkfs import UnivariateTestSelector, UnivariateTestSelectorModel
-    from sparkfs.io.feature_names import load_names, read_named_dataset
+    from sparkfs.io.feature_names import load_names, read_named_dataset, requested_names
 
-    names = load_names(("--feature-names", str(terms / "words.txt")))
+    names = load_names(requested_names(str(terms / "words.txt"), None))
     dataset = read_named_dataset(spark, str(terms / "terms.libsvm"), "libsvm", names)
     model = UnivariateTestSelector(numFeatures=2).fit(dataset.df)
     assert model.featureNames == WORDS and "cheese" in model.summary["selected_names"]
@@ -118,7 +119,8 @@ def test_a_parquet_vector_column_is_sized_from_its_first_row_before_spark(spark,
     source = tmp_path / "vectors.parquet"
     spark.createDataFrame([(0.0, Vectors.dense([1.0, 2.0, 3.0])), (1.0, Vectors.sparse(3, {0: 1.0}))],
                           ["label", "features"]).write.parquet(str(source))
-    assert known_vector_size(str(source), "parquet", label_col="label", weight_col=None, features_col="features") == 3
+    assert known_vector_size(location_of(str(source)), "parquet", label_col="label", weight_col=None,
+                             features_col="features") == 3
     names = tmp_path / "four.txt"
     names.write_text("w\nx\ny\nz\n")
     import sparkfs.spark.session
@@ -151,11 +153,11 @@ def test_empty_or_repeated_names_are_refused_naming_the_line(no_spark, terms, tm
 
 
 def test_windows_line_ends_and_no_final_newline_are_read(tmp_path):
-    from sparkfs.io.feature_names import load_names
+    from sparkfs.io.feature_names import load_names, requested_names
 
     names = tmp_path / "names.txt"
     names.write_bytes("\ufeffapple\r\nnew york\r\nz\u00fcrich".encode("utf-8"))
-    assert load_names(("--feature-names", str(names))).names == ("apple", "new york", "z\u00fcrich")
+    assert load_names(requested_names(str(names), None)).names == ("apple", "new york", "z\u00fcrich")
 
 
 def test_a_directory_that_is_no_count_vectorizer_is_refused(no_spark, terms, tmp_path, capsys):

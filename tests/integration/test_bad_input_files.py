@@ -185,6 +185,7 @@ def test_a_text_file_without_a_final_line_end_is_announced(tmp_path, caplog):
     import logging
 
     from sparkfs.io.readers import check_input_early
+    from sparkfs.io.stores import location_of
 
     whole = "".join(f"{i % 2} 1:0.5 7:1 18:0.25\n" for i in range(4))
     cut = tmp_path / "cut.libsvm"
@@ -195,7 +196,7 @@ def test_a_text_file_without_a_final_line_end_is_announced(tmp_path, caplog):
     complete.write_text(whole)
     with caplog.at_level(logging.WARNING, logger="sparkfs"):
         for path in (cut, packed, complete):
-            check_input_early(str(path), "libsvm", label_col="label")
+            check_input_early(location_of(str(path)), "libsvm", label_col="label")
     said = [record.getMessage() for record in caplog.records]
     assert said == [f"{path} does not end with a line end: its last row may have been cut short (a copy or download "
                     "that stopped), which reads as a shorter row without an error; if the file is complete, end it "

@@ -16,7 +16,7 @@ import pytest
 from sparkfs.cli import main
 from sparkfs.evaluation.stability_runs import staging_leftovers
 from sparkfs.io.output_safety import MARKER_KEY, UnsafeOutputError, check_location
-from sparkfs.io.stores import place_of
+from sparkfs.io.stores import location_of, locations_of, place_of
 
 
 def _rows():
@@ -256,12 +256,13 @@ def test_uri_places_and_roots():
     assert place_of("file:///tmp/x/..") == place_of("/tmp")
     for root in ("hdfs://nn/", "hdfs://nn", "s3a://bucket"):
         with pytest.raises(UnsafeOutputError, match="root of its file system"):
-            check_location(root, store=_UriStore(root))
+            check_location(location_of(root), store=_UriStore(root))
     with pytest.raises(UnsafeOutputError, match="contains the input hdfs://nn/data/x.libsvm"):
-        check_location("hdfs://nn/data", ["hdfs://nn/data/x.libsvm"], store=_UriStore("hdfs://nn/data"))
+        check_location(location_of("hdfs://nn/data"), locations_of(["hdfs://nn/data/x.libsvm"]),
+                       store=_UriStore("hdfs://nn/data"))
     with pytest.raises(UnsafeOutputError, match="is the home directory"):
-        check_location("hdfs://nn/user/me", store=_UriStore("hdfs://nn/user/me"))
-    check_location("hdfs://nn/user/me/run1", ["hdfs://other/user/me/run1", "/user/me/run1"],
+        check_location(location_of("hdfs://nn/user/me"), store=_UriStore("hdfs://nn/user/me"))
+    check_location(location_of("hdfs://nn/user/me/run1"), locations_of(["hdfs://other/user/me/run1", "/user/me/run1"]),
                    store=_UriStore("hdfs://nn/user/me/run1"))
 
 
@@ -274,8 +275,8 @@ class _UriStore:
     def place(self, path):
         return place_of(path)
 
-    def input_place(self, text):
-        return place_of(text)
+    def input_place(self, location):
+        return location.place
 
     def own_directories(self):
         return [("the home directory", place_of("hdfs://nn/user/me"))]

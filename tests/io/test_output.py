@@ -9,6 +9,7 @@ import pytest
 
 from sparkfs.io import output
 from sparkfs.io.output import OutputExistsError, check_output_free, features_table, write_selection_output
+from sparkfs.io.stores import is_local_path
 
 
 def _table():
@@ -107,9 +108,9 @@ def test_uri_needs_a_session():
 
 
 def test_local_path_detection():
-    assert output.is_local_path("out/run1") and output.is_local_path("/abs/run")
+    assert is_local_path("out/run1") and is_local_path("/abs/run")
     for uri in ("file:///tmp/x", "hdfs://nn/x", "s3a://bucket/x", "dbfs:/x"):
-        assert not output.is_local_path(uri)
+        assert not is_local_path(uri)
 
 
 @pytest.mark.parametrize("as_uri", [False, True], ids=["local-path", "file-uri"])
