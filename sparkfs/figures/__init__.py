@@ -89,11 +89,16 @@ def family_structures(rows: List[dict], size: str) -> List[str]:
     return sorted({row["structure"] for row in rows if row["size"] == size})
 
 
+def covers_family(results: List[StructureResult], rows: List[dict]) -> bool:
+    """Whether a method's results cover every structure of the family at their size."""
+    return len(results) >= len(family_structures(rows, results[0].size))
+
+
 def coverage(results: List[StructureResult], rows: List[dict]) -> str:
     """How many of the family's structures a method's results cover, as the summary says it:
     "of the 6 structures" when all, "of the 2 structures measured (of 6)" otherwise."""
     family = family_structures(rows, results[0].size)
-    if len(results) >= len(family):
+    if covers_family(results, rows):
         return f"of the {len(family)} structures"
     return f"of the {len(results)} structure{'s' if len(results) > 1 else ''} measured (of {len(family)})"
 
@@ -137,7 +142,7 @@ def best_worst_case(path: Path = QUALITY_FAMILY, complete: bool = False) -> List
     worst = []
     for method in sorted({row["method"] for row in rows}):
         results = structure_results(rows, method)
-        if complete and len(results) < len(family_structures(rows, results[0].size)):
+        if complete and not covers_family(results, rows):
             continue
         worst.append(worst_structure(results))
     return sorted(worst, key=lambda result: (-result.times_chance, result.method))
